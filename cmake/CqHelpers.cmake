@@ -1,0 +1,32 @@
+# Target helpers: one library per module, tests and benchmarks with the project's warnings.
+
+set(CQ_WARNINGS -Wall -Wextra -Werror)
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(APPEND CQ_WARNINGS -Wthread-safety)
+endif()
+
+# cq_library(NAME core SRCS a.cc b.cc DEPS chronoq::base [PRIVATE_DEPS ...])
+# Creates cq_<name> and the alias chronoq::<name>. Includes are rooted at src/.
+function(cq_library)
+  cmake_parse_arguments(A "" "NAME" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(cq_${A_NAME} STATIC ${A_SRCS})
+  add_library(chronoq::${A_NAME} ALIAS cq_${A_NAME})
+  target_include_directories(cq_${A_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(cq_${A_NAME} PRIVATE ${CQ_WARNINGS})
+  target_link_libraries(cq_${A_NAME} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
+endfunction()
+
+# cq_test(NAME core_test SRCS x_test.cc DEPS chronoq::core LABELS unit [TIMEOUT 120])
+function(cq_test)
+  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  add_executable(${A_NAME} ${A_SRCS})
+  target_compile_options(${A_NAME} PRIVATE ${CQ_WARNINGS})
+  target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(${A_NAME}
+    PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

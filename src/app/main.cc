@@ -1,0 +1,42 @@
+// chronoq: one binary. `chronoq serve` runs the server; other subcommands are clients.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "app/serve.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: chronoq <command> [options]\n\n"
+    "Commands:\n"
+    "  serve      run the delay-queue server (chronoq serve --help for its settings)\n"
+    "  version    print the version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    std::string cmd = argv[1];
+    std::vector<std::string> args(argv + 2, argv + argc);
+    if (cmd == "serve") return chronoq::app::RunServe(args);
+    if (cmd == "version" || cmd == "--version") {
+      std::printf("chronoq %s\n", CQ_VERSION);
+      return 0;
+    }
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "chronoq: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chronoq: fatal: %s\n", e.what());
+    return 1;
+  }
+}

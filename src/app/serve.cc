@@ -1,0 +1,137 @@
+#include "app/serve.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/scheduler.h"
+#include "config/config.h"
+#include "engine/engine.h"
+#include "http/handlers.h"
+#include "http/long_poll.h"
+#include "http/router.h"
+#include "http/server.h"
+#include "metrics/monitor.h"
+#include "storage/memory/memory_store.h"
+
+namespace chronoq::app {
+namespace {
+
+constexpr const char* kLog = "cq.app";
+
+// Blocks the shutdown signals in this thread (and so in every thread started after), so that
+// sigwait below receives them; ignores SIGPIPE.
+sigset_t BlockSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& args) {
+  sigset_t signals = BlockSignals();
+
+  config::ServerConfig cfg;
+  config::FlagResult flags = config::ParseFlags(args, &cfg);
+  if (flags.help) {
+    std::fputs(config::HelpText().c_str(), stdout);
+    return 0;
+  }
+  std::vector<std::string> errors = flags.errors;
+  if (errors.empty()) errors = config::Validate(cfg);
+  if (!errors.empty()) {
+    for (const std::string& e : errors) std::fprintf(stderr, "chronoq: %s\n", e.c_str());
+    std::fprintf(stderr, "Run 'chronoq serve --help' for the list of settings.\n");
+    return 2;
+  }
+  base::LogLevel level = base::LogLevel::kInfo;
+  base::ParseLogLevel(cfg.log_level, &level);
+  base::InitLogging(level, cfg.log_format == "json");
+
+  std::string host;
+  uint16_t port = 0;
+  config::ParseListen(cfg.listen, &host, &port).IgnoreError();  // validated above
+
+  // Time: the real clock, or in test mode a manual one that tests move over HTTP.
+  std::unique_ptr<base::ManualClock> manual_clock;
+  std::unique_ptr<base::ManualScheduler> manual_scheduler;
+  std::unique_ptr<base::ThreadScheduler> thread_scheduler;
+  const base::Clock* clock = base::SystemClock::Get();
+  base::Scheduler* scheduler = nullptr;
+  if (cfg.test_clock) {
+    manual_clock = std::make_unique<base::ManualClock>(base::SystemClock::Get()->Now());
+    manual_scheduler = std::make_unique<base::ManualScheduler>(manual_clock.get());
+    clock = manual_clock.get();
+    scheduler = manual_scheduler.get();
+    CQ_LOG_WARN(kLog, "test clock enabled: time moves only through /chronoq/test/advanceClock");
+  } else {
+    thread_scheduler = std::make_unique<base::ThreadScheduler>(clock);
+    scheduler = thread_scheduler.get();
+  }
+
+  metrics::MonitorRecorder monitor(std::chrono::seconds(cfg.monitor_interval_seconds));
+  storage::MemoryStore store;
+  engine::EngineOptions eopts;
+  eopts.retention = Millis(cfg.end_life_msg_expire_millis);
+  eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
+  engine::Engine backend(eopts, &store, clock, scheduler, &monitor);
+
+  http::LongPollWaiters waiters(&backend, clock, scheduler);
+  backend.SetReadyListener(&waiters);
+  http::HealthState health;
+  http::HandlerContext ctx;
+  ctx.backend = &backend;
+  ctx.waiters = &waiters;
+  ctx.monitor = &monitor;
+  ctx.clock = clock;
+  ctx.limits = config::ToLimits(cfg);
+  ctx.defaults = config::ToDefaults(cfg);
+  ctx.health = &health;
+  http::Router router;
+  http::RegisterQueueRoutes(router, &ctx);
+  http::RegisterMonitorRoutes(router, &ctx);
+  http::RegisterHealthRoutes(router, &ctx);
+  if (manual_scheduler) http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
+
+  http::ServerOptions sopts;
+  sopts.host = host;
+  sopts.port = port;
+  sopts.threads = static_cast<int>(cfg.http_threads);
+  sopts.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
+  sopts.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
+  http::HttpServer server(sopts, &router);
+  if (Status s = server.Start(); !s.ok()) {
+    CQ_LOG_ERROR(kLog, "{}", s.message());
+    std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::printf("chronoq listening on %s:%u\n", host.c_str(), server.port());
+  std::fflush(stdout);
+  CQ_LOG_INFO(kLog,
+              "started: storage={} namespace={} http-threads={} ttl-millis={} max-retry={} "
+              "ack-timeout-millis={} end-life-msg-expire-millis={} long-polling-timeout-millis={}",
+              cfg.storage, cfg.ns, cfg.http_threads, cfg.ttl_millis, cfg.max_retry,
+              cfg.ack_timeout_millis, cfg.end_life_msg_expire_millis,
+              cfg.long_polling_timeout_millis);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+
+  waiters.Shutdown();  // parked long polls answer an empty list now
+  server.Stop(std::chrono::milliseconds(700));
+  backend.SetReadyListener(nullptr);
+  if (thread_scheduler) thread_scheduler->Stop();
+  CQ_LOG_INFO(kLog, "stopped");
+  return 0;
+}
+
+}  // namespace chronoq::app

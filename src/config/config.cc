@@ -1,0 +1,266 @@
+#include "config/config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <variant>
+
+#include "base/log.h"
+
+namespace chronoq::config {
+namespace {
+
+using Field = std::variant<std::string ServerConfig::*, int64_t ServerConfig::*,
+                           bool ServerConfig::*>;
+
+struct Key {
+  std::string_view name;
+  Field field;
+  std::string_view help;
+  bool hidden = false;
+};
+
+const std::vector<Key>& Keys() {
+  static const std::vector<Key> keys = {
+      {"listen", &ServerConfig::listen, "Address to listen on, HOST:PORT (port 0 picks a free one)"},
+      {"http-threads", &ServerConfig::http_threads, "HTTP worker threads"},
+      {"storage", &ServerConfig::storage, "Storage engine: memory"},
+      {"namespace", &ServerConfig::ns,
+       "Namespace isolating servers that share one storage backend"},
+      {"ttl-millis", &ServerConfig::ttl_millis,
+       "Default ttl of a message after its trigger time, ms (sendMsg ttlMillis <= 0)"},
+      {"max-retry", &ServerConfig::max_retry,
+       "Default maxRetry (at most maxRetry + 1 deliveries) when sendMsg gives none"},
+      {"ack-timeout-millis", &ServerConfig::ack_timeout_millis,
+       "Default time to ack a pulled message before it is delivered again, ms"},
+      {"end-life-msg-expire-millis", &ServerConfig::end_life_msg_expire_millis,
+       "How long ended messages stay readable with getMsg, ms"},
+      {"long-polling-timeout-millis", &ServerConfig::long_polling_timeout_millis,
+       "Default time a longPollingMsg request waits for a message, ms"},
+      {"monitor-interval-seconds", &ServerConfig::monitor_interval_seconds,
+       "Length of a getMonitorData statistics interval, s"},
+      {"topic-inactive-millis", &ServerConfig::topic_inactive_millis,
+       "A topic idle and empty this long is forgotten (leaves getTopicInfoList), ms"},
+      {"max-topic-bytes", &ServerConfig::max_topic_bytes, "Longest topic, bytes of UTF-8"},
+      {"max-msg-id-bytes", &ServerConfig::max_msg_id_bytes, "Longest msgId, bytes of UTF-8"},
+      {"max-msg-bytes", &ServerConfig::max_msg_bytes, "Largest payload (msg), bytes"},
+      {"max-body-bytes", &ServerConfig::max_body_bytes,
+       "Largest request body, bytes (larger: HTTP 413)"},
+      {"max-header-bytes", &ServerConfig::max_header_bytes,
+       "Largest request header block, bytes (larger: HTTP 431)"},
+      {"max-pull-batch", &ServerConfig::max_pull_batch,
+       "Largest pull batch; larger requests are clamped"},
+      {"max-long-polling-timeout-millis", &ServerConfig::max_long_polling_timeout_millis,
+       "Longest long-poll wait; longer requests are clamped, ms"},
+      {"max-delay-millis", &ServerConfig::max_delay_millis,
+       "Largest delayMillis accepted, ms (default 10 years)"},
+      {"log-level", &ServerConfig::log_level, "trace, debug, info, warn, error or off"},
+      {"log-format", &ServerConfig::log_format, "text or json"},
+      {"test-clock", &ServerConfig::test_clock,
+       "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", true},
+  };
+  return keys;
+}
+
+const Key* FindKey(std::string_view name) {
+  for (const Key& k : Keys()) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::string Text(const ServerConfig& cfg, const Field& f) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = std::decay_t<decltype(cfg.*member)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return cfg.*member ? "true" : "false";
+        } else {
+          return fmt::format("{}", cfg.*member);
+        }
+      },
+      f);
+}
+
+bool IsBool(const Field& f) { return std::holds_alternative<bool ServerConfig::*>(f); }
+
+}  // namespace
+
+std::vector<KeyDoc> ConfigKeys() {
+  ServerConfig defaults;
+  std::vector<KeyDoc> out;
+  for (const Key& k : Keys()) out.push_back({k.name, k.help, Text(defaults, k.field), k.hidden});
+  return out;
+}
+
+Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value) {
+  const Key* k = FindKey(key);
+  if (k == nullptr) return InvalidArgument(fmt::format("unknown setting '{}'", key));
+  if (auto* s = std::get_if<std::string ServerConfig::*>(&k->field)) {
+    cfg.**s = std::string(value);
+    return Status::Ok();
+  }
+  if (auto* i = std::get_if<int64_t ServerConfig::*>(&k->field)) {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+      return InvalidArgument(fmt::format("{}: '{}' is not an integer", key, value));
+    }
+    cfg.**i = v;
+    return Status::Ok();
+  }
+  auto* b = std::get_if<bool ServerConfig::*>(&k->field);
+  if (value == "true" || value == "1" || value == "yes" || value == "on") {
+    cfg.**b = true;
+  } else if (value == "false" || value == "0" || value == "no" || value == "off") {
+    cfg.**b = false;
+  } else {
+    return InvalidArgument(fmt::format("{}: '{}' is not a boolean (true or false)", key, value));
+  }
+  return Status::Ok();
+}
+
+Status ParseListen(std::string_view text, std::string* host, uint16_t* port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return InvalidArgument(fmt::format("listen: '{}' is not HOST:PORT", text));
+  }
+  std::string_view h = text.substr(0, colon);
+  std::string_view p = text.substr(colon + 1);
+  if (h.find(':') != std::string_view::npos && !(h.front() == '[' && h.back() == ']')) {
+    return InvalidArgument(fmt::format("listen: IPv6 hosts go in brackets, as [::1]:8080; got '{}'",
+                                       text));
+  }
+  unsigned v = 0;
+  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+  if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || v > 65535) {
+    return InvalidArgument(fmt::format("listen: '{}' is not a port number (0-65535)", p));
+  }
+  *host = std::string(h);
+  *port = static_cast<uint16_t>(v);
+  return Status::Ok();
+}
+
+std::vector<std::string> Validate(const ServerConfig& c) {
+  std::vector<std::string> errors;
+  auto positive = [&](std::string_view key, int64_t v) {
+    if (v <= 0) errors.push_back(fmt::format("{} must be > 0, got {}", key, v));
+  };
+  std::string host;
+  uint16_t port;
+  if (Status s = ParseListen(c.listen, &host, &port); !s.ok()) errors.push_back(s.message());
+  if (c.http_threads < 1 || c.http_threads > 64) {
+    errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
+  }
+  if (c.storage != "memory") {
+    errors.push_back(fmt::format("storage: unknown engine '{}' (available: memory)", c.storage));
+  }
+  if (c.ns.empty()) errors.push_back("namespace must not be empty");
+  positive("ttl-millis", c.ttl_millis);
+  if (c.max_retry < 0 || c.max_retry > INT32_MAX) {
+    errors.push_back(fmt::format("max-retry must be between 0 and {}, got {}", INT32_MAX,
+                                 c.max_retry));
+  }
+  positive("ack-timeout-millis", c.ack_timeout_millis);
+  if (c.end_life_msg_expire_millis < 0) {
+    errors.push_back(fmt::format("end-life-msg-expire-millis must be >= 0, got {}",
+                                 c.end_life_msg_expire_millis));
+  }
+  positive("long-polling-timeout-millis", c.long_polling_timeout_millis);
+  positive("monitor-interval-seconds", c.monitor_interval_seconds);
+  positive("topic-inactive-millis", c.topic_inactive_millis);
+  positive("max-topic-bytes", c.max_topic_bytes);
+  positive("max-msg-id-bytes", c.max_msg_id_bytes);
+  positive("max-msg-bytes", c.max_msg_bytes);
+  positive("max-body-bytes", c.max_body_bytes);
+  if (c.max_header_bytes < 1024) {
+    errors.push_back(fmt::format("max-header-bytes must be >= 1024, got {}", c.max_header_bytes));
+  }
+  if (c.max_pull_batch < 1 || c.max_pull_batch > INT32_MAX) {
+    errors.push_back(fmt::format("max-pull-batch must be between 1 and {}, got {}", INT32_MAX,
+                                 c.max_pull_batch));
+  }
+  positive("max-long-polling-timeout-millis", c.max_long_polling_timeout_millis);
+  positive("max-delay-millis", c.max_delay_millis);
+  base::LogLevel level;
+  if (!base::ParseLogLevel(c.log_level, &level)) {
+    errors.push_back(fmt::format(
+        "log-level must be one of trace, debug, info, warn, error, off; got '{}'", c.log_level));
+  }
+  if (c.log_format != "text" && c.log_format != "json") {
+    errors.push_back(fmt::format("log-format must be text or json, got '{}'", c.log_format));
+  }
+  return errors;
+}
+
+FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
+  FlagResult out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0 || a.size() == 2) {
+      out.errors.push_back(fmt::format("unexpected argument '{}' (flags look like --key=value)", a));
+      continue;
+    }
+    std::string_view body = std::string_view(a).substr(2);
+    size_t eq = body.find('=');
+    std::string_view name = body.substr(0, eq);
+    const Key* k = FindKey(name);
+    if (k == nullptr) {
+      out.errors.push_back(fmt::format("unknown flag '--{}'", name));
+      continue;
+    }
+    std::string value;
+    if (eq != std::string_view::npos) {
+      value = std::string(body.substr(eq + 1));
+    } else if (IsBool(k->field)) {
+      value = "true";
+    } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
+      value = args[++i];
+    } else {
+      out.errors.push_back(fmt::format("flag '--{}' needs a value (--{}=VALUE)", name, name));
+      continue;
+    }
+    Status s = SetKey(*cfg, name, value);
+    if (!s.ok()) out.errors.push_back(fmt::format("flag --{}", s.message()));
+  }
+  return out;
+}
+
+std::string HelpText() {
+  std::string out =
+      "Usage: chronoq serve [--key=value ...]\n\n"
+      "Runs the chronoq delay-queue server (camellia-delay-queue HTTP API).\n\nSettings:\n";
+  for (const KeyDoc& k : ConfigKeys()) {
+    if (k.hidden) continue;
+    out += fmt::format("  --{:<34} {}\n  {:<36} (default: {})\n", k.name, k.help, "",
+                       k.default_text);
+  }
+  return out;
+}
+
+core::Limits ToLimits(const ServerConfig& c) {
+  core::Limits l;
+  l.max_topic_bytes = static_cast<size_t>(c.max_topic_bytes);
+  l.max_msg_id_bytes = static_cast<size_t>(c.max_msg_id_bytes);
+  l.max_msg_bytes = static_cast<size_t>(c.max_msg_bytes);
+  l.max_pull_batch = static_cast<int32_t>(c.max_pull_batch);
+  l.max_long_polling_timeout = Millis(c.max_long_polling_timeout_millis);
+  l.max_delay = Millis(c.max_delay_millis);
+  return l;
+}
+
+core::Defaults ToDefaults(const ServerConfig& c) {
+  core::Defaults d;
+  d.ttl = Millis(c.ttl_millis);
+  d.max_retry = static_cast<int32_t>(c.max_retry);
+  d.ack_timeout = Millis(c.ack_timeout_millis);
+  d.long_polling_timeout = Millis(c.long_polling_timeout_millis);
+  return d;
+}
+
+}  // namespace chronoq::config

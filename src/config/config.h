@@ -1,0 +1,81 @@
+// ServerConfig: every setting of `chronoq serve`, with its meaning, unit and default, in one
+// table (ConfigKeys) that the flag parser, the help text and validation share. Keys of API.md
+// sections 7 and 8 keep camellia's names.
+//
+// Sources: command-line flags `--<key>=<value>` (or `--<key> <value>`; a bare `--<flag>` sets a
+// boolean). Every value is checked; all problems are reported, not only the first.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "core/limits.h"
+
+namespace chronoq::config {
+
+struct ServerConfig {
+  // Network.
+  std::string listen = "0.0.0.0:8080";  // HOST:PORT; port 0 picks a free port
+  int64_t http_threads = 2;             // HTTP worker threads
+  // Storage.
+  std::string storage = "memory";  // memory
+  std::string ns = "default";      // key "namespace": isolates servers sharing a backend
+  // Queue semantics (camellia keys).
+  int64_t ttl_millis = 3'600'000;
+  int64_t max_retry = 10;
+  int64_t ack_timeout_millis = 30'000;
+  int64_t end_life_msg_expire_millis = 300'000;
+  int64_t long_polling_timeout_millis = 10'000;
+  int64_t monitor_interval_seconds = 60;
+  int64_t topic_inactive_millis = 1'800'000;
+  // Limits (API.md section 8).
+  int64_t max_topic_bytes = 255;
+  int64_t max_msg_id_bytes = 255;
+  int64_t max_msg_bytes = int64_t{4} << 20;
+  int64_t max_body_bytes = int64_t{8} << 20;
+  int64_t max_header_bytes = 16 * 1024;
+  int64_t max_pull_batch = 1000;
+  int64_t max_long_polling_timeout_millis = 120'000;
+  int64_t max_delay_millis = core::kTenYears.count();
+  // Operations.
+  std::string log_level = "info";  // trace|debug|info|warn|error|off
+  std::string log_format = "text";  // text|json
+  bool test_clock = false;  // tests only: manual clock advanced over HTTP
+};
+
+struct KeyDoc {
+  std::string_view name;
+  std::string_view help;
+  std::string default_text;
+  bool hidden = false;  // not shown in --help (test-only keys)
+};
+
+// Every key, in documentation order.
+std::vector<KeyDoc> ConfigKeys();
+
+// Sets one key from its text form. kInvalidArgument naming the key when unknown or malformed.
+Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value);
+
+// Every semantic problem of a configuration ("ttl-millis must be > 0, got 0"); empty when valid.
+std::vector<std::string> Validate(const ServerConfig& cfg);
+
+struct FlagResult {
+  std::vector<std::string> errors;  // one sentence per bad flag
+  bool help = false;
+};
+// Parses the arguments after "serve".
+FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg);
+
+// `chronoq serve --help`.
+std::string HelpText();
+
+// "HOST:PORT" or "[v6]:PORT" -> host (brackets kept) and port.
+Status ParseListen(std::string_view text, std::string* host, uint16_t* port);
+
+core::Limits ToLimits(const ServerConfig& cfg);
+core::Defaults ToDefaults(const ServerConfig& cfg);
+
+}  // namespace chronoq::config

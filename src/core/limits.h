@@ -1,0 +1,32 @@
+// Limits and defaults of the queue API (API.md sections 4, 7 and 8). Plain values, filled from
+// configuration by the app and handed to whoever checks requests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/time.h"
+
+namespace chronoq::core {
+
+inline constexpr Millis kTenYears = Millis(int64_t{10} * 365 * 24 * 3600 * 1000);
+
+// Each limit is the largest value allowed.
+struct Limits {
+  size_t max_topic_bytes = 255;
+  size_t max_msg_id_bytes = 255;
+  size_t max_msg_bytes = size_t{4} << 20;
+  int32_t max_pull_batch = 1000;                       // larger batches are clamped
+  Millis max_long_polling_timeout = Millis(120'000);  // longer timeouts are clamped
+  Millis max_delay = kTenYears;
+};
+
+// Server defaults used when a request leaves a value out (or gives one <= 0, see API.md).
+struct Defaults {
+  Millis ttl = Millis(3'600'000);
+  int32_t max_retry = 10;
+  Millis ack_timeout = Millis(30'000);
+  Millis long_polling_timeout = Millis(10'000);
+};
+
+}  // namespace chronoq::core

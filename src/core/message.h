@@ -1,0 +1,73 @@
+// MessageRecord: the persisted state of one message, and its statuses (docs/lifecycle.md).
+//
+// The record stores a phase (pending, delivered, ended) plus absolute times; the status a client
+// sees (1..7) is derived from the record and the current time by StatusAt(), so it is always true
+// at the instant it is read even when no background work has run (API.md section 5).
+// Plain value type; no I/O, no clock, no locks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/time.h"
+
+namespace chronoq::core {
+
+// Wire values of API.md section 5.
+enum class MsgStatus : int {
+  kWaiting = 1,       // trigger time not reached
+  kReady = 2,         // consumable
+  kConsuming = 3,     // delivered, ack deadline not passed
+  kConsumeOk = 4,     // acked
+  kExpire = 5,        // ttl passed, never delivered
+  kRetryExhaust = 6,  // delivered at least once, then ttl passed or deliveries used up
+  kDelete = 7,        // deleted
+};
+
+// "WAITING", "READY", ...
+std::string_view StatusName(MsgStatus s);
+inline constexpr bool InLife(MsgStatus s) { return static_cast<int>(s) <= 3; }
+
+enum class Phase : uint8_t {
+  kPending = 0,    // never delivered, or nacked: consumable from visible_at on
+  kDelivered = 1,  // handed to a consumer; visible_at is the ack deadline
+  kEnded = 2,      // end_status says how; ended_at says when
+};
+
+struct MessageRecord {
+  std::string topic;
+  std::string msg_id;
+  std::string payload;
+  TimePoint produce_time{};
+  TimePoint trigger_time{};
+  TimePoint expire_time{};  // trigger_time + ttl, saturated
+  int32_t max_retry = 0;    // at most max_retry + 1 deliveries
+  int64_t retry = 0;        // deliveries so far
+  Phase phase = Phase::kPending;
+  MsgStatus end_status = MsgStatus::kWaiting;  // meaningful only when phase == kEnded
+  // Depends on phase. kPending: when it is or became consumable (its trigger time, or the time
+  // of the nack). kDelivered: the ack deadline. kEnded: unused.
+  TimePoint visible_at{};
+  TimePoint ended_at{};  // kEnded only: when it ended (start of its retention period)
+  uint64_t seq = 0;      // orders messages with equal visible_at; unique within a topic
+
+  int64_t max_deliveries() const { return static_cast<int64_t>(max_retry) + 1; }
+  bool operator==(const MessageRecord&) const = default;
+};
+
+// The status at `now`: the stored end status when ended; otherwise derived from the times.
+MsgStatus StatusAt(const MessageRecord& r, TimePoint now);
+
+// For an in-life record: the time it ends by itself if nobody acts on it, which is the earlier of
+// its expire time and, when its deliveries are used up, its visible_at (the last ack deadline).
+// kTimeMax-like saturation applies; for an ended record, its ended_at.
+TimePoint NaturalEndTime(const MessageRecord& r);
+
+// A message plus its status at the time it was read: what the API returns.
+struct Message {
+  MessageRecord record;
+  MsgStatus status = MsgStatus::kWaiting;
+};
+
+}  // namespace chronoq::core

@@ -1,0 +1,415 @@
+#include "core/state_machine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace chronoq::core {
+namespace {
+
+const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
+constexpr Millis kDelay(1'000);
+constexpr Millis kTtl(60'000);
+constexpr Millis kAck(5'000);
+
+TimePoint At(int64_t ms) { return kT0 + Millis(ms); }
+
+NewMessage NewMsg(Millis delay = kDelay, Millis ttl = kTtl, int32_t max_retry = 2) {
+  return NewMessage{"topic", "m1", "payload", delay, ttl, max_retry};
+}
+
+MessageRecord MustApply(const MessageRecord& r, Event e, TimePoint now) {
+  Result<MessageRecord> out = Apply(r, e, now);
+  EXPECT_TRUE(out.has_value()) << out.error().ToString();
+  return out.has_value() ? *out : r;
+}
+
+Event Deliver(Millis ack = kAck) { return Event{EventKind::kDeliver, ack}; }
+Event Ack() { return Event{EventKind::kAck}; }
+Event Nack() { return Event{EventKind::kNack}; }
+Event Delete() { return Event{EventKind::kDelete}; }
+Event Finalize() { return Event{EventKind::kFinalize}; }
+
+// ---- The (status, event) table ----
+
+// One record in a given status, built through legal moves only, plus the time it is looked at.
+struct Case {
+  std::string name;
+  MsgStatus status;
+  std::function<std::pair<MessageRecord, TimePoint>()> make;
+  std::set<EventKind> legal;
+};
+
+// The trigger is at At(1000), the expiry at At(61000); maxRetry 2 (3 deliveries).
+std::vector<Case> AllCases() {
+  using E = EventKind;
+  auto base = [] { return CreateRecord(NewMsg(), kT0, 7); };
+  auto delivered = [base] { return MustApply(base(), Deliver(), At(1000)); };  // deadline 6000
+  return {
+      {"WaitingJustSent", MsgStatus::kWaiting, [base] { return std::pair{base(), kT0}; },
+       {E::kDelete}},
+      {"WaitingOneMsBeforeTrigger", MsgStatus::kWaiting,
+       [base] { return std::pair{base(), At(999)}; }, {E::kDelete}},
+      {"ReadyAtTriggerTime", MsgStatus::kReady, [base] { return std::pair{base(), At(1000)}; },
+       {E::kDeliver, E::kDelete}},
+      {"ReadySentWithoutDelay", MsgStatus::kReady,
+       [] { return std::pair{CreateRecord(NewMsg(Millis(0)), kT0, 7), kT0}; },
+       {E::kDeliver, E::kDelete}},
+      {"ReadyAfterNack", MsgStatus::kReady,
+       [delivered] { return std::pair{MustApply(delivered(), Nack(), At(2000)), At(2500)}; },
+       {E::kDeliver, E::kDelete}},
+      {"ReadyAfterAckTimeout", MsgStatus::kReady,
+       [delivered] { return std::pair{delivered(), At(6000)}; },
+       {E::kDeliver, E::kAck, E::kDelete}},
+      {"Consuming", MsgStatus::kConsuming, [delivered] { return std::pair{delivered(), At(2000)}; },
+       {E::kAck, E::kNack, E::kDelete}},
+      {"ConsumingLastDelivery", MsgStatus::kConsuming,
+       [] {
+         MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
+         return std::pair{MustApply(r, Deliver(), At(1000)), At(2000)};
+       },
+       {E::kAck, E::kNack, E::kDelete}},
+      {"ConsumeOk", MsgStatus::kConsumeOk,
+       [delivered] { return std::pair{MustApply(delivered(), Ack(), At(2000)), At(2000)}; }, {}},
+      {"ExpireDerived", MsgStatus::kExpire, [base] { return std::pair{base(), At(61000)}; },
+       {E::kFinalize}},
+      {"ExpireDerivedLongAfter", MsgStatus::kExpire,
+       [base] { return std::pair{base(), At(999'999'999)}; }, {E::kFinalize}},
+      {"ExpireStored", MsgStatus::kExpire,
+       [base] { return std::pair{MustApply(base(), Finalize(), At(61000)), At(61000)}; }, {}},
+      {"RetryExhaustDerivedByTtlWhileConsuming", MsgStatus::kRetryExhaust,
+       [base] {
+         return std::pair{MustApply(base(), Deliver(Millis(100'000)), At(1000)), At(61000)};
+       },
+       {E::kFinalize}},
+      {"RetryExhaustDerivedByTtlAfterNack", MsgStatus::kRetryExhaust,
+       [delivered] { return std::pair{MustApply(delivered(), Nack(), At(2000)), At(61000)}; },
+       {E::kFinalize}},
+      {"RetryExhaustDerivedByLastAckTimeout", MsgStatus::kRetryExhaust,
+       [] {
+         MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
+         return std::pair{MustApply(r, Deliver(), At(1000)), At(6000)};
+       },
+       {E::kFinalize}},
+      {"RetryExhaustStoredByNack", MsgStatus::kRetryExhaust,
+       [] {
+         MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
+         return std::pair{MustApply(MustApply(r, Deliver(), At(1000)), Nack(), At(2000)),
+                          At(2000)};
+       },
+       {}},
+      {"RetryExhaustStoredByFinalize", MsgStatus::kRetryExhaust,
+       [delivered] {
+         return std::pair{MustApply(delivered(), Finalize(), At(61000)), At(70000)};
+       },
+       {}},
+      {"DeletedWhileWaiting", MsgStatus::kDelete,
+       [base] { return std::pair{MustApply(base(), Delete(), kT0), kT0}; }, {}},
+      {"DeletedWhileConsuming", MsgStatus::kDelete,
+       [delivered] { return std::pair{MustApply(delivered(), Delete(), At(2000)), At(3000)}; },
+       {}},
+  };
+}
+
+const std::vector<EventKind> kAllEvents = {EventKind::kDeliver, EventKind::kAck, EventKind::kNack,
+                                           EventKind::kDelete, EventKind::kFinalize};
+
+MessageRecord EndedCopy(const MessageRecord& r, MsgStatus status, TimePoint at) {
+  MessageRecord out = r;
+  out.phase = Phase::kEnded;
+  out.end_status = status;
+  out.ended_at = at;
+  return out;
+}
+
+// The exact record each legal move must produce, spelled out field by field.
+MessageRecord ExpectedAfter(const MessageRecord& r, EventKind e, TimePoint now) {
+  MessageRecord out = r;
+  switch (e) {
+    case EventKind::kDeliver:
+      out.phase = Phase::kDelivered;
+      out.retry = r.retry + 1;
+      out.visible_at = now + kAck;
+      return out;
+    case EventKind::kAck:
+      return EndedCopy(r, MsgStatus::kConsumeOk, now);
+    case EventKind::kNack:
+      if (r.retry == r.max_retry + 1) return EndedCopy(r, MsgStatus::kRetryExhaust, now);
+      out.phase = Phase::kPending;
+      out.visible_at = now;
+      return out;
+    case EventKind::kDelete:
+      return EndedCopy(r, MsgStatus::kDelete, now);
+    case EventKind::kFinalize:
+      return EndedCopy(r, r.retry == 0 ? MsgStatus::kExpire : MsgStatus::kRetryExhaust,
+                       NaturalEndTime(r));
+  }
+  return out;
+}
+
+class StateMachinePairTest : public ::testing::TestWithParam<std::tuple<size_t, EventKind>> {};
+
+TEST_P(StateMachinePairTest, LegalMovesExactlyAsDocumented) {
+  const Case c = AllCases()[std::get<0>(GetParam())];
+  const EventKind e = std::get<1>(GetParam());
+  auto [r, now] = c.make();
+  ASSERT_EQ(StatusAt(r, now), c.status) << c.name;
+  const MessageRecord before = r;
+  Result<MessageRecord> out = Apply(r, Event{e, kAck}, now);
+  EXPECT_EQ(r, before);  // the input is never modified
+  if (!c.legal.contains(e)) {
+    ASSERT_FALSE(out.has_value()) << c.name << " + " << EventName(e) << " must be refused";
+    EXPECT_EQ(out.error().code(), Errc::kInvalidState);
+    EXPECT_FALSE(out.error().message().empty());
+    EXPECT_NE(out.error().message().find(std::string(StatusName(c.status))), std::string::npos)
+        << out.error().message();
+    return;
+  }
+  ASSERT_TRUE(out.has_value()) << c.name << " + " << EventName(e) << ": "
+                               << out.error().ToString();
+  EXPECT_EQ(*out, ExpectedAfter(r, e, now));
+  // The status right after the move.
+  MsgStatus after = StatusAt(*out, now);
+  switch (e) {
+    case EventKind::kDeliver: EXPECT_EQ(after, MsgStatus::kConsuming); break;
+    case EventKind::kAck: EXPECT_EQ(after, MsgStatus::kConsumeOk); break;
+    case EventKind::kNack:
+      EXPECT_EQ(after, r.retry == r.max_deliveries() ? MsgStatus::kRetryExhaust
+                                                     : MsgStatus::kReady);
+      break;
+    case EventKind::kDelete: EXPECT_EQ(after, MsgStatus::kDelete); break;
+    case EventKind::kFinalize: EXPECT_EQ(after, c.status); break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllPairs, StateMachinePairTest,
+    ::testing::Combine(::testing::Range<size_t>(0, AllCases().size()),
+                       ::testing::ValuesIn(kAllEvents)),
+    [](const ::testing::TestParamInfo<StateMachinePairTest::ParamType>& info) {
+      std::string ev(EventName(std::get<1>(info.param)));
+      ev[0] = static_cast<char>(ev[0] - 'a' + 'A');
+      return AllCases()[std::get<0>(info.param)].name + "_" + ev;
+    });
+
+TEST(StateMachineTest, TableCoversEveryStatus) {
+  std::set<MsgStatus> seen;
+  for (const Case& c : AllCases()) seen.insert(c.status);
+  EXPECT_EQ(seen.size(), 7u);
+}
+
+// ---- Specific behaviours ----
+
+TEST(StateMachineTest, CreateRecordWaitingWhenTriggerIsLater) {
+  MessageRecord r = CreateRecord(NewMsg(), kT0, 42);
+  EXPECT_EQ(r.topic, "topic");
+  EXPECT_EQ(r.msg_id, "m1");
+  EXPECT_EQ(r.payload, "payload");
+  EXPECT_EQ(r.produce_time, kT0);
+  EXPECT_EQ(r.trigger_time, At(1000));
+  EXPECT_EQ(r.expire_time, At(61000));  // ttl counts from the trigger time
+  EXPECT_EQ(r.visible_at, r.trigger_time);
+  EXPECT_EQ(r.max_retry, 2);
+  EXPECT_EQ(r.retry, 0);
+  EXPECT_EQ(r.phase, Phase::kPending);
+  EXPECT_EQ(r.seq, 42u);
+  EXPECT_EQ(StatusAt(r, kT0), MsgStatus::kWaiting);
+}
+
+TEST(StateMachineTest, CreateRecordReadyForZeroAndNegativeDelay) {
+  for (Millis d : {Millis(0), Millis(-1), Millis(-1'000'000), Millis::min()}) {
+    MessageRecord r = CreateRecord(NewMsg(d), kT0, 1);
+    EXPECT_EQ(r.trigger_time, kT0) << d.count();
+    EXPECT_EQ(r.expire_time, kT0 + kTtl);
+    EXPECT_EQ(StatusAt(r, kT0), MsgStatus::kReady);
+  }
+  EXPECT_EQ(StatusAt(CreateRecord(NewMsg(Millis(1)), kT0, 1), kT0), MsgStatus::kWaiting);
+}
+
+TEST(StateMachineTest, AckOfConsumingEndsAsConsumeOk) {
+  MessageRecord r = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  MessageRecord acked = MustApply(r, Ack(), At(10));
+  EXPECT_EQ(StatusAt(acked, At(10)), MsgStatus::kConsumeOk);
+  EXPECT_EQ(acked.ended_at, At(10));
+  EXPECT_EQ(StatusAt(acked, At(1'000'000'000)), MsgStatus::kConsumeOk);  // ended stays ended
+}
+
+TEST(StateMachineTest, LateAckAfterAckTimeoutWins) {
+  MessageRecord r = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  ASSERT_EQ(StatusAt(r, At(5000)), MsgStatus::kReady);  // ack timeout passed
+  ASSERT_EQ(StatusAt(r, At(30000)), MsgStatus::kReady);
+  MessageRecord acked = MustApply(r, Ack(), At(30000));
+  EXPECT_EQ(acked.end_status, MsgStatus::kConsumeOk);
+  EXPECT_EQ(acked.retry, 1);
+}
+
+TEST(StateMachineTest, LateAckRefusedOnceLastDeliveryTimedOut) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), kTtl, 0), kT0, 1);
+  r = MustApply(r, Deliver(), kT0);
+  EXPECT_EQ(StatusAt(r, At(5000)), MsgStatus::kRetryExhaust);
+  Result<MessageRecord> out = Apply(r, Ack(), At(5000));
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.error().code(), Errc::kInvalidState);
+}
+
+TEST(StateMachineTest, AckOfNackedMessageIsRefused) {
+  MessageRecord r = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  r = MustApply(r, Nack(), At(1));
+  EXPECT_EQ(Apply(r, Ack(), At(1)).error().code(), Errc::kInvalidState);
+  EXPECT_EQ(Apply(r, Nack(), At(1)).error().code(), Errc::kInvalidState);
+}
+
+TEST(StateMachineTest, NackOnLastDeliveryEndsAsRetryExhaust) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), kTtl, 2), kT0, 1);
+  for (int i = 1; i <= 3; ++i) {
+    r = MustApply(r, Deliver(), At(i * 10));
+    EXPECT_EQ(r.retry, i);
+    r = MustApply(r, Nack(), At(i * 10 + 1));
+    EXPECT_EQ(StatusAt(r, At(i * 10 + 1)), i < 3 ? MsgStatus::kReady : MsgStatus::kRetryExhaust);
+  }
+  EXPECT_EQ(r.phase, Phase::kEnded);
+  EXPECT_EQ(r.ended_at, At(31));
+  EXPECT_EQ(r.retry, 3);  // == maxRetry + 1
+}
+
+TEST(StateMachineTest, AtMostMaxRetryPlusOneDeliveries) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), Millis(10'000'000), 2), kT0, 1);
+  TimePoint now = kT0;
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_EQ(StatusAt(r, now), MsgStatus::kReady) << i;
+    r = MustApply(r, Deliver(), now);
+    now += kAck;  // the ack timeout passes
+  }
+  EXPECT_EQ(r.retry, 3);
+  EXPECT_EQ(StatusAt(r, now - Millis(1)), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusAt(r, now), MsgStatus::kRetryExhaust);  // 6, not 2
+  EXPECT_EQ(NaturalEndTime(r), now);
+  EXPECT_EQ(Apply(r, Deliver(), now).error().code(), Errc::kInvalidState);
+  MessageRecord fin = MustApply(r, Finalize(), now + Millis(777));
+  EXPECT_EQ(fin.end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(fin.ended_at, now);  // at its natural end, not when finalized
+}
+
+TEST(StateMachineTest, TtlCountedFromTriggerTime) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(10'000), Millis(500)), kT0, 1);
+  EXPECT_EQ(r.expire_time, At(10'500));
+  EXPECT_EQ(StatusAt(r, At(9'999)), MsgStatus::kWaiting);
+  EXPECT_EQ(StatusAt(r, At(10'000)), MsgStatus::kReady);
+  EXPECT_EQ(StatusAt(r, At(10'499)), MsgStatus::kReady);
+  EXPECT_EQ(StatusAt(r, At(10'500)), MsgStatus::kExpire);
+  MessageRecord fin = MustApply(r, Finalize(), At(20'000));
+  EXPECT_EQ(fin.ended_at, At(10'500));
+}
+
+TEST(StateMachineTest, TtlPassingDuringDeliveryEndsAsRetryExhaust) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), Millis(1'000)), kT0, 1);
+  r = MustApply(r, Deliver(Millis(30'000)), kT0);
+  EXPECT_EQ(StatusAt(r, At(999)), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusAt(r, At(1'000)), MsgStatus::kRetryExhaust);
+  EXPECT_EQ(Apply(r, Ack(), At(1'000)).error().code(), Errc::kInvalidState);
+  EXPECT_TRUE(Apply(r, Ack(), At(999)).has_value());
+}
+
+TEST(StateMachineTest, SaturatesHugeDelayTtlAndAckTimeout) {
+  MessageRecord r = CreateRecord(NewMsg(Millis::max(), Millis::max()), kT0, 1);
+  EXPECT_EQ(r.trigger_time, kTimeMax);
+  EXPECT_EQ(r.expire_time, kTimeMax);
+  EXPECT_EQ(StatusAt(r, kT0), MsgStatus::kWaiting);
+
+  MessageRecord now_ready = CreateRecord(NewMsg(Millis(0), Millis::max()), kT0, 1);
+  EXPECT_EQ(now_ready.expire_time, kTimeMax);  // not wrapped into the past
+  EXPECT_EQ(StatusAt(now_ready, kT0), MsgStatus::kReady);
+  EXPECT_EQ(StatusAt(now_ready, At(int64_t{1} << 60)), MsgStatus::kReady);
+
+  MessageRecord d = MustApply(now_ready, Deliver(Millis::max()), kT0);
+  EXPECT_EQ(d.visible_at, kTimeMax);
+  EXPECT_EQ(StatusAt(d, At(int64_t{1} << 60)), MsgStatus::kConsuming);
+
+  MessageRecord near_end =
+      CreateRecord(NewMsg(Millis(std::numeric_limits<int64_t>::max() - ToEpochMs(kT0) - 5),
+                          Millis(1'000)),
+                   kT0, 1);
+  EXPECT_EQ(near_end.trigger_time, kTimeMax - Millis(5));
+  EXPECT_EQ(near_end.expire_time, kTimeMax);
+}
+
+TEST(StateMachineTest, MaxRetryZeroAllowsOneDelivery) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), kTtl, 0), kT0, 1);
+  EXPECT_EQ(r.max_deliveries(), 1);
+  MessageRecord d = MustApply(r, Deliver(), kT0);
+  MessageRecord nacked = MustApply(d, Nack(), At(1));
+  EXPECT_EQ(nacked.end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(StatusAt(d, At(4'999)), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusAt(d, At(5'000)), MsgStatus::kRetryExhaust);
+  EXPECT_EQ(MustApply(d, Ack(), At(4'999)).end_status, MsgStatus::kConsumeOk);
+}
+
+TEST(StateMachineTest, MaxRetryInt32MaxDoesNotOverflow) {
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), kTtl, kMax), kT0, 1);
+  EXPECT_EQ(r.max_deliveries(), int64_t{kMax} + 1);
+  r.retry = kMax - 1;  // pretend all but two deliveries happened
+  r = MustApply(r, Deliver(), kT0);
+  EXPECT_EQ(r.retry, kMax);
+  r = MustApply(r, Nack(), At(1));
+  EXPECT_EQ(StatusAt(r, At(1)), MsgStatus::kReady);
+  r = MustApply(r, Deliver(), At(1));
+  EXPECT_EQ(r.retry, int64_t{kMax} + 1);  // the last allowed delivery
+  EXPECT_EQ(StatusAt(r, At(1) + kAck), MsgStatus::kRetryExhaust);
+  EXPECT_EQ(MustApply(r, Nack(), At(2)).end_status, MsgStatus::kRetryExhaust);
+}
+
+TEST(StateMachineTest, DeliverNeedsPositiveAckTimeout) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0)), kT0, 1);
+  for (Millis a : {Millis(0), Millis(-1)}) {
+    Result<MessageRecord> out = Apply(r, Event{EventKind::kDeliver, a}, kT0);
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.error().code(), Errc::kInvalidArgument);
+  }
+}
+
+TEST(StateMachineTest, DeleteKeepsRetryAndTimes) {
+  MessageRecord r = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  MessageRecord del = MustApply(r, Delete(), At(3));
+  EXPECT_EQ(del.retry, 1);
+  EXPECT_EQ(del.trigger_time, r.trigger_time);
+  EXPECT_EQ(del.expire_time, r.expire_time);
+  EXPECT_EQ(StatusAt(del, At(100'000'000)), MsgStatus::kDelete);  // ttl no longer matters
+  EXPECT_EQ(Apply(del, Ack(), At(4)).error().code(), Errc::kInvalidState);  // no revival
+}
+
+TEST(StateMachineTest, RedeliveryAfterAckTimeoutMovesDeadline) {
+  MessageRecord r = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  MessageRecord again = MustApply(r, Deliver(Millis(7)), At(5'000));
+  EXPECT_EQ(again.retry, 2);
+  EXPECT_EQ(again.visible_at, At(5'007));
+  EXPECT_EQ(StatusAt(again, At(5'006)), MsgStatus::kConsuming);
+}
+
+TEST(StateMachineTest, ReplaceableOnlyWhenEnded) {
+  MessageRecord r = CreateRecord(NewMsg(), kT0, 1);
+  EXPECT_FALSE(Replaceable(r, kT0));                 // waiting
+  EXPECT_FALSE(Replaceable(r, At(1000)));            // ready
+  EXPECT_TRUE(Replaceable(r, At(61000)));            // expired, not yet stored
+  MessageRecord d = MustApply(r, Deliver(), At(1000));
+  EXPECT_FALSE(Replaceable(d, At(2000)));            // consuming
+  EXPECT_TRUE(Replaceable(MustApply(d, Ack(), At(2000)), At(2000)));
+  EXPECT_TRUE(Replaceable(MustApply(r, Delete(), kT0), kT0));
+}
+
+TEST(StateMachineTest, EventNames) {
+  EXPECT_EQ(EventName(EventKind::kDeliver), "deliver");
+  EXPECT_EQ(EventName(EventKind::kAck), "ack");
+  EXPECT_EQ(EventName(EventKind::kNack), "nack");
+  EXPECT_EQ(EventName(EventKind::kDelete), "delete");
+  EXPECT_EQ(EventName(EventKind::kFinalize), "finalize");
+}
+
+}  // namespace
+}  // namespace chronoq::core

@@ -1,0 +1,206 @@
+#include "engine/topic.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "core/state_machine.h"
+
+namespace chronoq::engine {
+
+using core::MessageRecord;
+using core::Phase;
+
+Topic::Topic(std::string name, TimePoint now, Millis retention)
+    : name_(std::move(name)), processed_(now), last_active_(now), retention_(retention) {}
+
+void Topic::Count(const MessageRecord& r, TimePoint at, int sign) {
+  if (r.visible_at <= at) {
+    ready_ += sign;
+  } else if (r.phase == Phase::kPending) {
+    waiting_ += sign;
+    buckets_[core::BucketOf(r.visible_at - at)] += sign;
+  } else {
+    consuming_ += sign;
+  }
+}
+
+const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
+  auto it = live_.find(msg_id);
+  return it == live_.end() ? nullptr : it->second.get();
+}
+
+void Topic::Insert(MessageRecord rec, TimePoint now) {
+  CQ_DCHECK(now == processed_, "Insert at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  CQ_DCHECK(rec.phase != Phase::kEnded, "Insert of an ended record");
+  rec.payload.clear();
+  rec.payload.shrink_to_fit();
+  auto owned = std::make_unique<MessageRecord>(std::move(rec));
+  MessageRecord* r = owned.get();
+  auto [it, inserted] = live_.emplace(r->msg_id, std::move(owned));
+  CQ_CHECK(inserted, "Insert of a live msgId '{}'", r->msg_id);
+  vis_.emplace(Key{r->visible_at, r->seq}, r);
+  exp_.emplace(Key{r->expire_time, r->seq}, r);
+  Count(*r, processed_, +1);
+}
+
+void Topic::Erase(MessageRecord* r) {
+  vis_.erase(Key{r->visible_at, r->seq});
+  exp_.erase(Key{r->expire_time, r->seq});
+  live_.erase(r->msg_id);  // destroys *r
+}
+
+void Topic::Update(MessageRecord rec, TimePoint now) {
+  CQ_DCHECK(now == processed_, "Update at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  auto it = live_.find(rec.msg_id);
+  CQ_CHECK(it != live_.end(), "Update of a msgId '{}' that is not live", rec.msg_id);
+  MessageRecord* r = it->second.get();
+  Count(*r, processed_, -1);
+  if (rec.phase == Phase::kEnded) {
+    AddRetention(rec);
+    Erase(r);
+    return;
+  }
+  vis_.erase(Key{r->visible_at, r->seq});
+  exp_.erase(Key{r->expire_time, r->seq});
+  rec.payload.clear();
+  *r = std::move(rec);
+  vis_.emplace(Key{r->visible_at, r->seq}, r);
+  exp_.emplace(Key{r->expire_time, r->seq}, r);
+  Count(*r, processed_, +1);
+}
+
+void Topic::Forget(const std::string& msg_id, TimePoint now) {
+  CQ_DCHECK(now == processed_, "Forget at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  auto it = live_.find(msg_id);
+  if (it == live_.end()) return;
+  Count(*it->second, processed_, -1);
+  Erase(it->second.get());
+}
+
+void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {
+  Result<MessageRecord> ended = core::Apply(*r, core::Event{core::EventKind::kFinalize}, processed_);
+  CQ_CHECK(ended.has_value(), "finalize of '{}' failed: {}", r->msg_id, ended.error().ToString());
+  Count(*r, processed_, -1);
+  AddRetention(*ended);
+  Erase(r);
+  out->finalized.push_back(std::move(ended).value());
+}
+
+void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
+  // A waiting message changes bucket when t - processed crosses a lower bound B_k (k >= 1), i.e.
+  // when t lies in [from + B_k, to + B_k). Walk the union of those ranges once, above `to`.
+  std::vector<std::pair<TimePoint, TimePoint>> ranges;
+  for (int k = 1; k < core::kBucketCount; ++k) {
+    TimePoint lo = std::max(SaturatingAdd(from, core::kBucketLowerBounds[k]), to + Millis(1));
+    TimePoint hi = SaturatingAdd(to, core::kBucketLowerBounds[k]);
+    if (lo >= hi) continue;
+    if (!ranges.empty() && lo <= ranges.back().second) {
+      ranges.back().second = std::max(ranges.back().second, hi);
+    } else {
+      ranges.emplace_back(lo, hi);
+    }
+  }
+  for (const auto& [lo, hi] : ranges) {
+    for (auto it = vis_.lower_bound(Key{lo, 0}); it != vis_.end() && it->first.t < hi; ++it) {
+      const MessageRecord& r = *it->second;
+      if (r.phase != Phase::kPending) continue;
+      int before = core::BucketOf(r.visible_at - from);
+      int after = core::BucketOf(r.visible_at - to);
+      if (before != after) {
+        --buckets_[before];
+        ++buckets_[after];
+      }
+    }
+  }
+}
+
+void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
+  if (now <= processed_) return;
+  const TimePoint from = processed_;
+
+  // 1. Messages whose visible_at passed: waiting -> ready (trigger) or consuming -> ready (ack
+  //    timeout). Nothing moves in the index; only counts change.
+  std::vector<MessageRecord*> exhausted;
+  for (auto it = vis_.upper_bound(Key{from, UINT64_MAX}); it != vis_.end() && it->first.t <= now;
+       ++it) {
+    MessageRecord* r = it->second;
+    Count(*r, from, -1);
+    Count(*r, now, +1);
+    if (r->phase == Phase::kPending) {
+      ++out->triggered;
+      int64_t gap = (now - r->visible_at).count();
+      out->ready_gap_sum_ms += gap;
+      out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
+      out->became_ready = true;
+    } else {
+      ++out->ack_timeouts;
+      if (r->retry >= r->max_deliveries()) {
+        exhausted.push_back(r);
+      } else {
+        out->became_ready = true;
+      }
+    }
+  }
+
+  // 2. Waiting messages that moved to a nearer bucket.
+  ShiftBuckets(from, now);
+  processed_ = now;
+
+  // 3. Messages whose deliveries are used up or whose ttl passed end now.
+  for (MessageRecord* r : exhausted) Finalize(r, out);
+  while (!exp_.empty() && exp_.begin()->first.t <= now) Finalize(exp_.begin()->second, out);
+}
+
+std::vector<const MessageRecord*> Topic::DueHead(TimePoint now, size_t max) const {
+  std::vector<const MessageRecord*> out;
+  for (auto it = vis_.begin(); it != vis_.end() && it->first.t <= now && out.size() < max; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+TimePoint Topic::PurgeTime(const MessageRecord& ended) const {
+  return SaturatingAdd(core::NaturalEndTime(ended), retention_);
+}
+
+void Topic::AddRetention(const MessageRecord& ended) {
+  retained_.insert_or_assign(Key{PurgeTime(ended), ended.seq}, ended.msg_id);
+}
+
+void Topic::RemoveRetention(const MessageRecord& ended) {
+  retained_.erase(Key{PurgeTime(ended), ended.seq});
+}
+
+std::vector<Topic::Purge> Topic::PopPurgeable(TimePoint now) {
+  std::vector<Purge> out;
+  while (!retained_.empty() && retained_.begin()->first.t <= now) {
+    auto node = retained_.extract(retained_.begin());
+    out.push_back(Purge{std::move(node.mapped()), node.key().seq});
+  }
+  return out;
+}
+
+core::TopicInfo Topic::Info() const {
+  core::TopicInfo info;
+  info.topic = name_;
+  info.waiting = waiting_;
+  info.ready = ready_;
+  info.consuming = consuming_;
+  info.buckets = buckets_;
+  return info;
+}
+
+TimePoint Topic::NextDue(Millis inactive_after) const {
+  TimePoint next = kTimeMax;
+  auto it = vis_.upper_bound(Key{processed_, UINT64_MAX});
+  if (it != vis_.end()) next = std::min(next, it->first.t);
+  if (!exp_.empty()) next = std::min(next, exp_.begin()->first.t);
+  if (!retained_.empty()) next = std::min(next, retained_.begin()->first.t);
+  if (live_.empty()) next = std::min(next, SaturatingAdd(last_active_, inactive_after));
+  return next;
+}
+
+}  // namespace chronoq::engine

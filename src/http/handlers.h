@@ -1,0 +1,53 @@
+// The camellia endpoints (API.md section 4), registered on a Router. Handlers parse parameters
+// (params.h), check them (core/validation.h), apply server defaults, call the QueueBackend and
+// encode its answer (codec.h). Request errors answer HTTP 400; application outcomes answer HTTP
+// 200 with a `code`.
+#pragma once
+
+#include <atomic>
+
+#include "base/clock.h"
+#include "core/limits.h"
+#include "engine/queue_backend.h"
+#include "http/long_poll.h"
+#include "http/router.h"
+#include "metrics/monitor.h"
+
+namespace chronoq::base {
+class ManualScheduler;
+}
+
+namespace chronoq::http {
+
+struct HealthState {
+  std::atomic<bool> online{true};
+};
+
+// Everything the handlers use. Must outlive the Router it is registered on.
+struct HandlerContext {
+  engine::QueueBackend* backend = nullptr;
+  LongPollWaiters* waiters = nullptr;
+  metrics::MonitorRecorder* monitor = nullptr;
+  const base::Clock* clock = nullptr;
+  core::Limits limits;
+  core::Defaults defaults;
+  HealthState* health = nullptr;
+};
+
+inline constexpr std::string_view kQueueBase = "/camellia/delayQueue/";
+
+// sendMsg, pullMsg, longPollingMsg, ackMsg, deleteMsg, getMsg (POST).
+void RegisterQueueRoutes(Router& router, const HandlerContext* ctx);
+// getMonitorData, getTopicInfo, getTopicInfoList (GET).
+void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
+// /camellia/health/{check,status,online,offline} (any method).
+void RegisterHealthRoutes(Router& router, const HandlerContext* ctx);
+// Test mode only (`serve --test-clock`): POST /chronoq/test/advanceClock?millis=N moves the
+// server's manual clock forward, running every timer due on the way, and answers the new time.
+void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
+                             const base::Clock* clock);
+
+// Helpers shared by the handler files.
+HttpResponse JsonResponse(std::string body);
+
+}  // namespace chronoq::http

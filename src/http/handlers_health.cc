@@ -1,0 +1,63 @@
+#include <fmt/format.h>
+
+#include "base/scheduler.h"
+#include "http/handlers.h"
+#include "http/params.h"
+#include "http/router.h"
+
+namespace chronoq::http {
+namespace {
+
+HttpResponse Code(int code) {
+  HttpResponse r;
+  r.status = code;
+  r.body = fmt::format("{{\"code\":{}}}", code);
+  return r;
+}
+
+}  // namespace
+
+void RegisterHealthRoutes(Router& router, const HandlerContext* ctx) {
+  HealthState* health = ctx->health;
+  router.Add("/camellia/health/check", {},
+             [](HttpRequest&, RequestContext&, Reply reply) { reply(Code(200)); });
+  router.Add("/camellia/health/status", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
+    reply(Code(health->online.load() ? 200 : 500));
+  });
+  router.Add("/camellia/health/online", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
+    health->online.store(true);
+    reply(Code(200));
+  });
+  router.Add("/camellia/health/offline", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
+    health->online.store(false);
+    reply(Code(200));
+  });
+}
+
+void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
+                             const base::Clock* clock) {
+  router.Add("/chronoq/test/advanceClock", {"POST"},
+             [scheduler, clock](HttpRequest& req, RequestContext&, Reply reply) {
+               Result<Params> p =
+                   Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
+               if (!p.has_value()) {
+                 reply(RequestError(400, p.error().message(), req.path()));
+                 return;
+               }
+               ParamReader r(*p);
+               std::optional<int64_t> ms = r.Long("millis", true);
+               if (r.ok() && *ms < 0) {
+                 reply(RequestError(400, "parameter 'millis' must not be negative", req.path()));
+                 return;
+               }
+               if (!r.ok()) {
+                 reply(RequestError(400, r.status().message(), req.path()));
+                 return;
+               }
+               scheduler->Advance(Millis(*ms));
+               reply(JsonResponse(
+                   fmt::format("{{\"code\":200,\"now\":{}}}", ToEpochMs(clock->Now()))));
+             });
+}
+
+}  // namespace chronoq::http

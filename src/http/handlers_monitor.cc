@@ -1,0 +1,67 @@
+#include "core/validation.h"
+#include "http/codec.h"
+#include "http/error_map.h"
+#include "http/handlers.h"
+#include "http/params.h"
+
+namespace chronoq::http {
+namespace {
+
+void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  Result<Params> params =
+      Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
+  if (!params.has_value()) {
+    reply(RequestError(400, params.error().message(), req.path()));
+    return;
+  }
+  ParamReader r(*params);
+  std::optional<std::string> topic = r.String("topic", true);
+  if (!r.ok()) {
+    reply(RequestError(400, r.status().message(), req.path()));
+    return;
+  }
+  Status v = core::ValidateTopic(*topic, ctx->limits);
+  if (!v.ok()) {
+    reply(JsonResponse(EncodeTopicInfoAnswer(400, v.message(), nullptr)));
+    return;
+  }
+  ctx->backend->GetTopicInfo(
+      std::move(*topic), [reply = std::move(reply)](Result<core::TopicInfo> res) mutable {
+        if (!res.has_value()) {
+          reply(JsonResponse(EncodeTopicInfoAnswer(AppCode(res.error().code()),
+                                                   res.error().message(), nullptr)));
+          return;
+        }
+        reply(JsonResponse(EncodeTopicInfoAnswer(200, "success", &*res)));
+      });
+}
+
+void GetTopicInfoList(const HandlerContext* ctx, Reply reply) {
+  ctx->backend->ListTopics([reply = std::move(reply)](
+                               Result<std::vector<core::TopicInfo>> res) mutable {
+    if (!res.has_value()) {
+      reply(JsonResponse(
+          EncodeTopicInfoAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
+      return;
+    }
+    reply(JsonResponse(EncodeTopicListAnswer(*res)));
+  });
+}
+
+}  // namespace
+
+void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx) {
+  std::string base(kQueueBase);
+  router.Add(base + "getTopicInfo", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
+    GetTopicInfo(ctx, req, std::move(reply));
+  });
+  router.Add(base + "getTopicInfoList", {"GET"},
+             [ctx](HttpRequest&, RequestContext&, Reply reply) {
+               GetTopicInfoList(ctx, std::move(reply));
+             });
+  router.Add(base + "getMonitorData", {"GET"}, [ctx](HttpRequest&, RequestContext&, Reply reply) {
+    reply(JsonResponse(EncodeMonitorAnswer(ctx->monitor->LastCompleted(ctx->clock->Now()))));
+  });
+}
+
+}  // namespace chronoq::http

@@ -1,0 +1,129 @@
+// JSON object bodies as request parameters (API.md section 1, extension): one object whose
+// top-level members are the parameters. Strings are taken as given, numbers by their literal text
+// (so 1.5 or 1e3 later fail integer parsing with a clear message), booleans as true/false, null as
+// absent. Nested objects or arrays are remembered as non-scalar values.
+#include <boost/json/basic_parser_impl.hpp>
+#include <fmt/format.h>
+
+#include "http/params.h"
+
+namespace chronoq::http {
+namespace {
+
+using boost::json::error_code;
+using boost::json::string_view;
+
+struct Handler {
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  Params* out;
+  Status* err;
+  int depth = 0;  // 1 = inside the top-level object
+  std::string key;
+  std::string text;
+
+  bool Fail(Status s, error_code& ec) {
+    *err = std::move(s);
+    ec = boost::json::error::syntax;
+    return false;
+  }
+  bool Put(std::string value, bool non_scalar, error_code& ec) {
+    Status s = out->Add("JSON body", std::move(key), std::move(value), non_scalar);
+    key.clear();
+    if (!s.ok()) return Fail(std::move(s), ec);
+    return true;
+  }
+  bool ScalarAtTop(error_code& ec) {
+    if (depth == 0) return Fail(InvalidArgument("the JSON body must be an object"), ec);
+    return true;
+  }
+
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_object_begin(error_code& ec) {
+    if (depth == 1 && !Put("", true, ec)) return false;
+    ++depth;
+    return true;
+  }
+  bool on_object_end(std::size_t, error_code&) {
+    --depth;
+    return true;
+  }
+  bool on_array_begin(error_code& ec) {
+    if (depth == 0) return Fail(InvalidArgument("the JSON body must be an object"), ec);
+    if (depth == 1 && !Put("", true, ec)) return false;
+    ++depth;
+    return true;
+  }
+  bool on_array_end(std::size_t, error_code&) {
+    --depth;
+    return true;
+  }
+  bool on_key_part(string_view s, std::size_t, error_code&) {
+    if (depth == 1) key.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(string_view s, std::size_t, error_code&) {
+    if (depth == 1) key.append(s.data(), s.size());
+    return true;
+  }
+  bool on_string_part(string_view s, std::size_t, error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    if (depth == 1) text.append(s.data(), s.size());
+    return true;
+  }
+  bool on_string(string_view s, std::size_t, error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    if (depth != 1) return true;
+    text.append(s.data(), s.size());
+    std::string v = std::move(text);
+    text.clear();
+    return Put(std::move(v), false, ec);
+  }
+  bool on_number_part(string_view s, error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    if (depth == 1) text.append(s.data(), s.size());
+    return true;
+  }
+  bool Number(string_view s, error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    if (depth != 1) return true;
+    text.append(s.data(), s.size());
+    std::string v = std::move(text);
+    text.clear();
+    return Put(std::move(v), false, ec);
+  }
+  bool on_int64(int64_t, string_view s, error_code& ec) { return Number(s, ec); }
+  bool on_uint64(uint64_t, string_view s, error_code& ec) { return Number(s, ec); }
+  bool on_double(double, string_view s, error_code& ec) { return Number(s, ec); }
+  bool on_bool(bool b, error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    if (depth != 1) return true;
+    return Put(b ? "true" : "false", false, ec);
+  }
+  bool on_null(error_code& ec) {
+    if (!ScalarAtTop(ec)) return false;
+    key.clear();  // null: the parameter counts as absent
+    return true;
+  }
+  bool on_comment_part(string_view, error_code&) { return true; }
+  bool on_comment(string_view, error_code&) { return true; }
+};
+
+}  // namespace
+
+Status ParseJsonBody(std::string_view body, Params* out) {
+  Status err;
+  boost::json::basic_parser<Handler> parser(boost::json::parse_options{}, out, &err);
+  error_code ec;
+  std::size_t n = parser.write_some(false, body.data(), body.size(), ec);
+  if (!err.ok()) return err;
+  if (ec) return InvalidArgument(fmt::format("malformed JSON body: {}", ec.message()));
+  if (n != body.size()) return InvalidArgument("malformed JSON body: data after the object");
+  return Status::Ok();
+}
+
+}  // namespace chronoq::http

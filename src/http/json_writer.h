@@ -1,0 +1,40 @@
+// JsonWriter: builds compact JSON text into a string. Strings are escaped per RFC 8259; bytes
+// that are not valid UTF-8 are replaced by U+FFFD so the output is always valid JSON.
+// Not thread-safe; one per response.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chronoq::http {
+
+class JsonWriter {
+ public:
+  JsonWriter& BeginObject();
+  JsonWriter& EndObject();
+  JsonWriter& BeginArray();
+  JsonWriter& EndArray();
+  JsonWriter& Key(std::string_view k);
+  JsonWriter& String(std::string_view s);
+  JsonWriter& Int(int64_t v);
+  JsonWriter& Double(double v);
+  JsonWriter& Bool(bool v);
+  JsonWriter& Null();
+
+  std::string Take() { return std::move(out_); }
+  void Reserve(size_t n) { out_.reserve(n); }
+
+ private:
+  void BeforeValue();
+  std::string out_;
+  // One entry per open container: true until its first element is written.
+  std::vector<bool> first_;
+  bool after_key_ = false;
+};
+
+// Appends `s` as a quoted, escaped JSON string.
+void AppendJsonString(std::string& out, std::string_view s);
+
+}  // namespace chronoq::http

@@ -1,0 +1,225 @@
+#include "http/long_poll.h"
+
+#include <optional>
+
+#include "base/check.h"
+
+namespace chronoq::http {
+
+using Messages = std::vector<core::Message>;
+
+struct LongPollWaiters::Waiter {
+  enum class State { kParked, kClaimed, kDone };
+  LongPollRequest req;
+  std::function<bool()> alive;
+  LongPollDone done;
+  // Guarded by the owner's mu_:
+  State state = State::kParked;
+  bool expired = false;  // timed out or cancelled while claimed by a drain
+  base::TimerId timer = 0;
+  std::list<std::shared_ptr<Waiter>>::iterator pos;  // valid while kParked
+};
+
+LongPollWaiters::LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
+                                 base::Scheduler* scheduler)
+    : backend_(backend), clock_(clock), scheduler_(scheduler) {}
+
+LongPollWaiters::~LongPollWaiters() { Shutdown(); }
+
+base::TimerId LongPollWaiters::MarkDone(Waiter& w) {
+  w.state = Waiter::State::kDone;
+  parked_.fetch_sub(1);
+  base::TimerId t = w.timer;
+  w.timer = 0;
+  return t;
+}
+
+void LongPollWaiters::EraseIfIdle(const std::string& topic) {
+  auto it = topics_.find(topic);
+  if (it != topics_.end() && it->second.waiters.empty() && !it->second.draining) topics_.erase(it);
+}
+
+void LongPollWaiters::Finish(const std::shared_ptr<Waiter>& w, Result<Messages> result) {
+  LongPollDone done = std::move(w->done);
+  if (done) done(std::move(result));
+}
+
+std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest req,
+                                                               std::function<bool()> alive,
+                                                               LongPollDone done) {
+  auto w = std::make_shared<Waiter>();
+  w->req = std::move(req);
+  w->alive = std::move(alive);
+  w->done = std::move(done);
+  std::string topic = w->req.topic;
+  {
+    std::lock_guard lock(mu_);
+    if (!shutdown_) {
+      TopicQueue& q = topics_[topic];
+      w->pos = q.waiters.insert(q.waiters.end(), w);
+      parked_.fetch_add(1);
+      TimePoint deadline = SaturatingAdd(clock_->Now(), w->req.timeout);
+      w->timer = scheduler_->Schedule(deadline, [this, w] { Expire(w, /*cancel_timer=*/false); });
+    } else {
+      w->state = Waiter::State::kDone;
+    }
+  }
+  if (w->state == Waiter::State::kDone) {
+    Finish(w, Messages{});
+    return w;
+  }
+  Kick(topic);
+  return w;
+}
+
+void LongPollWaiters::Cancel(const std::shared_ptr<Waiter>& w) { Expire(w, /*cancel_timer=*/true); }
+
+void LongPollWaiters::Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) {
+  base::TimerId timer = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (w->state == Waiter::State::kClaimed) {
+      w->expired = true;  // the drain answers it
+      return;
+    }
+    if (w->state != Waiter::State::kParked) return;
+    auto it = topics_.find(w->req.topic);
+    CQ_CHECK(it != topics_.end(), "parked waiter without a topic queue");
+    it->second.waiters.erase(w->pos);
+    timer = MarkDone(*w);
+    EraseIfIdle(w->req.topic);
+  }
+  if (cancel_timer && timer != 0) scheduler_->Cancel(timer);
+  Finish(w, Messages{});
+}
+
+void LongPollWaiters::OnReady(std::string_view topic) {
+  if (parked_.load() == 0) return;
+  Kick(std::string(topic));
+}
+
+void LongPollWaiters::Kick(const std::string& topic) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = topics_.find(topic);
+    if (it == topics_.end() || it->second.waiters.empty()) return;
+    if (it->second.draining) {
+      it->second.rekick = true;
+      return;
+    }
+    it->second.draining = true;
+  }
+  Drain(topic);
+}
+
+void LongPollWaiters::Drain(const std::string& topic) {
+  for (;;) {
+    std::shared_ptr<Waiter> w;
+    std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> gone;
+    {
+      std::lock_guard lock(mu_);
+      TopicQueue& q = topics_[topic];
+      q.rekick = false;
+      while (!q.waiters.empty()) {
+        std::shared_ptr<Waiter> head = q.waiters.front();
+        q.waiters.pop_front();
+        if (head->alive && !head->alive()) {
+          gone.emplace_back(head, MarkDone(*head));  // client left: take nothing for it
+          continue;
+        }
+        head->state = Waiter::State::kClaimed;
+        w = std::move(head);
+        break;
+      }
+      if (!w) {
+        q.draining = false;
+        EraseIfIdle(topic);
+      }
+    }
+    for (auto& [g, timer] : gone) {
+      if (timer != 0) scheduler_->Cancel(timer);
+      Finish(g, Messages{});
+    }
+    if (!w) return;
+
+    // The pull may complete inline or on another thread; whichever side comes second handles it,
+    // so inline completions loop here instead of recursing.
+    struct Step {
+      std::atomic<int> state{0};  // 1: result stored, 2: caller returned
+      std::optional<Result<Messages>> result;
+    };
+    auto step = std::make_shared<Step>();
+    backend_->Pull(engine::PullRequest{topic, w->req.batch, w->req.ack_timeout},
+                   [this, step, w, topic](Result<Messages> r) {
+                     step->result.emplace(std::move(r));
+                     if (step->state.exchange(1) == 2) {
+                       if (OnPulled(topic, w, std::move(*step->result))) Drain(topic);
+                     }
+                   });
+    if (step->state.exchange(2) != 1) return;  // completes asynchronously
+    if (!OnPulled(topic, w, std::move(*step->result))) return;
+  }
+}
+
+bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<Waiter>& w,
+                               Result<Messages> result) {
+  const bool got = result.has_value() && !result->empty();
+  if (!result.has_value() || got) {
+    base::TimerId timer;
+    {
+      std::lock_guard lock(mu_);
+      timer = MarkDone(*w);
+      if (!got) {  // backend error: stop; other requests wait for the next wake-up or timeout
+        topics_[topic].draining = false;
+        EraseIfIdle(topic);
+      }
+    }
+    if (timer != 0) scheduler_->Cancel(timer);
+    Finish(w, std::move(result));
+    return got;
+  }
+  // Nothing ready: the request goes back to the head unless its time is up.
+  bool answer = false;
+  bool again;
+  base::TimerId timer = 0;
+  {
+    std::lock_guard lock(mu_);
+    TopicQueue& q = topics_[topic];
+    if (w->expired || shutdown_) {
+      timer = MarkDone(*w);
+      answer = true;
+    } else {
+      w->state = Waiter::State::kParked;
+      w->pos = q.waiters.insert(q.waiters.begin(), w);
+    }
+    again = q.rekick && !q.waiters.empty();
+    if (!again) {
+      q.draining = false;
+      EraseIfIdle(topic);
+    }
+  }
+  if (answer) {
+    if (timer != 0) scheduler_->Cancel(timer);
+    Finish(w, Messages{});
+  }
+  return again;
+}
+
+void LongPollWaiters::Shutdown() {
+  std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> all;
+  {
+    std::lock_guard lock(mu_);
+    shutdown_ = true;
+    for (auto it = topics_.begin(); it != topics_.end();) {
+      for (auto& w : it->second.waiters) all.emplace_back(w, MarkDone(*w));
+      it->second.waiters.clear();
+      it = it->second.draining ? std::next(it) : topics_.erase(it);
+    }
+  }
+  for (auto& [w, timer] : all) {
+    if (timer != 0) scheduler_->Cancel(timer);
+    Finish(w, Messages{});
+  }
+}
+
+}  // namespace chronoq::http

@@ -1,0 +1,93 @@
+// LongPollWaiters: parked longPollingMsg requests, per topic, first come first served
+// (API.md section 4). It listens to the backend's ReadyListener: when a topic may have
+// consumable messages it pulls on behalf of the first parked request of that topic, answers it
+// with what it got, and goes on with the next while messages keep coming; the first request that
+// gets nothing stays parked at the head. One drain runs per topic at a time, so one message goes
+// to one request. Before taking messages for a request it checks that the client is still
+// connected. Timeouts are Scheduler timers (fake-clock friendly); nothing polls.
+//
+// Concurrency: all methods are thread-safe. Pulls run on the thread that woke the topic (an
+// HTTP thread after a send or nack, the scheduler thread at a trigger time); `done` callbacks run
+// there too, never under the internal lock.
+//
+// Lifecycle: Shutdown() answers every parked request with an empty list and makes later Park()
+// answer at once. Stop the Scheduler and detach from the backend before destroying.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "base/thread_annotations.h"
+#include "engine/queue_backend.h"
+
+namespace chronoq::http {
+
+struct LongPollRequest {
+  std::string topic;
+  int32_t batch = 1;
+  Millis ack_timeout{30'000};
+  Millis timeout{10'000};  // how long to stay parked
+};
+
+using LongPollDone = UniqueFunction<void(Result<std::vector<core::Message>>)>;
+
+class LongPollWaiters final : public engine::ReadyListener {
+ public:
+  struct Waiter;
+
+  LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
+                  base::Scheduler* scheduler);
+  ~LongPollWaiters() override;
+
+  // Parks a request; `done` is called exactly once: with messages, with an empty list when the
+  // timeout passes or on shutdown, or with the backend's error. `alive` tells whether the client
+  // is still connected (nullptr: assume it is).
+  std::shared_ptr<Waiter> Park(LongPollRequest req, std::function<bool()> alive,
+                               LongPollDone done);
+  // The client went away: the request is answered (empty) if it is still parked.
+  void Cancel(const std::shared_ptr<Waiter>& w);
+
+  void OnReady(std::string_view topic) override;
+  void Shutdown();
+
+  // Requests parked or being served.
+  size_t parked() const { return parked_.load(); }
+
+ private:
+  struct TopicQueue {
+    std::list<std::shared_ptr<Waiter>> waiters;
+    bool draining = false;
+    bool rekick = false;  // woken during the drain: try again before stopping
+  };
+
+  void Kick(const std::string& topic);
+  void Drain(const std::string& topic);
+  // Handles the pull made for `w`; true when the drain should go on with the next request.
+  bool OnPulled(const std::string& topic, const std::shared_ptr<Waiter>& w,
+                Result<std::vector<core::Message>> result);
+  // Timeout (cancel_timer=false) or client gone (true).
+  void Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer);
+  void Finish(const std::shared_ptr<Waiter>& w, Result<std::vector<core::Message>> result);
+  // Marks `w` done and returns its timer. REQUIRES: mu_.
+  base::TimerId MarkDone(Waiter& w) CQ_REQUIRES(mu_);
+  void EraseIfIdle(const std::string& topic) CQ_REQUIRES(mu_);
+
+  engine::QueueBackend* const backend_;
+  const base::Clock* const clock_;
+  base::Scheduler* const scheduler_;
+  std::atomic<size_t> parked_{0};
+
+  std::mutex mu_;
+  std::unordered_map<std::string, TopicQueue> topics_ CQ_GUARDED_BY(mu_);
+  bool shutdown_ CQ_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace chronoq::http

@@ -1,0 +1,226 @@
+#include "http/params.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace chronoq::http {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Shortens a value quoted in an error message.
+std::string Quote(std::string_view v) {
+  constexpr size_t kMax = 64;
+  if (v.size() <= kMax) return std::string(v);
+  return std::string(v.substr(0, kMax)) + "...";
+}
+
+Result<std::string> Decode(std::string_view s, std::string_view source) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '+') {
+      out.push_back(' ');
+    } else if (c == '%') {
+      int hi = i + 1 < s.size() ? HexValue(s[i + 1]) : -1;
+      int lo = i + 2 < s.size() ? HexValue(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0) {
+        return InvalidArgument(fmt::format("malformed percent-encoding in the {}: '{}'", source,
+                                           Quote(s.substr(i, 3))));
+      }
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string MediaType(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
+  std::string out(t);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool IsIntegerSyntax(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
+  auto it = values_.find(name);
+  if (it != values_.end() && it->second.source == source) {
+    return InvalidArgument(fmt::format("parameter '{}' is given twice in the {}", Quote(name),
+                                       source));
+  }
+  values_.insert_or_assign(std::move(name),
+                           Value{std::move(value), non_scalar, std::string(source)});
+  return Status::Ok();
+}
+
+const std::string* Params::Find(std::string_view name) const {
+  auto it = values_.find(std::string(name));
+  return it == values_.end() ? nullptr : &it->second.text;
+}
+
+bool Params::NonScalar(std::string_view name) const {
+  auto it = values_.find(std::string(name));
+  return it != values_.end() && it->second.non_scalar;
+}
+
+Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out) {
+  while (!text.empty()) {
+    size_t amp = text.find('&');
+    std::string_view pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t eq = pair.find('=');
+    std::string_view raw_key = pair.substr(0, eq);
+    std::string_view raw_value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    CQ_ASSIGN_OR_RETURN(std::string key, Decode(raw_key, source));
+    CQ_ASSIGN_OR_RETURN(std::string value, Decode(raw_value, source));
+    if (key.empty()) continue;
+    CQ_RETURN_IF_ERROR(out->Add(source, std::move(key), std::move(value)));
+  }
+  return Status::Ok();
+}
+
+Result<Params> Params::Parse(std::string_view query, bool has_content_type,
+                             std::string_view content_type, std::string_view body) {
+  Params p;
+  CQ_RETURN_IF_ERROR(ParseUrlEncoded(query, "query string", &p));
+  if (body.empty()) return p;
+  std::string media = MediaType(content_type);
+  if (!has_content_type || media == "application/x-www-form-urlencoded") {
+    CQ_RETURN_IF_ERROR(ParseUrlEncoded(body, "form body", &p));
+  } else if (media == "application/json" ||
+             (media.size() > 5 && media.compare(media.size() - 5, 5, "+json") == 0)) {
+    CQ_RETURN_IF_ERROR(ParseJsonBody(body, &p));
+  } else {
+    p.ignored_body_type_ = media.empty() ? std::string("(empty)") : media;
+  }
+  return p;
+}
+
+std::optional<int64_t> ParseInt64(std::string_view s) {
+  if (!IsIntegerSyntax(s)) return std::nullopt;
+  bool neg = s[0] == '-';
+  if (s[0] == '+' || s[0] == '-') s.remove_prefix(1);
+  // Accumulate negatively so INT64_MIN parses.
+  int64_t v = 0;
+  for (char c : s) {
+    int d = c - '0';
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, d, &v)) return std::nullopt;
+  }
+  if (!neg) {
+    if (v == INT64_MIN) return std::nullopt;
+    v = -v;
+  }
+  return v;
+}
+
+std::optional<bool> ParseBool(std::string_view s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+  if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+  return std::nullopt;
+}
+
+void ParamReader::Fail(std::string msg) {
+  if (status_.ok()) status_ = InvalidArgument(std::move(msg));
+}
+
+const std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
+  const std::string* v = p_.Find(name);
+  if (v != nullptr && p_.NonScalar(name)) {
+    Fail(fmt::format("parameter '{}' must be a string, number or boolean, not an object or array",
+                     name));
+    return nullptr;
+  }
+  if (v != nullptr && empty_is_absent && v->empty()) {
+    if (required) Fail(fmt::format("required parameter '{}' is empty", name));
+    return nullptr;
+  }
+  if (v == nullptr && required) {
+    std::string msg = fmt::format("required parameter '{}' is missing", name);
+    if (!p_.ignored_body_type().empty()) {
+      msg += fmt::format(
+          " (the request body was ignored: its Content-Type '{}' is neither "
+          "application/x-www-form-urlencoded nor application/json)",
+          Quote(p_.ignored_body_type()));
+    }
+    Fail(std::move(msg));
+  }
+  return v;
+}
+
+std::optional<std::string> ParamReader::String(std::string_view name, bool required) {
+  const std::string* v = Raw(name, required, /*empty_is_absent=*/false);
+  if (v == nullptr) return std::nullopt;
+  return *v;
+}
+
+std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {
+  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
+  if (v == nullptr) return std::nullopt;
+  std::optional<int64_t> n = ParseInt64(*v);
+  if (!n) {
+    if (IsIntegerSyntax(*v)) {
+      Fail(fmt::format("parameter '{}' is outside the 64-bit integer range: '{}'", name, Quote(*v)));
+    } else {
+      Fail(fmt::format("parameter '{}' must be a decimal integer, got '{}'", name, Quote(*v)));
+    }
+  }
+  return n;
+}
+
+std::optional<int32_t> ParamReader::Int(std::string_view name, bool required) {
+  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
+  if (v == nullptr) return std::nullopt;
+  std::optional<int64_t> n = ParseInt64(*v);
+  if (!n) {
+    if (IsIntegerSyntax(*v)) {
+      Fail(fmt::format("parameter '{}' is outside the 32-bit integer range: '{}'", name, Quote(*v)));
+    } else {
+      Fail(fmt::format("parameter '{}' must be a decimal integer, got '{}'", name, Quote(*v)));
+    }
+    return std::nullopt;
+  }
+  if (*n < INT32_MIN || *n > INT32_MAX) {
+    Fail(fmt::format("parameter '{}' is outside the 32-bit integer range: '{}'", name, Quote(*v)));
+    return std::nullopt;
+  }
+  return static_cast<int32_t>(*n);
+}
+
+std::optional<bool> ParamReader::Bool(std::string_view name, bool required) {
+  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
+  if (v == nullptr) return std::nullopt;
+  std::optional<bool> b = ParseBool(*v);
+  if (!b) {
+    Fail(fmt::format(
+        "parameter '{}' must be a boolean (true/false, 1/0, yes/no, on/off), got '{}'", name,
+        Quote(*v)));
+  }
+  return b;
+}
+
+}  // namespace chronoq::http

@@ -1,0 +1,77 @@
+// Request parameters as API.md section 1 defines them: from the URL query string and/or an
+// application/x-www-form-urlencoded body (merged; the body wins), or a JSON object body. A
+// parameter given twice in one place, broken percent-encoding or a malformed JSON body is a
+// request error (HTTP 400). ParamReader then reads typed values with the API's rules and latches
+// the first error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/result.h"
+
+namespace chronoq::http {
+
+class Params {
+ public:
+  // kInvalidArgument with a sentence naming the problem when the request is malformed.
+  static Result<Params> Parse(std::string_view query, bool has_content_type,
+                              std::string_view content_type, std::string_view body);
+
+  // A parameter's value as given (possibly empty), or nullptr when absent. A JSON object or array
+  // value is reported by NonScalar().
+  const std::string* Find(std::string_view name) const;
+  bool NonScalar(std::string_view name) const;
+  // Set when a body was present but ignored because of its Content-Type (e.g. "text/plain").
+  const std::string& ignored_body_type() const { return ignored_body_type_; }
+
+  // Used by the parsers: adds a value from `source` ("query string", "form body", "JSON body");
+  // kInvalidArgument when `name` was already given there.
+  Status Add(std::string_view source, std::string name, std::string value, bool non_scalar = false);
+
+ private:
+  struct Value {
+    std::string text;
+    bool non_scalar = false;
+    std::string source;
+  };
+  std::unordered_map<std::string, Value> values_;
+  std::string ignored_body_type_;
+};
+
+// Parses one application/x-www-form-urlencoded string into `out`.
+Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out);
+// Parses a JSON object body into `out`.
+Status ParseJsonBody(std::string_view body, Params* out);
+
+// Decimal integer with optional sign, nothing else (API.md section 1).
+std::optional<int64_t> ParseInt64(std::string_view s);
+// true/false, 1/0, yes/no, on/off, case-insensitive.
+std::optional<bool> ParseBool(std::string_view s);
+
+class ParamReader {
+ public:
+  explicit ParamReader(const Params& params) : p_(params) {}
+
+  // Absent -> nullopt (and an error when required). Empty strings are returned as given.
+  std::optional<std::string> String(std::string_view name, bool required);
+  // Empty counts as absent. Values outside the type's range are errors.
+  std::optional<int64_t> Long(std::string_view name, bool required);
+  std::optional<int32_t> Int(std::string_view name, bool required);
+  std::optional<bool> Bool(std::string_view name, bool required);
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+ private:
+  // The raw text of a scalar parameter, or nullptr if absent/empty-and-numeric; latches errors.
+  const std::string* Raw(std::string_view name, bool required, bool empty_is_absent);
+  void Fail(std::string msg);
+  const Params& p_;
+  Status status_;
+};
+
+}  // namespace chronoq::http

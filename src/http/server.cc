@@ -1,0 +1,371 @@
+#include "http/server.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/as_tuple.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <ctime>
+#include <thread>
+#include <unordered_set>
+
+#include "base/log.h"
+#include "http/codec.h"
+
+namespace chronoq::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+constexpr auto kUseTuple = asio::experimental::as_tuple(asio::use_awaitable);
+constexpr const char* kLog = "cq.http";
+
+bool PeerAliveFd(int fd) {
+  char c;
+  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return true;
+  if (n == 0) return false;
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+// "Sat, 21 Nov 2026 19:44:01 GMT", recomputed at most once a second per thread.
+std::string_view HttpDate() {
+  thread_local std::time_t cached_at = 0;
+  thread_local char buf[64];
+  std::time_t now = std::time(nullptr);
+  if (now != cached_at) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    cached_at = now;
+  }
+  return buf;
+}
+
+std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive) {
+  std::string out;
+  out.reserve(160 + r.body.size());
+  out += "HTTP/1.1 ";
+  out += std::to_string(r.status);
+  out += ' ';
+  out += ReasonPhrase(r.status);
+  out += "\r\nServer: chronoq\r\nDate: ";
+  out += HttpDate();
+  out += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  out += std::to_string(r.body.size());
+  out += "\r\n";
+  for (const auto& [k, v] : r.headers) {
+    out += k;
+    out += ": ";
+    out += v;
+    out += "\r\n";
+  }
+  if (!keep_alive) {
+    out += "Connection: close\r\n";
+  } else if (version < 11) {
+    out += "Connection: keep-alive\r\n";
+  }
+  out += "\r\n";
+  out += r.body;
+  return out;
+}
+
+bool IsParseError(const beast::error_code& ec) {
+  if (ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) return false;
+  return ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message &&
+         ec != bhttp::error::need_more && ec != bhttp::error::need_buffer;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  struct Conn;
+  struct Worker {
+    asio::io_context ioc{1};
+    asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
+    std::thread thread;
+    std::unordered_set<Conn*> conns;  // touched only on this worker's thread
+  };
+
+  // One client connection; lives in its coroutine's frame.
+  struct Conn final : RequestContext {
+    struct Watch {
+      UniqueFunction<void()> on_gone;
+      bool gone = false;
+    };
+    explicit Conn(tcp::socket s) : stream(std::move(s)), fd(stream.socket().native_handle()) {}
+    bool PeerAlive() const override { return PeerAliveFd(fd); }
+    void OnPeerGone(UniqueFunction<void()> fn) override {
+      watch = std::make_shared<Watch>();
+      watch->on_gone = std::move(fn);
+    }
+    beast::tcp_stream stream;
+    const int fd;
+    bool idle = true;  // waiting for the first byte of a request
+    std::shared_ptr<Watch> watch;
+  };
+
+  ServerOptions opts;
+  const Router* router;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> live{0};
+  uint16_t bound_port = 0;
+
+  asio::awaitable<void> Accept();
+  asio::awaitable<void> Session(tcp::socket sock, Worker* w);
+  asio::awaitable<void> Serve(Conn& c);
+  asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
+  asio::awaitable<void> WriteError(Conn& c, int status, std::string msg, std::string path);
+  void ArmWatch(Conn& c);
+};
+
+HttpServer::HttpServer(ServerOptions options, const Router* router)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->opts = std::move(options);
+  impl_->router = router;
+}
+
+HttpServer::~HttpServer() {
+  if (!impl_->workers.empty() && impl_->workers[0]->thread.joinable()) {
+    Stop(std::chrono::milliseconds(0));
+  }
+}
+
+uint16_t HttpServer::port() const { return impl_->bound_port; }
+int HttpServer::connections() const { return impl_->live.load(); }
+
+Status HttpServer::Start() {
+  Impl& m = *impl_;
+  int n = std::max(1, m.opts.threads);
+  for (int i = 0; i < n; ++i) m.workers.push_back(std::make_unique<Impl::Worker>());
+
+  boost::system::error_code ec;
+  std::string host = m.opts.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  asio::ip::address addr = asio::ip::make_address(host, ec);
+  if (ec) {
+    tcp::resolver resolver(m.workers[0]->ioc);
+    auto results = resolver.resolve(host, std::to_string(m.opts.port), ec);
+    if (ec || results.empty()) {
+      return InvalidArgument(fmt::format("cannot resolve listen host '{}': {}", host, ec.message()));
+    }
+    addr = results.begin()->endpoint().address();
+  }
+  tcp::endpoint ep(addr, m.opts.port);
+  m.acceptor = std::make_unique<tcp::acceptor>(m.workers[0]->ioc);
+  m.acceptor->open(ep.protocol(), ec);
+  if (!ec) m.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) m.acceptor->bind(ep, ec);
+  if (!ec) m.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Unavailable(fmt::format("cannot listen on {}:{}: {}", m.opts.host, m.opts.port,
+                                   ec.message()));
+  }
+  m.bound_port = m.acceptor->local_endpoint().port();
+  asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
+  for (auto& w : m.workers) {
+    w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Stop(std::chrono::milliseconds grace) {
+  Impl& m = *impl_;
+  if (m.stopping.exchange(true)) return;
+  asio::post(m.workers[0]->ioc, [&m] {
+    boost::system::error_code ec;
+    m.acceptor->close(ec);
+  });
+  for (auto& w : m.workers) {
+    asio::post(w->ioc, [w = w.get()] {
+      for (Impl::Conn* c : w->conns) {
+        if (c->idle) {
+          boost::system::error_code ec;
+          c->stream.socket().close(ec);
+        }
+      }
+    });
+  }
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (m.live.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& w : m.workers) {
+    w->guard.reset();
+    w->ioc.stop();
+  }
+  for (auto& w : m.workers) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+asio::awaitable<void> HttpServer::Impl::Accept() {
+  size_t next = 0;
+  auto backoff = std::chrono::milliseconds(0);
+  for (;;) {
+    Worker* w = workers[next++ % workers.size()].get();
+    auto [ec, sock] = co_await acceptor->async_accept(w->ioc, kUseTuple);
+    if (stopping.load() || ec == asio::error::operation_aborted) co_return;
+    if (ec) {
+      // Out of file descriptors or similar: back off instead of spinning on the error.
+      backoff = std::min(std::chrono::milliseconds(1000), backoff * 2 + std::chrono::milliseconds(10));
+      CQ_LOG_WARN(kLog, "accept failed: {}; retrying in {} ms", ec.message(), backoff.count());
+      asio::steady_timer t(co_await asio::this_coro::executor, backoff);
+      co_await t.async_wait(kUseTuple);
+      continue;
+    }
+    backoff = std::chrono::milliseconds(0);
+    boost::system::error_code opt_ec;
+    sock.set_option(tcp::no_delay(true), opt_ec);
+    asio::co_spawn(w->ioc, Session(std::move(sock), w), asio::detached);
+  }
+}
+
+asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
+  Conn c(std::move(sock));
+  w->conns.insert(&c);
+  live.fetch_add(1);
+  try {
+    co_await Serve(c);
+  } catch (const std::exception& e) {
+    CQ_LOG_WARN(kLog, "connection ended by an exception: {}", e.what());
+  }
+  w->conns.erase(&c);
+  boost::system::error_code ec;
+  c.stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  c.stream.socket().close(ec);
+  live.fetch_sub(1);
+}
+
+asio::awaitable<void> HttpServer::Impl::WriteError(Conn& c, int status, std::string msg,
+                                                   std::string path) {
+  HttpResponse r;
+  r.status = status;
+  r.body = EncodeRequestError(status, msg, path);
+  std::string out = Serialize(r, 11, /*keep_alive=*/false);
+  c.stream.expires_after(std::chrono::seconds(10));
+  co_await asio::async_write(c.stream, asio::buffer(out), kUseTuple);
+}
+
+void HttpServer::Impl::ArmWatch(Conn& c) {
+  auto watch = c.watch;
+  int fd = c.fd;
+  c.stream.socket().async_wait(tcp::socket::wait_read, [watch, fd](boost::system::error_code ec) {
+    if (ec || PeerAliveFd(fd)) return;  // cancelled, or a pipelined request arrived
+    watch->gone = true;
+    if (UniqueFunction<void()> fn = std::move(watch->on_gone)) fn();
+  });
+}
+
+asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c) {
+  auto ex = co_await asio::this_coro::executor;
+  c.watch.reset();
+  HttpResponse res = co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                                   void(HttpResponse)>(
+      [&](auto handler) {
+        router->Dispatch(req, c, Reply([h = std::move(handler), ex](HttpResponse r) mutable {
+                           asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
+                             std::move(h)(std::move(r));
+                           });
+                         }));
+        if (c.watch) ArmWatch(c);
+      },
+      asio::use_awaitable);
+  if (c.watch) {
+    boost::system::error_code ec;
+    c.stream.socket().cancel(ec);
+  }
+  co_return res;
+}
+
+asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    c.idle = true;
+    if (stopping.load()) co_return;
+    if (buffer.size() == 0 && buffer.capacity() > 64 * 1024) buffer.shrink_to_fit();
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
+    parser.body_limit(opts.max_body_bytes);
+    c.stream.expires_after(buffer.size() > 0 ? opts.request_timeout : opts.idle_timeout);
+    auto [ec, n] = co_await bhttp::async_read_header(c.stream, buffer, parser, kUseTuple);
+    c.idle = false;
+    std::string path;
+    if (parser.is_header_done()) {
+      std::string_view target = parser.get().target();
+      path = std::string(target.substr(0, target.find('?')));
+    }
+    if (ec == bhttp::error::header_limit) {
+      co_await WriteError(c, 431,
+                          fmt::format("request headers are larger than {} bytes (max-header-bytes)",
+                                      opts.max_header_bytes),
+                          path);
+      co_return;
+    }
+    if (ec == bhttp::error::body_limit) {
+      co_await WriteError(
+          c, 413,
+          fmt::format("request body is larger than {} bytes (max-body-bytes)", opts.max_body_bytes),
+          path);
+      co_return;
+    }
+    if (ec) {
+      if (IsParseError(ec)) {
+        co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", ec.message()), path);
+      }
+      co_return;  // closed, reset, timed out
+    }
+    auto& msg = parser.get();
+    if (!parser.is_done()) {
+      if (msg.version() >= 11 && beast::iequals(msg[bhttp::field::expect], "100-continue")) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [wec, wn] = co_await asio::async_write(
+            c.stream, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);
+        if (wec) co_return;
+      }
+      c.stream.expires_after(opts.request_timeout);
+      auto [bec, bn] = co_await bhttp::async_read(c.stream, buffer, parser, kUseTuple);
+      if (bec == bhttp::error::body_limit) {
+        co_await WriteError(c, 413,
+                            fmt::format("request body is larger than {} bytes (max-body-bytes)",
+                                        opts.max_body_bytes),
+                            path);
+        co_return;
+      }
+      if (bec) {
+        if (IsParseError(bec)) {
+          co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", bec.message()),
+                              path);
+        }
+        co_return;
+      }
+    }
+    c.stream.expires_never();
+
+    HttpRequest req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    auto ct = msg.find(bhttp::field::content_type);
+    req.has_content_type = ct != msg.end();
+    if (req.has_content_type) req.content_type = std::string(ct->value());
+    req.body = std::move(msg.body());
+    const bool keep_alive = msg.keep_alive();
+    const unsigned version = msg.version();
+
+    HttpResponse res = co_await Dispatch(req, c);
+    if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
+    const bool keep = keep_alive && !res.close && !stopping.load();
+    std::string out = Serialize(res, version, keep);
+    c.stream.expires_after(opts.request_timeout);
+    auto [wec, wn] = co_await asio::async_write(c.stream, asio::buffer(out), kUseTuple);
+    if (wec || !keep) co_return;
+  }
+}
+
+}  // namespace chronoq::http

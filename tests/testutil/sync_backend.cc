@@ -1,0 +1,56 @@
+#include "tests/testutil/sync_backend.h"
+
+#include <future>
+
+namespace chronoq::testutil {
+namespace {
+
+template <typename T, typename Start>
+T Wait(Start start) {
+  std::promise<T> p;
+  std::future<T> f = p.get_future();
+  start([&p](T value) { p.set_value(std::move(value)); });
+  return f.get();
+}
+
+}  // namespace
+
+Result<core::Message> SyncBackend::Send(const std::string& topic, const std::string& msg_id,
+                                        const std::string& payload, Millis delay, Millis ttl,
+                                        int32_t max_retry) {
+  return Send(core::NewMessage{topic, msg_id, payload, delay, ttl, max_retry});
+}
+
+Result<core::Message> SyncBackend::Send(core::NewMessage m) {
+  return Wait<Result<core::Message>>([&](auto cb) { b_->Send(std::move(m), std::move(cb)); });
+}
+
+Result<std::vector<core::Message>> SyncBackend::Pull(const std::string& topic, int32_t batch,
+                                                     Millis ack_timeout) {
+  return Wait<Result<std::vector<core::Message>>>([&](auto cb) {
+    b_->Pull(engine::PullRequest{topic, batch, ack_timeout}, std::move(cb));
+  });
+}
+
+Status SyncBackend::Ack(const std::string& topic, const std::string& msg_id, bool ack) {
+  return Wait<Status>([&](auto cb) { b_->Ack(topic, msg_id, ack, std::move(cb)); });
+}
+
+Status SyncBackend::Delete(const std::string& topic, const std::string& msg_id, bool release) {
+  return Wait<Status>([&](auto cb) { b_->Delete(topic, msg_id, release, std::move(cb)); });
+}
+
+Result<core::Message> SyncBackend::Get(const std::string& topic, const std::string& msg_id) {
+  return Wait<Result<core::Message>>([&](auto cb) { b_->Get(topic, msg_id, std::move(cb)); });
+}
+
+Result<core::TopicInfo> SyncBackend::Info(const std::string& topic) {
+  return Wait<Result<core::TopicInfo>>([&](auto cb) { b_->GetTopicInfo(topic, std::move(cb)); });
+}
+
+Result<std::vector<core::TopicInfo>> SyncBackend::List() {
+  return Wait<Result<std::vector<core::TopicInfo>>>(
+      [&](auto cb) { b_->ListTopics(std::move(cb)); });
+}
+
+}  // namespace chronoq::testutil

@@ -1,0 +1,32 @@
+// SyncBackend: blocking wrappers over the asynchronous QueueBackend API, for tests. Each call
+// waits for the backend's callback (which may run inline or on another thread).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/queue_backend.h"
+
+namespace chronoq::testutil {
+
+class SyncBackend {
+ public:
+  explicit SyncBackend(engine::QueueBackend* backend) : b_(backend) {}
+
+  Result<core::Message> Send(const std::string& topic, const std::string& msg_id,
+                             const std::string& payload, Millis delay, Millis ttl = Millis(3'600'000),
+                             int32_t max_retry = 10);
+  Result<core::Message> Send(core::NewMessage m);
+  Result<std::vector<core::Message>> Pull(const std::string& topic, int32_t batch = 1,
+                                          Millis ack_timeout = Millis(30'000));
+  Status Ack(const std::string& topic, const std::string& msg_id, bool ack = true);
+  Status Delete(const std::string& topic, const std::string& msg_id, bool release = false);
+  Result<core::Message> Get(const std::string& topic, const std::string& msg_id);
+  Result<core::TopicInfo> Info(const std::string& topic);
+  Result<std::vector<core::TopicInfo>> List();
+
+ private:
+  engine::QueueBackend* b_;
+};
+
+}  // namespace chronoq::testutil
