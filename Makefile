@@ -6,7 +6,7 @@ BUILD_TYPE ?= RelWithDebInfo
 ARGS ?=
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build run test clean
+.PHONY: all deps configure build run test check clean
 
 all: build
 
@@ -22,8 +22,12 @@ build: configure
 run: build
 	./$(BUILD)/chronoq serve $(ARGS)
 
-test: build
+test: build check
 	ctest --test-dir $(BUILD) --output-on-failure -j2
+
+# Static checks: module layering (STYLE.md section 2) and file sizes.
+check:
+	@bash scripts/check-layering.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Fails when a module includes a module it may not (STYLE.md section 2) or a third-party header
+# outside the module that wraps it. Run from the repository root.
+set -euo pipefail
+
+declare -A ALLOWED=(
+  [base]=""
+  [core]="base"
+  [metrics]="base"
+  [config]="core base"
+  [storage]="core base"
+  [engine]="core storage metrics base"
+  [redis]="core engine metrics base"
+  [http]="engine core metrics config base"
+  [client]="base"
+  [cli]="client base"
+  [bench]="client base"
+  [app]="base core storage engine redis http metrics config client cli bench"
+)
+
+fail=0
+for dir in src/*/; do
+  module=$(basename "$dir")
+  allowed="${ALLOWED[$module]-}"
+  if [ -z "${ALLOWED[$module]+x}" ]; then
+    echo "layering: module '$module' is not in the table of scripts/check-layering.sh"
+    fail=1
+    continue
+  fi
+  # Production sources only; tests may reach across modules.
+  while IFS= read -r file; do
+    while IFS= read -r inc; do
+      dep=${inc%%/*}
+      [ "$dep" = "$module" ] && continue
+      if [[ " $allowed " != *" $dep "* ]] && [ -d "src/$dep" ]; then
+        echo "layering: $file includes \"$inc\" but $module may not depend on $dep"
+        fail=1
+      fi
+    done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+    # Third-party types stay inside the module that wraps them.
+    if grep -qE '^#include <(boost)/' "$file" && [ "$module" != "http" ]; then
+      echo "layering: $file includes Boost; only src/http may"
+      fail=1
+    fi
+    if grep -qE '^#include <rocksdb/' "$file" && [[ "$file" != src/storage/rocksdb/* ]]; then
+      echo "layering: $file includes RocksDB; only src/storage/rocksdb may"
+      fail=1
+    fi
+    if grep -qE '^#include <(hiredis|hiredis/)' "$file" && [ "$module" != "redis" ]; then
+      echo "layering: $file includes hiredis; only src/redis may"
+      fail=1
+    fi
+    if [[ "$file" == *.h ]] && grep -qE '^#include <spdlog/' "$file"; then
+      echo "layering: header $file includes spdlog; keep it inside base/log.cc"
+      fail=1
+    fi
+  done < <(find "$dir" -name '*.h' -o -name '*.cc' | grep -v '_test\.cc$' | grep -v '_bench\.cc$')
+done
+
+# No file in src/ over 800 lines.
+while IFS= read -r line; do
+  echo "size: $line lines (limit 800; split it by responsibility)"
+  fail=1
+done < <(find src -name '*.h' -o -name '*.cc' | xargs wc -l | awk '$2 != "total" && $1 > 800 {print $2 " has " $1}')
+
+if [ "$fail" -ne 0 ]; then exit 1; fi
+echo "layering: ok"
