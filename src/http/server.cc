@@ -292,15 +292,16 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     if (buffer.size() == 0 && buffer.capacity() > 64 * 1024) buffer.shrink_to_fit();
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
-    parser.body_limit(opts.max_body_bytes);
+    // The body limit is checked once the header is complete, so that the 413 answer can name the
+    // path; Beast would report it while still parsing the header.
+    parser.body_limit(boost::none);
     c.stream.expires_after(buffer.size() > 0 ? opts.request_timeout : opts.idle_timeout);
     auto [ec, n] = co_await bhttp::async_read_header(c.stream, buffer, parser, kUseTuple);
     c.idle = false;
-    std::string path;
-    if (parser.is_header_done()) {
-      std::string_view target = parser.get().target();
-      path = std::string(target.substr(0, target.find('?')));
-    }
+    // The start line is parsed (and its target stored) before the rest of the header, so even a
+    // header that is too large has a path to report.
+    std::string_view target = parser.get().target();
+    std::string path(target.substr(0, target.find('?')));
     if (ec == bhttp::error::header_limit) {
       co_await WriteError(c, 431,
                           fmt::format("request headers are larger than {} bytes (max-header-bytes)",
@@ -322,6 +323,14 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
       co_return;  // closed, reset, timed out
     }
     auto& msg = parser.get();
+    if (parser.content_length() && *parser.content_length() > opts.max_body_bytes) {
+      co_await WriteError(
+          c, 413,
+          fmt::format("request body is larger than {} bytes (max-body-bytes)", opts.max_body_bytes),
+          path);
+      co_return;
+    }
+    parser.body_limit(opts.max_body_bytes);
     if (!parser.is_done()) {
       if (msg.version() >= 11 && beast::iequals(msg[bhttp::field::expect], "100-continue")) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
