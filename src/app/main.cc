@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/serve.h"
+#include "bench/bench.h"
 
 namespace {
 
@@ -12,6 +13,7 @@ constexpr const char* kUsage =
     "Usage: chronoq <command> [options]\n\n"
     "Commands:\n"
     "  serve      run the delay-queue server (chronoq serve --help for its settings)\n"
+    "  bench      benchmark a running server (chronoq bench --help)\n"
     "  version    print the version\n";
 
 }  // namespace
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
     std::string cmd = argv[1];
     std::vector<std::string> args(argv + 2, argv + argc);
     if (cmd == "serve") return chronoq::app::RunServe(args);
+    if (cmd == "bench") return chronoq::bench::RunBench(args);
     if (cmd == "version" || cmd == "--version") {
       std::printf("chronoq %s\n", CQ_VERSION);
       return 0;

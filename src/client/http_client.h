@@ -64,6 +64,13 @@ class HttpConnection {
   bool WaitClosed(std::chrono::milliseconds timeout);
 
   void Close();
+  // Gives up the socket (for an event loop to drive); the connection is then closed here.
+  int ReleaseFd() {
+    int fd = fd_;
+    fd_ = -1;
+    buf_.clear();
+    return fd;
+  }
   bool connected() const { return fd_ >= 0; }
   const Endpoint& endpoint() const { return ep_; }
 

@@ -1,0 +1,115 @@
+#include "bench/bench.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "bench/workloads.h"
+
+namespace chronoq::bench {
+
+int RunBench(const std::vector<std::string>& args) {
+  CLI::App app{"Benchmarks a running chronoq server over HTTP/1.1 keep-alive.", "chronoq bench"};
+  app.require_subcommand(1, 1);
+  CommonOptions common;
+  app.add_option("--server", common.server, "Server URL")->capture_default_str();
+  app.add_option("--topic", common.topic, "Topic to use (default: a fresh one per run)");
+  app.add_flag("--json", common.json, "Print the result as JSON on stdout (summary on stderr)");
+  app.add_option("--server-pid", common.server_pid, "PID of a local server, for RSS figures");
+  bool no_progress = false;
+  app.add_flag("--no-progress", no_progress, "Do not show the live progress line");
+
+  ProduceOptions po;
+  auto* produce = app.add_subcommand("produce", "N sends as fast as possible (or at --rate)");
+  produce->add_option("--count", po.count, "Messages to send")->capture_default_str();
+  produce->add_option("--connections", po.connections, "Keep-alive connections")->capture_default_str();
+  produce->add_option("--payload-bytes", po.payload_bytes, "Payload size")->capture_default_str();
+  produce->add_option("--delay-min-ms", po.delay_min_ms, "Smallest delay")->capture_default_str();
+  produce->add_option("--delay-max-ms", po.delay_max_ms, "Largest delay")->capture_default_str();
+  produce->add_option("--rate", po.rate, "Sends per second (0: unlimited)")->capture_default_str();
+
+  E2eOptions eo;
+  auto* e2e = app.add_subcommand("e2e", "Send with delays, consume with long polls, measure lateness");
+  e2e->add_option("--count", eo.count, "Messages")->capture_default_str();
+  e2e->add_option("--delay-min-ms", eo.delay_min_ms, "Smallest delay")->capture_default_str();
+  e2e->add_option("--delay-max-ms", eo.delay_max_ms, "Largest delay")->capture_default_str();
+  e2e->add_option("--producers", eo.producers, "Producer connections")->capture_default_str();
+  e2e->add_option("--consumers", eo.consumers, "Long-polling consumers")->capture_default_str();
+  e2e->add_option("--ackers", eo.ackers, "Connections sending acks")->capture_default_str();
+  e2e->add_option("--batch", eo.batch, "Pull batch")->capture_default_str();
+  e2e->add_option("--rate", eo.rate, "Sends per second (0: unlimited)")->capture_default_str();
+  e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
+  e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
+  e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")->capture_default_str();
+
+  BurstOptions bo;
+  auto* burst = app.add_subcommand("burst", "M messages all due in the same second");
+  burst->add_option("--count", bo.count, "Messages")->capture_default_str();
+  burst->add_option("--slots", bo.slots, "Distinct trigger times in the second")->capture_default_str();
+  burst->add_option("--producers", bo.producers, "Producer connections")->capture_default_str();
+  burst->add_option("--consumers", bo.consumers, "Long-polling consumers")->capture_default_str();
+  burst->add_option("--ackers", bo.ackers, "Connections sending acks")->capture_default_str();
+  burst->add_option("--batch", bo.batch, "Pull batch")->capture_default_str();
+  burst->add_option("--payload-bytes", bo.payload_bytes, "Payload size")->capture_default_str();
+  burst->add_option("--lead-ms", bo.lead_ms, "Due time after the start (0: 5 s + count/25k s)")
+      ->capture_default_str();
+  burst->add_option("--ack", bo.ack, "Ack every delivered message")->capture_default_str();
+  burst->add_option("--grace-ms", bo.grace_ms, "Wait after the due second")->capture_default_str();
+
+  BacklogOptions ko;
+  auto* backlog = app.add_subcommand("backlog", "Load M far-future messages; memory, disk, restart");
+  backlog->add_option("--count", ko.count, "Messages")->capture_default_str();
+  backlog->add_option("--connections", ko.connections, "Connections")->capture_default_str();
+  backlog->add_option("--payload-bytes", ko.payload_bytes, "Payload size")->capture_default_str();
+  backlog->add_option("--delay-ms", ko.delay_ms, "Delay of every message")->capture_default_str();
+  backlog->add_option("--data-dir", ko.data_dir, "Server data directory, for disk bytes");
+  backlog->add_option("--restart-cmd", ko.restart_cmd,
+                      "Shell command restarting the server; measures time to serving");
+
+  LongPollOptions lo;
+  auto* longpoll = app.add_subcommand("longpoll", "Produce throughput with K parked long polls");
+  longpoll->add_option("--parked", lo.parked, "Parked long polls")->capture_default_str();
+  longpoll->add_option("--connections", lo.connections, "Producer connections")->capture_default_str();
+  longpoll->add_option("--seconds", lo.seconds, "Length of each phase")->capture_default_str();
+  longpoll->add_option("--payload-bytes", lo.payload_bytes, "Payload size")->capture_default_str();
+
+  std::vector<const char*> argv{"chronoq bench"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  common.progress = !no_progress;
+  Result<client::Endpoint> ep = client::ParseServerUrl(common.server);
+  if (!ep.has_value()) {
+    std::fprintf(stderr, "chronoq bench: --server: %s\n", ep.error().message().c_str());
+    return 2;
+  }
+  common.endpoint = *ep;
+  if (Status s = CheckServer(common.endpoint); !s.ok()) {
+    std::fprintf(stderr, "chronoq bench: server %s is not answering: %s\n", common.server.c_str(),
+                 s.message().c_str());
+    return 1;
+  }
+
+  Result<Report> report = Status(Errc::kInternal, "no workload");
+  if (produce->parsed()) report = RunProduce(common, po);
+  if (e2e->parsed()) report = RunE2e(common, eo);
+  if (burst->parsed()) report = RunBurst(common, bo);
+  if (backlog->parsed()) report = RunBacklog(common, ko);
+  if (longpoll->parsed()) report = RunLongPoll(common, lo);
+  if (!report.has_value()) {
+    std::fprintf(stderr, "chronoq bench: %s\n", report.error().message().c_str());
+    return 1;
+  }
+  if (common.json) {
+    std::fputs(report->Human().c_str(), stderr);
+    std::printf("%s\n", report->Json().c_str());
+  } else {
+    std::fputs(report->Human().c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace chronoq::bench

@@ -1,0 +1,210 @@
+#include "bench/load_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <queue>
+
+namespace chronoq::bench {
+
+struct LoadLoop::Conn {
+  int fd = -1;
+  Session* session = nullptr;
+  std::string out;
+  size_t out_pos = 0;
+  std::string in;
+  bool in_flight = false;
+  bool done = false;
+  bool write_interest = false;
+  SteadyClock::time_point sent_at{};
+  SteadyClock::time_point wake{};  // when waiting
+  bool waiting = false;
+  uint64_t wait_gen = 0;  // invalidates stale entries of the wake heap
+};
+
+LoadLoop::LoadLoop(client::Endpoint ep) : ep_(std::move(ep)) { epfd_ = ::epoll_create1(EPOLL_CLOEXEC); }
+
+LoadLoop::~LoadLoop() {
+  for (auto& c : conns_) {
+    if (c->fd >= 0) ::close(c->fd);
+  }
+  if (epfd_ >= 0) ::close(epfd_);
+}
+
+Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
+  for (Session* s : sessions) {
+    auto conn = client::HttpConnection::Connect(ep_);
+    if (!conn.has_value()) return conn.error();
+    auto c = std::make_unique<Conn>();
+    c->fd = conn->ReleaseFd();  // the loop owns the socket from here
+    c->session = s;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.ptr = c.get();
+    if (c->fd < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+      return Unavailable(std::string("epoll_ctl: ") + std::strerror(errno));
+    }
+    conns_.push_back(std::move(c));
+    ++active_;
+  }
+  return Status::Ok();
+}
+
+void LoadLoop::SetWriteInterest(Conn& c, bool on) {
+  if (c.write_interest == on) return;
+  c.write_interest = on;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP | (on ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  ev.data.ptr = &c;
+  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+void LoadLoop::Fail(Conn& c, std::string_view what) {
+  if (c.done) return;
+  ++counters_.connection_errors;
+  c.done = true;
+  --active_;
+  ::epoll_ctl(epfd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  c.session->OnError(what);
+}
+
+void LoadLoop::Flush(Conn& c) {
+  while (c.out_pos < c.out.size()) {
+    ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out_pos += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      SetWriteInterest(c, true);
+      return;
+    }
+    Fail(c, std::string("send: ") + std::strerror(errno));
+    return;
+  }
+  c.out.clear();
+  c.out_pos = 0;
+  SetWriteInterest(c, false);
+}
+
+void LoadLoop::Kick(Conn& c, SteadyClock::time_point now) {
+  if (c.done || c.in_flight) return;
+  c.waiting = false;
+  Next next = c.session->NextRequest(&c.out);
+  switch (next.kind) {
+    case Next::kSend:
+      c.in_flight = true;
+      c.sent_at = SteadyClock::now();
+      Flush(c);
+      return;
+    case Next::kWait:
+      c.waiting = true;
+      c.wake = std::max(next.wake, now);
+      waits_.push(Wait{c.wake, ++c.wait_gen, &c});
+      return;
+    case Next::kDone:
+      c.done = true;
+      --active_;
+      return;
+  }
+}
+
+void LoadLoop::Poke(Session* s) {
+  for (auto& c : conns_) {
+    if (c->session == s && c->waiting) {
+      c->wake = SteadyClock::time_point::min();
+      waits_.push(Wait{c->wake, ++c->wait_gen, c.get()});
+    }
+  }
+}
+
+void LoadLoop::OnReadable(Conn& c) {
+  char buf[64 * 1024];
+  for (;;) {
+    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+      c.in.append(buf, static_cast<size_t>(n));
+      if (static_cast<size_t>(n) < sizeof(buf)) break;
+      continue;
+    }
+    if (n == 0) {
+      Fail(c, "the server closed the connection");
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    Fail(c, std::string("recv: ") + std::strerror(errno));
+    return;
+  }
+  // One response at a time: status line, headers with Content-Length, body.
+  for (;;) {
+    size_t head_end = c.in.find("\r\n\r\n");
+    if (head_end == std::string::npos) return;
+    std::string_view head(c.in.data(), head_end);
+    int status = 0;
+    if (head.size() > 12) std::from_chars(head.data() + 9, head.data() + 12, status);
+    size_t cl = head.find("Content-Length: ");
+    size_t len = 0;
+    if (cl != std::string_view::npos) {
+      const char* p = head.data() + cl + 16;
+      std::from_chars(p, head.data() + head.size(), len);
+    }
+    size_t total = head_end + 4 + len;
+    if (c.in.size() < total) return;
+    auto latency = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - c.sent_at);
+    c.in_flight = false;
+    ++counters_.responses;
+    c.session->OnResponse(status, std::string_view(c.in.data() + head_end + 4, len), latency);
+    c.in.erase(0, total);
+    if (c.done) return;
+    Kick(c, SteadyClock::now());
+    if (!c.in_flight) return;
+  }
+}
+
+void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>& stop,
+                   const std::function<void()>& tick, std::chrono::milliseconds tick_every) {
+  auto now = SteadyClock::now();
+  for (auto& c : conns_) Kick(*c, now);
+  auto next_tick = now + tick_every;
+  std::vector<epoll_event> events(1024);
+  while (active_ > 0) {
+    now = SteadyClock::now();
+    if (now >= deadline || (stop && stop())) break;
+    if (now >= next_tick) {
+      if (tick) tick();
+      next_tick = now + tick_every;
+    }
+    // Wake sessions whose wait is over; find the nearest future wake.
+    while (!waits_.empty()) {
+      const Wait& w = waits_.top();
+      Conn* c = w.conn;
+      if (w.gen != c->wait_gen || !c->waiting || c->done) {
+        waits_.pop();
+        continue;
+      }
+      if (w.at > now) break;
+      waits_.pop();
+      Kick(*c, now);
+    }
+    auto nearest = std::min(next_tick, deadline);
+    if (!waits_.empty()) nearest = std::min(nearest, waits_.top().at);
+    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - SteadyClock::now()).count();
+    int timeout = static_cast<int>(std::clamp<int64_t>(wait_ms, 0, 1000));
+    int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
+    for (int i = 0; i < n; ++i) {
+      Conn& c = *static_cast<Conn*>(events[i].data.ptr);
+      if (c.done) continue;
+      if (events[i].events & EPOLLOUT) Flush(c);
+      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(c);
+    }
+  }
+  if (tick) tick();
+}
+
+}  // namespace chronoq::bench

@@ -1,0 +1,93 @@
+// LoadLoop: drives many keep-alive HTTP/1.1 connections from one thread with epoll, each with at
+// most one request in flight, each scripted by a Session. Cheap per request (one send, one recv,
+// a minimal response parse), so that on a small machine the server, not the client, is measured.
+//
+// Thread-safety: a LoadLoop and its sessions belong to the thread that calls Run().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "client/http_client.h"
+
+namespace chronoq::bench {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// What a session wants to do next.
+struct Next {
+  enum Kind { kSend, kWait, kDone };
+  Kind kind = kDone;
+  SteadyClock::time_point wake{};  // kWait: ask again at this time
+
+  static Next Send() { return {kSend, {}}; }
+  static Next WaitUntil(SteadyClock::time_point t) { return {kWait, t}; }
+  static Next Done() { return {kDone, {}}; }
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // On kSend, appends one complete request to `out`.
+  virtual Next NextRequest(std::string* out) = 0;
+  // The answer to the last request; `latency` runs from its send to its last byte.
+  virtual void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) = 0;
+  // The connection failed (reset, closed by the server, refused); the session is then done.
+  virtual void OnError(std::string_view /*what*/) {}
+};
+
+struct LoopCounters {
+  int64_t responses = 0;
+  int64_t connection_errors = 0;
+};
+
+class LoadLoop {
+ public:
+  explicit LoadLoop(client::Endpoint ep);
+  ~LoadLoop();
+
+  // Opens one connection per session. kUnavailable when the server cannot be reached.
+  Status Connect(const std::vector<Session*>& sessions);
+
+  // Runs until every session is done, `stop()` returns true, or `deadline` passes. `tick` is
+  // called about every `tick_every` (progress display, stop conditions).
+  void Run(SteadyClock::time_point deadline, const std::function<bool()>& stop,
+           const std::function<void()>& tick,
+           std::chrono::milliseconds tick_every = std::chrono::milliseconds(250));
+
+  // Makes a waiting session ask for its next request now (e.g. a consumer woken by new work).
+  void Poke(Session* s);
+
+  const LoopCounters& counters() const { return counters_; }
+
+ private:
+  struct Conn;
+  void Kick(Conn& c, SteadyClock::time_point now);
+  void Flush(Conn& c);
+  void OnReadable(Conn& c);
+  void Fail(Conn& c, std::string_view what);
+  void SetWriteInterest(Conn& c, bool on);
+
+  struct Wait {
+    SteadyClock::time_point at;
+    uint64_t gen;
+    Conn* conn;
+    bool operator>(const Wait& o) const { return at > o.at; }
+  };
+
+  client::Endpoint ep_;
+  int epfd_ = -1;
+  std::priority_queue<Wait, std::vector<Wait>, std::greater<Wait>> waits_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  LoopCounters counters_;
+  int active_ = 0;  // connections not done
+};
+
+}  // namespace chronoq::bench

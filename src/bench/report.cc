@@ -1,0 +1,107 @@
+#include "bench/report.h"
+
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace chronoq::bench {
+namespace {
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+std::string Grouped(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+void Report::Int(std::string key, int64_t v, std::string unit) {
+  std::string human = Grouped(v) + (unit.empty() ? "" : " " + unit);
+  items_.push_back({std::move(key), std::move(human), std::to_string(v)});
+}
+
+void Report::Num(std::string key, double v, std::string unit) {
+  std::string human = fmt::format("{:.2f}{}", v, unit.empty() ? "" : " " + unit);
+  items_.push_back({std::move(key), std::move(human), fmt::format("{}", v)});
+}
+
+void Report::Str(std::string key, std::string v) {
+  std::string json = JsonString(v);
+  items_.push_back({std::move(key), std::move(v), std::move(json)});
+}
+
+void Report::Latency(std::string key, const Histogram& h) {
+  std::string json = fmt::format(
+      "{{\"count\":{},\"mean_us\":{:.1f},\"p50_us\":{},\"p90_us\":{},\"p99_us\":{},"
+      "\"p999_us\":{},\"max_us\":{}}}",
+      h.count(), h.mean(), h.Percentile(50), h.Percentile(90), h.Percentile(99),
+      h.Percentile(99.9), h.max());
+  items_.push_back({std::move(key), h.Summary(), std::move(json)});
+}
+
+std::string Report::Human() const {
+  std::string out = fmt::format("== chronoq bench {} ==\n", workload_);
+  size_t width = 0;
+  for (const Item& i : items_) width = std::max(width, i.key.size());
+  for (const Item& i : items_) out += fmt::format("  {:<{}}  {}\n", i.key, width, i.human);
+  for (const std::string& w : warnings_) out += fmt::format("  WARNING: {}\n", w);
+  return out;
+}
+
+std::string Report::Json() const {
+  std::string out = fmt::format("{{\"workload\":{}", JsonString(workload_));
+  for (const Item& i : items_) out += fmt::format(",{}:{}", JsonString(i.key), i.json);
+  out += ",\"warnings\":[";
+  for (size_t i = 0; i < warnings_.size(); ++i) {
+    out += (i ? "," : "") + JsonString(warnings_[i]);
+  }
+  return out + "]}";
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+int64_t ProcessRssBytes(int pid) {
+  std::ifstream f(fmt::format("/proc/{}/status", pid));
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return -1;
+}
+
+int64_t DirectoryBytes(const std::string& dir) {
+  std::error_code ec;
+  int64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
+  }
+  return ec ? -1 : total;
+}
+
+}  // namespace chronoq::bench

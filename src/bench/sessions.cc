@@ -1,0 +1,123 @@
+#include "bench/sessions.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "bench/common.h"
+#include "client/json.h"
+
+namespace chronoq::bench {
+
+Next ProducerSession::NextRequest(std::string* out) {
+  if (st_->stop || st_->next >= st_->count) return Next::Done();
+  if (st_->rate > 0) {
+    auto due = st_->start + std::chrono::duration_cast<SteadyClock::duration>(
+                                std::chrono::duration<double>(st_->next / st_->rate));
+    if (due > SteadyClock::now()) return Next::WaitUntil(due);
+  }
+  body_.clear();
+  st_->make_body(st_->next++, &body_);
+  out->append(FormPost(st_->endpoint, "/camellia/delayQueue/sendMsg", body_));
+  return Next::Send();
+}
+
+void ProducerSession::OnResponse(int status, std::string_view body,
+                                 std::chrono::microseconds latency) {
+  st_->latency.Record(latency.count());
+  if (status == 200 && IsSuccess(body)) {
+    ++st_->ok;
+  } else {
+    ++st_->failed;
+    if (st_->first_failure.empty()) {
+      st_->first_failure = fmt::format("HTTP {} {}", status, body.substr(0, 300));
+    }
+  }
+}
+
+void ProducerSession::OnError(std::string_view what) {
+  ++st_->failed;
+  if (st_->first_failure.empty()) st_->first_failure = std::string(what);
+}
+
+Next ConsumerSession::NextRequest(std::string* out) {
+  if (st_->stop) return Next::Done();
+  std::string body = fmt::format(
+      "topic={}&batch={}&ackTimeoutMillis={}&longPollingTimeoutMillis={}",
+      client::UrlEncode(st_->topic), st_->batch, st_->ack_timeout_ms, st_->long_poll_ms);
+  out->append(FormPost(st_->endpoint, "/camellia/delayQueue/longPollingMsg", body));
+  return Next::Send();
+}
+
+void ConsumerSession::OnResponse(int status, std::string_view body, std::chrono::microseconds) {
+  int64_t now_us = NowEpochMicros();
+  ++st_->pulls;
+  if (status != 200 || !IsSuccess(body)) {
+    ++st_->pull_failures;
+    if (st_->first_failure.empty()) {
+      st_->first_failure = fmt::format("HTTP {} {}", status, body.substr(0, 300));
+    }
+    return;
+  }
+  Result<client::Json> doc = client::Json::Parse(body);
+  if (!doc.has_value()) {
+    ++st_->pull_failures;
+    return;
+  }
+  bool any = false;
+  for (const client::Json& m : (*doc)["delayMsgList"].items()) {
+    const std::string& id = m["msgId"].AsString();
+    int64_t index = -1;
+    if (id.rfind(st_->id_prefix, 0) == 0) {
+      std::string_view rest = std::string_view(id).substr(st_->id_prefix.size());
+      std::from_chars(rest.data(), rest.data() + rest.size(), index);
+    }
+    if (index < 0 || index >= st_->expected) {
+      ++st_->foreign;
+      continue;
+    }
+    uint8_t& seen = st_->seen[static_cast<size_t>(index)];
+    if (seen == 0) {
+      ++st_->unique;
+      st_->lateness.Record(now_us - m["triggerTime"].AsInt() * 1000);
+    } else {
+      ++st_->duplicates;
+    }
+    if (seen < 255) ++seen;
+    if (st_->first_receive_us == 0) st_->first_receive_us = now_us;
+    st_->last_receive_us = now_us;
+    if (st_->ack) st_->ack_queue.push_back(id);
+    any = true;
+  }
+  if (st_->unique >= st_->expected) st_->stop = true;
+  if (any || st_->stop) {
+    for (Session* a : st_->ackers) st_->loop->Poke(a);
+  }
+}
+
+void ConsumerSession::OnError(std::string_view what) {
+  ++st_->pull_failures;
+  if (st_->first_failure.empty()) st_->first_failure = std::string(what);
+}
+
+Next AckerSession::NextRequest(std::string* out) {
+  if (st_->ack_queue.empty()) {
+    if (st_->stop) return Next::Done();
+    return Next::WaitUntil(SteadyClock::now() + std::chrono::milliseconds(50));  // or a Poke
+  }
+  std::string body = fmt::format("topic={}&msgId={}&ack=true", client::UrlEncode(st_->topic),
+                                 client::UrlEncode(st_->ack_queue.front()));
+  st_->ack_queue.pop_front();
+  out->append(FormPost(st_->endpoint, "/camellia/delayQueue/ackMsg", body));
+  return Next::Send();
+}
+
+void AckerSession::OnResponse(int status, std::string_view body, std::chrono::microseconds) {
+  if (status == 200 && IsSuccess(body)) {
+    ++st_->acked;
+  } else {
+    ++st_->ack_failures;
+  }
+}
+
+}  // namespace chronoq::bench

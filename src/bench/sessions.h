@@ -1,0 +1,94 @@
+// The sessions the workloads are made of: producers (sendMsg), consumers (longPollingMsg) and
+// ackers (ackMsg), sharing per-workload state. All run on the LoadLoop's thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/histogram.h"
+#include "bench/load_loop.h"
+#include "client/http_client.h"
+
+namespace chronoq::bench {
+
+struct ProduceState {
+  client::Endpoint endpoint;
+  int64_t count = 0;    // messages to send; INT64_MAX: until stopped
+  double rate = 0;      // messages per second over all producers; 0: as fast as possible
+  // Appends the form body of message i (without the leading '&').
+  std::function<void(int64_t i, std::string* body)> make_body;
+  bool stop = false;    // set by the workload to end an open-ended run
+
+  SteadyClock::time_point start = SteadyClock::now();
+  int64_t next = 0;  // next message index to send
+  int64_t ok = 0;
+  int64_t failed = 0;
+  std::string first_failure;
+  Histogram latency;
+};
+
+class ProducerSession final : public Session {
+ public:
+  explicit ProducerSession(ProduceState* st) : st_(st) {}
+  Next NextRequest(std::string* out) override;
+  void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) override;
+  void OnError(std::string_view what) override;
+
+ private:
+  ProduceState* st_;
+  std::string body_;
+};
+
+struct ConsumeState {
+  client::Endpoint endpoint;
+  std::string topic;
+  int batch = 100;
+  int64_t long_poll_ms = 1000;
+  int64_t ack_timeout_ms = 60'000;
+  bool ack = true;
+  std::string id_prefix;       // msgIds are id_prefix + index
+  int64_t expected = 0;        // indexes 0..expected-1
+  LoadLoop* loop = nullptr;    // to wake ackers
+  std::vector<Session*> ackers;
+
+  bool stop = false;  // everything received, or the deadline passed
+  std::vector<uint8_t> seen;   // deliveries per index (saturating)
+  int64_t unique = 0;
+  int64_t duplicates = 0;      // deliveries of an index already delivered
+  int64_t foreign = 0;         // messages of another run
+  int64_t pulls = 0;
+  int64_t pull_failures = 0;
+  std::string first_failure;
+  Histogram lateness;          // receive time - trigger time, us
+  int64_t first_receive_us = 0;
+  int64_t last_receive_us = 0;
+  std::deque<std::string> ack_queue;
+  int64_t acked = 0;
+  int64_t ack_failures = 0;
+};
+
+class ConsumerSession final : public Session {
+ public:
+  explicit ConsumerSession(ConsumeState* st) : st_(st) {}
+  Next NextRequest(std::string* out) override;
+  void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) override;
+  void OnError(std::string_view what) override;
+
+ private:
+  ConsumeState* st_;
+};
+
+class AckerSession final : public Session {
+ public:
+  explicit AckerSession(ConsumeState* st) : st_(st) {}
+  Next NextRequest(std::string* out) override;
+  void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) override;
+
+ private:
+  ConsumeState* st_;
+};
+
+}  // namespace chronoq::bench

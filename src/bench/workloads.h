@@ -1,0 +1,72 @@
+// The benchmark workloads of `chronoq bench` (docs/benchmarks.md describes each). Every workload
+// returns a Report; none links server code: they talk HTTP to a running server.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+#include "bench/common.h"
+#include "bench/report.h"
+
+namespace chronoq::bench {
+
+struct ProduceOptions {
+  int64_t count = 200'000;
+  int connections = 64;
+  size_t payload_bytes = 100;
+  int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
+  int64_t delay_max_ms = 3'600'000;
+  double rate = 0;  // 0: as fast as possible
+};
+
+struct E2eOptions {
+  int64_t count = 100'000;
+  int64_t delay_min_ms = 1'000;
+  int64_t delay_max_ms = 10'000;
+  int producers = 16;
+  int consumers = 8;
+  int ackers = 8;
+  int batch = 100;
+  double rate = 20'000;  // sends per second
+  size_t payload_bytes = 100;
+  bool ack = true;
+  int64_t grace_ms = 30'000;  // after the last trigger time, before missing messages count
+};
+
+struct BurstOptions {
+  int64_t count = 1'000'000;
+  int slots = 1000;  // distinct trigger times within the second
+  int producers = 64;
+  int consumers = 8;
+  int ackers = 8;
+  int batch = 100;
+  size_t payload_bytes = 100;
+  int64_t lead_ms = 0;  // 0: 5 s + count / 25,000 per second
+  bool ack = true;
+  int64_t grace_ms = 30'000;
+};
+
+struct BacklogOptions {
+  int64_t count = 1'000'000;
+  int connections = 64;
+  size_t payload_bytes = 100;
+  int64_t delay_ms = 3'600'000;
+  std::string data_dir;     // for disk bytes per message
+  std::string restart_cmd;  // shell command that restarts the server (then time to serving)
+};
+
+struct LongPollOptions {
+  int parked = 10'000;
+  int connections = 64;   // producers
+  double seconds = 10;    // per phase
+  size_t payload_bytes = 100;
+};
+
+Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
+Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
+Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o);
+Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o);
+Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o);
+
+}  // namespace chronoq::bench
