@@ -345,9 +345,8 @@ TEST(ThreadSchedulerTest, StopDropsPendingCallbacksAndIsIdempotent) {
 TEST(ThreadSchedulerTest, CallbackMaySchedule) {
   ThreadScheduler s(SystemClock::Get());
   std::promise<void> second;
-  s.Schedule(SystemClock::Get()->Now(), [&] {
-    s.Schedule(SystemClock::Get()->Now(), [&] { second.set_value(); });
-  });
+  s.Schedule(SystemClock::Get()->Now(),
+             [&] { s.Schedule(SystemClock::Get()->Now(), [&] { second.set_value(); }); });
   EXPECT_EQ(second.get_future().wait_for(std::chrono::seconds(5)), std::future_status::ready);
 }
 

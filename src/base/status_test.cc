@@ -54,10 +54,10 @@ TEST(StatusTest, EqualityComparesCodeAndMessage) {
 }
 
 TEST(StatusTest, EveryErrcHasADistinctName) {
-  const Errc all[] = {Errc::kOk,           Errc::kNotFound,  Errc::kAlreadyExists,
-                      Errc::kInvalidArgument, Errc::kInvalidState, Errc::kConflict,
-                      Errc::kUnavailable,  Errc::kTimeout,   Errc::kIOError,
-                      Errc::kCorruption,   Errc::kInternal};
+  const Errc all[] = {
+      Errc::kOk,           Errc::kNotFound,   Errc::kAlreadyExists, Errc::kInvalidArgument,
+      Errc::kInvalidState, Errc::kConflict,   Errc::kUnavailable,   Errc::kTimeout,
+      Errc::kIOError,      Errc::kCorruption, Errc::kInternal};
   std::set<std::string_view> names;
   for (Errc e : all) {
     std::string_view n = ErrcName(e);
@@ -120,7 +120,12 @@ TEST(ResultDeathTest, ValueOfErrorAborts) {
 }
 
 TEST(ResultDeathTest, ConstructionFromOkStatusAborts) {
-  EXPECT_DEATH({ Result<int> r = Status::Ok(); (void)r; }, "OK status");
+  EXPECT_DEATH(
+      {
+        Result<int> r = Status::Ok();
+        (void)r;
+      },
+      "OK status");
 }
 
 Result<int> Half(int v) {

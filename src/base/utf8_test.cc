@@ -39,15 +39,15 @@ TEST(Utf8Test, RefusesOverlongForms) {
 }
 
 TEST(Utf8Test, RefusesSurrogates) {
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // U+D800
-  EXPECT_FALSE(IsValidUtf8("\xED\xBF\xBF"));  // U+DFFF
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));              // U+D800
+  EXPECT_FALSE(IsValidUtf8("\xED\xBF\xBF"));              // U+DFFF
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\xBD\xED\xB8\x80"));  // CESU-8 pair
 }
 
 TEST(Utf8Test, RefusesCodePointsAboveMax) {
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // U+110000
-  EXPECT_FALSE(IsValidUtf8("\xF7\xBF\xBF\xBF"));  // U+1FFFFF
-  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));  // 5-byte form
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));          // U+110000
+  EXPECT_FALSE(IsValidUtf8("\xF7\xBF\xBF\xBF"));          // U+1FFFFF
+  EXPECT_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));      // 5-byte form
   EXPECT_FALSE(IsValidUtf8("\xFC\x84\x80\x80\x80\x80"));  // 6-byte form
   EXPECT_FALSE(IsValidUtf8("\xFE"));
   EXPECT_FALSE(IsValidUtf8("\xFF"));
@@ -59,7 +59,9 @@ TEST(Utf8Test, RefusesTruncatedSequences) {
   EXPECT_FALSE(IsValidUtf8("\xF0\x9F\x98"));
   EXPECT_FALSE(IsValidUtf8("ok\xF0\x9F\x98"));
   // A truncated sequence followed by more text: the next byte is not a continuation byte.
-  EXPECT_FALSE(IsValidUtf8("\xE4\xB8" "a"));
+  EXPECT_FALSE(
+      IsValidUtf8("\xE4\xB8"
+                  "a"));
   EXPECT_FALSE(IsValidUtf8("\xC2\0"s));
 }
 
@@ -77,7 +79,7 @@ TEST(Utf8Test, HasControlCharsCoversC0AndDel) {
   EXPECT_TRUE(HasControlChars("\x7F"));
   EXPECT_FALSE(HasControlChars(""));
   EXPECT_FALSE(HasControlChars(" ~abcXYZ019"));
-  EXPECT_FALSE(HasControlChars("中文😀"));      // multi-byte sequences are not control bytes
+  EXPECT_FALSE(HasControlChars("中文😀"));     // multi-byte sequences are not control bytes
   EXPECT_FALSE(HasControlChars("\xC2\x80"));  // U+0080 (a C1 control) is not in the refused set
 }
 

@@ -83,8 +83,8 @@ TEST(MessageTest, EndedRecordReportsStoredStatusAndEndTime) {
   MessageRecord r = Pending();
   r.phase = Phase::kEnded;
   r.ended_at = At(42);
-  for (MsgStatus s : {MsgStatus::kConsumeOk, MsgStatus::kExpire, MsgStatus::kRetryExhaust,
-                      MsgStatus::kDelete}) {
+  for (MsgStatus s :
+       {MsgStatus::kConsumeOk, MsgStatus::kExpire, MsgStatus::kRetryExhaust, MsgStatus::kDelete}) {
     r.end_status = s;
     EXPECT_EQ(StatusAt(r, kT0), s);
     EXPECT_EQ(StatusAt(r, At(100'000)), s);

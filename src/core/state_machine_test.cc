@@ -52,67 +52,122 @@ std::vector<Case> AllCases() {
   auto base = [] { return CreateRecord(NewMsg(), kT0, 7); };
   auto delivered = [base] { return MustApply(base(), Deliver(), At(1000)); };  // deadline 6000
   return {
-      {"WaitingJustSent", MsgStatus::kWaiting, [base] { return std::pair{base(), kT0}; },
+      {"WaitingJustSent",
+       MsgStatus::kWaiting,
+       [base] {
+         return std::pair{base(), kT0};
+       },
        {E::kDelete}},
-      {"WaitingOneMsBeforeTrigger", MsgStatus::kWaiting,
-       [base] { return std::pair{base(), At(999)}; }, {E::kDelete}},
-      {"ReadyAtTriggerTime", MsgStatus::kReady, [base] { return std::pair{base(), At(1000)}; },
+      {"WaitingOneMsBeforeTrigger",
+       MsgStatus::kWaiting,
+       [base] {
+         return std::pair{base(), At(999)};
+       },
+       {E::kDelete}},
+      {"ReadyAtTriggerTime",
+       MsgStatus::kReady,
+       [base] {
+         return std::pair{base(), At(1000)};
+       },
        {E::kDeliver, E::kDelete}},
-      {"ReadySentWithoutDelay", MsgStatus::kReady,
-       [] { return std::pair{CreateRecord(NewMsg(Millis(0)), kT0, 7), kT0}; },
+      {"ReadySentWithoutDelay",
+       MsgStatus::kReady,
+       [] {
+         return std::pair{CreateRecord(NewMsg(Millis(0)), kT0, 7), kT0};
+       },
        {E::kDeliver, E::kDelete}},
-      {"ReadyAfterNack", MsgStatus::kReady,
-       [delivered] { return std::pair{MustApply(delivered(), Nack(), At(2000)), At(2500)}; },
+      {"ReadyAfterNack",
+       MsgStatus::kReady,
+       [delivered] {
+         return std::pair{MustApply(delivered(), Nack(), At(2000)), At(2500)};
+       },
        {E::kDeliver, E::kDelete}},
-      {"ReadyAfterAckTimeout", MsgStatus::kReady,
-       [delivered] { return std::pair{delivered(), At(6000)}; },
+      {"ReadyAfterAckTimeout",
+       MsgStatus::kReady,
+       [delivered] {
+         return std::pair{delivered(), At(6000)};
+       },
        {E::kDeliver, E::kAck, E::kDelete}},
-      {"Consuming", MsgStatus::kConsuming, [delivered] { return std::pair{delivered(), At(2000)}; },
+      {"Consuming",
+       MsgStatus::kConsuming,
+       [delivered] {
+         return std::pair{delivered(), At(2000)};
+       },
        {E::kAck, E::kNack, E::kDelete}},
-      {"ConsumingLastDelivery", MsgStatus::kConsuming,
+      {"ConsumingLastDelivery",
+       MsgStatus::kConsuming,
        [] {
          MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
          return std::pair{MustApply(r, Deliver(), At(1000)), At(2000)};
        },
        {E::kAck, E::kNack, E::kDelete}},
-      {"ConsumeOk", MsgStatus::kConsumeOk,
-       [delivered] { return std::pair{MustApply(delivered(), Ack(), At(2000)), At(2000)}; }, {}},
-      {"ExpireDerived", MsgStatus::kExpire, [base] { return std::pair{base(), At(61000)}; },
+      {"ConsumeOk",
+       MsgStatus::kConsumeOk,
+       [delivered] {
+         return std::pair{MustApply(delivered(), Ack(), At(2000)), At(2000)};
+       },
+       {}},
+      {"ExpireDerived",
+       MsgStatus::kExpire,
+       [base] {
+         return std::pair{base(), At(61000)};
+       },
        {E::kFinalize}},
-      {"ExpireDerivedLongAfter", MsgStatus::kExpire,
-       [base] { return std::pair{base(), At(999'999'999)}; }, {E::kFinalize}},
-      {"ExpireStored", MsgStatus::kExpire,
-       [base] { return std::pair{MustApply(base(), Finalize(), At(61000)), At(61000)}; }, {}},
-      {"RetryExhaustDerivedByTtlWhileConsuming", MsgStatus::kRetryExhaust,
+      {"ExpireDerivedLongAfter",
+       MsgStatus::kExpire,
+       [base] {
+         return std::pair{base(), At(999'999'999)};
+       },
+       {E::kFinalize}},
+      {"ExpireStored",
+       MsgStatus::kExpire,
+       [base] {
+         return std::pair{MustApply(base(), Finalize(), At(61000)), At(61000)};
+       },
+       {}},
+      {"RetryExhaustDerivedByTtlWhileConsuming",
+       MsgStatus::kRetryExhaust,
        [base] {
          return std::pair{MustApply(base(), Deliver(Millis(100'000)), At(1000)), At(61000)};
        },
        {E::kFinalize}},
-      {"RetryExhaustDerivedByTtlAfterNack", MsgStatus::kRetryExhaust,
-       [delivered] { return std::pair{MustApply(delivered(), Nack(), At(2000)), At(61000)}; },
+      {"RetryExhaustDerivedByTtlAfterNack",
+       MsgStatus::kRetryExhaust,
+       [delivered] {
+         return std::pair{MustApply(delivered(), Nack(), At(2000)), At(61000)};
+       },
        {E::kFinalize}},
-      {"RetryExhaustDerivedByLastAckTimeout", MsgStatus::kRetryExhaust,
+      {"RetryExhaustDerivedByLastAckTimeout",
+       MsgStatus::kRetryExhaust,
        [] {
          MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
          return std::pair{MustApply(r, Deliver(), At(1000)), At(6000)};
        },
        {E::kFinalize}},
-      {"RetryExhaustStoredByNack", MsgStatus::kRetryExhaust,
+      {"RetryExhaustStoredByNack",
+       MsgStatus::kRetryExhaust,
        [] {
          MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
-         return std::pair{MustApply(MustApply(r, Deliver(), At(1000)), Nack(), At(2000)),
-                          At(2000)};
+         return std::pair{MustApply(MustApply(r, Deliver(), At(1000)), Nack(), At(2000)), At(2000)};
        },
        {}},
-      {"RetryExhaustStoredByFinalize", MsgStatus::kRetryExhaust,
+      {"RetryExhaustStoredByFinalize",
+       MsgStatus::kRetryExhaust,
        [delivered] {
          return std::pair{MustApply(delivered(), Finalize(), At(61000)), At(70000)};
        },
        {}},
-      {"DeletedWhileWaiting", MsgStatus::kDelete,
-       [base] { return std::pair{MustApply(base(), Delete(), kT0), kT0}; }, {}},
-      {"DeletedWhileConsuming", MsgStatus::kDelete,
-       [delivered] { return std::pair{MustApply(delivered(), Delete(), At(2000)), At(3000)}; },
+      {"DeletedWhileWaiting",
+       MsgStatus::kDelete,
+       [base] {
+         return std::pair{MustApply(base(), Delete(), kT0), kT0};
+       },
+       {}},
+      {"DeletedWhileConsuming",
+       MsgStatus::kDelete,
+       [delivered] {
+         return std::pair{MustApply(delivered(), Delete(), At(2000)), At(3000)};
+       },
        {}},
   };
 }
@@ -171,32 +226,38 @@ TEST_P(StateMachinePairTest, LegalMovesExactlyAsDocumented) {
         << out.error().message();
     return;
   }
-  ASSERT_TRUE(out.has_value()) << c.name << " + " << EventName(e) << ": "
-                               << out.error().ToString();
+  ASSERT_TRUE(out.has_value()) << c.name << " + " << EventName(e) << ": " << out.error().ToString();
   EXPECT_EQ(*out, ExpectedAfter(r, e, now));
   // The status right after the move.
   MsgStatus after = StatusAt(*out, now);
   switch (e) {
-    case EventKind::kDeliver: EXPECT_EQ(after, MsgStatus::kConsuming); break;
-    case EventKind::kAck: EXPECT_EQ(after, MsgStatus::kConsumeOk); break;
-    case EventKind::kNack:
-      EXPECT_EQ(after, r.retry == r.max_deliveries() ? MsgStatus::kRetryExhaust
-                                                     : MsgStatus::kReady);
+    case EventKind::kDeliver:
+      EXPECT_EQ(after, MsgStatus::kConsuming);
       break;
-    case EventKind::kDelete: EXPECT_EQ(after, MsgStatus::kDelete); break;
-    case EventKind::kFinalize: EXPECT_EQ(after, c.status); break;
+    case EventKind::kAck:
+      EXPECT_EQ(after, MsgStatus::kConsumeOk);
+      break;
+    case EventKind::kNack:
+      EXPECT_EQ(after,
+                r.retry == r.max_deliveries() ? MsgStatus::kRetryExhaust : MsgStatus::kReady);
+      break;
+    case EventKind::kDelete:
+      EXPECT_EQ(after, MsgStatus::kDelete);
+      break;
+    case EventKind::kFinalize:
+      EXPECT_EQ(after, c.status);
+      break;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllPairs, StateMachinePairTest,
-    ::testing::Combine(::testing::Range<size_t>(0, AllCases().size()),
-                       ::testing::ValuesIn(kAllEvents)),
-    [](const ::testing::TestParamInfo<StateMachinePairTest::ParamType>& info) {
-      std::string ev(EventName(std::get<1>(info.param)));
-      ev[0] = static_cast<char>(ev[0] - 'a' + 'A');
-      return AllCases()[std::get<0>(info.param)].name + "_" + ev;
-    });
+INSTANTIATE_TEST_SUITE_P(AllPairs, StateMachinePairTest,
+                         ::testing::Combine(::testing::Range<size_t>(0, AllCases().size()),
+                                            ::testing::ValuesIn(kAllEvents)),
+                         [](const ::testing::TestParamInfo<StateMachinePairTest::ParamType>& info) {
+                           std::string ev(EventName(std::get<1>(info.param)));
+                           ev[0] = static_cast<char>(ev[0] - 'a' + 'A');
+                           return AllCases()[std::get<0>(info.param)].name + "_" + ev;
+                         });
 
 TEST(StateMachineTest, TableCoversEveryStatus) {
   std::set<MsgStatus> seen;
@@ -331,10 +392,9 @@ TEST(StateMachineTest, SaturatesHugeDelayTtlAndAckTimeout) {
   EXPECT_EQ(d.visible_at, kTimeMax);
   EXPECT_EQ(StatusAt(d, At(int64_t{1} << 60)), MsgStatus::kConsuming);
 
-  MessageRecord near_end =
-      CreateRecord(NewMsg(Millis(std::numeric_limits<int64_t>::max() - ToEpochMs(kT0) - 5),
-                          Millis(1'000)),
-                   kT0, 1);
+  MessageRecord near_end = CreateRecord(
+      NewMsg(Millis(std::numeric_limits<int64_t>::max() - ToEpochMs(kT0) - 5), Millis(1'000)), kT0,
+      1);
   EXPECT_EQ(near_end.trigger_time, kTimeMax - Millis(5));
   EXPECT_EQ(near_end.expire_time, kTimeMax);
 }
@@ -380,7 +440,7 @@ TEST(StateMachineTest, DeleteKeepsRetryAndTimes) {
   EXPECT_EQ(del.retry, 1);
   EXPECT_EQ(del.trigger_time, r.trigger_time);
   EXPECT_EQ(del.expire_time, r.expire_time);
-  EXPECT_EQ(StatusAt(del, At(100'000'000)), MsgStatus::kDelete);  // ttl no longer matters
+  EXPECT_EQ(StatusAt(del, At(100'000'000)), MsgStatus::kDelete);            // ttl no longer matters
   EXPECT_EQ(Apply(del, Ack(), At(4)).error().code(), Errc::kInvalidState);  // no revival
 }
 
@@ -394,11 +454,11 @@ TEST(StateMachineTest, RedeliveryAfterAckTimeoutMovesDeadline) {
 
 TEST(StateMachineTest, ReplaceableOnlyWhenEnded) {
   MessageRecord r = CreateRecord(NewMsg(), kT0, 1);
-  EXPECT_FALSE(Replaceable(r, kT0));                 // waiting
-  EXPECT_FALSE(Replaceable(r, At(1000)));            // ready
-  EXPECT_TRUE(Replaceable(r, At(61000)));            // expired, not yet stored
+  EXPECT_FALSE(Replaceable(r, kT0));       // waiting
+  EXPECT_FALSE(Replaceable(r, At(1000)));  // ready
+  EXPECT_TRUE(Replaceable(r, At(61000)));  // expired, not yet stored
   MessageRecord d = MustApply(r, Deliver(), At(1000));
-  EXPECT_FALSE(Replaceable(d, At(2000)));            // consuming
+  EXPECT_FALSE(Replaceable(d, At(2000)));  // consuming
   EXPECT_TRUE(Replaceable(MustApply(d, Ack(), At(2000)), At(2000)));
   EXPECT_TRUE(Replaceable(MustApply(r, Delete(), kT0), kT0));
 }

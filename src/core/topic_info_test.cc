@@ -14,9 +14,8 @@ TEST(TopicInfoTest, BucketOfHalfOpenBoundaries) {
     int64_t lo;  // inclusive lower bound of bucket b
     int b;
   };
-  const Row rows[] = {{0, 0},          {kMin, 1},     {10 * kMin, 2}, {30 * kMin, 3},
-                      {kHour, 4},      {6 * kHour, 5}, {kDay, 6},     {7 * kDay, 7},
-                      {30 * kDay, 8}};
+  const Row rows[] = {{0, 0},         {kMin, 1}, {10 * kMin, 2}, {30 * kMin, 3}, {kHour, 4},
+                      {6 * kHour, 5}, {kDay, 6}, {7 * kDay, 7},  {30 * kDay, 8}};
   for (const Row& r : rows) {
     EXPECT_EQ(BucketOf(Millis(r.lo)), r.b) << "at " << r.lo;
     EXPECT_EQ(BucketOf(Millis(r.lo + 1)), r.b) << "just after " << r.lo;
@@ -44,7 +43,8 @@ TEST(TopicInfoTest, BucketNamesAndBoundsMatchTheApi) {
   EXPECT_EQ(kBucketNames[6], "sizeOf1dayTo7day");
   EXPECT_EQ(kBucketNames[7], "sizeOf7dayTo30day");
   EXPECT_EQ(kBucketNames[8], "sizeOf30dayToInfinite");
-  for (int b = 1; b < kBucketCount; ++b) EXPECT_LT(kBucketLowerBounds[b - 1], kBucketLowerBounds[b]);
+  for (int b = 1; b < kBucketCount; ++b)
+    EXPECT_LT(kBucketLowerBounds[b - 1], kBucketLowerBounds[b]);
 }
 
 TEST(TopicInfoTest, DefaultIsAllZero) {

@@ -72,8 +72,8 @@ TEST(ValidationTest, ControlCharactersRefusedInTopicAndMsgId) {
 }
 
 TEST(ValidationTest, InvalidUtf8RefusedInTopicAndMsgId) {
-  for (std::string bad : {"\xC0\x80"s, "\xED\xA0\x80"s, "\xF4\x90\x80\x80"s, "ab\xE4\xB8"s,
-                          "\x80"s, "\xFF"s}) {
+  for (std::string bad :
+       {"\xC0\x80"s, "\xED\xA0\x80"s, "\xF4\x90\x80\x80"s, "ab\xE4\xB8"s, "\x80"s, "\xFF"s}) {
     ExpectRefused(ValidateTopic(bad, kLimits), "topic");
     ExpectRefused(ValidateMsgId(bad, kLimits), "msgId");
     Status s = ValidateTopic(bad, kLimits);

@@ -260,6 +260,8 @@ void Engine::Get(std::string topic, std::string msg_id, Callback<Result<core::Me
     Topic& t = *slot->topic;
     TimePoint now = std::max(clock_->Now(), t.processed());
     if (const MessageRecord* live = t.FindLive(msg_id)) {
+      // Ended by time and past its retention, though not yet finalized (timers lag): gone.
+      if (now >= t.PurgeTime(*live)) return NotFoundError(topic, msg_id);
       CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
                           store_->Get(topic, msg_id, /*with_payload=*/true));
       MessageRecord rec = *live;

@@ -199,7 +199,13 @@ TimePoint Topic::NextDue(Millis inactive_after) const {
   if (it != vis_.end()) next = std::min(next, it->first.t);
   if (!exp_.empty()) next = std::min(next, exp_.begin()->first.t);
   if (!retained_.empty()) next = std::min(next, retained_.begin()->first.t);
-  if (live_.empty()) next = std::min(next, SaturatingAdd(last_active_, inactive_after));
+  if (live_.empty()) {
+    // Once past, the inactivity time only matters for a topic with nothing retained (the engine
+    // forgets it then); one still retaining ended records waits for their purge instead of being
+    // woken again and again at a time already past.
+    TimePoint inactive_at = SaturatingAdd(last_active_, inactive_after);
+    if (inactive_at > processed_ || retained_.empty()) next = std::min(next, inactive_at);
+  }
   return next;
 }
 

@@ -90,7 +90,8 @@ class Topic {
   }
 
   // The earliest future time at which AdvanceTo or PopPurgeable has work, or when an empty topic
-  // turns inactive; kTimeMax when nothing is pending.
+  // turns inactive (a past inactivity time counts only while nothing is retained, so that it is
+  // not due again and again); kTimeMax when nothing is pending.
   TimePoint NextDue(Millis inactive_after) const;
 
  private:

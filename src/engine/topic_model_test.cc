@@ -69,30 +69,40 @@ class TopicModel {
 
   Millis RandomDelay() {
     switch (Pick(6)) {
-      case 0: return Millis(OneOf<int64_t>({0, -1, -5000, std::numeric_limits<int64_t>::min()}));
-      case 1: return Millis(Pick(2 * kSec));
+      case 0:
+        return Millis(OneOf<int64_t>({0, -1, -5000, std::numeric_limits<int64_t>::min()}));
+      case 1:
+        return Millis(Pick(2 * kSec));
       case 2: {  // right at a bucket bound
         int64_t b = core::kBucketLowerBounds[Pick(core::kBucketCount)].count();
         return Millis(b + OneOf<int64_t>({-1, 0, 1}));
       }
-      case 3: return Millis(Pick(2 * kHour));
-      case 4: return Millis(Pick(45 * kDay));
+      case 3:
+        return Millis(Pick(2 * kHour));
+      case 4:
+        return Millis(Pick(45 * kDay));
       default:
         return Millis(OneOf<int64_t>({10 * 365 * kDay, std::numeric_limits<int64_t>::max()}));
     }
   }
   Millis RandomTtl() {
     switch (Pick(4)) {
-      case 0: return Millis(1 + Pick(10 * kSec));
-      case 1: return Millis(1 + Pick(3 * kHour));
-      case 2: return Millis(1 + Pick(60 * kDay));
-      default: return Millis::max();
+      case 0:
+        return Millis(1 + Pick(10 * kSec));
+      case 1:
+        return Millis(1 + Pick(3 * kHour));
+      case 2:
+        return Millis(1 + Pick(60 * kDay));
+      default:
+        return Millis::max();
     }
   }
   int32_t RandomMaxRetry() {
     return OneOf<int32_t>({0, 0, 1, 2, 3, std::numeric_limits<int32_t>::max()});
   }
-  Millis RandomAckTimeout() { return Millis(OneOf<int64_t>({1, 100, 5 * kSec, 30 * kSec, 2 * kHour})); }
+  Millis RandomAckTimeout() {
+    return Millis(OneOf<int64_t>({1, 100, 5 * kSec, 30 * kSec, 2 * kHour}));
+  }
 
   bool ModelLive(const std::string& id) const {
     auto it = recs_.find(id);
@@ -138,7 +148,8 @@ class TopicModel {
     std::vector<MessageRecord> delivered;
     for (size_t i = 0; i < head.size(); ++i) {
       ASSERT_EQ(head[i]->msg_id, ready[i]->msg_id) << "pull order, position " << i;
-      Result<MessageRecord> next = core::Apply(*head[i], core::Event{EventKind::kDeliver, ack}, now_);
+      Result<MessageRecord> next =
+          core::Apply(*head[i], core::Event{EventKind::kDeliver, ack}, now_);
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       delivered.push_back(*next);
     }
@@ -196,11 +207,15 @@ class TopicModel {
 
   void AdvanceClock() {
     switch (Pick(6)) {
-      case 0: now_ += Millis(Pick(3)); break;
-      case 1: now_ += Millis(Pick(2 * kSec)); break;
+      case 0:
+        now_ += Millis(Pick(3));
+        break;
+      case 1:
+        now_ += Millis(Pick(2 * kSec));
+        break;
       case 2:
-        now_ += Millis(OneOf<int64_t>({kMin - 1, kMin, 2 * kMin, 10 * kMin, 2 * kHour, 7 * kHour,
-                                       3 * kDay, 40 * kDay}));
+        now_ += Millis(OneOf<int64_t>(
+            {kMin - 1, kMin, 2 * kMin, 10 * kMin, 2 * kHour, 7 * kHour, 3 * kDay, 40 * kDay}));
         break;
       case 3: {  // exactly onto a time where something happens to some record
         std::vector<TimePoint> points;
@@ -211,7 +226,8 @@ class TopicModel {
           for (Millis b : core::kBucketLowerBounds) points.push_back(r.trigger_time - b);
         }
         for (const auto& [id, t] : retained_) points.push_back(t);
-        std::erase_if(points, [&](TimePoint t) { return t <= now_ || t > now_ + Millis(60 * kDay); });
+        std::erase_if(points,
+                      [&](TimePoint t) { return t <= now_ || t > now_ + Millis(60 * kDay); });
         if (!points.empty()) now_ = points[Pick(static_cast<int64_t>(points.size()))];
         break;
       }
@@ -250,7 +266,8 @@ class TopicModel {
     // Every record the topic finalized must be one the model says has ended by itself, exactly.
     for (const MessageRecord& f : res.finalized) {
       ASSERT_TRUE(ModelLive(f.msg_id)) << f.msg_id;
-      Result<MessageRecord> want = core::Apply(recs_[f.msg_id], core::Event{EventKind::kFinalize}, now_);
+      Result<MessageRecord> want =
+          core::Apply(recs_[f.msg_id], core::Event{EventKind::kFinalize}, now_);
       ASSERT_TRUE(want.has_value()) << want.error().ToString();
       EXPECT_EQ(f, *want);
       recs_[f.msg_id] = f;
@@ -280,9 +297,14 @@ class TopicModel {
           ++want.waiting;
           ++want.buckets[core::BucketOf(r.trigger_time - now_)];
           break;
-        case MsgStatus::kReady: ++want.ready; break;
-        case MsgStatus::kConsuming: ++want.consuming; break;
-        default: break;
+        case MsgStatus::kReady:
+          ++want.ready;
+          break;
+        case MsgStatus::kConsuming:
+          ++want.consuming;
+          break;
+        default:
+          break;
       }
     }
     EXPECT_EQ(topic_.live_count(), live);
@@ -317,8 +339,8 @@ class TopicModel {
   Topic topic_;
   TimePoint now_;
   uint64_t next_seq_ = 1;
-  std::map<std::string, MessageRecord> recs_;     // every record the topic should know, no payload
-  std::map<std::string, TimePoint> retained_;    // ended records -> purge time
+  std::map<std::string, MessageRecord> recs_;  // every record the topic should know, no payload
+  std::map<std::string, TimePoint> retained_;  // ended records -> purge time
   int64_t finalized_total_ = 0;
   int64_t purged_total_ = 0;
   int64_t delivered_total_ = 0;

@@ -1,0 +1,494 @@
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "metrics/monitor.h"
+#include "storage/memory/memory_store.h"
+#include "tests/testutil/faulty_store.h"
+#include "tests/testutil/sync_backend.h"
+
+namespace chronoq::engine {
+namespace {
+
+using core::MsgStatus;
+using metrics::MonitorCounter;
+
+// Aligned to a monitor interval (60 s) so interval arithmetic stays readable.
+const TimePoint kT0 = FromEpochMs(1'700'000'040'000);
+constexpr int64_t kMin = 60'000;
+constexpr Millis kInterval(kMin);
+constexpr Millis kRetention(5 * kMin);
+constexpr Millis kInactive(30 * kMin);
+
+class RecordingListener final : public ReadyListener {
+ public:
+  void OnReady(std::string_view topic) override {
+    std::lock_guard l(mu_);
+    calls_.emplace_back(topic);
+  }
+  std::vector<std::string> Take() {
+    std::lock_guard l(mu_);
+    return std::exchange(calls_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> calls_;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  EngineTest()
+      : clock_(kT0),
+        sched_(&clock_),
+        faulty_(&store_),
+        monitor_(kInterval),
+        engine_(std::make_unique<Engine>(EngineOptions{kRetention, kInactive, 4}, &faulty_, &clock_,
+                                         &sched_, &monitor_)),
+        b_(engine_.get()) {
+    engine_->SetReadyListener(&listener_);
+  }
+  ~EngineTest() override {
+    if (engine_) engine_->SetReadyListener(nullptr);
+  }
+
+  TimePoint Now() const { return clock_.Now(); }
+  void Advance(int64_t ms) { sched_.Advance(Millis(ms)); }
+  core::Message MustSend(const std::string& topic, const std::string& id, int64_t delay_ms,
+                         int64_t ttl_ms = 3'600'000, int32_t max_retry = 10,
+                         const std::string& payload = "payload") {
+    Result<core::Message> r =
+        b_.Send(topic, id, payload, Millis(delay_ms), Millis(ttl_ms), max_retry);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : core::Message{};
+  }
+  std::vector<core::Message> MustPull(const std::string& topic, int32_t batch = 1,
+                                      int64_t ack_ms = 30'000) {
+    Result<std::vector<core::Message>> r = b_.Pull(topic, batch, Millis(ack_ms));
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : std::vector<core::Message>{};
+  }
+  MsgStatus StatusOf(const std::string& topic, const std::string& id) {
+    Result<core::Message> r = b_.Get(topic, id);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? r->status : MsgStatus::kWaiting;
+  }
+  std::vector<std::string> ListedTopics() {
+    std::vector<std::string> names;
+    Result<std::vector<core::TopicInfo>> list = b_.List();
+    EXPECT_TRUE(list.has_value());
+    if (!list.has_value()) return names;
+    for (const core::TopicInfo& i : *list) names.push_back(i.topic);
+    return names;
+  }
+  metrics::RequestStats StatsAfterRotation(const std::string& topic) {
+    // The interval that holds Now() completes at its end; look from the next one.
+    int64_t now_ms = ToEpochMs(Now());
+    TimePoint next = FromEpochMs((now_ms / kMin + 1) * kMin);
+    metrics::MonitorSnapshot snap = monitor_.LastCompleted(next);
+    for (const auto& s : snap.request_stats) {
+      if (s.topic == topic) return s;
+    }
+    return metrics::RequestStats{topic, {}};
+  }
+
+  base::ManualClock clock_;
+  base::ManualScheduler sched_;
+  storage::MemoryStore store_;
+  testutil::FaultyStore faulty_;
+  metrics::MonitorRecorder monitor_;
+  RecordingListener listener_;
+  std::unique_ptr<Engine> engine_;
+  testutil::SyncBackend b_;
+};
+
+// ---- Ready listener ----
+
+TEST_F(EngineTest, ListenerCalledOnSendReadyNow) {
+  MustSend("t", "a", 0);
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  MustSend("t", "b", -100);
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  MustSend("t", "c", 1);  // waiting: no call
+  EXPECT_TRUE(listener_.Take().empty());
+}
+
+TEST_F(EngineTest, ListenerCalledAtTriggerTimeNotBefore) {
+  MustSend("t", "a", 1'000);
+  EXPECT_TRUE(listener_.Take().empty());
+  Advance(999);
+  EXPECT_TRUE(listener_.Take().empty());
+  Advance(1);
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  EXPECT_EQ(Now(), kT0 + Millis(1'000));
+}
+
+TEST_F(EngineTest, ListenerCalledByTheTimerWhenTheSchedulerIsAdvancedPastTrigger) {
+  MustSend("t", "a", 1'000);
+  clock_.Advance(Millis(5'000));  // the clock alone wakes nobody
+  EXPECT_TRUE(listener_.Take().empty());
+  sched_.RunDue();
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+}
+
+TEST_F(EngineTest, ListenerCalledOnNack) {
+  MustSend("t", "a", 0);
+  listener_.Take();
+  ASSERT_EQ(MustPull("t").size(), 1u);
+  EXPECT_TRUE(listener_.Take().empty());
+  ASSERT_TRUE(b_.Ack("t", "a", false).ok());
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+}
+
+TEST_F(EngineTest, ListenerCalledOnAckTimeout) {
+  MustSend("t", "a", 0);
+  listener_.Take();
+  MustPull("t", 1, 5'000);
+  Advance(4'999);
+  EXPECT_TRUE(listener_.Take().empty());
+  Advance(1);
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+}
+
+TEST_F(EngineTest, ListenerNotCalledWhenLastDeliveryTimesOut) {
+  MustSend("t", "a", 0, 3'600'000, /*max_retry=*/0);
+  listener_.Take();
+  MustPull("t", 1, 5'000);
+  Advance(10'000);
+  EXPECT_TRUE(listener_.Take().empty());
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kRetryExhaust);
+}
+
+TEST_F(EngineTest, ListenerNotCalledForNackOfLastDeliveryAckOrDelete) {
+  MustSend("t", "a", 0, 3'600'000, 0);
+  MustSend("t", "b", 0);
+  MustSend("t", "c", 10);
+  listener_.Take();
+  MustPull("t", 2);
+  ASSERT_TRUE(b_.Ack("t", "a", false).ok());  // last delivery: ends as 6
+  ASSERT_TRUE(b_.Ack("t", "b", true).ok());
+  ASSERT_TRUE(b_.Delete("t", "c").ok());
+  EXPECT_TRUE(listener_.Take().empty());
+  Advance(100);  // "c" would have triggered at 10
+  EXPECT_TRUE(listener_.Take().empty());
+}
+
+TEST_F(EngineTest, ListenerClearedIsNotCalled) {
+  engine_->SetReadyListener(nullptr);
+  MustSend("t", "a", 0);
+  EXPECT_TRUE(listener_.Take().empty());
+}
+
+// ---- Timers ----
+
+TEST_F(EngineTest, OneTimerPerTopic) {
+  for (int i = 0; i < 50; ++i) MustSend("t", "m" + std::to_string(i), 1'000 + i * 10);
+  EXPECT_EQ(sched_.pending(), 1u);
+  MustSend("u", "x", 5'000);
+  EXPECT_EQ(sched_.pending(), 2u);
+}
+
+TEST_F(EngineTest, DestroyingTheEngineCancelsItsTimers) {
+  MustSend("t", "a", 1'000);
+  MustSend("u", "a", 1'000);
+  ASSERT_GT(sched_.pending(), 0u);
+  engine_->SetReadyListener(nullptr);
+  engine_.reset();
+  EXPECT_EQ(sched_.pending(), 0u);
+  Advance(10'000'000);  // nothing runs against the destroyed engine
+}
+
+TEST_F(EngineTest, StatusTrueEvenBeforeTimersRun) {
+  MustSend("t", "a", 1'000, 2'000);
+  clock_.Advance(Millis(1'500));  // no timer has run
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  EXPECT_EQ(b_.Info("t")->ready, 1);
+  EXPECT_EQ(b_.Info("t")->waiting, 0);
+  clock_.Advance(Millis(1'500));  // past expiry, still no timer
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  EXPECT_EQ(b_.Info("t")->ready, 0);
+}
+
+// ---- Topics ----
+
+TEST_F(EngineTest, IdleEmptyTopicIsHiddenThenForgotten) {
+  MustSend("t", "a", 0);
+  MustPull("t");
+  ASSERT_TRUE(b_.Ack("t", "a").ok());                                    // last activity at kT0
+  MustSend("keep", "w", 40LL * 24 * 3'600'000, 100LL * 24 * 3'600'000);  // waiting for 40 days
+  EXPECT_EQ(ListedTopics(), (std::vector<std::string>{"keep", "t"}));
+  Advance(kInactive.count() - 1);
+  EXPECT_EQ(ListedTopics(), (std::vector<std::string>{"keep", "t"}));
+  Advance(1);
+  EXPECT_EQ(ListedTopics(), std::vector<std::string>{"keep"});  // a topic with messages stays
+  // Forgotten: its ended message went with its retention, the store holds only "keep"'s record.
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+  EXPECT_EQ(store_.TEST_size(), 1u);
+  EXPECT_EQ(sched_.pending(), 1u);  // only "keep"'s timer
+  // Unknown again: counts are zero, pulls are empty, and a send brings it back.
+  EXPECT_EQ(b_.Info("t")->ready, 0);
+  EXPECT_TRUE(MustPull("t").empty());
+  EXPECT_EQ(ListedTopics(), std::vector<std::string>{"keep"});
+  MustSend("t", "b", 0);
+  EXPECT_EQ(ListedTopics(), (std::vector<std::string>{"keep", "t"}));
+}
+
+TEST_F(EngineTest, ActivityKeepsATopicListed) {
+  MustSend("t", "a", 0);
+  MustPull("t");
+  ASSERT_TRUE(b_.Ack("t", "a").ok());
+  Advance(kInactive.count() - 10);
+  MustPull("t");  // an empty pull is activity too
+  Advance(20);
+  EXPECT_EQ(ListedTopics(), std::vector<std::string>{"t"});
+  Advance(kInactive.count());
+  EXPECT_TRUE(ListedTopics().empty());
+}
+
+TEST_F(EngineTest, MessageExpiringLongAfterIdleTopicDoesNotSpinAndIsPurged) {
+  // Expires after the topic turned inactive: the topic keeps the ended record for its retention,
+  // then is forgotten. (This used to re-fire the topic timer forever.)
+  MustSend("t", "a", 0, 3'600'000);
+  Advance(3'600'000);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  EXPECT_TRUE(ListedTopics().empty());
+  EXPECT_EQ(sched_.pending(), 1u);
+  Advance(kRetention.count());
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+  EXPECT_EQ(store_.TEST_size(), 0u);
+  EXPECT_EQ(sched_.pending(), 0u);
+}
+
+// ---- Retention ----
+
+TEST_F(EngineTest, EndedMessageReadableUntilRetentionEnds) {
+  MustSend("t", "a", 0);
+  MustPull("t");
+  Advance(1'000);
+  ASSERT_TRUE(b_.Ack("t", "a").ok());
+  TimePoint ended = Now();
+  sched_.AdvanceTo(ended + kRetention - Millis(1));
+  Result<core::Message> got = b_.Get("t", "a");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, MsgStatus::kConsumeOk);
+  EXPECT_EQ(got->record.payload, "payload");
+  Advance(1);
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+  EXPECT_EQ(store_.TEST_size(), 0u);
+}
+
+TEST_F(EngineTest, ExpiredMessageRetainedFromItsExpireTime) {
+  MustSend("t", "a", 1'000, 2'000);  // expires at 3,000
+  Advance(3'000 + kRetention.count() - 1);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  Advance(1);
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+}
+
+TEST_F(EngineTest, DeleteWithReleaseForgetsAtOnce) {
+  MustSend("t", "a", 1'000);
+  ASSERT_TRUE(b_.Delete("t", "a", /*release=*/true).ok());
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+  EXPECT_EQ(store_.TEST_size(), 0u);
+  EXPECT_EQ(b_.Delete("t", "a", true).code(), Errc::kNotFound);
+  EXPECT_EQ(b_.Info("t")->waiting, 0);
+}
+
+TEST_F(EngineTest, DeleteWithoutReleaseKeepsForRetention) {
+  MustSend("t", "a", 1'000);
+  ASSERT_TRUE(b_.Delete("t", "a").ok());
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kDelete);
+  Advance(kRetention.count());
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+}
+
+// ---- Send ----
+
+TEST_F(EngineTest, IdempotentSendReturnsExistingUnchanged) {
+  core::Message first = MustSend("t", "a", 10'000, 60'000, 3, "first");
+  Advance(500);
+  core::Message again = MustSend("t", "a", 0, 1'000, 7, "second");
+  EXPECT_EQ(again.record, first.record);
+  EXPECT_EQ(again.record.payload, "first");
+  EXPECT_EQ(again.status, MsgStatus::kWaiting);
+  EXPECT_EQ(store_.TEST_size(), 1u);
+  Advance(9'500);
+  MustPull("t");
+  core::Message while_consuming = MustSend("t", "a", 0, 1'000, 7, "third");
+  EXPECT_EQ(while_consuming.status, MsgStatus::kConsuming);
+  EXPECT_EQ(while_consuming.record.retry, 1);
+  EXPECT_EQ(while_consuming.record.payload, "first");
+}
+
+TEST_F(EngineTest, SendReplacesEndedMessageAndItsRetention) {
+  MustSend("t", "a", 0, 60'000, 3, "old");
+  MustPull("t");
+  ASSERT_TRUE(b_.Ack("t", "a").ok());
+  Advance(1'000);
+  core::Message fresh = MustSend("t", "a", 10 * kMin, 3'600'000, 3, "new");
+  EXPECT_EQ(fresh.status, MsgStatus::kWaiting);
+  EXPECT_EQ(fresh.record.retry, 0);
+  EXPECT_EQ(fresh.record.produce_time, Now());
+  EXPECT_EQ(fresh.record.payload, "new");
+  // The old record's purge time passes: the replacement must not be purged with it.
+  Advance(kRetention.count());
+  Result<core::Message> got = b_.Get("t", "a");
+  ASSERT_TRUE(got.has_value()) << got.error().ToString();
+  EXPECT_EQ(got->record.payload, "new");
+  EXPECT_EQ(got->status, MsgStatus::kWaiting);
+}
+
+TEST_F(EngineTest, EmptyMsgIdIsGenerated) {
+  core::Message a = MustSend("t", "", 0);
+  core::Message b = MustSend("t", "", 0);
+  EXPECT_EQ(a.record.msg_id.size(), 32u);
+  EXPECT_NE(a.record.msg_id, b.record.msg_id);
+  EXPECT_EQ(b_.Info("t")->ready, 2);
+}
+
+// ---- Monitor ----
+
+TEST_F(EngineTest, MonitorCountsTriggersPerMessage) {
+  MustSend("t", "a", 1'000);
+  MustSend("t", "b", 1'000);
+  MustSend("t", "c", 2'000);
+  MustSend("t", "now", 0);  // ready at once: not a trigger
+  Advance(2'500);
+  metrics::RequestStats s = StatsAfterRotation("t");
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgReady), 3);
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgEndLife), 0);
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgTimeout), 0);
+  metrics::MonitorSnapshot snap = monitor_.LastCompleted(kT0 + kInterval);
+  ASSERT_EQ(snap.ready_gaps.size(), 1u);
+  EXPECT_EQ(snap.ready_gaps[0].count, 3);
+  EXPECT_EQ(snap.ready_gaps[0].max, 0);  // the timers ran exactly on time
+}
+
+TEST_F(EngineTest, MonitorCountsTimeoutsAndEndsOfLife) {
+  MustSend("t", "expire", 0, 10'000);
+  MustSend("t", "timeout", 0, 3'600'000, 1);
+  MustSend("t", "nacklast", 0, 3'600'000, 0);
+  ASSERT_EQ(MustPull("t", 1, 2'000).size(), 1u);  // "expire" is oldest: delivered, then...
+  ASSERT_EQ(MustPull("t", 2, 2'000).size(), 2u);
+  ASSERT_TRUE(b_.Ack("t", "nacklast", false).ok());  // ends at once: 1 end of life
+  Advance(2'000);  // "expire" and "timeout" time out: 2 timeouts, both ready again
+  MustPull("t", 2, 2'000);
+  Advance(2'000);   // both time out again (2 more); "timeout" was on its last delivery: it ends
+  Advance(10'000);  // "expire", ready since 4,000, reaches its ttl: end of life
+  metrics::RequestStats s = StatsAfterRotation("t");
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgTimeout), 4);
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgEndLife), 3);
+  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgReady), 0);
+  EXPECT_EQ(StatusOf("t", "expire"), MsgStatus::kRetryExhaust);
+  EXPECT_EQ(StatusOf("t", "timeout"), MsgStatus::kRetryExhaust);
+}
+
+TEST_F(EngineTest, MonitorShowsNothingBeforeTheIntervalCompletes) {
+  MustSend("t", "a", 10);
+  Advance(10);
+  EXPECT_TRUE(monitor_.LastCompleted(Now()).request_stats.empty());
+  EXPECT_EQ(StatsAfterRotation("t").get(MonitorCounter::kTriggerMsgReady), 1);
+}
+
+// ---- Persistence: the store holds every state change (what a durable store recovers from) ----
+
+TEST_F(EngineTest, EveryStateChangeIsPersisted) {
+  auto stored = [&](const std::string& id) {
+    Result<std::optional<core::MessageRecord>> r = store_.Get("t", id, /*with_payload=*/true);
+    EXPECT_TRUE(r.has_value() && r->has_value()) << id;
+    return r.has_value() && r->has_value() ? **r : core::MessageRecord{};
+  };
+  core::Message sent = MustSend("t", "a", 0, 10'000, 3, "body");
+  EXPECT_EQ(stored("a"), sent.record);
+  core::Message pulled = MustPull("t", 1, 2'000).at(0);
+  EXPECT_EQ(stored("a"), pulled.record);
+  EXPECT_EQ(stored("a").phase, core::Phase::kDelivered);
+  ASSERT_TRUE(b_.Ack("t", "a", false).ok());
+  EXPECT_EQ(stored("a").phase, core::Phase::kPending);
+  EXPECT_EQ(stored("a").visible_at, Now());
+  MustPull("t", 1, 2'000);
+  ASSERT_TRUE(b_.Ack("t", "a").ok());
+  EXPECT_EQ(stored("a").phase, core::Phase::kEnded);
+  EXPECT_EQ(stored("a").end_status, MsgStatus::kConsumeOk);
+  EXPECT_EQ(stored("a").payload, "body");
+
+  MustSend("t", "b", 0, 10'000);
+  MustSend("t", "c", 0, 10'000, 0);
+  MustPull("t", 2, 2'000);
+  Advance(2'000);  // "c"'s only delivery times out
+  EXPECT_EQ(stored("c").phase, core::Phase::kEnded);
+  EXPECT_EQ(stored("c").end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(stored("b").phase, core::Phase::kDelivered);  // timed out, but not ended
+  Advance(8'000);                                         // "b" reaches its ttl
+  EXPECT_EQ(stored("b").phase, core::Phase::kEnded);
+  EXPECT_EQ(stored("b").end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(stored("b").ended_at, kT0 + Millis(10'000));
+
+  MustSend("t", "d", 1'000);
+  ASSERT_TRUE(b_.Delete("t", "d").ok());
+  EXPECT_EQ(stored("d").end_status, MsgStatus::kDelete);
+}
+
+// ---- Storage failures change nothing ----
+
+TEST_F(EngineTest, FailedSendStoresNothing) {
+  faulty_.FailNextWrites(1);
+  Result<core::Message> r = b_.Send("t", "a", "p", Millis(0));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), Errc::kIOError);
+  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
+  EXPECT_EQ(b_.Info("t")->ready, 0);
+  EXPECT_TRUE(MustPull("t").empty());
+  listener_.Take();
+  MustSend("t", "a", 0);  // works again
+  EXPECT_EQ(b_.Info("t")->ready, 1);
+}
+
+TEST_F(EngineTest, FailedPullDeliversNothing) {
+  MustSend("t", "a", 0);
+  faulty_.FailNextWrites(1);
+  Result<std::vector<core::Message>> r = b_.Pull("t", 10, Millis(30'000));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), Errc::kIOError);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  EXPECT_EQ(b_.Info("t")->ready, 1);
+  ASSERT_EQ(MustPull("t").size(), 1u);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+}
+
+TEST_F(EngineTest, FailedReadDuringPullDeliversNothing) {
+  MustSend("t", "a", 0);
+  faulty_.FailNextReads(1);
+  Result<std::vector<core::Message>> r = b_.Pull("t", 10, Millis(30'000));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  EXPECT_EQ(b_.Get("t", "a")->record.retry, 0);
+}
+
+TEST_F(EngineTest, FailedAckAndDeleteChangeNothing) {
+  MustSend("t", "a", 0);
+  MustPull("t");
+  faulty_.FailNextWrites(1);
+  EXPECT_EQ(b_.Ack("t", "a").code(), Errc::kIOError);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+  faulty_.FailNextWrites(1);
+  EXPECT_EQ(b_.Ack("t", "a", false).code(), Errc::kIOError);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+  faulty_.FailNextWrites(1);
+  EXPECT_EQ(b_.Delete("t", "a", true).code(), Errc::kIOError);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+  EXPECT_EQ(b_.Info("t")->consuming, 1);
+  EXPECT_TRUE(b_.Ack("t", "a").ok());
+}
+
+}  // namespace
+}  // namespace chronoq::engine

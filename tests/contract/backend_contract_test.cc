@@ -1,0 +1,328 @@
+// The contract fixture, and the cases for sendMsg and getMsg. See backend_contract.h.
+#include "tests/contract/backend_contract.h"
+
+#include <set>
+
+namespace chronoq::contract {
+
+using core::MsgStatus;
+
+std::string FactoryName(const ::testing::TestParamInfo<BackendFactory*>& info) {
+  return info.param->name();
+}
+
+void RecordingListener::OnReady(std::string_view topic) {
+  std::lock_guard l(mu_);
+  calls_.emplace_back(topic);
+}
+
+std::vector<std::string> RecordingListener::Take() {
+  std::lock_guard l(mu_);
+  return std::exchange(calls_, {});
+}
+
+void BackendContractTest::SetUp() {
+  h_ = GetParam()->Make(options_);
+  ASSERT_NE(h_, nullptr);
+  ASSERT_EQ(h_->clock()->Now(), options_.start);
+  b_ = std::make_unique<testutil::SyncBackend>(h_->backend());
+  h_->backend()->SetReadyListener(&listener_);
+}
+
+void BackendContractTest::TearDown() {
+  if (h_) h_->backend()->SetReadyListener(nullptr);
+  b_.reset();
+  h_.reset();
+}
+
+void BackendContractTest::Advance(int64_t ms) {
+  h_->scheduler()->Advance(Millis(ms));
+  h_->Settle();
+}
+void BackendContractTest::AdvanceTo(TimePoint t) {
+  h_->scheduler()->AdvanceTo(t);
+  h_->Settle();
+}
+void BackendContractTest::AdvanceClockOnly(int64_t ms) { h_->clock()->Advance(Millis(ms)); }
+
+std::vector<std::string> BackendContractTest::ReadyCalls() {
+  h_->Settle();
+  return listener_.Take();
+}
+
+core::Message BackendContractTest::Send(const std::string& topic, const std::string& id,
+                                        int64_t delay_ms, int64_t ttl_ms, int32_t max_retry,
+                                        const std::string& payload) {
+  Result<core::Message> r =
+      b_->Send(topic, id, payload, Millis(delay_ms), Millis(ttl_ms), max_retry);
+  EXPECT_TRUE(r.has_value()) << "send " << topic << "/" << id << ": " << r.error().ToString();
+  return r.has_value() ? *r : core::Message{};
+}
+
+std::vector<core::Message> BackendContractTest::Pull(const std::string& topic, int32_t batch,
+                                                     int64_t ack_timeout_ms) {
+  Result<std::vector<core::Message>> r = b_->Pull(topic, batch, Millis(ack_timeout_ms));
+  EXPECT_TRUE(r.has_value()) << "pull " << topic << ": " << r.error().ToString();
+  return r.has_value() ? *r : std::vector<core::Message>{};
+}
+
+std::vector<std::string> BackendContractTest::PullIds(const std::string& topic, int32_t batch,
+                                                      int64_t ack_timeout_ms) {
+  std::vector<std::string> ids;
+  for (const core::Message& m : Pull(topic, batch, ack_timeout_ms)) ids.push_back(m.record.msg_id);
+  return ids;
+}
+
+core::Message BackendContractTest::Get(const std::string& topic, const std::string& id) {
+  Result<core::Message> r = b_->Get(topic, id);
+  EXPECT_TRUE(r.has_value()) << "get " << topic << "/" << id << ": " << r.error().ToString();
+  return r.has_value() ? *r : core::Message{};
+}
+
+MsgStatus BackendContractTest::StatusOf(const std::string& topic, const std::string& id) {
+  return Get(topic, id).status;
+}
+
+Errc BackendContractTest::GetError(const std::string& topic, const std::string& id) {
+  return b_->Get(topic, id).error().code();
+}
+
+core::TopicInfo BackendContractTest::Info(const std::string& topic) {
+  Result<core::TopicInfo> r = b_->Info(topic);
+  EXPECT_TRUE(r.has_value()) << r.error().ToString();
+  return r.has_value() ? *r : core::TopicInfo{};
+}
+
+std::vector<core::TopicInfo> BackendContractTest::List() {
+  Result<std::vector<core::TopicInfo>> r = b_->List();
+  EXPECT_TRUE(r.has_value()) << r.error().ToString();
+  return r.has_value() ? *r : std::vector<core::TopicInfo>{};
+}
+
+std::vector<std::string> BackendContractTest::ListNames() {
+  std::vector<std::string> names;
+  for (const core::TopicInfo& i : List()) names.push_back(i.topic);
+  return names;
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendContractTest);
+
+namespace {
+
+bool IsLowerHex32(const std::string& s) {
+  return s.size() == 32 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// ---- sendMsg ----
+
+TEST_P(BackendContractTest, SendWithDelayIsWaiting) {
+  Advance(123);
+  core::Message m = Send("t", "a", 10'000, 60'000, 3, "hello");
+  EXPECT_EQ(m.status, MsgStatus::kWaiting);
+  EXPECT_EQ(m.record.topic, "t");
+  EXPECT_EQ(m.record.msg_id, "a");
+  EXPECT_EQ(m.record.payload, "hello");
+  EXPECT_EQ(m.record.produce_time, At(123));
+  EXPECT_EQ(m.record.trigger_time, At(123 + 10'000));
+  EXPECT_EQ(m.record.expire_time, At(123 + 10'000 + 60'000));  // ttl counts from the trigger
+  EXPECT_EQ(m.record.max_retry, 3);
+  EXPECT_EQ(m.record.retry, 0);
+}
+
+TEST_P(BackendContractTest, SendWithZeroOrNegativeDelayIsReady) {
+  for (int64_t delay : {int64_t{0}, int64_t{-1}, int64_t{-86'400'000}}) {
+    std::string id = "d" + std::to_string(delay);
+    core::Message m = Send("t", id, delay, 1'000);
+    EXPECT_EQ(m.status, MsgStatus::kReady) << delay;
+    EXPECT_EQ(m.record.trigger_time, m.record.produce_time) << delay;
+    EXPECT_EQ(m.record.expire_time, m.record.produce_time + Millis(1'000)) << delay;
+    EXPECT_EQ(StatusOf("t", id), MsgStatus::kReady);
+  }
+}
+
+TEST_P(BackendContractTest, SendWithOneMsDelayIsWaitingUntilThatMs) {
+  Send("t", "a", 1);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kWaiting);
+  EXPECT_TRUE(PullIds("t").empty());
+  Advance(1);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  EXPECT_EQ(PullIds("t"), std::vector<std::string>{"a"});
+}
+
+TEST_P(BackendContractTest, SendWithEmptyMsgIdGeneratesOne) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    core::Message m = Send("t", "", 0);
+    EXPECT_TRUE(IsLowerHex32(m.record.msg_id)) << m.record.msg_id;
+    ids.insert(m.record.msg_id);
+    EXPECT_EQ(Get("t", m.record.msg_id).record.msg_id, m.record.msg_id);
+  }
+  EXPECT_EQ(ids.size(), 20u);
+  EXPECT_EQ(Info("t").ready, 20);
+}
+
+TEST_P(BackendContractTest, SendIsIdempotentWhileInLife) {
+  core::Message first = Send("t", "a", 5'000, 60'000, 2, "first");
+  Advance(10);
+  core::Message waiting = Send("t", "a", 0, 1, 9, "second");
+  EXPECT_EQ(waiting.record, first.record);
+  EXPECT_EQ(waiting.status, MsgStatus::kWaiting);
+  Advance(5'000);
+  core::Message ready = Send("t", "a", 0, 1, 9, "third");
+  EXPECT_EQ(ready.record, first.record);
+  EXPECT_EQ(ready.status, MsgStatus::kReady);
+  ASSERT_EQ(Pull("t").size(), 1u);
+  core::Message consuming = Send("t", "a", 0, 1, 9, "fourth");
+  EXPECT_EQ(consuming.status, MsgStatus::kConsuming);
+  EXPECT_EQ(consuming.record.retry, 1);
+  EXPECT_EQ(consuming.record.payload, "first");
+  EXPECT_EQ(consuming.record.produce_time, first.record.produce_time);
+  core::TopicInfo info = Info("t");
+  EXPECT_EQ(info.consuming, 1);
+  EXPECT_EQ(info.ready + info.waiting, 0);  // nothing new was stored
+}
+
+TEST_P(BackendContractTest, SendReplacesAnEndedMessage) {
+  // One ended message in each end status, then a send with each id.
+  Send("t", "ok", 0);
+  Send("t", "del", 0);
+  Send("t", "exp", 0, 100);
+  Send("t", "exh", 0, 3'600'000, 0);
+  ASSERT_EQ(PullIds("t", 1), std::vector<std::string>{"ok"});
+  ASSERT_TRUE(b_->Ack("t", "ok").ok());
+  ASSERT_TRUE(b_->Delete("t", "del").ok());
+  Advance(100);  // "exp" expires
+  ASSERT_EQ(PullIds("t", 1), std::vector<std::string>{"exh"});
+  ASSERT_TRUE(b_->Ack("t", "exh", false).ok());  // its only delivery: ends as 6
+  EXPECT_EQ(StatusOf("t", "ok"), MsgStatus::kConsumeOk);
+  EXPECT_EQ(StatusOf("t", "del"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "exp"), MsgStatus::kExpire);
+  EXPECT_EQ(StatusOf("t", "exh"), MsgStatus::kRetryExhaust);
+  Advance(50);
+  for (const std::string id : {"ok", "del", "exp", "exh"}) {
+    core::Message m = Send("t", id, 1'000, 60'000, 5, "new " + id);
+    EXPECT_EQ(m.status, MsgStatus::kWaiting) << id;
+    EXPECT_EQ(m.record.payload, "new " + id);
+    EXPECT_EQ(m.record.retry, 0);
+    EXPECT_EQ(m.record.max_retry, 5);
+    EXPECT_EQ(m.record.produce_time, Now());
+    EXPECT_EQ(Get("t", id).record, m.record) << id;
+  }
+  EXPECT_EQ(Info("t").waiting, 4);
+  // The replaced records' retention ends; the replacements stay.
+  Advance(options().retention.count());
+  for (const std::string id : {"ok", "del", "exp", "exh"}) {
+    EXPECT_EQ(Get("t", id).record.payload, "new " + id);
+  }
+}
+
+TEST_P(BackendContractTest, SendReplacesMessageWhoseTtlPassedBeforeAnyTimerRan) {
+  Send("t", "a", 0, 100, 10, "old");
+  AdvanceClockOnly(100);
+  core::Message m = Send("t", "a", 0, 1'000, 10, "new");
+  EXPECT_EQ(m.record.payload, "new");
+  EXPECT_EQ(m.status, MsgStatus::kReady);
+  EXPECT_EQ(Info("t").ready, 1);
+}
+
+TEST_P(BackendContractTest, SameMsgIdInTwoTopicsAreIndependent) {
+  Send("t1", "a", 0, 3'600'000, 10, "one");
+  Send("t2", "a", 0, 3'600'000, 10, "two");
+  EXPECT_EQ(Get("t1", "a").record.payload, "one");
+  EXPECT_EQ(Get("t2", "a").record.payload, "two");
+  ASSERT_TRUE(b_->Delete("t1", "a").ok());
+  EXPECT_EQ(StatusOf("t2", "a"), MsgStatus::kReady);
+  EXPECT_EQ(Pull("t2").at(0).record.payload, "two");
+}
+
+TEST_P(BackendContractTest, HugeTtlAndDelaySaturateInsteadOfWrapping) {
+  core::Message m = Send("t", "ttl", 0, std::numeric_limits<int64_t>::max());
+  EXPECT_GE(m.record.expire_time, m.record.trigger_time);
+  EXPECT_GE(m.record.expire_time, At(int64_t{1} << 52));  // a valid, very late time
+  core::Message d =
+      Send("t", "delay", int64_t{10} * 365 * 86'400'000, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(d.status, MsgStatus::kWaiting);
+  EXPECT_GE(d.record.expire_time, d.record.trigger_time);
+  Advance(int64_t{365} * 86'400'000);
+  EXPECT_EQ(StatusOf("t", "ttl"), MsgStatus::kReady);
+  EXPECT_EQ(StatusOf("t", "delay"), MsgStatus::kWaiting);
+  EXPECT_EQ(Info("t").buckets[8], 1);
+}
+
+TEST_P(BackendContractTest, MaxRetryIsKeptAsGiven) {
+  EXPECT_EQ(Send("t", "zero", 0, 1'000, 0).record.max_retry, 0);
+  EXPECT_EQ(Send("t", "max", 0, 1'000, std::numeric_limits<int32_t>::max()).record.max_retry,
+            std::numeric_limits<int32_t>::max());
+}
+
+// ---- getMsg ----
+
+TEST_P(BackendContractTest, GetOfUnknownIsNotFound) {
+  EXPECT_EQ(GetError("nosuchtopic", "a"), Errc::kNotFound);
+  Send("t", "a", 0);
+  EXPECT_EQ(GetError("t", "b"), Errc::kNotFound);
+  EXPECT_EQ(GetError("t", "A"), Errc::kNotFound);  // ids are case-sensitive
+}
+
+TEST_P(BackendContractTest, GetFollowsTheLifecycle) {
+  Send("t", "a", 1'000, 60'000, 1);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kWaiting);
+  Advance(1'000);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  ASSERT_EQ(Pull("t", 1, 5'000).size(), 1u);
+  core::Message c = Get("t", "a");
+  EXPECT_EQ(c.status, MsgStatus::kConsuming);
+  EXPECT_EQ(c.record.retry, 1);
+  Advance(5'000);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
+  ASSERT_EQ(Pull("t", 1, 5'000).size(), 1u);
+  EXPECT_EQ(Get("t", "a").record.retry, 2);
+  ASSERT_TRUE(b_->Ack("t", "a").ok());
+  core::Message done = Get("t", "a");
+  EXPECT_EQ(done.status, MsgStatus::kConsumeOk);
+  EXPECT_EQ(done.record.payload, "payload");
+}
+
+TEST_P(BackendContractTest, GetReportsTtlPassedAsEndedEvenBeforeTimersRun) {
+  Send("t", "never", 0, 1'000);
+  Send("t", "once", 0, 1'000);
+  Send("t", "late", 500, 1'000);  // trigger 500, expire 1,500
+  ASSERT_EQ(PullIds("t", 1, 60'000), std::vector<std::string>{"never"});
+  // "never" is now delivered; send order makes "once" next. Deliver it too.
+  ASSERT_EQ(PullIds("t", 1, 60'000), std::vector<std::string>{"once"});
+  AdvanceClockOnly(1'000);
+  EXPECT_EQ(StatusOf("t", "never"), MsgStatus::kRetryExhaust);  // delivered, then ttl
+  EXPECT_EQ(StatusOf("t", "once"), MsgStatus::kRetryExhaust);
+  EXPECT_EQ(StatusOf("t", "late"), MsgStatus::kReady);
+  AdvanceClockOnly(500);
+  EXPECT_EQ(StatusOf("t", "late"), MsgStatus::kExpire);  // never delivered, ttl passed
+}
+
+TEST_P(BackendContractTest, EndedMessageReadableUntilRetentionEnds) {
+  Send("t", "a", 0);
+  Pull("t");
+  Advance(700);
+  ASSERT_TRUE(b_->Ack("t", "a").ok());
+  const TimePoint ended = Now();
+  AdvanceTo(ended + options().retention - Millis(1));
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsumeOk);
+  Advance(1);
+  EXPECT_EQ(GetError("t", "a"), Errc::kNotFound);
+}
+
+TEST_P(BackendContractTest, ExpiredMessageRetainedFromItsExpireTime) {
+  Send("t", "a", 1'000, 2'000);  // expires at 3,000
+  AdvanceTo(At(3'000) + options().retention - Millis(1));
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  Advance(1);
+  EXPECT_EQ(GetError("t", "a"), Errc::kNotFound);
+}
+
+TEST_P(BackendContractTest, ExpiredMessagePastRetentionIsGoneEvenBeforeTimersRun) {
+  Send("t", "a", 0, 1'000);
+  AdvanceClockOnly(1'000 + options().retention.count());
+  EXPECT_EQ(GetError("t", "a"), Errc::kNotFound);
+}
+
+}  // namespace
+}  // namespace chronoq::contract
