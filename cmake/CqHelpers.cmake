@@ -26,7 +26,23 @@ function(cq_test)
   target_compile_options(${A_NAME} PRIVATE ${CQ_WARNINGS})
   target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  # gtest_discover_tests flattens PROPERTIES, so a list of labels ("unit;contract") would turn its
+  # second label into a property name (and lose TIMEOUT). Pass the first label there and set the
+  # whole list from a script ctest includes after the discovered tests (<target>_TESTS).
+  set(first_label "")
+  if(A_LABELS)
+    list(GET A_LABELS 0 first_label)
+  endif()
   gtest_discover_tests(${A_NAME}
-    PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT}
+    PROPERTIES LABELS "${first_label}" TIMEOUT ${A_TIMEOUT}
     DISCOVERY_TIMEOUT 60)
+  list(LENGTH A_LABELS label_count)
+  if(label_count GREATER 1)
+    set(labels_script "${CMAKE_CURRENT_BINARY_DIR}/${A_NAME}_labels.cmake")
+    file(WRITE "${labels_script}"
+         "if(${A_NAME}_TESTS)\n"
+         "  set_tests_properties(\${${A_NAME}_TESTS} PROPERTIES LABELS \"${A_LABELS}\")\n"
+         "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
+  endif()
 endfunction()

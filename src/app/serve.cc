@@ -1,6 +1,7 @@
 #include "app/serve.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -40,13 +41,15 @@ int RunServe(const std::vector<std::string>& args) {
   sigset_t signals = BlockSignals();
 
   config::ServerConfig cfg;
+  // Environment first, then flags (which win); every problem of every source is reported.
+  std::vector<std::string> errors = config::ApplyEnvironment(environ, &cfg);
   config::FlagResult flags = config::ParseFlags(args, &cfg);
   if (flags.help) {
     std::fputs(config::HelpText().c_str(), stdout);
     return 0;
   }
-  std::vector<std::string> errors = flags.errors;
-  if (errors.empty()) errors = config::Validate(cfg);
+  errors.insert(errors.end(), flags.errors.begin(), flags.errors.end());
+  for (std::string& e : config::Validate(cfg)) errors.push_back(std::move(e));
   if (!errors.empty()) {
     for (const std::string& e : errors) std::fprintf(stderr, "chronoq: %s\n", e.c_str());
     std::fprintf(stderr, "Run 'chronoq serve --help' for the list of settings.\n");
@@ -99,7 +102,10 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterQueueRoutes(router, &ctx);
   http::RegisterMonitorRoutes(router, &ctx);
   http::RegisterHealthRoutes(router, &ctx);
-  if (manual_scheduler) http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
+  if (manual_scheduler) {
+    http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
+    http::RegisterTestLongPollRoutes(router, &waiters);
+  }
 
   http::ServerOptions sopts;
   sopts.host = host;

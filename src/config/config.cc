@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <variant>
 
@@ -231,10 +232,39 @@ FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
   return out;
 }
 
+std::string EnvName(std::string_view key) {
+  std::string out = "CHRONOQ_";
+  for (char c : key) {
+    out.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+std::vector<std::string> ApplyEnvironment(const char* const* env, ServerConfig* cfg) {
+  std::vector<std::string> errors;
+  if (env == nullptr) return errors;
+  for (const char* const* e = env; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (entry.rfind("CHRONOQ_", 0) != 0) continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq);
+    for (const Key& k : Keys()) {
+      if (k.hidden || EnvName(k.name) != name) continue;
+      Status s = SetKey(*cfg, k.name, entry.substr(eq + 1));
+      if (!s.ok()) errors.push_back(fmt::format("environment variable {}: {}", name, s.message()));
+      break;
+    }
+  }
+  return errors;
+}
+
 std::string HelpText() {
   std::string out =
       "Usage: chronoq serve [--key=value ...]\n\n"
-      "Runs the chronoq delay-queue server (camellia-delay-queue HTTP API).\n\nSettings:\n";
+      "Runs the chronoq delay-queue server (camellia-delay-queue HTTP API).\n"
+      "Each setting can also come from the environment as CHRONOQ_<KEY> (for example\n"
+      "CHRONOQ_TTL_MILLIS=60000); flags win over the environment.\n\nSettings:\n";
   for (const KeyDoc& k : ConfigKeys()) {
     if (k.hidden) continue;
     out += fmt::format("  --{:<34} {}\n  {:<36} (default: {})\n", k.name, k.help, "",

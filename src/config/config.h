@@ -2,8 +2,10 @@
 // table (ConfigKeys) that the flag parser, the help text and validation share. Keys of API.md
 // sections 7 and 8 keep camellia's names.
 //
-// Sources: command-line flags `--<key>=<value>` (or `--<key> <value>`; a bare `--<flag>` sets a
-// boolean). Every value is checked; all problems are reported, not only the first.
+// Sources, later ones winning: environment variables `CHRONOQ_<KEY>` (the key upper-cased with '-'
+// as '_', e.g. CHRONOQ_TTL_MILLIS), then command-line flags `--<key>=<value>` (or `--<key> <value>`;
+// a bare `--<flag>` sets a boolean). Every value is checked; all problems are reported, not only
+// the first.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +70,14 @@ struct FlagResult {
 };
 // Parses the arguments after "serve".
 FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg);
+
+// Applies the CHRONOQ_<KEY> variables found in `env` ("NAME=value" strings, nullptr-terminated,
+// like `environ`) for every documented key (test-only keys are never read from the environment).
+// Other variables are ignored. Returns one sentence per malformed value, naming the variable.
+std::vector<std::string> ApplyEnvironment(const char* const* env, ServerConfig* cfg);
+
+// "CHRONOQ_TTL_MILLIS" for "ttl-millis".
+std::string EnvName(std::string_view key);
 
 // `chronoq serve --help`.
 std::string HelpText();

@@ -46,6 +46,10 @@ void RegisterHealthRoutes(Router& router, const HandlerContext* ctx);
 // server's manual clock forward, running every timer due on the way, and answers the new time.
 void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
                              const base::Clock* clock);
+// Test mode only: GET /chronoq/test/longPolls answers {"code":200,"parked":N}, the number of
+// longPollingMsg requests parked or being served, so that integration tests can wait until a
+// request is parked instead of sleeping.
+void RegisterTestLongPollRoutes(Router& router, const LongPollWaiters* waiters);
 
 // Helpers shared by the handler files.
 HttpResponse JsonResponse(std::string body);

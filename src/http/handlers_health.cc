@@ -60,4 +60,12 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
              });
 }
 
+void RegisterTestLongPollRoutes(Router& router, const LongPollWaiters* waiters) {
+  router.Add("/chronoq/test/longPolls", {"GET"},
+             [waiters](HttpRequest&, RequestContext&, Reply reply) {
+               reply(JsonResponse(
+                   fmt::format("{{\"code\":200,\"parked\":{}}}", waiters->parked())));
+             });
+}
+
 }  // namespace chronoq::http

@@ -1,5 +1,6 @@
 #include "http/server.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
@@ -24,12 +25,14 @@ using tcp = asio::ip::tcp;
 constexpr auto kUseTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr const char* kLog = "cq.http";
 
+// False once the client has closed (or reset) its side. POLLRDHUP reports the peer's FIN even
+// when unread bytes (a pipelined request) are still queued, which a MSG_PEEK read would return
+// first and so hide the close.
 bool PeerAliveFd(int fd) {
-  char c;
-  ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n > 0) return true;
-  if (n == 0) return false;
-  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  pollfd p{fd, POLLRDHUP, 0};
+  int r = ::poll(&p, 1, 0);
+  if (r <= 0) return true;  // nothing to report (or EINTR): assume alive
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0;
 }
 
 // "Sat, 21 Nov 2026 19:44:01 GMT", recomputed at most once a second per thread.
@@ -46,7 +49,9 @@ std::string_view HttpDate() {
   return buf;
 }
 
-std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive) {
+// `head`: the answer to a HEAD request, which carries the headers of the GET answer but no body
+// (RFC 9110 section 9.3.2); sending one would corrupt the framing of a keep-alive connection.
+std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, bool head = false) {
   std::string out;
   out.reserve(160 + r.body.size());
   out += "HTTP/1.1 ";
@@ -70,8 +75,24 @@ std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive) 
     out += "Connection: keep-alive\r\n";
   }
   out += "\r\n";
-  out += r.body;
+  if (!head) out += r.body;
   return out;
+}
+
+// The origin-form of a request target: an absolute-form one ("http://host:port/path?q", which
+// RFC 9112 section 3.2.2 says a server must accept) loses its scheme and authority.
+std::string OriginForm(std::string_view target) {
+  for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
+    if (target.size() < scheme.size() || !beast::iequals(target.substr(0, scheme.size()), scheme)) {
+      continue;
+    }
+    std::string_view rest = target.substr(scheme.size());
+    size_t start = rest.find_first_of("/?");
+    if (start == std::string_view::npos) return "/";
+    if (rest[start] == '?') return "/" + std::string(rest.substr(start));
+    return std::string(rest.substr(start));
+  }
+  return std::string(target);
 }
 
 bool IsParseError(const beast::error_code& ec) {
@@ -300,8 +321,8 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     c.idle = false;
     // The start line is parsed (and its target stored) before the rest of the header, so even a
     // header that is too large has a path to report.
-    std::string_view target = parser.get().target();
-    std::string path(target.substr(0, target.find('?')));
+    std::string target = OriginForm(parser.get().target());
+    std::string path = target.substr(0, target.find('?'));
     if (ec == bhttp::error::header_limit) {
       co_await WriteError(c, 431,
                           fmt::format("request headers are larger than {} bytes (max-header-bytes)",
@@ -359,18 +380,19 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
 
     HttpRequest req;
     req.method = std::string(msg.method_string());
-    req.target = std::string(msg.target());
+    req.target = OriginForm(msg.target());
     auto ct = msg.find(bhttp::field::content_type);
     req.has_content_type = ct != msg.end();
     if (req.has_content_type) req.content_type = std::string(ct->value());
     req.body = std::move(msg.body());
     const bool keep_alive = msg.keep_alive();
     const unsigned version = msg.version();
+    const bool head = msg.method() == bhttp::verb::head;
 
     HttpResponse res = co_await Dispatch(req, c);
     if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
     const bool keep = keep_alive && !res.close && !stopping.load();
-    std::string out = Serialize(res, version, keep);
+    std::string out = Serialize(res, version, keep, head);
     c.stream.expires_after(opts.request_timeout);
     auto [wec, wn] = co_await asio::async_write(c.stream, asio::buffer(out), kUseTuple);
     if (wec || !keep) co_return;
