@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config ccache
+  build-essential cmake ninja-build pkg-config ccache git clang-format
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev

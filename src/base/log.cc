@@ -26,24 +26,36 @@ spdlog::logger& Sink() {
 
 spdlog::level::level_enum ToSpd(LogLevel l) {
   switch (l) {
-    case LogLevel::kTrace: return spdlog::level::trace;
-    case LogLevel::kDebug: return spdlog::level::debug;
-    case LogLevel::kInfo: return spdlog::level::info;
-    case LogLevel::kWarn: return spdlog::level::warn;
-    case LogLevel::kError: return spdlog::level::err;
-    case LogLevel::kOff: return spdlog::level::off;
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+    case LogLevel::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
 
 std::string_view Name(LogLevel l) {
   switch (l) {
-    case LogLevel::kTrace: return "trace";
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
-    case LogLevel::kOff: return "off";
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "off";
   }
   return "info";
 }
@@ -109,16 +121,15 @@ void LogMessage(LogLevel level, std::string_view logger, const char* file, int l
   std::string ts = Timestamp();
   std::string out;
   if (g_json.load(std::memory_order_relaxed)) {
-    out = fmt::format("{{\"ts\":\"{}\",\"level\":\"{}\",\"logger\":\"{}\",", ts, Name(level),
-                      logger);
+    out =
+        fmt::format("{{\"ts\":\"{}\",\"level\":\"{}\",\"logger\":\"{}\",", ts, Name(level), logger);
     out += "\"src\":";
     AppendJsonString(out, fmt::format("{}:{}", BaseName(file), line));
     out += ",\"msg\":";
     AppendJsonString(out, msg);
     out += "}";
   } else {
-    out = fmt::format("{} {:<5} {} {}:{}] {}", ts, Name(level), logger, BaseName(file), line,
-                      msg);
+    out = fmt::format("{} {:<5} {} {}:{}] {}", ts, Name(level), logger, BaseName(file), line, msg);
   }
   Sink().log(ToSpd(level), out);
 }

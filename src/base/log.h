@@ -24,11 +24,11 @@ void LogMessage(LogLevel level, std::string_view logger, const char* file, int l
 
 }  // namespace chronoq::base
 
-#define CQ_LOG(level, logger, ...)                                                        \
-  do {                                                                                    \
-    if (::chronoq::base::LogEnabled(level)) {                                             \
+#define CQ_LOG(level, logger, ...)                                                              \
+  do {                                                                                          \
+    if (::chronoq::base::LogEnabled(level)) {                                                   \
       ::chronoq::base::LogMessage(level, logger, __FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
-    }                                                                                     \
+    }                                                                                           \
   } while (0)
 #define CQ_LOG_DEBUG(logger, ...) CQ_LOG(::chronoq::base::LogLevel::kDebug, logger, __VA_ARGS__)
 #define CQ_LOG_INFO(logger, ...) CQ_LOG(::chronoq::base::LogLevel::kInfo, logger, __VA_ARGS__)

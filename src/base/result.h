@@ -13,7 +13,7 @@ namespace chronoq {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     CQ_CHECK(!std::get<Status>(v_).ok(), "Result constructed from an OK status");
   }
@@ -56,7 +56,8 @@ class [[nodiscard]] Result {
 
 #define CQ_CONCAT_INNER_(a, b) a##b
 #define CQ_CONCAT_(a, b) CQ_CONCAT_INNER_(a, b)
-#define CQ_ASSIGN_OR_RETURN(lhs, expr) CQ_ASSIGN_OR_RETURN_(CQ_CONCAT_(cq_result_, __LINE__), lhs, expr)
+#define CQ_ASSIGN_OR_RETURN(lhs, expr) \
+  CQ_ASSIGN_OR_RETURN_(CQ_CONCAT_(cq_result_, __LINE__), lhs, expr)
 #define CQ_ASSIGN_OR_RETURN_(tmp, lhs, expr) \
   auto tmp = (expr);                         \
   if (!tmp.has_value()) return tmp.error();  \

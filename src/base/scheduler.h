@@ -61,7 +61,7 @@ class TimerQueue {
 class ThreadScheduler final : public Scheduler {
  public:
   explicit ThreadScheduler(const Clock* clock);  // clock must outlive this
-  ~ThreadScheduler() override;                    // stops the thread; pending callbacks never run
+  ~ThreadScheduler() override;                   // stops the thread; pending callbacks never run
   TimerId Schedule(TimePoint when, UniqueFunction<void()> fn) override;
   bool Cancel(TimerId id) override;
   // Stops the thread and drops pending callbacks. Idempotent.

@@ -4,17 +4,28 @@ namespace chronoq {
 
 std::string_view ErrcName(Errc code) {
   switch (code) {
-    case Errc::kOk: return "ok";
-    case Errc::kNotFound: return "not_found";
-    case Errc::kAlreadyExists: return "already_exists";
-    case Errc::kInvalidArgument: return "invalid_argument";
-    case Errc::kInvalidState: return "invalid_state";
-    case Errc::kConflict: return "conflict";
-    case Errc::kUnavailable: return "unavailable";
-    case Errc::kTimeout: return "timeout";
-    case Errc::kIOError: return "io_error";
-    case Errc::kCorruption: return "corruption";
-    case Errc::kInternal: return "internal";
+    case Errc::kOk:
+      return "ok";
+    case Errc::kNotFound:
+      return "not_found";
+    case Errc::kAlreadyExists:
+      return "already_exists";
+    case Errc::kInvalidArgument:
+      return "invalid_argument";
+    case Errc::kInvalidState:
+      return "invalid_state";
+    case Errc::kConflict:
+      return "conflict";
+    case Errc::kUnavailable:
+      return "unavailable";
+    case Errc::kTimeout:
+      return "timeout";
+    case Errc::kIOError:
+      return "io_error";
+    case Errc::kCorruption:
+      return "corruption";
+    case Errc::kInternal:
+      return "internal";
   }
   return "unknown";
 }

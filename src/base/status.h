@@ -64,8 +64,8 @@ inline Status Unavailable(std::string msg) { return Status(Errc::kUnavailable, s
 
 }  // namespace chronoq
 
-#define CQ_RETURN_IF_ERROR(expr)           \
-  do {                                     \
-    ::chronoq::Status cq_status_ = (expr); \
+#define CQ_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::chronoq::Status cq_status_ = (expr);   \
     if (!cq_status_.ok()) return cq_status_; \
   } while (0)

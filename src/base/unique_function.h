@@ -17,9 +17,9 @@ class UniqueFunction<R(Args...)> {
  public:
   UniqueFunction() = default;
   UniqueFunction(std::nullptr_t) {}  // NOLINT
-  template <typename F, typename = std::enable_if_t<
-                            !std::is_same_v<std::decay_t<F>, UniqueFunction> &&
-                            std::is_invocable_r_v<R, F&, Args...>>>
+  template <typename F,
+            typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, UniqueFunction> &&
+                                        std::is_invocable_r_v<R, F&, Args...>>>
   UniqueFunction(F&& f)  // NOLINT: implicit like std::function
       : impl_(std::make_unique<Impl<std::decay_t<F>>>(std::forward<F>(f))) {}
 

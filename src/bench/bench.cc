@@ -21,14 +21,16 @@ int RunBench(const std::vector<std::string>& args) {
   ProduceOptions po;
   auto* produce = app.add_subcommand("produce", "N sends as fast as possible (or at --rate)");
   produce->add_option("--count", po.count, "Messages to send")->capture_default_str();
-  produce->add_option("--connections", po.connections, "Keep-alive connections")->capture_default_str();
+  produce->add_option("--connections", po.connections, "Keep-alive connections")
+      ->capture_default_str();
   produce->add_option("--payload-bytes", po.payload_bytes, "Payload size")->capture_default_str();
   produce->add_option("--delay-min-ms", po.delay_min_ms, "Smallest delay")->capture_default_str();
   produce->add_option("--delay-max-ms", po.delay_max_ms, "Largest delay")->capture_default_str();
   produce->add_option("--rate", po.rate, "Sends per second (0: unlimited)")->capture_default_str();
 
   E2eOptions eo;
-  auto* e2e = app.add_subcommand("e2e", "Send with delays, consume with long polls, measure lateness");
+  auto* e2e =
+      app.add_subcommand("e2e", "Send with delays, consume with long polls, measure lateness");
   e2e->add_option("--count", eo.count, "Messages")->capture_default_str();
   e2e->add_option("--delay-min-ms", eo.delay_min_ms, "Smallest delay")->capture_default_str();
   e2e->add_option("--delay-max-ms", eo.delay_max_ms, "Largest delay")->capture_default_str();
@@ -39,12 +41,14 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--rate", eo.rate, "Sends per second (0: unlimited)")->capture_default_str();
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
-  e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")->capture_default_str();
+  e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")
+      ->capture_default_str();
 
   BurstOptions bo;
   auto* burst = app.add_subcommand("burst", "M messages all due in the same second");
   burst->add_option("--count", bo.count, "Messages")->capture_default_str();
-  burst->add_option("--slots", bo.slots, "Distinct trigger times in the second")->capture_default_str();
+  burst->add_option("--slots", bo.slots, "Distinct trigger times in the second")
+      ->capture_default_str();
   burst->add_option("--producers", bo.producers, "Producer connections")->capture_default_str();
   burst->add_option("--consumers", bo.consumers, "Long-polling consumers")->capture_default_str();
   burst->add_option("--ackers", bo.ackers, "Connections sending acks")->capture_default_str();
@@ -56,7 +60,8 @@ int RunBench(const std::vector<std::string>& args) {
   burst->add_option("--grace-ms", bo.grace_ms, "Wait after the due second")->capture_default_str();
 
   BacklogOptions ko;
-  auto* backlog = app.add_subcommand("backlog", "Load M far-future messages; memory, disk, restart");
+  auto* backlog =
+      app.add_subcommand("backlog", "Load M far-future messages; memory, disk, restart");
   backlog->add_option("--count", ko.count, "Messages")->capture_default_str();
   backlog->add_option("--connections", ko.connections, "Connections")->capture_default_str();
   backlog->add_option("--payload-bytes", ko.payload_bytes, "Payload size")->capture_default_str();
@@ -68,7 +73,8 @@ int RunBench(const std::vector<std::string>& args) {
   LongPollOptions lo;
   auto* longpoll = app.add_subcommand("longpoll", "Produce throughput with K parked long polls");
   longpoll->add_option("--parked", lo.parked, "Parked long polls")->capture_default_str();
-  longpoll->add_option("--connections", lo.connections, "Producer connections")->capture_default_str();
+  longpoll->add_option("--connections", lo.connections, "Producer connections")
+      ->capture_default_str();
   longpoll->add_option("--seconds", lo.seconds, "Length of each phase")->capture_default_str();
   longpoll->add_option("--payload-bytes", lo.payload_bytes, "Payload size")->capture_default_str();
 

@@ -1,8 +1,7 @@
 #include "bench/common.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -16,8 +15,7 @@ std::string FormPost(const client::Endpoint& ep, std::string_view path, std::str
 }
 
 std::string RandomPayload(size_t bytes, std::mt19937_64& rng) {
-  static constexpr char kChars[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::string out(bytes, 'x');
   for (char& c : out) c = kChars[rng() % (sizeof(kChars) - 1)];
   return out;

@@ -8,7 +8,7 @@
 namespace chronoq::bench {
 namespace {
 
-constexpr int kSubBits = 10;                 // 1024 exact values, then 512 per power of two
+constexpr int kSubBits = 10;  // 1024 exact values, then 512 per power of two
 constexpr int64_t kSub = int64_t{1} << kSubBits;
 constexpr int kHalf = static_cast<int>(kSub / 2);
 constexpr int kMaxBits = 43;
@@ -21,8 +21,8 @@ Histogram::Histogram() : buckets_(kBuckets, 0) {}
 int Histogram::Index(int64_t v) {
   if (v < kSub) return static_cast<int>(v);
   int bits = 64 - std::countl_zero(static_cast<uint64_t>(v));  // v in [2^(bits-1), 2^bits)
-  int shift = bits - kSubBits;                                   // >= 1
-  int sub = static_cast<int>(v >> shift);                        // in [512, 1024)
+  int shift = bits - kSubBits;                                 // >= 1
+  int sub = static_cast<int>(v >> shift);                      // in [512, 1024)
   int index = static_cast<int>(kSub) + (shift - 1) * kHalf + (sub - kHalf);
   return std::min(index, kBuckets - 1);
 }

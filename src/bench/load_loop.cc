@@ -26,7 +26,9 @@ struct LoadLoop::Conn {
   uint64_t wait_gen = 0;  // invalidates stale entries of the wake heap
 };
 
-LoadLoop::LoadLoop(client::Endpoint ep) : ep_(std::move(ep)) { epfd_ = ::epoll_create1(EPOLL_CLOEXEC); }
+LoadLoop::LoadLoop(client::Endpoint ep) : ep_(std::move(ep)) {
+  epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+}
 
 LoadLoop::~LoadLoop() {
   for (auto& c : conns_) {
@@ -156,7 +158,8 @@ void LoadLoop::OnReadable(Conn& c) {
     }
     size_t total = head_end + 4 + len;
     if (c.in.size() < total) return;
-    auto latency = std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - c.sent_at);
+    auto latency =
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - c.sent_at);
     c.in_flight = false;
     ++counters_.responses;
     c.session->OnResponse(status, std::string_view(c.in.data() + head_end + 4, len), latency);
@@ -194,7 +197,8 @@ void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>
     }
     auto nearest = std::min(next_tick, deadline);
     if (!waits_.empty()) nearest = std::min(nearest, waits_.top().at);
-    auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(nearest - SteadyClock::now()).count();
+    auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(nearest - SteadyClock::now()).count();
     int timeout = static_cast<int>(std::clamp<int64_t>(wait_ms, 0, 1000));
     int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
     for (int i = 0; i < n; ++i) {

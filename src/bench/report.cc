@@ -1,11 +1,10 @@
 #include "bench/report.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 namespace chronoq::bench {
 namespace {
@@ -54,8 +53,8 @@ void Report::Latency(std::string key, const Histogram& h) {
   std::string json = fmt::format(
       "{{\"count\":{},\"mean_us\":{:.1f},\"p50_us\":{},\"p90_us\":{},\"p99_us\":{},"
       "\"p999_us\":{},\"max_us\":{}}}",
-      h.count(), h.mean(), h.Percentile(50), h.Percentile(90), h.Percentile(99),
-      h.Percentile(99.9), h.max());
+      h.count(), h.mean(), h.Percentile(50), h.Percentile(90), h.Percentile(99), h.Percentile(99.9),
+      h.max());
   items_.push_back({std::move(key), h.Summary(), std::move(json)});
 }
 

@@ -16,11 +16,11 @@ namespace chronoq::bench {
 
 struct ProduceState {
   client::Endpoint endpoint;
-  int64_t count = 0;    // messages to send; INT64_MAX: until stopped
-  double rate = 0;      // messages per second over all producers; 0: as fast as possible
+  int64_t count = 0;  // messages to send; INT64_MAX: until stopped
+  double rate = 0;    // messages per second over all producers; 0: as fast as possible
   // Appends the form body of message i (without the leading '&').
   std::function<void(int64_t i, std::string* body)> make_body;
-  bool stop = false;    // set by the workload to end an open-ended run
+  bool stop = false;  // set by the workload to end an open-ended run
 
   SteadyClock::time_point start = SteadyClock::now();
   int64_t next = 0;  // next message index to send
@@ -49,20 +49,20 @@ struct ConsumeState {
   int64_t long_poll_ms = 1000;
   int64_t ack_timeout_ms = 60'000;
   bool ack = true;
-  std::string id_prefix;       // msgIds are id_prefix + index
-  int64_t expected = 0;        // indexes 0..expected-1
-  LoadLoop* loop = nullptr;    // to wake ackers
+  std::string id_prefix;     // msgIds are id_prefix + index
+  int64_t expected = 0;      // indexes 0..expected-1
+  LoadLoop* loop = nullptr;  // to wake ackers
   std::vector<Session*> ackers;
 
-  bool stop = false;  // everything received, or the deadline passed
-  std::vector<uint8_t> seen;   // deliveries per index (saturating)
+  bool stop = false;          // everything received, or the deadline passed
+  std::vector<uint8_t> seen;  // deliveries per index (saturating)
   int64_t unique = 0;
-  int64_t duplicates = 0;      // deliveries of an index already delivered
-  int64_t foreign = 0;         // messages of another run
+  int64_t duplicates = 0;  // deliveries of an index already delivered
+  int64_t foreign = 0;     // messages of another run
   int64_t pulls = 0;
   int64_t pull_failures = 0;
   std::string first_failure;
-  Histogram lateness;          // receive time - trigger time, us
+  Histogram lateness;  // receive time - trigger time, us
   int64_t first_receive_us = 0;
   int64_t last_receive_us = 0;
   std::deque<std::string> ack_queue;

@@ -58,8 +58,8 @@ struct BacklogOptions {
 
 struct LongPollOptions {
   int parked = 10'000;
-  int connections = 64;   // producers
-  double seconds = 10;    // per phase
+  int connections = 64;  // producers
+  double seconds = 10;   // per phase
   size_t payload_bytes = 100;
 };
 

@@ -63,7 +63,8 @@ void AddDeliveryFigures(Report& r, const Pipeline& p) {
   r.Int("pull_failures", cs.pull_failures);
   r.Latency("lateness", cs.lateness);
   r.Latency("send_latency", p.ps.latency);
-  if (cs.expected > cs.unique) r.Warn(fmt::format("{} messages were never delivered", cs.expected - cs.unique));
+  if (cs.expected > cs.unique)
+    r.Warn(fmt::format("{} messages were never delivered", cs.expected - cs.unique));
   if (cs.duplicates > 0) r.Warn(fmt::format("{} duplicate deliveries", cs.duplicates));
   if (!p.ps.first_failure.empty()) r.Warn("first send failure: " + p.ps.first_failure);
   if (!cs.first_failure.empty()) r.Warn("first pull failure: " + cs.first_failure);
@@ -87,8 +88,8 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   std::string payload = RandomPayload(o.payload_bytes, *rng);
   std::string head = "topic=" + client::UrlEncode(topic) + "&msg=" + payload + "&msgId=" + prefix;
   p.ps.make_body = [=](int64_t i, std::string* body) {
-    int64_t delay = o.delay_min_ms +
-                    static_cast<int64_t>((*rng)() % (o.delay_max_ms - o.delay_min_ms + 1));
+    int64_t delay =
+        o.delay_min_ms + static_cast<int64_t>((*rng)() % (o.delay_max_ms - o.delay_min_ms + 1));
     body->append(head);
     body->append(std::to_string(i));
     body->append("&delayMillis=");
@@ -143,8 +144,8 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   p.ps.count = o.count;
   std::string prefix = RunPrefix("burst");
   std::mt19937_64 rng(13);
-  std::string head = "topic=" + client::UrlEncode(topic) + "&msg=" +
-                     RandomPayload(o.payload_bytes, rng) + "&msgId=" + prefix;
+  std::string head = "topic=" + client::UrlEncode(topic) +
+                     "&msg=" + RandomPayload(o.payload_bytes, rng) + "&msgId=" + prefix;
   auto late_sends = std::make_shared<int64_t>(0);
   p.ps.make_body = [=](int64_t i, std::string* body) {
     int64_t due = t0_ms + static_cast<int64_t>(slots->at(static_cast<size_t>(i))) * 1000 / o.slots;

@@ -76,8 +76,8 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o) {
   r.Int("connections", o.connections);
   r.Int("payload_bytes", static_cast<int64_t>(o.payload_bytes));
   CpuMeter cpu;
-  CQ_ASSIGN_OR_RETURN(double secs, RunProducers(c, ps, o.connections, "produce",
-                                                SteadyClock::time_point::max()));
+  CQ_ASSIGN_OR_RETURN(
+      double secs, RunProducers(c, ps, o.connections, "produce", SteadyClock::time_point::max()));
   AddProduceFigures(r, ps, secs);
   cpu.Report(r);
   return r;
@@ -96,8 +96,8 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
   ps.endpoint = c.endpoint;
   ps.count = o.count;
   SetUpSends(ps, topic, o.payload_bytes, o.delay_ms, o.delay_ms);
-  CQ_ASSIGN_OR_RETURN(double secs, RunProducers(c, ps, o.connections, "backlog",
-                                                SteadyClock::time_point::max()));
+  CQ_ASSIGN_OR_RETURN(
+      double secs, RunProducers(c, ps, o.connections, "backlog", SteadyClock::time_point::max()));
   AddProduceFigures(r, ps, secs);
   std::this_thread::sleep_for(std::chrono::seconds(1));  // let background flushes settle
 
@@ -129,8 +129,8 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
         auto h = conn->Request("GET", "/camellia/health/check");
         if (h.has_value() && h->status == 200) {
           if (to_health < 0) to_health = duration<double>(SteadyClock::now() - t0).count();
-          auto info = conn->Request("GET", "/camellia/delayQueue/getTopicInfo?topic=" +
-                                               client::UrlEncode(topic));
+          auto info = conn->Request(
+              "GET", "/camellia/delayQueue/getTopicInfo?topic=" + client::UrlEncode(topic));
           if (info.has_value()) {
             auto doc = client::Json::Parse(info->body);
             if (doc.has_value() && (*doc)["data"]["waitingQueueSize"].AsInt() >= ps.ok) {

@@ -43,8 +43,8 @@ class HttpConnection {
   HttpConnection& operator=(HttpConnection&& o) noexcept;
 
   // kUnavailable when the server cannot be reached.
-  static Result<HttpConnection> Connect(const Endpoint& ep,
-                                        std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  static Result<HttpConnection> Connect(
+      const Endpoint& ep, std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
   // Sends one request and reads its response. `body` is sent with `content_type` when non-empty
   // or when the method is POST.

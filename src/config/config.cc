@@ -12,8 +12,8 @@
 namespace chronoq::config {
 namespace {
 
-using Field = std::variant<std::string ServerConfig::*, int64_t ServerConfig::*,
-                           bool ServerConfig::*>;
+using Field =
+    std::variant<std::string ServerConfig::*, int64_t ServerConfig::*, bool ServerConfig::*>;
 
 struct Key {
   std::string_view name;
@@ -24,7 +24,8 @@ struct Key {
 
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
-      {"listen", &ServerConfig::listen, "Address to listen on, HOST:PORT (port 0 picks a free one)"},
+      {"listen", &ServerConfig::listen,
+       "Address to listen on, HOST:PORT (port 0 picks a free one)"},
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads"},
       {"storage", &ServerConfig::storage, "Storage engine: memory"},
       {"namespace", &ServerConfig::ns,
@@ -99,7 +100,7 @@ Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value) {
   const Key* k = FindKey(key);
   if (k == nullptr) return InvalidArgument(fmt::format("unknown setting '{}'", key));
   if (auto* s = std::get_if<std::string ServerConfig::*>(&k->field)) {
-    cfg.**s = std::string(value);
+    cfg.** s = std::string(value);
     return Status::Ok();
   }
   if (auto* i = std::get_if<int64_t ServerConfig::*>(&k->field)) {
@@ -108,14 +109,14 @@ Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value) {
     if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
       return InvalidArgument(fmt::format("{}: '{}' is not an integer", key, value));
     }
-    cfg.**i = v;
+    cfg.** i = v;
     return Status::Ok();
   }
   auto* b = std::get_if<bool ServerConfig::*>(&k->field);
   if (value == "true" || value == "1" || value == "yes" || value == "on") {
-    cfg.**b = true;
+    cfg.** b = true;
   } else if (value == "false" || value == "0" || value == "no" || value == "off") {
-    cfg.**b = false;
+    cfg.** b = false;
   } else {
     return InvalidArgument(fmt::format("{}: '{}' is not a boolean (true or false)", key, value));
   }
@@ -130,8 +131,8 @@ Status ParseListen(std::string_view text, std::string* host, uint16_t* port) {
   std::string_view h = text.substr(0, colon);
   std::string_view p = text.substr(colon + 1);
   if (h.find(':') != std::string_view::npos && !(h.front() == '[' && h.back() == ']')) {
-    return InvalidArgument(fmt::format("listen: IPv6 hosts go in brackets, as [::1]:8080; got '{}'",
-                                       text));
+    return InvalidArgument(
+        fmt::format("listen: IPv6 hosts go in brackets, as [::1]:8080; got '{}'", text));
   }
   unsigned v = 0;
   auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
@@ -160,8 +161,8 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   if (c.ns.empty()) errors.push_back("namespace must not be empty");
   positive("ttl-millis", c.ttl_millis);
   if (c.max_retry < 0 || c.max_retry > INT32_MAX) {
-    errors.push_back(fmt::format("max-retry must be between 0 and {}, got {}", INT32_MAX,
-                                 c.max_retry));
+    errors.push_back(
+        fmt::format("max-retry must be between 0 and {}, got {}", INT32_MAX, c.max_retry));
   }
   positive("ack-timeout-millis", c.ack_timeout_millis);
   if (c.end_life_msg_expire_millis < 0) {
@@ -204,7 +205,8 @@ FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
       continue;
     }
     if (a.rfind("--", 0) != 0 || a.size() == 2) {
-      out.errors.push_back(fmt::format("unexpected argument '{}' (flags look like --key=value)", a));
+      out.errors.push_back(
+          fmt::format("unexpected argument '{}' (flags look like --key=value)", a));
       continue;
     }
     std::string_view body = std::string_view(a).substr(2);
@@ -267,8 +269,8 @@ std::string HelpText() {
       "CHRONOQ_TTL_MILLIS=60000); flags win over the environment.\n\nSettings:\n";
   for (const KeyDoc& k : ConfigKeys()) {
     if (k.hidden) continue;
-    out += fmt::format("  --{:<34} {}\n  {:<36} (default: {})\n", k.name, k.help, "",
-                       k.default_text);
+    out +=
+        fmt::format("  --{:<34} {}\n  {:<36} (default: {})\n", k.name, k.help, "", k.default_text);
   }
   return out;
 }

@@ -3,9 +3,9 @@
 // sections 7 and 8 keep camellia's names.
 //
 // Sources, later ones winning: environment variables `CHRONOQ_<KEY>` (the key upper-cased with '-'
-// as '_', e.g. CHRONOQ_TTL_MILLIS), then command-line flags `--<key>=<value>` (or `--<key> <value>`;
-// a bare `--<flag>` sets a boolean). Every value is checked; all problems are reported, not only
-// the first.
+// as '_', e.g. CHRONOQ_TTL_MILLIS), then command-line flags `--<key>=<value>` (or `--<key>
+// <value>`; a bare `--<flag>` sets a boolean). Every value is checked; all problems are reported,
+// not only the first.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,9 @@ struct ServerConfig {
   int64_t max_long_polling_timeout_millis = 120'000;
   int64_t max_delay_millis = core::kTenYears.count();
   // Operations.
-  std::string log_level = "info";  // trace|debug|info|warn|error|off
+  std::string log_level = "info";   // trace|debug|info|warn|error|off
   std::string log_format = "text";  // text|json
-  bool test_clock = false;  // tests only: manual clock advanced over HTTP
+  bool test_clock = false;          // tests only: manual clock advanced over HTTP
 };
 
 struct KeyDoc {

@@ -16,7 +16,7 @@ struct Limits {
   size_t max_topic_bytes = 255;
   size_t max_msg_id_bytes = 255;
   size_t max_msg_bytes = size_t{4} << 20;
-  int32_t max_pull_batch = 1000;                       // larger batches are clamped
+  int32_t max_pull_batch = 1000;                      // larger batches are clamped
   Millis max_long_polling_timeout = Millis(120'000);  // longer timeouts are clamped
   Millis max_delay = kTenYears;
 };

@@ -6,13 +6,20 @@ namespace chronoq::core {
 
 std::string_view StatusName(MsgStatus s) {
   switch (s) {
-    case MsgStatus::kWaiting: return "WAITING";
-    case MsgStatus::kReady: return "READY";
-    case MsgStatus::kConsuming: return "CONSUMING";
-    case MsgStatus::kConsumeOk: return "CONSUME_OK";
-    case MsgStatus::kExpire: return "EXPIRE";
-    case MsgStatus::kRetryExhaust: return "RETRY_EXHAUST";
-    case MsgStatus::kDelete: return "DELETE";
+    case MsgStatus::kWaiting:
+      return "WAITING";
+    case MsgStatus::kReady:
+      return "READY";
+    case MsgStatus::kConsuming:
+      return "CONSUMING";
+    case MsgStatus::kConsumeOk:
+      return "CONSUME_OK";
+    case MsgStatus::kExpire:
+      return "EXPIRE";
+    case MsgStatus::kRetryExhaust:
+      return "RETRY_EXHAUST";
+    case MsgStatus::kDelete:
+      return "DELETE";
   }
   return "UNKNOWN";
 }

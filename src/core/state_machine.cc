@@ -24,11 +24,16 @@ Status Illegal(const MessageRecord& r, MsgStatus s, std::string_view why) {
 
 std::string_view EventName(EventKind k) {
   switch (k) {
-    case EventKind::kDeliver: return "deliver";
-    case EventKind::kAck: return "ack";
-    case EventKind::kNack: return "nack";
-    case EventKind::kDelete: return "delete";
-    case EventKind::kFinalize: return "finalize";
+    case EventKind::kDeliver:
+      return "deliver";
+    case EventKind::kAck:
+      return "ack";
+    case EventKind::kNack:
+      return "nack";
+    case EventKind::kDelete:
+      return "delete";
+    case EventKind::kFinalize:
+      return "finalize";
   }
   return "unknown";
 }

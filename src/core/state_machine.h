@@ -3,11 +3,11 @@
 // mirrors them in Lua; the contract suite proves they agree). Diagram: docs/lifecycle.md.
 //
 // Legal moves, by the status at `now` (StatusAt):
-//   Deliver   READY                                   -> CONSUMING (retry + 1, deadline now + ack timeout)
-//   Ack       CONSUMING, or READY after an ack timeout -> CONSUME_OK
-//   Nack      CONSUMING                               -> READY at now, or RETRY_EXHAUST on the last delivery
-//   Delete    WAITING, READY, CONSUMING               -> DELETE
-//   Finalize  EXPIRE or RETRY_EXHAUST not yet stored  -> the same status, stored, ended at its natural end
+//   Deliver   READY                                   -> CONSUMING (retry + 1, deadline now + ack
+//   timeout) Ack       CONSUMING, or READY after an ack timeout -> CONSUME_OK Nack      CONSUMING
+//   -> READY at now, or RETRY_EXHAUST on the last delivery Delete    WAITING, READY, CONSUMING ->
+//   DELETE Finalize  EXPIRE or RETRY_EXHAUST not yet stored  -> the same status, stored, ended at
+//   its natural end
 // Every other (status, event) pair returns kInvalidState with a sentence saying why.
 #pragma once
 
@@ -34,8 +34,8 @@ struct NewMessage {
   std::string topic;
   std::string msg_id;
   std::string payload;
-  Millis delay{0};  // <= 0 means now
-  Millis ttl{0};    // > 0
+  Millis delay{0};        // <= 0 means now
+  Millis ttl{0};          // > 0
   int32_t max_retry = 0;  // >= 0
 };
 

@@ -42,8 +42,9 @@ Status ValidateMsgId(std::string_view msg_id, const Limits& limits) {
 Status ValidatePayload(std::string_view msg, const Limits& limits) {
   if (msg.empty()) return InvalidArgument("msg is empty");
   if (msg.size() > limits.max_msg_bytes) {
-    return InvalidArgument(fmt::format("msg is {} bytes long; the limit is {} bytes (max-msg-bytes)",
-                                       msg.size(), limits.max_msg_bytes));
+    return InvalidArgument(
+        fmt::format("msg is {} bytes long; the limit is {} bytes (max-msg-bytes)", msg.size(),
+                    limits.max_msg_bytes));
   }
   if (!base::IsValidUtf8(msg)) return InvalidArgument("msg is not valid UTF-8");
   return Status::Ok();
@@ -51,9 +52,8 @@ Status ValidatePayload(std::string_view msg, const Limits& limits) {
 
 Status ValidateDelay(Millis delay, const Limits& limits) {
   if (delay > limits.max_delay) {
-    return InvalidArgument(fmt::format(
-        "delayMillis is {}; the limit is {} ms (max-delay-millis)", delay.count(),
-        limits.max_delay.count()));
+    return InvalidArgument(fmt::format("delayMillis is {}; the limit is {} ms (max-delay-millis)",
+                                       delay.count(), limits.max_delay.count()));
   }
   return Status::Ok();
 }

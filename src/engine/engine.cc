@@ -92,8 +92,8 @@ Status Engine::NotFoundError(const std::string& topic, const std::string& msg_id
   return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
 }
 
-Result<MessageRecord> Engine::FindRetained(const Topic& t, const std::string& msg_id,
-                                           TimePoint now, bool with_payload) {
+Result<MessageRecord> Engine::FindRetained(const Topic& t, const std::string& msg_id, TimePoint now,
+                                           bool with_payload) {
   Result<std::optional<MessageRecord>> stored = store_->Get(t.name(), msg_id, with_payload);
   if (!stored.has_value()) return stored.error();
   if (!stored->has_value() || now >= t.PurgeTime(**stored)) return NotFoundError(t.name(), msg_id);

@@ -79,8 +79,8 @@ class Engine final : public QueueBackend {
   bool Listed(const Topic& t, TimePoint now) const;
   Status NotFoundError(const std::string& topic, const std::string& msg_id) const;
   // The ended record topic/msg_id still in its retention period, or kNotFound.
-  Result<core::MessageRecord> FindRetained(const Topic& t, const std::string& msg_id,
-                                           TimePoint now, bool with_payload);
+  Result<core::MessageRecord> FindRetained(const Topic& t, const std::string& msg_id, TimePoint now,
+                                           bool with_payload);
 
   const EngineOptions options_;
   storage::Store* const store_;

@@ -32,8 +32,8 @@ using Callback = UniqueFunction<void(T)>;
 
 struct PullRequest {
   std::string topic;
-  int32_t batch = 1;              // >= 1
-  Millis ack_timeout{30'000};     // > 0
+  int32_t batch = 1;           // >= 1
+  Millis ack_timeout{30'000};  // > 0
 };
 
 // Told when messages of a topic may have become consumable: sent ready, nacked, trigger time

@@ -81,7 +81,8 @@ void Topic::Forget(const std::string& msg_id, TimePoint now) {
 }
 
 void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {
-  Result<MessageRecord> ended = core::Apply(*r, core::Event{core::EventKind::kFinalize}, processed_);
+  Result<MessageRecord> ended =
+      core::Apply(*r, core::Event{core::EventKind::kFinalize}, processed_);
   CQ_CHECK(ended.has_value(), "finalize of '{}' failed: {}", r->msg_id, ended.error().ToString());
   Count(*r, processed_, -1);
   AddRetention(*ended);

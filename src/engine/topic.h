@@ -31,11 +31,11 @@ namespace chronoq::engine {
 // What AdvanceTo observed, for persistence, monitor statistics and long-poll wake-ups.
 struct AdvanceResult {
   std::vector<core::MessageRecord> finalized;  // ended by ttl or used-up deliveries; persist these
-  int64_t triggered = 0;         // waiting messages whose trigger time came
-  int64_t ready_gap_sum_ms = 0;  // over `triggered`: processing time - trigger time
+  int64_t triggered = 0;                       // waiting messages whose trigger time came
+  int64_t ready_gap_sum_ms = 0;                // over `triggered`: processing time - trigger time
   int64_t ready_gap_max_ms = 0;
-  int64_t ack_timeouts = 0;      // deliveries whose ack deadline passed
-  bool became_ready = false;     // something became consumable
+  int64_t ack_timeouts = 0;   // deliveries whose ack deadline passed
+  bool became_ready = false;  // something became consumable
 };
 
 class Topic {
@@ -112,8 +112,8 @@ class Topic {
   TimePoint processed_;
   TimePoint last_active_;
   std::unordered_map<std::string, std::unique_ptr<core::MessageRecord>> live_;
-  Index vis_;  // (visible_at, seq) of every in-life record
-  Index exp_;  // (expire_time, seq) of every in-life record
+  Index vis_;                            // (visible_at, seq) of every in-life record
+  Index exp_;                            // (expire_time, seq) of every in-life record
   std::map<Key, std::string> retained_;  // (purge_at, seq) -> msg id of ended records
   const Millis retention_;
 

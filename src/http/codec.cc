@@ -8,15 +8,15 @@ namespace {
 void WriteMessage(JsonWriter& w, const core::Message& m) {
   const core::MessageRecord& r = m.record;
   w.BeginObject()
-      .Key("topic").String(r.topic)
-      .Key("msgId").String(r.msg_id)
-      .Key("msg").String(r.payload)
-      .Key("produceTime").Int(ToEpochMs(r.produce_time))
-      .Key("triggerTime").Int(ToEpochMs(r.trigger_time))
-      .Key("expireTime").Int(ToEpochMs(r.expire_time))
-      .Key("maxRetry").Int(r.max_retry)
-      .Key("retry").Int(r.retry)
-      .Key("status").Int(static_cast<int>(m.status))
+      .Str("topic", r.topic)
+      .Str("msgId", r.msg_id)
+      .Str("msg", r.payload)
+      .Num("produceTime", ToEpochMs(r.produce_time))
+      .Num("triggerTime", ToEpochMs(r.trigger_time))
+      .Num("expireTime", ToEpochMs(r.expire_time))
+      .Num("maxRetry", r.max_retry)
+      .Num("retry", r.retry)
+      .Num("status", static_cast<int>(m.status))
       .EndObject();
 }
 
@@ -32,10 +32,11 @@ void WriteGaps(JsonWriter& w, std::string_view key, const std::vector<metrics::G
   w.Key(key).BeginArray();
   for (const auto& g : gaps) {
     w.BeginObject()
-        .Key("topic").String(g.topic)
-        .Key("count").Int(g.count)
-        .Key("avg").Double(g.avg)
-        .Key("max").Int(g.max)
+        .Str("topic", g.topic)
+        .Num("count", g.count)
+        .Key("avg")
+        .Double(g.avg)
+        .Num("max", g.max)
         .EndObject();
   }
   w.EndArray();
@@ -103,15 +104,15 @@ std::string EncodeMonitorAnswer(const metrics::MonitorSnapshot& s) {
   w.Key("data").BeginObject().Key("requestStatsList").BeginArray();
   for (const auto& r : s.request_stats) {
     w.BeginObject()
-        .Key("topic").String(r.topic)
-        .Key("sendMsg").Int(r.get(MonitorCounter::kSendMsg))
-        .Key("pullMsg").Int(r.get(MonitorCounter::kPullMsg))
-        .Key("deleteMsg").Int(r.get(MonitorCounter::kDeleteMsg))
-        .Key("ackMsg").Int(r.get(MonitorCounter::kAckMsg))
-        .Key("getMsg").Int(r.get(MonitorCounter::kGetMsg))
-        .Key("triggerMsgReady").Int(r.get(MonitorCounter::kTriggerMsgReady))
-        .Key("triggerMsgEndLife").Int(r.get(MonitorCounter::kTriggerMsgEndLife))
-        .Key("triggerMsgTimeout").Int(r.get(MonitorCounter::kTriggerMsgTimeout))
+        .Str("topic", r.topic)
+        .Num("sendMsg", r.get(MonitorCounter::kSendMsg))
+        .Num("pullMsg", r.get(MonitorCounter::kPullMsg))
+        .Num("deleteMsg", r.get(MonitorCounter::kDeleteMsg))
+        .Num("ackMsg", r.get(MonitorCounter::kAckMsg))
+        .Num("getMsg", r.get(MonitorCounter::kGetMsg))
+        .Num("triggerMsgReady", r.get(MonitorCounter::kTriggerMsgReady))
+        .Num("triggerMsgEndLife", r.get(MonitorCounter::kTriggerMsgEndLife))
+        .Num("triggerMsgTimeout", r.get(MonitorCounter::kTriggerMsgTimeout))
         .EndObject();
   }
   w.EndArray();
@@ -122,27 +123,37 @@ std::string EncodeMonitorAnswer(const metrics::MonitorSnapshot& s) {
 
 std::string_view ReasonPhrase(int http_status) {
   switch (http_status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 
 std::string EncodeRequestError(int http_status, std::string_view msg, std::string_view path) {
   JsonWriter w;
   w.BeginObject()
-      .Key("code").Int(http_status)
-      .Key("msg").String(msg)
-      .Key("status").Int(http_status)
-      .Key("error").String(ReasonPhrase(http_status))
-      .Key("path").String(path)
+      .Num("code", http_status)
+      .Str("msg", msg)
+      .Num("status", http_status)
+      .Str("error", ReasonPhrase(http_status))
+      .Str("path", path)
       .EndObject();
   return w.Take();
 }

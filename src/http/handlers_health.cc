@@ -36,36 +36,35 @@ void RegisterHealthRoutes(Router& router, const HandlerContext* ctx) {
 
 void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
                              const base::Clock* clock) {
-  router.Add("/chronoq/test/advanceClock", {"POST"},
-             [scheduler, clock](HttpRequest& req, RequestContext&, Reply reply) {
-               Result<Params> p =
-                   Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
-               if (!p.has_value()) {
-                 reply(RequestError(400, p.error().message(), req.path()));
-                 return;
-               }
-               ParamReader r(*p);
-               std::optional<int64_t> ms = r.Long("millis", true);
-               if (r.ok() && *ms < 0) {
-                 reply(RequestError(400, "parameter 'millis' must not be negative", req.path()));
-                 return;
-               }
-               if (!r.ok()) {
-                 reply(RequestError(400, r.status().message(), req.path()));
-                 return;
-               }
-               scheduler->Advance(Millis(*ms));
-               reply(JsonResponse(
-                   fmt::format("{{\"code\":200,\"now\":{}}}", ToEpochMs(clock->Now()))));
-             });
+  router.Add(
+      "/chronoq/test/advanceClock", {"POST"},
+      [scheduler, clock](HttpRequest& req, RequestContext&, Reply reply) {
+        Result<Params> p =
+            Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
+        if (!p.has_value()) {
+          reply(RequestError(400, p.error().message(), req.path()));
+          return;
+        }
+        ParamReader r(*p);
+        std::optional<int64_t> ms = r.Long("millis", true);
+        if (r.ok() && *ms < 0) {
+          reply(RequestError(400, "parameter 'millis' must not be negative", req.path()));
+          return;
+        }
+        if (!r.ok()) {
+          reply(RequestError(400, r.status().message(), req.path()));
+          return;
+        }
+        scheduler->Advance(Millis(*ms));
+        reply(JsonResponse(fmt::format("{{\"code\":200,\"now\":{}}}", ToEpochMs(clock->Now()))));
+      });
 }
 
 void RegisterTestLongPollRoutes(Router& router, const LongPollWaiters* waiters) {
-  router.Add("/chronoq/test/longPolls", {"GET"},
-             [waiters](HttpRequest&, RequestContext&, Reply reply) {
-               reply(JsonResponse(
-                   fmt::format("{{\"code\":200,\"parked\":{}}}", waiters->parked())));
-             });
+  router.Add(
+      "/chronoq/test/longPolls", {"GET"}, [waiters](HttpRequest&, RequestContext&, Reply reply) {
+        reply(JsonResponse(fmt::format("{{\"code\":200,\"parked\":{}}}", waiters->parked())));
+      });
 }
 
 }  // namespace chronoq::http

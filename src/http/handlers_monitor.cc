@@ -28,8 +28,8 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   ctx->backend->GetTopicInfo(
       std::move(*topic), [reply = std::move(reply)](Result<core::TopicInfo> res) mutable {
         if (!res.has_value()) {
-          reply(JsonResponse(EncodeTopicInfoAnswer(AppCode(res.error().code()),
-                                                   res.error().message(), nullptr)));
+          reply(JsonResponse(
+              EncodeTopicInfoAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
           return;
         }
         reply(JsonResponse(EncodeTopicInfoAnswer(200, "success", &*res)));
@@ -37,15 +37,15 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 }
 
 void GetTopicInfoList(const HandlerContext* ctx, Reply reply) {
-  ctx->backend->ListTopics([reply = std::move(reply)](
-                               Result<std::vector<core::TopicInfo>> res) mutable {
-    if (!res.has_value()) {
-      reply(JsonResponse(
-          EncodeTopicInfoAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
-      return;
-    }
-    reply(JsonResponse(EncodeTopicListAnswer(*res)));
-  });
+  ctx->backend->ListTopics(
+      [reply = std::move(reply)](Result<std::vector<core::TopicInfo>> res) mutable {
+        if (!res.has_value()) {
+          reply(JsonResponse(
+              EncodeTopicInfoAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
+          return;
+        }
+        reply(JsonResponse(EncodeTopicListAnswer(*res)));
+      });
 }
 
 }  // namespace
@@ -55,10 +55,9 @@ void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx) {
   router.Add(base + "getTopicInfo", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
     GetTopicInfo(ctx, req, std::move(reply));
   });
-  router.Add(base + "getTopicInfoList", {"GET"},
-             [ctx](HttpRequest&, RequestContext&, Reply reply) {
-               GetTopicInfoList(ctx, std::move(reply));
-             });
+  router.Add(base + "getTopicInfoList", {"GET"}, [ctx](HttpRequest&, RequestContext&, Reply reply) {
+    GetTopicInfoList(ctx, std::move(reply));
+  });
   router.Add(base + "getMonitorData", {"GET"}, [ctx](HttpRequest&, RequestContext&, Reply reply) {
     reply(JsonResponse(EncodeMonitorAnswer(ctx->monitor->LastCompleted(ctx->clock->Now()))));
   });

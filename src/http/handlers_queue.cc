@@ -77,16 +77,16 @@ void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   m.ttl = ttl && *ttl > 0 ? Millis(*ttl) : ctx->defaults.ttl;
   m.max_retry = max_retry && *max_retry >= 0 ? *max_retry : ctx->defaults.max_retry;
   std::string name = m.topic;
-  ctx->backend->Send(std::move(m), [ctx, name, reply = std::move(reply)](
-                                       Result<Message> res) mutable {
-    if (!res.has_value()) {
-      reply(JsonResponse(EncodeMessageAnswer(AppCode(res.error().code()), res.error().message(),
-                                             nullptr)));
-      return;
-    }
-    ctx->monitor->Add(name, MonitorCounter::kSendMsg, 1, ctx->clock->Now());
-    reply(JsonResponse(EncodeMessageAnswer(200, "success", &*res)));
-  });
+  ctx->backend->Send(
+      std::move(m), [ctx, name, reply = std::move(reply)](Result<Message> res) mutable {
+        if (!res.has_value()) {
+          reply(JsonResponse(
+              EncodeMessageAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
+          return;
+        }
+        ctx->monitor->Add(name, MonitorCounter::kSendMsg, 1, ctx->clock->Now());
+        reply(JsonResponse(EncodeMessageAnswer(200, "success", &*res)));
+      });
 }
 
 struct PullParams {
@@ -116,7 +116,8 @@ std::optional<PullParams> ReadPull(const HandlerContext* ctx, HttpRequest& req, 
   PullParams p;
   p.topic = std::move(*topic);
   p.batch = batch && *batch > 0 ? std::min(*batch, ctx->limits.max_pull_batch) : 1;
-  p.ack_timeout = ack_timeout && *ack_timeout > 0 ? Millis(*ack_timeout) : ctx->defaults.ack_timeout;
+  p.ack_timeout =
+      ack_timeout && *ack_timeout > 0 ? Millis(*ack_timeout) : ctx->defaults.ack_timeout;
   p.long_poll_timeout = lp_timeout;
   return p;
 }
@@ -125,8 +126,8 @@ std::optional<PullParams> ReadPull(const HandlerContext* ctx, HttpRequest& req, 
 LongPollDone PullAnswer(const HandlerContext* ctx, std::string topic, Reply reply) {
   return [ctx, topic = std::move(topic), reply = std::move(reply)](Result<Messages> res) mutable {
     if (!res.has_value()) {
-      reply(JsonResponse(EncodeMessageListAnswer(AppCode(res.error().code()),
-                                                 res.error().message(), nullptr)));
+      reply(JsonResponse(
+          EncodeMessageListAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
       return;
     }
     CountPulled(ctx, topic, *res);
@@ -141,8 +142,7 @@ void PullMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   ctx->backend->Pull(std::move(pr), PullAnswer(ctx, p->topic, std::move(reply)));
 }
 
-void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext& rc,
-                    Reply reply) {
+void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext& rc, Reply reply) {
   std::optional<PullParams> p = ReadPull(ctx, req, reply, true);
   if (!p) return;
   LongPollRequest lp;
@@ -153,8 +153,9 @@ void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext&
                    ? std::min(Millis(*p->long_poll_timeout), ctx->limits.max_long_polling_timeout)
                    : ctx->defaults.long_polling_timeout;
   RequestContext* conn = &rc;  // valid until the reply is given (http_types.h)
-  auto waiter = ctx->waiters->Park(std::move(lp), [conn] { return conn->PeerAlive(); },
-                                   PullAnswer(ctx, p->topic, std::move(reply)));
+  auto waiter = ctx->waiters->Park(
+      std::move(lp), [conn] { return conn->PeerAlive(); },
+      PullAnswer(ctx, p->topic, std::move(reply)));
   rc.OnPeerGone([waiters = ctx->waiters, waiter] { waiters->Cancel(waiter); });
 }
 
@@ -178,8 +179,8 @@ std::optional<TopicAndId> ReadTopicAndId(const HandlerContext* ctx, ParamReader&
   return TopicAndId{std::move(*topic), std::move(*msg_id)};
 }
 
-engine::Callback<Status> StatusAnswer(const HandlerContext* ctx, std::string topic, MonitorCounter c,
-                              Reply reply) {
+engine::Callback<Status> StatusAnswer(const HandlerContext* ctx, std::string topic,
+                                      MonitorCounter c, Reply reply) {
   return [ctx, topic = std::move(topic), c, reply = std::move(reply)](Status s) mutable {
     if (!s.ok()) {
       reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
@@ -209,8 +210,8 @@ void DeleteMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!params) return;
   ParamReader r(*params);
   std::optional<bool> release;
-  auto ids = ReadTopicAndId(ctx, r, req, reply, StatusBody,
-                            [&] { release = r.Bool("release", false); });
+  auto ids =
+      ReadTopicAndId(ctx, r, req, reply, StatusBody, [&] { release = r.Bool("release", false); });
   if (!ids) return;
   std::string topic = ids->topic;
   ctx->backend->Delete(

@@ -31,7 +31,7 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
-  std::string body;  // JSON
+  std::string body;                                          // JSON
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
   bool close = false;  // close the connection after this response
 };

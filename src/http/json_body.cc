@@ -2,8 +2,9 @@
 // top-level members are the parameters. Strings are taken as given, numbers by their literal text
 // (so 1.5 or 1e3 later fail integer parsing with a clear message), booleans as true/false, null as
 // absent. Nested objects or arrays are remembered as non-scalar values.
-#include <boost/json/basic_parser_impl.hpp>
 #include <fmt/format.h>
+
+#include <boost/json/basic_parser_impl.hpp>
 
 #include "http/params.h"
 

@@ -22,6 +22,9 @@ class JsonWriter {
   JsonWriter& Double(double v);
   JsonWriter& Bool(bool v);
   JsonWriter& Null();
+  // Key plus value, for object members.
+  JsonWriter& Str(std::string_view k, std::string_view v) { return Key(k).String(v); }
+  JsonWriter& Num(std::string_view k, int64_t v) { return Key(k).Int(v); }
 
   std::string Take() { return std::move(out_); }
   void Reserve(size_t n) { out_.reserve(n); }

@@ -50,8 +50,7 @@ class LongPollWaiters final : public engine::ReadyListener {
   // Parks a request; `done` is called exactly once: with messages, with an empty list when the
   // timeout passes or on shutdown, or with the backend's error. `alive` tells whether the client
   // is still connected (nullptr: assume it is).
-  std::shared_ptr<Waiter> Park(LongPollRequest req, std::function<bool()> alive,
-                               LongPollDone done);
+  std::shared_ptr<Waiter> Park(LongPollRequest req, std::function<bool()> alive, LongPollDone done);
   // The client went away: the request is answered (empty) if it is still parked.
   void Cancel(const std::shared_ptr<Waiter>& w);
 

@@ -66,8 +66,8 @@ bool IsIntegerSyntax(std::string_view s) {
 Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
   auto it = values_.find(name);
   if (it != values_.end() && it->second.source == source) {
-    return InvalidArgument(fmt::format("parameter '{}' is given twice in the {}", Quote(name),
-                                       source));
+    return InvalidArgument(
+        fmt::format("parameter '{}' is given twice in the {}", Quote(name), source));
   }
   values_.insert_or_assign(std::move(name),
                            Value{std::move(value), non_scalar, std::string(source)});
@@ -92,7 +92,8 @@ Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* o
     if (pair.empty()) continue;
     size_t eq = pair.find('=');
     std::string_view raw_key = pair.substr(0, eq);
-    std::string_view raw_value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string_view raw_value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
     CQ_ASSIGN_OR_RETURN(std::string key, Decode(raw_key, source));
     CQ_ASSIGN_OR_RETURN(std::string value, Decode(raw_value, source));
     if (key.empty()) continue;
@@ -184,7 +185,8 @@ std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {
   std::optional<int64_t> n = ParseInt64(*v);
   if (!n) {
     if (IsIntegerSyntax(*v)) {
-      Fail(fmt::format("parameter '{}' is outside the 64-bit integer range: '{}'", name, Quote(*v)));
+      Fail(
+          fmt::format("parameter '{}' is outside the 64-bit integer range: '{}'", name, Quote(*v)));
     } else {
       Fail(fmt::format("parameter '{}' must be a decimal integer, got '{}'", name, Quote(*v)));
     }
@@ -198,7 +200,8 @@ std::optional<int32_t> ParamReader::Int(std::string_view name, bool required) {
   std::optional<int64_t> n = ParseInt64(*v);
   if (!n) {
     if (IsIntegerSyntax(*v)) {
-      Fail(fmt::format("parameter '{}' is outside the 32-bit integer range: '{}'", name, Quote(*v)));
+      Fail(
+          fmt::format("parameter '{}' is outside the 32-bit integer range: '{}'", name, Quote(*v)));
     } else {
       Fail(fmt::format("parameter '{}' must be a decimal integer, got '{}'", name, Quote(*v)));
     }
@@ -216,9 +219,8 @@ std::optional<bool> ParamReader::Bool(std::string_view name, bool required) {
   if (v == nullptr) return std::nullopt;
   std::optional<bool> b = ParseBool(*v);
   if (!b) {
-    Fail(fmt::format(
-        "parameter '{}' must be a boolean (true/false, 1/0, yes/no, on/off), got '{}'", name,
-        Quote(*v)));
+    Fail(fmt::format("parameter '{}' must be a boolean (true/false, 1/0, yes/no, on/off), got '{}'",
+                     name, Quote(*v)));
   }
   return b;
 }

@@ -168,13 +168,15 @@ Status HttpServer::Start() {
 
   boost::system::error_code ec;
   std::string host = m.opts.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   asio::ip::address addr = asio::ip::make_address(host, ec);
   if (ec) {
     tcp::resolver resolver(m.workers[0]->ioc);
     auto results = resolver.resolve(host, std::to_string(m.opts.port), ec);
     if (ec || results.empty()) {
-      return InvalidArgument(fmt::format("cannot resolve listen host '{}': {}", host, ec.message()));
+      return InvalidArgument(
+          fmt::format("cannot resolve listen host '{}': {}", host, ec.message()));
     }
     addr = results.begin()->endpoint().address();
   }
@@ -185,8 +187,8 @@ Status HttpServer::Start() {
   if (!ec) m.acceptor->bind(ep, ec);
   if (!ec) m.acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return Unavailable(fmt::format("cannot listen on {}:{}: {}", m.opts.host, m.opts.port,
-                                   ec.message()));
+    return Unavailable(
+        fmt::format("cannot listen on {}:{}: {}", m.opts.host, m.opts.port, ec.message()));
   }
   m.bound_port = m.acceptor->local_endpoint().port();
   asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
@@ -235,7 +237,8 @@ asio::awaitable<void> HttpServer::Impl::Accept() {
     if (stopping.load() || ec == asio::error::operation_aborted) co_return;
     if (ec) {
       // Out of file descriptors or similar: back off instead of spinning on the error.
-      backoff = std::min(std::chrono::milliseconds(1000), backoff * 2 + std::chrono::milliseconds(10));
+      backoff =
+          std::min(std::chrono::milliseconds(1000), backoff * 2 + std::chrono::milliseconds(10));
       CQ_LOG_WARN(kLog, "accept failed: {}; retrying in {} ms", ec.message(), backoff.count());
       asio::steady_timer t(co_await asio::this_coro::executor, backoff);
       co_await t.async_wait(kUseTuple);
@@ -287,17 +290,17 @@ void HttpServer::Impl::ArmWatch(Conn& c) {
 asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c) {
   auto ex = co_await asio::this_coro::executor;
   c.watch.reset();
-  HttpResponse res = co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                                   void(HttpResponse)>(
-      [&](auto handler) {
-        router->Dispatch(req, c, Reply([h = std::move(handler), ex](HttpResponse r) mutable {
-                           asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
-                             std::move(h)(std::move(r));
-                           });
-                         }));
-        if (c.watch) ArmWatch(c);
-      },
-      asio::use_awaitable);
+  HttpResponse res =
+      co_await asio::async_initiate<decltype(asio::use_awaitable), void(HttpResponse)>(
+          [&](auto handler) {
+            router->Dispatch(req, c, Reply([h = std::move(handler), ex](HttpResponse r) mutable {
+                               asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
+                                 std::move(h)(std::move(r));
+                               });
+                             }));
+            if (c.watch) ArmWatch(c);
+          },
+          asio::use_awaitable);
   if (c.watch) {
     boost::system::error_code ec;
     c.stream.socket().cancel(ec);

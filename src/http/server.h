@@ -21,8 +21,8 @@ struct ServerOptions {
   std::string host = "0.0.0.0";
   uint16_t port = 8080;  // 0: pick a free port
   int threads = 2;
-  size_t max_header_bytes = 16 * 1024;   // larger request headers: HTTP 431
-  size_t max_body_bytes = 8 << 20;       // larger bodies: HTTP 413
+  size_t max_header_bytes = 16 * 1024;                // larger request headers: HTTP 431
+  size_t max_body_bytes = 8 << 20;                    // larger bodies: HTTP 413
   std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connection with no request
   std::chrono::milliseconds request_timeout{60'000};  // to receive a request once it started
 };

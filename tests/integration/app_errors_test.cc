@@ -98,9 +98,9 @@ TEST_F(AppErrorsTest, MsgIdLimitIs255Bytes) {
 
 TEST_F(AppErrorsTest, ControlCharactersInTopicOrMsgIdAreCode400) {
   std::string t = Topic();
-  for (std::string bad : {std::string("a\x01"), std::string("a\nb"), std::string("a\tb"),
-                          std::string("\x7F"), std::string("a\x1F"), std::string("a\0b", 3),
-                          std::string("a\rb")}) {
+  for (std::string bad :
+       {std::string("a\x01"), std::string("a\nb"), std::string("a\tb"), std::string("\x7F"),
+        std::string("a\x1F"), std::string("a\0b", 3), std::string("a\rb")}) {
     SCOPED_TRACE(client::UrlEncode(bad));
     ExpectAppCode(Send(t + bad, "m", 0), 400, "topic");
     ExpectAppCode(Pull(t + bad), 400, "topic");
@@ -175,8 +175,8 @@ TEST_F(AppErrorsTest, QueryAndBodyMergeWithTheBodyWinning) {
 
 TEST_F(AppErrorsTest, JsonBodyTakesNumbersAndBooleansAsJsonOrStrings) {
   std::string t = Topic();
-  json::object body = {{"topic", t}, {"msg", "j1"}, {"delayMillis", 1000}, {"msgId", "j1"},
-                       {"ttlMillis", "5000"}, {"maxRetry", 2}};
+  json::object body = {{"topic", t},    {"msg", "j1"},         {"delayMillis", 1000},
+                       {"msgId", "j1"}, {"ttlMillis", "5000"}, {"maxRetry", 2}};
   ApiResponse r = api().PostJson(kSend, json::serialize(body));
   ExpectAppCode(r, 200);
   const json::value& m = r.at("delayMsg");
@@ -184,8 +184,9 @@ TEST_F(AppErrorsTest, JsonBodyTakesNumbersAndBooleansAsJsonOrStrings) {
   EXPECT_EQ(Int(m.at("expireTime")) - Int(m.at("triggerTime")), 5000);
   EXPECT_EQ(Int(m.at("maxRetry")), 2);
 
-  body = {{"topic", t}, {"msg", "j2"}, {"delayMillis", "0"}, {"msgId", "j2"}, {"maxRetry", "3"},
-          {"unknown", {{"nested", true}}}, {"ttlMillis", nullptr}};
+  body = {{"topic", t},          {"msg", "j2"},     {"delayMillis", "0"},
+          {"msgId", "j2"},       {"maxRetry", "3"}, {"unknown", {{"nested", true}}},
+          {"ttlMillis", nullptr}};
   r = api().PostJson(kSend, json::serialize(body));
   ExpectAppCode(r, 200);
   EXPECT_EQ(Int(r.at("delayMsg").at("maxRetry")), 3);
@@ -193,11 +194,13 @@ TEST_F(AppErrorsTest, JsonBodyTakesNumbersAndBooleansAsJsonOrStrings) {
   r = api().PostJson(kPull, json::serialize(json::object{{"topic", t}, {"batch", "5"}}));
   ExpectAppCode(r, 200);
   ASSERT_EQ(r.at("delayMsgList").as_array().size(), 1u);  // j1 still waiting
-  r = api().PostJson(kAck, json::serialize(json::object{{"topic", t}, {"msgId", "j2"}, {"ack", true}}));
+  r = api().PostJson(kAck,
+                     json::serialize(json::object{{"topic", t}, {"msgId", "j2"}, {"ack", true}}));
   ExpectAppCode(r, 200);
   Advance(1000);
   ASSERT_EQ(PullOk(t).size(), 1u);
-  r = api().PostJson(kAck, json::serialize(json::object{{"topic", t}, {"msgId", "j1"}, {"ack", "YES"}}));
+  r = api().PostJson(kAck,
+                     json::serialize(json::object{{"topic", t}, {"msgId", "j1"}, {"ack", "YES"}}));
   ExpectAppCode(r, 200);
   EXPECT_EQ(StatusOf(t, "j1"), 4);
   // A JSON body merges with the query string too; the body wins.
@@ -235,10 +238,10 @@ TEST_F(AppErrorsTest, StringsAreUsedExactlyAsGiven) {
   EXPECT_EQ(MsgId(m), " id ");
   EXPECT_EQ(StatusOf(" " + t + " ", " id "), 2);
   EXPECT_EQ(StatusOf(" " + t + " ", "id"), 0);  // a different id
-  EXPECT_EQ(PullOk(t).size(), 0u);               // a different topic
+  EXPECT_EQ(PullOk(t).size(), 0u);              // a different topic
   // '+' decodes to a space, %2B to a plus.
-  ApiResponse r = api().Request("POST", kSend,
-                                "topic=" + client::UrlEncode(t) + "&msg=a+b%2Bc&delayMillis=0");
+  ApiResponse r =
+      api().Request("POST", kSend, "topic=" + client::UrlEncode(t) + "&msg=a+b%2Bc&delayMillis=0");
   ExpectAppCode(r, 200);
   EXPECT_EQ(Str(r.at("delayMsg").at("msg")), "a b+c");
 }
@@ -260,9 +263,13 @@ TEST_F(AppErrorsTest, UnknownMessageIsCode404ForGetDeleteAck) {
 class ClampTest : public ServerTest {
  protected:
   std::vector<std::string> Flags() const override {
-    return {"--max-pull-batch=3", "--max-long-polling-timeout-millis=5000",
-            "--long-polling-timeout-millis=2000", "--max-msg-bytes=100", "--max-topic-bytes=100",
-            "--max-msg-id-bytes=10", "--max-delay-millis=60000"};
+    return {"--max-pull-batch=3",
+            "--max-long-polling-timeout-millis=5000",
+            "--long-polling-timeout-millis=2000",
+            "--max-msg-bytes=100",
+            "--max-topic-bytes=100",
+            "--max-msg-id-bytes=10",
+            "--max-delay-millis=60000"};
   }
 };
 
@@ -284,7 +291,7 @@ TEST_F(ClampTest, BatchIsClampedToMaxPullBatch) {
   EXPECT_EQ(PullOk(t, 2).size(), 2u);
   SendOk(t, "m5", 0);
   SendOk(t, "m6", 0);
-  EXPECT_EQ(PullOk(t, 0).size(), 1u);   // <= 0 -> 1
+  EXPECT_EQ(PullOk(t, 0).size(), 1u);  // <= 0 -> 1
   EXPECT_EQ(PullOk(t, -7).size(), 1u);
   SendOk(t, "m7", 0);
   SendOk(t, "m8", 0);
@@ -307,7 +314,8 @@ TEST_F(ClampTest, MaxMsgBytesIsTheLargestPayload) {
 TEST_F(ClampTest, LongPollTimeoutIsClamped) {
   std::string t = Topic();
   auto c = NewClient();
-  ASSERT_TRUE(c->BeginQueue("longPollingMsg", {{"topic", t}, {"longPollingTimeoutMillis", "60000"}}).ok());
+  ASSERT_TRUE(
+      c->BeginQueue("longPollingMsg", {{"topic", t}, {"longPollingTimeoutMillis", "60000"}}).ok());
   ASSERT_TRUE(api().WaitParked(1));
   Advance(4999);
   EXPECT_EQ(api().ParkedLongPolls(), 1);

@@ -87,12 +87,12 @@ TEST(BinaryFlagsTest, UnknownStorageIsRefusedClearly) {
 TEST(BinaryFlagsTest, HelpListsTheSettings) {
   ExitResult r = RunBinary({"serve", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* key : {"ttl-millis", "max-retry", "ack-timeout-millis",
-                          "end-life-msg-expire-millis", "long-polling-timeout-millis",
-                          "monitor-interval-seconds", "topic-inactive-millis", "namespace",
-                          "max-topic-bytes", "max-msg-id-bytes", "max-msg-bytes", "max-body-bytes",
-                          "max-header-bytes", "max-pull-batch", "max-long-polling-timeout-millis",
-                          "max-delay-millis", "storage", "listen"}) {
+  for (const char* key :
+       {"ttl-millis", "max-retry", "ack-timeout-millis", "end-life-msg-expire-millis",
+        "long-polling-timeout-millis", "monitor-interval-seconds", "topic-inactive-millis",
+        "namespace", "max-topic-bytes", "max-msg-id-bytes", "max-msg-bytes", "max-body-bytes",
+        "max-header-bytes", "max-pull-batch", "max-long-polling-timeout-millis", "max-delay-millis",
+        "storage", "listen"}) {
     EXPECT_NE(r.out.find(std::string("--") + key), std::string::npos) << key;
   }
   EXPECT_NE(r.out.find("0.0.0.0:8080"), std::string::npos) << "the default listen address";
@@ -127,8 +127,8 @@ TEST(BinaryTest, ABusyPortIsReportedAndTheServerExits) {
 
 TEST(BinaryTest, FlagsSetTheServerDefaults) {
   ServerProcess s;
-  Status st = s.Start({"--test-clock", "--log-level=warn", "--ttl-millis", "4321",
-                       "--max-retry=3", "--namespace=itns", "--http-threads=1"});
+  Status st = s.Start({"--test-clock", "--log-level=warn", "--ttl-millis", "4321", "--max-retry=3",
+                       "--namespace=itns", "--http-threads=1"});
   ASSERT_TRUE(st.ok()) << st.message();
   ApiClient c(s.endpoint());
   ApiResponse r = c.Queue("sendMsg", {{"topic", "t"}, {"msg", "m"}, {"delayMillis", "100"}});
@@ -175,9 +175,8 @@ TEST(BinaryShutdownTest, SigtermAnswersParkedLongPollsAndExitsZeroWithinASecond)
   for (int i = 0; i < 3; ++i) {
     polls.push_back(std::make_unique<ApiClient>(s.endpoint()));
     ASSERT_TRUE(polls.back()
-                    ->BeginQueue("longPollingMsg",
-                                 {{"topic", "t" + std::to_string(i % 2)},
-                                  {"longPollingTimeoutMillis", "120000"}})
+                    ->BeginQueue("longPollingMsg", {{"topic", "t" + std::to_string(i % 2)},
+                                                    {"longPollingTimeoutMillis", "120000"}})
                     .ok());
   }
   ASSERT_TRUE(api.WaitParked(3));

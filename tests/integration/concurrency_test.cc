@@ -25,9 +25,10 @@ TEST_F(ConcurrencyTest, ConcurrentPullsNeverDeliverAMessageTwice) {
     client::HttpConnection& c = api().connection();
     std::string batch;
     for (int i = 0; i < kMessages; ++i) {
-      batch += c.Format("POST", std::string(testutil::kQueuePath) + "sendMsg",
-                        client::FormEncode({{"topic", t}, {"msgId", std::to_string(i)},
-                                            {"msg", "m"}, {"delayMillis", "0"}}));
+      batch += c.Format(
+          "POST", std::string(testutil::kQueuePath) + "sendMsg",
+          client::FormEncode(
+              {{"topic", t}, {"msgId", std::to_string(i)}, {"msg", "m"}, {"delayMillis", "0"}}));
     }
     ASSERT_TRUE(c.SendRaw(batch).ok());
     for (int i = 0; i < kMessages; ++i) {
@@ -43,8 +44,9 @@ TEST_F(ConcurrencyTest, ConcurrentPullsNeverDeliverAMessageTwice) {
     threads.emplace_back([&, i] {
       ApiClient c(server().endpoint());
       for (;;) {
-        ApiResponse r = c.Queue("pullMsg", {{"topic", t}, {"batch", std::to_string(1 + i % 4)},
-                                            {"ackTimeoutMillis", "600000"}});
+        ApiResponse r = c.Queue(
+            "pullMsg",
+            {{"topic", t}, {"batch", std::to_string(1 + i % 4)}, {"ackTimeoutMillis", "600000"}});
         if (r.code() != 200 || !r.at("delayMsgList").is_array()) {
           ADD_FAILURE() << r.Describe();
           return;
@@ -75,7 +77,8 @@ TEST_F(ConcurrencyTest, RacingSendsWithOneIdStoreOneMessage) {
       c.connection();  // connect before the race
       ready.fetch_add(1);
       while (ready.load() < kThreads) std::this_thread::yield();
-      answers[i] = c.Queue("sendMsg", {{"topic", t}, {"msgId", "same"},
+      answers[i] = c.Queue("sendMsg", {{"topic", t},
+                                       {"msgId", "same"},
                                        {"msg", "payload-" + std::to_string(i)},
                                        {"delayMillis", "0"}});
     });
@@ -111,10 +114,11 @@ TEST_F(ConcurrencyTest, ParkedConsumersAndAProducerInterleave) {
       } done{finished};
       ApiClient c(server().endpoint());
       while (received.load() < kMessages && !failed.load()) {
-        ApiResponse r = c.Request("POST", std::string(testutil::kQueuePath) + "longPollingMsg",
-                                  client::FormEncode({{"topic", t}, {"batch", "3"},
-                                                      {"longPollingTimeoutMillis", "60000"}}),
-                                  "application/x-www-form-urlencoded", 30s);
+        ApiResponse r =
+            c.Request("POST", std::string(testutil::kQueuePath) + "longPollingMsg",
+                      client::FormEncode(
+                          {{"topic", t}, {"batch", "3"}, {"longPollingTimeoutMillis", "60000"}}),
+                      "application/x-www-form-urlencoded", 30s);
         if (r.code() != 200 || !r.at("delayMsgList").is_array()) {
           failed = true;
           ADD_FAILURE() << r.Describe();
@@ -140,14 +144,16 @@ TEST_F(ConcurrencyTest, ParkedConsumersAndAProducerInterleave) {
   }
   ApiClient producer(server().endpoint());
   for (int i = 0; i < kMessages && !failed.load(); ++i) {
-    ApiResponse r = producer.Queue("sendMsg", {{"topic", t}, {"msgId", std::to_string(i)},
-                                               {"msg", "m"}, {"delayMillis", "0"}});
+    ApiResponse r = producer.Queue(
+        "sendMsg",
+        {{"topic", t}, {"msgId", std::to_string(i)}, {"msg", "m"}, {"delayMillis", "0"}});
     ASSERT_EQ(r.code(), 200) << r.Describe();
   }
   // Wait for every message to arrive (each consumer acks what it got), then release the
   // consumers still parked by letting their long polls time out (again, for one that parks late).
   auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (received.load() < kMessages && !failed.load() && std::chrono::steady_clock::now() < deadline) {
+  while (received.load() < kMessages && !failed.load() &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
   }
   EXPECT_EQ(received.load(), kMessages);

@@ -12,8 +12,8 @@ class EndpointsTest : public ServerTest {};
 TEST_F(EndpointsTest, SendMsgAnswersTheFullMessage) {
   std::string topic = Topic();
   int64_t now = Now();
-  ApiResponse r = Send(topic, "hello", 5000, {{"msgId", "id-1"}, {"ttlMillis", "20000"},
-                                              {"maxRetry", "3"}});
+  ApiResponse r =
+      Send(topic, "hello", 5000, {{"msgId", "id-1"}, {"ttlMillis", "20000"}, {"maxRetry", "3"}});
   ExpectAppCode(r, 200);
   EXPECT_EQ(Keys(r.json), (std::vector<std::string>{"code", "msg", "delayMsg"}));
   const json::value& m = r.at("delayMsg");
@@ -36,7 +36,7 @@ TEST_F(EndpointsTest, SendMsgAppliesServerDefaults) {
   json::object m = SendOk(topic, "x", 0);
   EXPECT_EQ(Int(m["triggerTime"]), now);
   EXPECT_EQ(Int(m["expireTime"]), now + 3'600'000);  // ttl-millis
-  EXPECT_EQ(Int(m["maxRetry"]), 10);                  // max-retry
+  EXPECT_EQ(Int(m["maxRetry"]), 10);                 // max-retry
   EXPECT_EQ(Int(m["status"]), 2);
   // ttlMillis <= 0 and maxRetry < 0 take the defaults too; maxRetry 0 is valid.
   m = SendOk(topic, "y", 0, {{"ttlMillis", "0"}, {"maxRetry", "-1"}});
@@ -100,7 +100,8 @@ TEST_F(EndpointsTest, PullOfUnknownOrEmptyTopicIsAnEmptyList) {
 TEST_F(EndpointsTest, LongPollingMsgWithAReadyMessageAnswersAtOnce) {
   std::string topic = Topic();
   SendOk(topic, "a", 0, {{"msgId", "a"}});
-  ApiResponse r = api().Queue("longPollingMsg", {{"topic", topic}, {"longPollingTimeoutMillis", "60000"}});
+  ApiResponse r =
+      api().Queue("longPollingMsg", {{"topic", topic}, {"longPollingTimeoutMillis", "60000"}});
   ExpectAppCode(r, 200);
   EXPECT_EQ(Keys(r.json), (std::vector<std::string>{"code", "msg", "delayMsgList"}));
   ASSERT_TRUE(r.at("delayMsgList").is_array());
@@ -180,16 +181,16 @@ TEST_F(EndpointsTest, GetMonitorDataShape) {
   ApiResponse r = api().Monitor("getMonitorData");
   ExpectAppCode(r, 200);
   EXPECT_EQ(Keys(r.json), (std::vector<std::string>{"code", "msg", "data"}));
-  EXPECT_EQ(Keys(r.at("data")), (std::vector<std::string>{"requestStatsList",
-                                                          "pullMsgTimeGapStatsList",
-                                                          "readyQueueTimeGapStatsList"}));
+  EXPECT_EQ(Keys(r.at("data")),
+            (std::vector<std::string>{"requestStatsList", "pullMsgTimeGapStatsList",
+                                      "readyQueueTimeGapStatsList"}));
   for (const auto& k : Keys(r.at("data"))) EXPECT_TRUE(r.at("data").at(k).is_array()) << k;
 }
 
 TEST_F(EndpointsTest, MonitorEndpointsIgnoreABody) {
   // GET with an unexpected body still works (the topic may come from either place).
-  ApiResponse r = api().Request("GET", std::string(testutil::kQueuePath) + "getTopicInfoList",
-                                "x=1");
+  ApiResponse r =
+      api().Request("GET", std::string(testutil::kQueuePath) + "getTopicInfoList", "x=1");
   ExpectAppCode(r, 200);
 }
 

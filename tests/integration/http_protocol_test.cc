@@ -16,8 +16,8 @@ class HttpProtocolTest : public ServerTest {
     return c.has_value() ? std::move(c).value() : HttpConnection();
   }
   std::string SendBody(const std::string& topic, const std::string& id) {
-    return client::FormEncode({{"topic", topic}, {"msgId", id}, {"msg", "m-" + id},
-                               {"delayMillis", "0"}});
+    return client::FormEncode(
+        {{"topic", topic}, {"msgId", id}, {"msg", "m-" + id}, {"delayMillis", "0"}});
   }
   static std::string Q(const char* op) { return std::string(testutil::kQueuePath) + op; }
 };
@@ -44,7 +44,8 @@ TEST_F(HttpProtocolTest, PipelinedRequestsAreAnsweredInOrder) {
   std::string t = Topic();
   HttpConnection c = Connect();
   std::string batch;
-  for (int i = 0; i < 20; ++i) batch += c.Format("POST", Q("sendMsg"), SendBody(t, std::to_string(i)));
+  for (int i = 0; i < 20; ++i)
+    batch += c.Format("POST", Q("sendMsg"), SendBody(t, std::to_string(i)));
   for (int i = 0; i < 20; ++i) {
     batch += c.Format("POST", Q("getMsg"),
                       client::FormEncode({{"topic", t}, {"msgId", std::to_string(i)}}));
@@ -96,12 +97,13 @@ TEST_F(HttpProtocolTest, ConnectionCloseIsHonoured) {
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
   // A second request behind the one with "Connection: close" is never answered.
   ASSERT_TRUE(c.Send("GET /camellia/health/check HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-                     "GET /camellia/health/check HTTP/1.1\r\nHost: x\r\n\r\n").ok());
+                     "GET /camellia/health/check HTTP/1.1\r\nHost: x\r\n\r\n")
+                  .ok());
   EXPECT_TRUE(c.WaitClosed(5s)) << c.received();
   EXPECT_EQ(c.received().rfind("HTTP/1.1 200 ", 0), 0u) << c.received();
   EXPECT_NE(c.received().find("Connection: close\r\n"), std::string::npos) << c.received();
-  EXPECT_EQ(c.received().find("HTTP/1.1", 1), std::string::npos) << "answered twice: "
-                                                                  << c.received();
+  EXPECT_EQ(c.received().find("HTTP/1.1", 1), std::string::npos)
+      << "answered twice: " << c.received();
 }
 
 TEST_F(HttpProtocolTest, ConnectionCloseOnAQueueRequest) {
@@ -109,9 +111,11 @@ TEST_F(HttpProtocolTest, ConnectionCloseOnAQueueRequest) {
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
   std::string body = SendBody(t, "a");
-  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") +
+                     " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
-                     std::to_string(body.size()) + "\r\n\r\n" + body).ok());
+                     std::to_string(body.size()) + "\r\n\r\n" + body)
+                  .ok());
   EXPECT_TRUE(c.WaitClosed(5s));
   EXPECT_NE(c.received().find("\"code\":200"), std::string::npos) << c.received();
   EXPECT_EQ(StatusOf(t, "a"), 2);
@@ -132,9 +136,11 @@ TEST_F(HttpProtocolTest, Http10WithKeepAliveKeepsTheConnection) {
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
   std::string body = SendBody(t, "a");
-  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") + " HTTP/1.0\r\nConnection: keep-alive\r\n"
+  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") +
+                     " HTTP/1.0\r\nConnection: keep-alive\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
-                     std::to_string(body.size()) + "\r\n\r\n" + body).ok());
+                     std::to_string(body.size()) + "\r\n\r\n" + body)
+                  .ok());
   ASSERT_TRUE(c.ReadUntil("}}", 5s)) << c.received();
   EXPECT_NE(c.received().find("Connection: keep-alive"), std::string::npos) << c.received();
   EXPECT_NE(c.received().find("\"code\":200"), std::string::npos) << c.received();
@@ -154,9 +160,11 @@ TEST_F(HttpProtocolTest, Expect100ContinueGetsAnInterimAnswer) {
   std::string body = SendBody(t, "a");
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") +
+                     " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
-                     std::to_string(body.size()) + "\r\n\r\n").ok());
+                     std::to_string(body.size()) + "\r\n\r\n")
+                  .ok());
   ASSERT_TRUE(c.ReadUntil("\r\n\r\n", 5s)) << "no 100 Continue: " << c.received();
   EXPECT_EQ(c.received(), "HTTP/1.1 100 Continue\r\n\r\n");
   c.Clear();
@@ -170,8 +178,10 @@ TEST_F(HttpProtocolTest, Expect100ContinueGetsAnInterimAnswer) {
 TEST_F(HttpProtocolTest, Expect100ContinueOverTheBodyLimitIsRefusedWithout100) {
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-                     "Content-Length: 100000000\r\n\r\n").ok());
+  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") +
+                     " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                     "Content-Length: 100000000\r\n\r\n")
+                  .ok());
   ASSERT_TRUE(c.ReadUntil("}", 5s)) << c.received();
   EXPECT_EQ(c.received().rfind("HTTP/1.1 413 ", 0), 0u) << c.received();
 }
@@ -186,10 +196,12 @@ TEST_F(HttpProtocolTest, ChunkedRequestBodyWorks) {
   std::snprintf(hex2, sizeof(hex2), "%zx", half2.size());
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+  ASSERT_TRUE(c.Send("POST " + Q("sendMsg") +
+                     " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\n\r\n" +
                      std::string(hex1) + "\r\n" + half1 + "\r\n" + std::string(hex2) + "\r\n" +
-                     half2 + "\r\n0\r\n\r\n").ok());
+                     half2 + "\r\n0\r\n\r\n")
+                  .ok());
   ASSERT_TRUE(c.ReadUntil("}}", 5s)) << c.received();
   EXPECT_NE(c.received().find("\"code\":200"), std::string::npos) << c.received();
   EXPECT_EQ(StatusOf(t, "a"), 2);
@@ -198,7 +210,8 @@ TEST_F(HttpProtocolTest, ChunkedRequestBodyWorks) {
 TEST_F(HttpProtocolTest, ARequestWrittenByteByByteWorks) {
   std::string t = Topic();
   std::string body = SendBody(t, "a");
-  std::string req = "POST " + Q("sendMsg") + " HTTP/1.1\r\nHost: x\r\n"
+  std::string req = "POST " + Q("sendMsg") +
+                    " HTTP/1.1\r\nHost: x\r\n"
                     "content-type: application/x-www-form-urlencoded\r\ncontent-length: " +
                     std::to_string(body.size()) + "\r\n\r\n" + body;
   testutil::RawConnection c;
@@ -244,8 +257,9 @@ TEST_F(HttpProtocolTest, ManyConcurrentConnections) {
   std::vector<HttpConnection> conns;
   for (int i = 0; i < 100; ++i) conns.push_back(Connect());
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(conns[i].SendRaw(conns[i].Format("POST", Q("sendMsg"),
-                                                 SendBody(t, std::to_string(i)))).ok());
+    ASSERT_TRUE(conns[i]
+                    .SendRaw(conns[i].Format("POST", Q("sendMsg"), SendBody(t, std::to_string(i))))
+                    .ok());
   }
   for (int i = 0; i < 100; ++i) {
     Result<client::Response> r = conns[i].ReadResponse(10s);

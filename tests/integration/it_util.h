@@ -28,9 +28,9 @@ inline constexpr int64_t kDay = 24 * kHour;
 // The nine waitingQueueInfo buckets, in camellia's order.
 inline const std::vector<std::string>& BucketNames() {
   static const std::vector<std::string> names = {
-      "sizeOf0To1min",      "sizeOf1minTo10min", "sizeOf10minTo30min",
+      "sizeOf0To1min",      "sizeOf1minTo10min",  "sizeOf10minTo30min",
       "sizeOf30minTo1hour", "sizeOf1hourTo6hour", "sizeOf6hourTo1day",
-      "sizeOf1dayTo7day",   "sizeOf7dayTo30day", "sizeOf30dayToInfinite"};
+      "sizeOf1dayTo7day",   "sizeOf7dayTo30day",  "sizeOf30dayToInfinite"};
   return names;
 }
 
@@ -50,15 +50,16 @@ inline int64_t Int(const json::value& v) { return v.is_int64() ? v.as_int64() : 
 // A message object has exactly the nine fields of API.md section 3, with their JSON types.
 inline void ExpectMessageShape(const json::value& m) {
   ASSERT_TRUE(m.is_object()) << json::serialize(m);
-  EXPECT_EQ(Keys(m), (std::vector<std::string>{"topic", "msgId", "msg", "produceTime",
-                                               "triggerTime", "expireTime", "maxRetry", "retry",
-                                               "status"}))
+  EXPECT_EQ(Keys(m),
+            (std::vector<std::string>{"topic", "msgId", "msg", "produceTime", "triggerTime",
+                                      "expireTime", "maxRetry", "retry", "status"}))
       << json::serialize(m);
   const json::object& o = m.as_object();
   for (const char* k : {"topic", "msgId", "msg"}) {
     EXPECT_TRUE(o.contains(k) && o.at(k).is_string()) << k << " in " << json::serialize(m);
   }
-  for (const char* k : {"produceTime", "triggerTime", "expireTime", "maxRetry", "retry", "status"}) {
+  for (const char* k :
+       {"produceTime", "triggerTime", "expireTime", "maxRetry", "retry", "status"}) {
     EXPECT_TRUE(o.contains(k) && o.at(k).is_int64()) << k << " in " << json::serialize(m);
   }
 }
@@ -146,7 +147,9 @@ class ServerTest : public ::testing::Test {
 
   ServerProcess& server() { return *server_; }
   ApiClient& api() { return *api_; }
-  std::unique_ptr<ApiClient> NewClient() { return std::make_unique<ApiClient>(server_->endpoint()); }
+  std::unique_ptr<ApiClient> NewClient() {
+    return std::make_unique<ApiClient>(server_->endpoint());
+  }
 
   // A topic name unique to this test run (and to `tag`).
   std::string Topic(std::string_view tag = "t") {
@@ -177,7 +180,8 @@ class ServerTest : public ::testing::Test {
     return api().Queue("pullMsg", f);
   }
   // pullMsg that must succeed; answers delayMsgList.
-  std::vector<json::object> PullOk(const std::string& topic, int batch = 0, int64_t ack_timeout = 0) {
+  std::vector<json::object> PullOk(const std::string& topic, int batch = 0,
+                                   int64_t ack_timeout = 0) {
     ApiResponse r = Pull(topic, batch, ack_timeout);
     EXPECT_EQ(r.code(), 200) << r.Describe();
     std::vector<json::object> out;
@@ -206,7 +210,8 @@ class ServerTest : public ::testing::Test {
     return m.is_object() ? m.as_object() : json::object();
   }
   ApiResponse Ack(const std::string& topic, const std::string& id, bool ack = true) {
-    return api().Queue("ackMsg", {{"topic", topic}, {"msgId", id}, {"ack", ack ? "true" : "false"}});
+    return api().Queue("ackMsg",
+                       {{"topic", topic}, {"msgId", id}, {"ack", ack ? "true" : "false"}});
   }
   ApiResponse Delete(const std::string& topic, const std::string& id, bool release = false) {
     return api().Queue("deleteMsg",

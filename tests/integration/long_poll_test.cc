@@ -39,8 +39,8 @@ class LongPollTest : public ServerTest {
 TEST_F(LongPollTest, AnswersAtOnceWhenMessagesAreReady) {
   std::string t = Topic();
   for (const char* id : {"a", "b", "c"}) SendOk(t, "m", 0, {{"msgId", id}});
-  ApiResponse r = api().Queue("longPollingMsg",
-                              {{"topic", t}, {"batch", "2"}, {"longPollingTimeoutMillis", "60000"}});
+  ApiResponse r = api().Queue(
+      "longPollingMsg", {{"topic", t}, {"batch", "2"}, {"longPollingTimeoutMillis", "60000"}});
   EXPECT_EQ(Ids(r), (Ids_{"a", "b"}));
   for (const auto& m : r.at("delayMsgList").as_array()) {
     ExpectMessageShape(m);
@@ -212,7 +212,8 @@ TEST_F(LongPollTest, AClientThatPipelinedAnotherRequestAndLeftTakesNoMessage) {
   // close must still be seen.
   std::string t = Topic();
   auto c = Park(t);
-  ASSERT_TRUE(c->connection().SendRaw(c->connection().Format("GET", "/camellia/health/check")).ok());
+  ASSERT_TRUE(
+      c->connection().SendRaw(c->connection().Format("GET", "/camellia/health/check")).ok());
   c->Close();
   SendOk(t, "m", 0, {{"msgId", "a"}});
   std::vector<json::object> l = PullOk(t);

@@ -14,8 +14,8 @@ class PayloadTest : public ServerTest {
   void RoundTrip(const std::string& payload, const std::string& id) {
     std::string t = Topic(id);
     json::object sent = SendOk(t, payload, 0, {{"msgId", id}});
-    EXPECT_TRUE(Str(sent["msg"]) == payload) << "sendMsg changed the payload (" << payload.size()
-                                             << " bytes)";
+    EXPECT_TRUE(Str(sent["msg"]) == payload)
+        << "sendMsg changed the payload (" << payload.size() << " bytes)";
     json::object got = GetOk(t, id);
     EXPECT_TRUE(Str(got["msg"]) == payload) << "getMsg changed the payload";
     std::vector<json::object> l = PullOk(t);
@@ -48,8 +48,9 @@ TEST_F(PayloadTest, NulBytesComeBackExactly) {
   RoundTrip(std::string("\0\0end", 5), "nuls");
   // Sent literally as %00 in a hand-written body.
   std::string t = Topic("raw");
-  ApiResponse r = api().Request("POST", std::string(testutil::kQueuePath) + "sendMsg",
-                                "topic=" + client::UrlEncode(t) + "&msgId=x&msg=a%00b&delayMillis=0");
+  ApiResponse r =
+      api().Request("POST", std::string(testutil::kQueuePath) + "sendMsg",
+                    "topic=" + client::UrlEncode(t) + "&msgId=x&msg=a%00b&delayMillis=0");
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_NE(r.http.body.find(R"("msg":"a\u0000b")"), std::string::npos) << r.http.body;
   EXPECT_TRUE(Str(GetOk(t, "x")["msg"]) == std::string("a\0b", 3));
@@ -59,13 +60,15 @@ TEST_F(PayloadTest, JsonBodyPayloadsRoundTrip) {
   std::string t = Topic();
   std::string payload = std::string("json \"body\" \\ 中文 😀 \n\t") + std::string("\0z", 2);
   json::object body = {{"topic", t}, {"msgId", "j"}, {"msg", payload}, {"delayMillis", 0}};
-  ApiResponse r = api().PostJson(std::string(testutil::kQueuePath) + "sendMsg", json::serialize(body));
+  ApiResponse r =
+      api().PostJson(std::string(testutil::kQueuePath) + "sendMsg", json::serialize(body));
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_TRUE(Str(r.at("delayMsg").at("msg")) == payload);
   EXPECT_TRUE(Str(GetOk(t, "j")["msg"]) == payload);
   // \u escapes in the request body, surrogate pairs included.
-  r = api().PostJson(std::string(testutil::kQueuePath) + "sendMsg",
-                     R"({"topic":")" + t + R"(","msgId":"u","msg":"\u4e2d\ud83d\ude00\u0000","delayMillis":0})");
+  r = api().PostJson(
+      std::string(testutil::kQueuePath) + "sendMsg",
+      R"({"topic":")" + t + R"(","msgId":"u","msg":"\u4e2d\ud83d\ude00\u0000","delayMillis":0})");
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_TRUE(Str(GetOk(t, "u")["msg"]) == std::string("中😀\0", 8));
 }
@@ -80,8 +83,8 @@ TEST_F(PayloadTest, ResponsesAreValidJsonAndUtf8) {
 
 // Valid UTF-8 of `n` bytes mixing ASCII, specials, NUL and 2-, 3- and 4-byte characters.
 std::string MixedUtf8(size_t n, uint32_t seed) {
-  static const char* kPieces[] = {"a", "Z", "0", " ", "&", "=", "+", "%", "\"", "\\", "\n", "\t",
-                                  "é", "中", "😀", "\xC2\x80", "\xEF\xBF\xBF"};
+  static const char* kPieces[] = {"a",  "Z",  "0",  " ", "&",  "=", "+",        "%",           "\"",
+                                  "\\", "\n", "\t", "é", "中", "😀", "\xC2\x80", "\xEF\xBF\xBF"};
   std::mt19937 rng(seed);
   std::string out;
   out.reserve(n + 4);
@@ -110,7 +113,8 @@ TEST_F(PayloadTest, OneMebibytePayloadRoundTripsByteExact) {
   EXPECT_TRUE(Str(l[0]["msg"]) == payload) << "pullMsg changed the 1 MiB payload";
   // Again through a long poll that a send wakes.
   auto c = NewClient();
-  ASSERT_TRUE(c->BeginQueue("longPollingMsg", {{"topic", t}, {"longPollingTimeoutMillis", "60000"}}).ok());
+  ASSERT_TRUE(
+      c->BeginQueue("longPollingMsg", {{"topic", t}, {"longPollingTimeoutMillis", "60000"}}).ok());
   ASSERT_TRUE(api().WaitParked(1));
   SendOk(t, payload, 0, {{"msgId", "big2"}});
   ApiResponse r = c->Finish();

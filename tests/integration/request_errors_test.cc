@@ -47,22 +47,21 @@ TEST_F(RequestErrorsTest, MissingRequiredParametersAre400NamingThem) {
 
 TEST_F(RequestErrorsTest, EmptyRequiredNumberOrBooleanIs400) {
   ExpectRequestError(api().Post(kSend, SendForm("delayMillis", "")), 400, kSend, "delayMillis");
-  ExpectRequestError(api().Post(kAck, {{"topic", Topic()}, {"msgId", "x"}, {"ack", ""}}), 400,
-                     kAck, "ack");
+  ExpectRequestError(api().Post(kAck, {{"topic", Topic()}, {"msgId", "x"}, {"ack", ""}}), 400, kAck,
+                     "ack");
 }
 
 TEST_F(RequestErrorsTest, UnparsableLongsAre400) {
   for (const char* v : {"0x10", "1e3", "1.5", "1.0", " 5", "5 ", "abc", "++5", "5-", "-", "+",
-                        "9223372036854775808", "-9223372036854775809",
-                        "99999999999999999999999", "\xEF\xBC\x91" /* fullwidth 1 */}) {
+                        "9223372036854775808", "-9223372036854775809", "99999999999999999999999",
+                        "\xEF\xBC\x91" /* fullwidth 1 */}) {
     SCOPED_TRACE(std::string("'") + v + "'");
     ExpectRequestError(api().Post(kSend, SendForm("delayMillis", v)), 400, kSend, "delayMillis");
     ExpectRequestError(api().Post(kSend, SendForm("ttlMillis", v)), 400, kSend, "ttlMillis");
     ExpectRequestError(api().Post(kPull, {{"topic", Topic()}, {"ackTimeoutMillis", v}}), 400, kPull,
                        "ackTimeoutMillis");
-    ExpectRequestError(
-        api().Post(kLongPoll, {{"topic", Topic()}, {"longPollingTimeoutMillis", v}}), 400,
-        kLongPoll, "longPollingTimeoutMillis");
+    ExpectRequestError(api().Post(kLongPoll, {{"topic", Topic()}, {"longPollingTimeoutMillis", v}}),
+                       400, kLongPoll, "longPollingTimeoutMillis");
   }
 }
 
@@ -136,14 +135,14 @@ TEST_F(RequestErrorsTest, BrokenPercentEncodingIs400) {
   std::string t = client::UrlEncode(Topic());
   for (const char* bad : {"%ZZ", "%", "%4", "%G1", "abc%", "%%41"}) {
     SCOPED_TRACE(bad);
-    ExpectRequestError(api().Request("POST", kSend,
-                                     "topic=" + t + "&msg=" + bad + "&delayMillis=0"),
-                       400, kSend);
-    ExpectRequestError(api().Request("POST", kSend + "?msg=" + bad, "topic=" + t + "&delayMillis=0"),
-                       400, kSend);
+    ExpectRequestError(
+        api().Request("POST", kSend, "topic=" + t + "&msg=" + bad + "&delayMillis=0"), 400, kSend);
+    ExpectRequestError(
+        api().Request("POST", kSend + "?msg=" + bad, "topic=" + t + "&delayMillis=0"), 400, kSend);
     // In a parameter name too.
-    ExpectRequestError(api().Request("POST", kSend, "topic=" + t + "&msg=a&delayMillis=0&x" + bad + "=1"),
-                       400, kSend);
+    ExpectRequestError(
+        api().Request("POST", kSend, "topic=" + t + "&msg=a&delayMillis=0&x" + bad + "=1"), 400,
+        kSend);
   }
 }
 
@@ -199,10 +198,10 @@ TEST_F(RequestErrorsTest, WrongMethodIs405WithAllow) {
 }
 
 TEST_F(RequestErrorsTest, RequestErrorsOfLongPollsAnswerAtOnce) {
-  ApiResponse r = api().Request("POST", kLongPoll,
-                                "topic=" + client::UrlEncode(Topic()) +
-                                    "&longPollingTimeoutMillis=60000&batch=x",
-                                "application/x-www-form-urlencoded", 2s);
+  ApiResponse r = api().Request(
+      "POST", kLongPoll,
+      "topic=" + client::UrlEncode(Topic()) + "&longPollingTimeoutMillis=60000&batch=x",
+      "application/x-www-form-urlencoded", 2s);
   ExpectRequestError(r, 400, kLongPoll, "batch");
 }
 
@@ -216,9 +215,11 @@ TEST_F(RequestErrorsTest, BodyOverMaxBodyBytesIs413AndCloses) {
   // refuse from the header alone.
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c.Send("POST " + kSend + " HTTP/1.1\r\nHost: x\r\n"
+  ASSERT_TRUE(c.Send("POST " + kSend +
+                     " HTTP/1.1\r\nHost: x\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\n"
-                     "Content-Length: 8388609\r\n\r\n").ok());
+                     "Content-Length: 8388609\r\n\r\n")
+                  .ok());
   ASSERT_TRUE(c.WaitClosed(5s)) << c.received();
   ASSERT_EQ(c.received().rfind("HTTP/1.1 413 ", 0), 0u) << c.received();
   std::string body = c.received().substr(c.received().find("\r\n\r\n") + 4);
@@ -233,8 +234,8 @@ TEST_F(RequestErrorsTest, HeadersOverMaxHeaderBytesAre431) {
   std::string big(20 * 1024, 'a');
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c.Send("GET /camellia/health/check HTTP/1.1\r\nHost: x\r\nX-Big: " + big +
-                     "\r\n\r\n").ok());
+  ASSERT_TRUE(
+      c.Send("GET /camellia/health/check HTTP/1.1\r\nHost: x\r\nX-Big: " + big + "\r\n\r\n").ok());
   ASSERT_TRUE(c.ReadUntil("}", 5s)) << c.received();
   EXPECT_EQ(c.received().rfind("HTTP/1.1 431 ", 0), 0u) << c.received();
   EXPECT_NE(c.received().find("Content-Type: application/json"), std::string::npos);
@@ -245,8 +246,8 @@ TEST_F(RequestErrorsTest, HeadersOverMaxHeaderBytesAre431) {
   std::string ok(8 * 1024, 'b');
   testutil::RawConnection c2;
   ASSERT_TRUE(c2.Connect(server().endpoint()).ok());
-  ASSERT_TRUE(c2.Send("GET /camellia/health/check HTTP/1.1\r\nHost: x\r\nX-Big: " + ok +
-                      "\r\n\r\n").ok());
+  ASSERT_TRUE(
+      c2.Send("GET /camellia/health/check HTTP/1.1\r\nHost: x\r\nX-Big: " + ok + "\r\n\r\n").ok());
   ASSERT_TRUE(c2.ReadUntil("{\"code\":200}", 5s)) << c2.received();
   EXPECT_EQ(c2.received().rfind("HTTP/1.1 200 ", 0), 0u) << c2.received();
 }
@@ -268,10 +269,12 @@ TEST_F(RequestErrorsTest, MalformedFramingIs400AndCloses) {
   ExpectFramingError(ep, "GARBAGE\r\n\r\n");
   ExpectFramingError(ep, "GET /camellia/health/check HTTP/1.1\r\nHost x\r\n\r\n");
   ExpectFramingError(ep, "POST " + kSend + " HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
-  ExpectFramingError(ep, "POST " + kSend + " HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
-                         "Content-Length: 2\r\n\r\nab");
-  ExpectFramingError(ep, "POST " + kSend + " HTTP/1.1\r\nHost: x\r\n"
-                         "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n");
+  ExpectFramingError(ep, "POST " + kSend +
+                             " HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+                             "Content-Length: 2\r\n\r\nab");
+  ExpectFramingError(ep, "POST " + kSend +
+                             " HTTP/1.1\r\nHost: x\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n");
 }
 
 TEST_F(RequestErrorsTest, RequestErrorAfterGoodRequestOnSameConnection) {
@@ -303,9 +306,12 @@ TEST_F(SmallBodyLimitTest, ChunkedBodyOverTheLimitIs413) {
   testutil::RawConnection c;
   ASSERT_TRUE(c.Connect(server().endpoint()).ok());
   std::string chunk(3000, 'x');
-  ASSERT_TRUE(c.Send("POST " + kSend + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+  ASSERT_TRUE(c.Send("POST " + kSend +
+                     " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                      "Content-Type: application/x-www-form-urlencoded\r\n\r\n"
-                     "bb8\r\n" + chunk + "\r\nbb8\r\n" + chunk + "\r\n0\r\n\r\n").ok());
+                     "bb8\r\n" +
+                     chunk + "\r\nbb8\r\n" + chunk + "\r\n0\r\n\r\n")
+                  .ok());
   ASSERT_TRUE(c.ReadUntil("}", 5s)) << c.received();
   EXPECT_EQ(c.received().rfind("HTTP/1.1 413 ", 0), 0u) << c.received();
   EXPECT_NE(c.received().find("\"code\":413"), std::string::npos) << c.received();

@@ -90,8 +90,8 @@ class BucketsTest : public ServerTest {};
 
 // Index of the bucket of a message triggering in `ms` (half-open [lo, hi)).
 int BucketOf(int64_t ms) {
-  const int64_t upper[] = {kMinute, 10 * kMinute, 30 * kMinute, kHour, 6 * kHour, kDay, 7 * kDay,
-                           30 * kDay};
+  const int64_t upper[] = {kMinute,   10 * kMinute, 30 * kMinute, kHour,
+                           6 * kHour, kDay,         7 * kDay,     30 * kDay};
   for (int i = 0; i < 8; ++i) {
     if (ms < upper[i]) return i;
   }
@@ -101,8 +101,8 @@ int BucketOf(int64_t ms) {
 TEST_F(BucketsTest, BucketsAreHalfOpenAndSumToTheWaitingSize) {
   std::string t = Topic();
   std::vector<int64_t> delays = {1};
-  for (int64_t b : {kMinute, 10 * kMinute, 30 * kMinute, kHour, 6 * kHour, kDay, 7 * kDay,
-                    30 * kDay}) {
+  for (int64_t b :
+       {kMinute, 10 * kMinute, 30 * kMinute, kHour, 6 * kHour, kDay, 7 * kDay, 30 * kDay}) {
     delays.push_back(b - 1);
     delays.push_back(b);
   }
@@ -204,12 +204,12 @@ TEST_F(MonitorTest, ListsAreEmptyBeforeTheFirstIntervalCompletes) {
   ASSERT_TRUE(s.ok()) << s.message();
   ApiClient c(fresh.endpoint());
   ApiResponse r = c.Monitor("getMonitorData");
-  EXPECT_EQ(r.http.body,
-            R"({"code":200,"msg":"success","data":{"requestStatsList":[],)"
-            R"("pullMsgTimeGapStatsList":[],"readyQueueTimeGapStatsList":[]}})");
+  EXPECT_EQ(r.http.body, R"({"code":200,"msg":"success","data":{"requestStatsList":[],)"
+                         R"("pullMsgTimeGapStatsList":[],"readyQueueTimeGapStatsList":[]}})");
   // Something counted now shows only once its interval has completed.
   int64_t now = c.Now();
-  ASSERT_EQ(c.Queue("sendMsg", {{"topic", "fresh"}, {"msg", "m"}, {"delayMillis", "0"}}).code(), 200);
+  ASSERT_EQ(c.Queue("sendMsg", {{"topic", "fresh"}, {"msg", "m"}, {"delayMillis", "0"}}).code(),
+            200);
   r = c.Monitor("getMonitorData");
   EXPECT_TRUE(r.at("data").at("requestStatsList").as_array().empty()) << r.Describe();
   c.AdvanceClock(kInterval - now % kInterval);

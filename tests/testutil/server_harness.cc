@@ -1,6 +1,8 @@
 #include "tests/testutil/server_harness.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,9 +10,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -189,8 +188,9 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
   for (const auto& s : args) cmdline += " " + s;
   auto fail = [&](std::string why) {
     Kill();
-    return Internal(fmt::format("server did not start: {}\n  command: {}\n  stdout: {}\n  stderr:\n{}",
-                                why, cmdline, Shorten(line_), Shorten(Stderr(), 4000)));
+    return Internal(
+        fmt::format("server did not start: {}\n  command: {}\n  stdout: {}\n  stderr:\n{}", why,
+                    cmdline, Shorten(line_), Shorten(Stderr(), 4000)));
   };
 
   auto deadline = SteadyClock::now() + timeout;

@@ -42,8 +42,8 @@ std::string BinaryPath();
 
 // The outcome of running the binary to completion.
 struct ExitResult {
-  int exit_code = -1;    // when it exited normally
-  int term_signal = 0;   // when a signal ended it
+  int exit_code = -1;      // when it exited normally
+  int term_signal = 0;     // when a signal ended it
   bool timed_out = false;  // killed by us after the timeout
   std::string out;
   std::string err;
@@ -94,10 +94,10 @@ class ServerProcess {
 
 // An answer of the server: HTTP status and, when the body is JSON, the parsed value.
 struct ApiResponse {
-  int status = 0;             // HTTP status; 0 when the request failed below HTTP
+  int status = 0;               // HTTP status; 0 when the request failed below HTTP
   std::string transport_error;  // why, when status == 0
   client::Response http;
-  boost::json::value json;    // null unless the body parsed as JSON
+  boost::json::value json;  // null unless the body parsed as JSON
   bool json_ok = false;
 
   // json["code"] as an integer; -1 when absent.
@@ -122,7 +122,8 @@ class ApiClient {
   // POST `path` with `form` as an x-www-form-urlencoded body (and optional raw query string).
   ApiResponse Post(std::string_view path, const Form& form, std::string_view raw_query = {});
   // POST a JSON body.
-  ApiResponse PostJson(std::string_view path, std::string_view json, std::string_view raw_query = {});
+  ApiResponse PostJson(std::string_view path, std::string_view json,
+                       std::string_view raw_query = {});
   // GET `path` with `form` as the query string.
   ApiResponse Get(std::string_view path, const Form& query = {});
   // POST /camellia/delayQueue/<op>.

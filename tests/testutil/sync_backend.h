@@ -14,8 +14,8 @@ class SyncBackend {
   explicit SyncBackend(engine::QueueBackend* backend) : b_(backend) {}
 
   Result<core::Message> Send(const std::string& topic, const std::string& msg_id,
-                             const std::string& payload, Millis delay, Millis ttl = Millis(3'600'000),
-                             int32_t max_retry = 10);
+                             const std::string& payload, Millis delay,
+                             Millis ttl = Millis(3'600'000), int32_t max_retry = 10);
   Result<core::Message> Send(core::NewMessage m);
   Result<std::vector<core::Message>> Pull(const std::string& topic, int32_t batch = 1,
                                           Millis ack_timeout = Millis(30'000));

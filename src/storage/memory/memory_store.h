@@ -24,7 +24,7 @@ class MemoryStore final : public Store {
 
  private:
   struct Entry {
-    core::MessageRecord meta;                     // payload empty
+    core::MessageRecord meta;                    // payload empty
     std::shared_ptr<const std::string> payload;  // may be null until PutPayload
   };
   struct Shard {
