@@ -24,6 +24,26 @@ std::string_view StatusName(MsgStatus s) {
   return "UNKNOWN";
 }
 
+MessageRecord CopyWithoutPayload(const MessageRecord& r) {
+  MessageRecord out;
+  out.topic = r.topic;
+  out.msg_id = r.msg_id;
+  out.produce_time = r.produce_time;
+  out.trigger_time = r.trigger_time;
+  out.expire_time = r.expire_time;
+  out.max_retry = r.max_retry;
+  out.retry = r.retry;
+  out.phase = r.phase;
+  out.end_status = r.end_status;
+  out.visible_at = r.visible_at;
+  out.ended_at = r.ended_at;
+  out.seq = r.seq;
+  // A new field must be copied above; this trips when the record changes size.
+  static_assert(sizeof(MessageRecord) == 3 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8,
+                "MessageRecord changed: update CopyWithoutPayload");
+  return out;
+}
+
 TimePoint NaturalEndTime(const MessageRecord& r) {
   if (r.phase == Phase::kEnded) return r.ended_at;
   TimePoint end = r.expire_time;

@@ -64,6 +64,9 @@ MsgStatus StatusAt(const MessageRecord& r, TimePoint now);
 // kTimeMax-like saturation applies; for an ended record, its ended_at.
 TimePoint NaturalEndTime(const MessageRecord& r);
 
+// A copy of `r` without its payload (which may be megabytes), for indexes and metadata writes.
+MessageRecord CopyWithoutPayload(const MessageRecord& r);
+
 // A message plus its status at the time it was read: what the API returns.
 struct Message {
   MessageRecord record;

@@ -101,7 +101,10 @@ Result<MessageRecord> Engine::FindRetained(const Topic& t, const std::string& ms
 }
 
 void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
-  if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
+  // A generated id (128 random bits) is new by construction: no idempotence or replacement
+  // lookups for it.
+  const bool generated = m.msg_id.empty();
+  if (generated) m.msg_id = base::NewMsgId();
   Shard& shard = ShardFor(m.topic);
   Effects fx{m.topic, {}, 0, false};
   Result<core::Message> result = [&]() -> Result<core::Message> {
@@ -115,9 +118,9 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
     Topic& t = *slot->topic;
     TimePoint now = Advance(t, fx);
     t.Touch(now);
-    Reschedule(*slot);
 
-    if (const MessageRecord* live = t.FindLive(m.msg_id)) {  // idempotent send
+    if (const MessageRecord* live = generated ? nullptr : t.FindLive(m.msg_id)) {  // idempotent
+      Reschedule(*slot);
       CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
                           store_->Get(m.topic, m.msg_id, /*with_payload=*/true));
       MessageRecord rec = *live;
@@ -125,15 +128,17 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
       MsgStatus status = core::StatusAt(rec, now);
       return core::Message{std::move(rec), status};
     }
-    CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> old,
-                        store_->Get(m.topic, m.msg_id, /*with_payload=*/false));
+    std::optional<MessageRecord> old;
+    if (!generated) {
+      CQ_ASSIGN_OR_RETURN(old, store_->Get(m.topic, m.msg_id, /*with_payload=*/false));
+    }
     MessageRecord rec = core::CreateRecord(std::move(m), now, next_seq_.fetch_add(1));
     storage::WriteBatch batch;
     batch.PutMeta(rec);
     batch.PutPayload(rec);
     CQ_RETURN_IF_ERROR(store_->Write(batch));
     if (old) t.RemoveRetention(*old);  // the ended message it replaces
-    t.Insert(rec, now);
+    t.Insert(core::CopyWithoutPayload(rec), now);
     Reschedule(*slot);
     MsgStatus status = core::StatusAt(rec, now);
     fx.ready = status == MsgStatus::kReady;

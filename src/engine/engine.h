@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
 #include "engine/queue_backend.h"
@@ -58,7 +59,7 @@ class Engine final : public QueueBackend {
     TimePoint timer_at = kTimeMax;
   };
   struct Shard {
-    std::mutex mu;
+    base::Mutex mu;
     std::unordered_map<std::string, Slot> topics CQ_GUARDED_BY(mu);
   };
   // What an operation observed under the lock and reports after releasing it.

@@ -33,8 +33,7 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
   CQ_DCHECK(now == processed_, "Insert at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
   CQ_DCHECK(rec.phase != Phase::kEnded, "Insert of an ended record");
-  rec.payload.clear();
-  rec.payload.shrink_to_fit();
+  rec.payload = std::string();
   auto owned = std::make_unique<MessageRecord>(std::move(rec));
   MessageRecord* r = owned.get();
   auto [it, inserted] = live_.emplace(r->msg_id, std::move(owned));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "base/utf8.h"
 
@@ -11,13 +12,38 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-void AppendEscaped(std::string& out, std::string_view s) {
-  size_t run = 0;  // start of the pending run of bytes that need no escaping
-  for (size_t i = 0; i < s.size(); ++i) {
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighs = 0x8080808080808080ULL;
+
+// Non-zero when one of the 8 bytes of x is zero.
+constexpr uint64_t HasZeroByte(uint64_t x) { return (x - kOnes) & ~x & kHighs; }
+
+// Length of the prefix of `s` that needs no escaping and is plain ASCII: no control byte, no '"',
+// no '\\', nothing at or above 0x80. Eight bytes at a time.
+size_t PlainPrefix(std::string_view s) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    uint64_t special = (x & kHighs) | ((x - 0x2020202020202020ULL) & ~x & kHighs) |
+                       HasZeroByte(x ^ (kOnes * '"')) | HasZeroByte(x ^ (kOnes * '\\'));
+    if (special != 0) break;
+  }
+  for (; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') break;
+  }
+  return i;
+}
+
+void AppendEscaped(std::string& out, std::string_view s) {
+  while (!s.empty()) {
+    size_t plain = PlainPrefix(s);
+    out.append(s.data(), plain);
+    s.remove_prefix(plain);
+    if (s.empty()) break;
+    unsigned char c = static_cast<unsigned char>(s[0]);
+    s.remove_prefix(1);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -41,12 +67,15 @@ void AppendEscaped(std::string& out, std::string_view s) {
         out += "\\f";
         break;
       default:
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xf]);
+        if (c >= 0x80) {
+          out.push_back(static_cast<char>(c));  // part of a UTF-8 sequence (validated before)
+        } else {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xf]);
+        }
     }
   }
-  out.append(s.data() + run, s.size() - run);
 }
 
 // Replaces each byte that does not start a valid UTF-8 sequence with U+FFFD.
@@ -77,7 +106,13 @@ std::string Sanitize(std::string_view s) {
 
 void AppendJsonString(std::string& out, std::string_view s) {
   out.push_back('"');
-  if (base::IsValidUtf8(s)) {
+  size_t plain = PlainPrefix(s);
+  if (plain == s.size()) {  // the common case: plain ASCII
+    out.append(s);
+    out.push_back('"');
+    return;
+  }
+  if (base::IsValidUtf8(s.substr(plain))) {
     AppendEscaped(out, s);
   } else {
     AppendEscaped(out, Sanitize(s));

@@ -23,9 +23,12 @@ std::string Quote(std::string_view v) {
 }
 
 Result<std::string> Decode(std::string_view s, std::string_view source) {
+  size_t special = s.find_first_of("%+");
+  if (special == std::string_view::npos) return std::string(s);  // nothing to decode
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
+  out.append(s.substr(0, special));
+  for (size_t i = special; i < s.size(); ++i) {
     char c = s[i];
     if (c == '+') {
       out.push_back(' ');
@@ -63,25 +66,37 @@ bool IsIntegerSyntax(std::string_view s) {
 
 }  // namespace
 
-Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
-  auto it = values_.find(name);
-  if (it != values_.end() && it->second.source == source) {
-    return InvalidArgument(
-        fmt::format("parameter '{}' is given twice in the {}", Quote(name), source));
+const Params::Value* Params::FindValue(std::string_view name) const {
+  for (const Value& v : values_) {
+    if (v.name == name) return &v;
   }
-  values_.insert_or_assign(std::move(name),
-                           Value{std::move(value), non_scalar, std::string(source)});
+  return nullptr;
+}
+
+Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
+  for (Value& v : values_) {
+    if (v.name != name) continue;
+    if (v.source == source) {
+      return InvalidArgument(
+          fmt::format("parameter '{}' is given twice in the {}", Quote(name), source));
+    }
+    v.text = std::move(value);  // the body wins over the query string
+    v.non_scalar = non_scalar;
+    v.source = source;
+    return Status::Ok();
+  }
+  values_.push_back(Value{std::move(name), std::move(value), non_scalar, source});
   return Status::Ok();
 }
 
 const std::string* Params::Find(std::string_view name) const {
-  auto it = values_.find(std::string(name));
-  return it == values_.end() ? nullptr : &it->second.text;
+  const Value* v = FindValue(name);
+  return v == nullptr ? nullptr : &v->text;
 }
 
 bool Params::NonScalar(std::string_view name) const {
-  auto it = values_.find(std::string(name));
-  return it != values_.end() && it->second.non_scalar;
+  const Value* v = FindValue(name);
+  return v != nullptr && v->non_scalar;
 }
 
 Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out) {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "base/result.h"
 
@@ -28,17 +28,20 @@ class Params {
   // Set when a body was present but ignored because of its Content-Type (e.g. "text/plain").
   const std::string& ignored_body_type() const { return ignored_body_type_; }
 
-  // Used by the parsers: adds a value from `source` ("query string", "form body", "JSON body");
-  // kInvalidArgument when `name` was already given there.
+  // Used by the parsers: adds a value from `source` ("query string", "form body", "JSON body";
+  // a string literal, kept by reference); kInvalidArgument when `name` was already given there.
   Status Add(std::string_view source, std::string name, std::string value, bool non_scalar = false);
 
  private:
   struct Value {
+    std::string name;
     std::string text;
     bool non_scalar = false;
-    std::string source;
+    std::string_view source;  // a string literal: "query string", "form body", "JSON body"
   };
-  std::unordered_map<std::string, Value> values_;
+  const Value* FindValue(std::string_view name) const;
+  // A request has a handful of parameters: a vector searched linearly beats a hash map.
+  std::vector<Value> values_;
   std::string ignored_body_type_;
 };
 

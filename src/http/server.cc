@@ -118,14 +118,21 @@ struct HttpServer::Impl {
       UniqueFunction<void()> on_gone;
       bool gone = false;
     };
-    explicit Conn(tcp::socket s) : stream(std::move(s)), fd(stream.socket().native_handle()) {}
+    explicit Conn(tcp::socket s) : sock(std::move(s)), fd(sock.native_handle()) {}
     bool PeerAlive() const override { return PeerAliveFd(fd); }
     void OnPeerGone(UniqueFunction<void()> fn) override {
       watch = std::make_shared<Watch>();
       watch->on_gone = std::move(fn);
     }
-    beast::tcp_stream stream;
+    tcp::socket sock;
     const int fd;
+    // When the current read or write must have finished; the worker's sweep closes the
+    // connection after it. time_point::max() while a request is being handled.
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+    void DeadlineIn(std::chrono::milliseconds d) {
+      deadline = std::chrono::steady_clock::now() + d;
+    }
+    void NoDeadline() { deadline = std::chrono::steady_clock::time_point::max(); }
     bool idle = true;  // waiting for the first byte of a request
     std::shared_ptr<Watch> watch;
   };
@@ -139,6 +146,7 @@ struct HttpServer::Impl {
   uint16_t bound_port = 0;
 
   asio::awaitable<void> Accept();
+  asio::awaitable<void> Sweep(Worker* w);
   asio::awaitable<void> Session(tcp::socket sock, Worker* w);
   asio::awaitable<void> Serve(Conn& c);
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
@@ -192,6 +200,7 @@ Status HttpServer::Start() {
   }
   m.bound_port = m.acceptor->local_endpoint().port();
   asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
+  for (auto& w : m.workers) asio::co_spawn(w->ioc, m.Sweep(w.get()), asio::detached);
   for (auto& w : m.workers) {
     w->thread = std::thread([w = w.get()] { w->ioc.run(); });
   }
@@ -210,7 +219,7 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
       for (Impl::Conn* c : w->conns) {
         if (c->idle) {
           boost::system::error_code ec;
-          c->stream.socket().close(ec);
+          c->sock.close(ec);
         }
       }
     });
@@ -251,6 +260,23 @@ asio::awaitable<void> HttpServer::Impl::Accept() {
   }
 }
 
+// Closes the connections of one worker whose read or write deadline has passed. Deadlines are
+// plain time stamps set on the hot path; this once-a-second check replaces a timer per operation.
+asio::awaitable<void> HttpServer::Impl::Sweep(Worker* w) {
+  asio::steady_timer timer(w->ioc);
+  while (!stopping.load()) {
+    timer.expires_after(std::chrono::seconds(1));
+    co_await timer.async_wait(kUseTuple);
+    auto now = std::chrono::steady_clock::now();
+    for (Conn* c : w->conns) {
+      if (c->deadline <= now) {
+        boost::system::error_code ec;
+        c->sock.close(ec);  // the pending read or write fails; its coroutine ends
+      }
+    }
+  }
+}
+
 asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   Conn c(std::move(sock));
   w->conns.insert(&c);
@@ -262,8 +288,8 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   }
   w->conns.erase(&c);
   boost::system::error_code ec;
-  c.stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-  c.stream.socket().close(ec);
+  c.sock.shutdown(tcp::socket::shutdown_both, ec);
+  c.sock.close(ec);
   live.fetch_sub(1);
 }
 
@@ -273,14 +299,14 @@ asio::awaitable<void> HttpServer::Impl::WriteError(Conn& c, int status, std::str
   r.status = status;
   r.body = EncodeRequestError(status, msg, path);
   std::string out = Serialize(r, 11, /*keep_alive=*/false);
-  c.stream.expires_after(std::chrono::seconds(10));
-  co_await asio::async_write(c.stream, asio::buffer(out), kUseTuple);
+  c.DeadlineIn(std::chrono::seconds(10));
+  co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
 }
 
 void HttpServer::Impl::ArmWatch(Conn& c) {
   auto watch = c.watch;
   int fd = c.fd;
-  c.stream.socket().async_wait(tcp::socket::wait_read, [watch, fd](boost::system::error_code ec) {
+  c.sock.async_wait(tcp::socket::wait_read, [watch, fd](boost::system::error_code ec) {
     if (ec || PeerAliveFd(fd)) return;  // cancelled, or a pipelined request arrived
     watch->gone = true;
     if (UniqueFunction<void()> fn = std::move(watch->on_gone)) fn();
@@ -303,7 +329,7 @@ asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn&
           asio::use_awaitable);
   if (c.watch) {
     boost::system::error_code ec;
-    c.stream.socket().cancel(ec);
+    c.sock.cancel(ec);
   }
   co_return res;
 }
@@ -319,8 +345,8 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     // The body limit is checked once the header is complete, so that the 413 answer can name the
     // path; Beast would report it while still parsing the header.
     parser.body_limit(boost::none);
-    c.stream.expires_after(buffer.size() > 0 ? opts.request_timeout : opts.idle_timeout);
-    auto [ec, n] = co_await bhttp::async_read_header(c.stream, buffer, parser, kUseTuple);
+    c.DeadlineIn(buffer.size() > 0 ? opts.request_timeout : opts.idle_timeout);
+    auto [ec, n] = co_await bhttp::async_read_header(c.sock, buffer, parser, kUseTuple);
     c.idle = false;
     // The start line is parsed (and its target stored) before the rest of the header, so even a
     // header that is too large has a path to report.
@@ -359,11 +385,11 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
       if (msg.version() >= 11 && beast::iequals(msg[bhttp::field::expect], "100-continue")) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [wec, wn] = co_await asio::async_write(
-            c.stream, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);
+            c.sock, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);
         if (wec) co_return;
       }
-      c.stream.expires_after(opts.request_timeout);
-      auto [bec, bn] = co_await bhttp::async_read(c.stream, buffer, parser, kUseTuple);
+      c.DeadlineIn(opts.request_timeout);
+      auto [bec, bn] = co_await bhttp::async_read(c.sock, buffer, parser, kUseTuple);
       if (bec == bhttp::error::body_limit) {
         co_await WriteError(c, 413,
                             fmt::format("request body is larger than {} bytes (max-body-bytes)",
@@ -379,7 +405,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
         co_return;
       }
     }
-    c.stream.expires_never();
+    c.NoDeadline();
 
     HttpRequest req;
     req.method = std::string(msg.method_string());
@@ -396,8 +422,8 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
     const bool keep = keep_alive && !res.close && !stopping.load();
     std::string out = Serialize(res, version, keep, head);
-    c.stream.expires_after(opts.request_timeout);
-    auto [wec, wn] = co_await asio::async_write(c.stream, asio::buffer(out), kUseTuple);
+    c.DeadlineIn(opts.request_timeout);
+    auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
     if (wec || !keep) co_return;
   }
 }

@@ -3,10 +3,7 @@
 namespace chronoq::storage {
 
 void WriteBatch::PutMeta(const core::MessageRecord& r) {
-  Op op{Kind::kPutMeta, {}, {}};
-  op.record = r;
-  op.record.payload.clear();
-  ops_.push_back(std::move(op));
+  ops_.push_back(Op{Kind::kPutMeta, core::CopyWithoutPayload(r), {}});
 }
 
 void WriteBatch::PutPayload(const core::MessageRecord& r) {

@@ -1,7 +1,6 @@
 #include "storage/memory/memory_store.h"
 
 #include <functional>
-#include <set>
 
 namespace chronoq::storage {
 
@@ -33,34 +32,38 @@ Result<std::optional<core::MessageRecord>> MemoryStore::Get(std::string_view top
 }
 
 Status MemoryStore::Write(const WriteBatch& batch) {
-  // Group ops by shard; lock every shard touched (in index order) so the batch is atomic.
-  std::vector<std::pair<size_t, const WriteBatch::Op*>> ops;
-  ops.reserve(batch.ops().size());
-  std::set<size_t> touched;
+  // Lock every shard the batch touches, in index order, so the batch applies atomically.
+  static_assert(kShards <= 32, "shard mask is 32 bits");
+  const auto& ops = batch.ops();
   std::vector<std::string> keys;
-  keys.reserve(batch.ops().size());
-  for (const auto& op : batch.ops()) {
-    keys.push_back(Key(op.record.topic, op.record.msg_id));
-    size_t s = std::hash<std::string>{}(keys.back()) % kShards;
-    touched.insert(s);
-    ops.emplace_back(s, &op);
-  }
-  std::vector<std::unique_lock<std::mutex>> locks;
-  for (size_t s : touched) locks.emplace_back(shards_[s].mu);
+  keys.reserve(ops.size());
+  std::vector<uint8_t> shard_of(ops.size());
+  uint32_t mask = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    auto& map = shards_[ops[i].first].map;
-    const WriteBatch::Op& op = *ops[i].second;
+    keys.push_back(Key(ops[i].record.topic, ops[i].record.msg_id));
+    shard_of[i] = static_cast<uint8_t>(std::hash<std::string>{}(keys.back()) % kShards);
+    mask |= uint32_t{1} << shard_of[i];
+  }
+  for (size_t s = 0; s < kShards; ++s) {
+    if (mask & (uint32_t{1} << s)) shards_[s].mu.lock();
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto& map = shards_[shard_of[i]].map;
+    const WriteBatch::Op& op = ops[i];
     switch (op.kind) {
       case WriteBatch::Kind::kPutMeta:
-        map[keys[i]].meta = op.record;
+        map[std::move(keys[i])].meta = op.record;
         break;
       case WriteBatch::Kind::kPutPayload:
-        map[keys[i]].payload = std::make_shared<const std::string>(op.payload);
+        map[std::move(keys[i])].payload = std::make_shared<const std::string>(op.payload);
         break;
       case WriteBatch::Kind::kDelete:
         map.erase(keys[i]);
         break;
     }
+  }
+  for (size_t s = 0; s < kShards; ++s) {
+    if (mask & (uint32_t{1} << s)) shards_[s].mu.unlock();
   }
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "storage/store.h"
 
@@ -28,7 +29,7 @@ class MemoryStore final : public Store {
     std::shared_ptr<const std::string> payload;  // may be null until PutPayload
   };
   struct Shard {
-    std::mutex mu;
+    base::Mutex mu;
     std::unordered_map<std::string, Entry> map CQ_GUARDED_BY(mu);
   };
   static std::string Key(std::string_view topic, std::string_view msg_id);
