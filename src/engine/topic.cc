@@ -25,8 +25,8 @@ void Topic::Count(const MessageRecord& r, TimePoint at, int sign) {
 }
 
 const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
-  auto it = live_.find(msg_id);
-  return it == live_.end() ? nullptr : it->second.get();
+  const auto* found = live_.Find(msg_id);
+  return found == nullptr ? nullptr : found->get();
 }
 
 void Topic::Insert(MessageRecord rec, TimePoint now) {
@@ -36,7 +36,7 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
   rec.payload = std::string();
   auto owned = std::make_unique<MessageRecord>(std::move(rec));
   MessageRecord* r = owned.get();
-  auto [it, inserted] = live_.emplace(r->msg_id, std::move(owned));
+  bool inserted = live_.Emplace(r->msg_id, std::move(owned)).second;
   CQ_CHECK(inserted, "Insert of a live msgId '{}'", r->msg_id);
   vis_.emplace(Key{r->visible_at, r->seq}, r);
   exp_.emplace(Key{r->expire_time, r->seq}, r);
@@ -46,15 +46,16 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
 void Topic::Erase(MessageRecord* r) {
   vis_.erase(Key{r->visible_at, r->seq});
   exp_.erase(Key{r->expire_time, r->seq});
-  live_.erase(r->msg_id);  // destroys *r
+  std::string id = r->msg_id;  // the key outlives the record it names
+  live_.Erase(id);             // destroys *r
 }
 
 void Topic::Update(MessageRecord rec, TimePoint now) {
   CQ_DCHECK(now == processed_, "Update at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
-  auto it = live_.find(rec.msg_id);
-  CQ_CHECK(it != live_.end(), "Update of a msgId '{}' that is not live", rec.msg_id);
-  MessageRecord* r = it->second.get();
+  auto* found = live_.Find(rec.msg_id);
+  CQ_CHECK(found != nullptr, "Update of a msgId '{}' that is not live", rec.msg_id);
+  MessageRecord* r = found->get();
   Count(*r, processed_, -1);
   if (rec.phase == Phase::kEnded) {
     AddRetention(rec);
@@ -73,10 +74,10 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
 void Topic::Forget(const std::string& msg_id, TimePoint now) {
   CQ_DCHECK(now == processed_, "Forget at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
-  auto it = live_.find(msg_id);
-  if (it == live_.end()) return;
-  Count(*it->second, processed_, -1);
-  Erase(it->second.get());
+  auto* found = live_.Find(msg_id);
+  if (found == nullptr) return;
+  Count(**found, processed_, -1);
+  Erase(found->get());
 }
 
 void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/split_hash_map.h"
 #include "core/message.h"
 #include "core/topic_info.h"
 
@@ -111,7 +112,8 @@ class Topic {
   std::string name_;
   TimePoint processed_;
   TimePoint last_active_;
-  std::unordered_map<std::string, std::unique_ptr<core::MessageRecord>> live_;
+  // msgId -> in-life record; split so that growing it never rehashes everything at once.
+  base::SplitHashMap<std::unique_ptr<core::MessageRecord>, 64> live_;
   Index vis_;                            // (visible_at, seq) of every in-life record
   Index exp_;                            // (expire_time, seq) of every in-life record
   std::map<Key, std::string> retained_;  // (purge_at, seq) -> msg id of ended records

@@ -1,5 +1,6 @@
 #include "storage/memory/memory_store.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace chronoq::storage {
@@ -33,20 +34,18 @@ Result<std::optional<core::MessageRecord>> MemoryStore::Get(std::string_view top
 
 Status MemoryStore::Write(const WriteBatch& batch) {
   // Lock every shard the batch touches, in index order, so the batch applies atomically.
-  static_assert(kShards <= 32, "shard mask is 32 bits");
   const auto& ops = batch.ops();
   std::vector<std::string> keys;
   keys.reserve(ops.size());
-  std::vector<uint8_t> shard_of(ops.size());
-  uint32_t mask = 0;
+  std::vector<size_t> shard_of(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     keys.push_back(Key(ops[i].record.topic, ops[i].record.msg_id));
-    shard_of[i] = static_cast<uint8_t>(std::hash<std::string>{}(keys.back()) % kShards);
-    mask |= uint32_t{1} << shard_of[i];
+    shard_of[i] = std::hash<std::string>{}(keys.back()) % kShards;
   }
-  for (size_t s = 0; s < kShards; ++s) {
-    if (mask & (uint32_t{1} << s)) shards_[s].mu.lock();
-  }
+  std::vector<size_t> order = shard_of;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  for (size_t s : order) shards_[s].mu.lock();
   for (size_t i = 0; i < ops.size(); ++i) {
     auto& map = shards_[shard_of[i]].map;
     const WriteBatch::Op& op = ops[i];
@@ -62,9 +61,7 @@ Status MemoryStore::Write(const WriteBatch& batch) {
         break;
     }
   }
-  for (size_t s = 0; s < kShards; ++s) {
-    if (mask & (uint32_t{1} << s)) shards_[s].mu.unlock();
-  }
+  for (size_t s : order) shards_[s].mu.unlock();
   return Status::Ok();
 }
 

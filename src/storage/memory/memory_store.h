@@ -35,7 +35,8 @@ class MemoryStore final : public Store {
   static std::string Key(std::string_view topic, std::string_view msg_id);
   Shard& ShardFor(const std::string& key);
 
-  static constexpr size_t kShards = 16;
+  // Many shards: less lock contention, and each grows (rehashes) on its own.
+  static constexpr size_t kShards = 256;
   std::array<Shard, kShards> shards_;
 };
 
