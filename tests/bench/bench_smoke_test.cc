@@ -1,0 +1,104 @@
+// Smoke runs of `chronoq bench <workload> --json` against a real server on a real clock (the
+// benchmark measures real time, so no test clock here). Small counts keep each run to a second
+// or two; the assertions check completeness and that the report has its figures, not speed.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/server_harness.h"
+
+namespace chronoq::testutil {
+namespace {
+
+namespace json = boost::json;
+
+class BenchSmokeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = server_.Start({});
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  // Runs `chronoq bench --json <args>` and returns the parsed report.
+  json::object Bench(std::vector<std::string> args) {
+    std::vector<std::string> full = {"bench", "--no-progress", "--json",
+                                     "--server=http://127.0.0.1:" + std::to_string(server_.port())};
+    full.insert(full.end(), args.begin(), args.end());
+    ExitResult r = RunBinary(full, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    boost::system::error_code ec;
+    json::value v = json::parse(r.out, ec);
+    EXPECT_FALSE(ec) << "not JSON: " << r.out << "\n" << r.err;
+    if (ec || !v.is_object()) return {};
+    return v.as_object();
+  }
+
+  static int64_t Int(const json::object& o, std::string_view key) {
+    const json::value* v = o.if_contains(key);
+    return v != nullptr && v->is_int64() ? v->as_int64() : -1;
+  }
+
+  ServerProcess server_;
+};
+
+TEST_F(BenchSmokeTest, ProduceSendsEverything) {
+  json::object r = Bench({"produce", "--count=3000", "--connections=8"});
+  EXPECT_EQ(Int(r, "sent_ok"), 3000);
+  EXPECT_EQ(Int(r, "failed"), 0);
+  ASSERT_TRUE(r.contains("send_latency"));
+  EXPECT_EQ(r["send_latency"].as_object()["count"].as_int64(), 3000);
+  EXPECT_GT(r["throughput"].to_number<double>(), 0);
+}
+
+TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
+  json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
+                          "--rate=5000", "--grace-ms=5000"});
+  EXPECT_EQ(Int(r, "delivered"), 1000);
+  EXPECT_EQ(Int(r, "missing"), 0);
+  EXPECT_EQ(Int(r, "duplicates"), 0);
+  EXPECT_EQ(Int(r, "acked"), 1000);
+  ASSERT_TRUE(r.contains("lateness"));
+  EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+}
+
+TEST_F(BenchSmokeTest, BurstDrainsEverything) {
+  json::object r =
+      Bench({"burst", "--count=5000", "--slots=50", "--lead-ms=1500", "--grace-ms=5000"});
+  EXPECT_EQ(Int(r, "delivered"), 5000);
+  EXPECT_EQ(Int(r, "missing"), 0);
+  EXPECT_EQ(Int(r, "duplicates"), 0);
+  EXPECT_EQ(Int(r, "sends_after_due_time"), 0);
+  EXPECT_GT(r["drain_rate"].to_number<double>(), 0);
+}
+
+TEST_F(BenchSmokeTest, BacklogReportsMemoryPerMessage) {
+  json::object r =
+      Bench({"--server-pid=" + std::to_string(server_.pid()), "backlog", "--count=5000"});
+  EXPECT_EQ(Int(r, "sent_ok"), 5000);
+  EXPECT_GT(Int(r, "server_rss_after"), 0);
+  EXPECT_TRUE(r.contains("rss_bytes_per_message"));
+}
+
+TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
+  json::object r = Bench({"longpoll", "--parked=100", "--seconds=0.5", "--connections=8"});
+  EXPECT_GT(r["baseline_throughput"].to_number<double>(), 0);
+  EXPECT_GT(r["throughput_with_parked"].to_number<double>(), 0);
+  EXPECT_EQ(Int(r, "long_poll_errors"), 0);
+  EXPECT_EQ(Int(r, "send_failures"), 0);
+}
+
+TEST_F(BenchSmokeTest, RefusesAnUnreachableServer) {
+  ExitResult r = RunBinary({"bench", "--server=http://127.0.0.1:1", "produce", "--count=1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("not answering"), std::string::npos) << r.err;
+}
+
+TEST_F(BenchSmokeTest, UsageErrorsExitTwo) {
+  ExitResult r = RunBinary({"bench", "nosuchworkload"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+}  // namespace
+}  // namespace chronoq::testutil
