@@ -13,15 +13,29 @@ using core::Phase;
 Topic::Topic(std::string name, TimePoint now, Millis retention)
     : name_(std::move(name)), processed_(now), last_active_(now), retention_(retention) {}
 
-void Topic::Count(const MessageRecord& r, TimePoint at, int sign) {
-  if (r.visible_at <= at) {
+Topic::VisEntry Topic::EntryOf(MessageRecord* r) {
+  return VisEntry{r, r->phase == Phase::kPending, r->retry >= r->max_deliveries()};
+}
+
+void Topic::Count(TimePoint t, bool pending, TimePoint at, int sign) {
+  if (t <= at) {
     ready_ += sign;
-  } else if (r.phase == Phase::kPending) {
+  } else if (pending) {
     waiting_ += sign;
-    buckets_[core::BucketOf(r.visible_at - at)] += sign;
+    buckets_[core::BucketOf(t - at)] += sign;
   } else {
     consuming_ += sign;
   }
+}
+
+void Topic::Index(MessageRecord* r) {
+  vis_.Insert(IndexKey{r->visible_at, r->seq}, EntryOf(r));
+  exp_.Insert(IndexKey{r->expire_time, r->seq}, r);
+}
+
+void Topic::Unindex(MessageRecord* r) {
+  vis_.Erase(IndexKey{r->visible_at, r->seq});
+  exp_.Erase(IndexKey{r->expire_time, r->seq});
 }
 
 const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
@@ -38,14 +52,12 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
   MessageRecord* r = owned.get();
   bool inserted = live_.Emplace(r->msg_id, std::move(owned)).second;
   CQ_CHECK(inserted, "Insert of a live msgId '{}'", r->msg_id);
-  vis_.emplace(Key{r->visible_at, r->seq}, r);
-  exp_.emplace(Key{r->expire_time, r->seq}, r);
+  Index(r);
   Count(*r, processed_, +1);
 }
 
 void Topic::Erase(MessageRecord* r) {
-  vis_.erase(Key{r->visible_at, r->seq});
-  exp_.erase(Key{r->expire_time, r->seq});
+  Unindex(r);
   std::string id = r->msg_id;  // the key outlives the record it names
   live_.Erase(id);             // destroys *r
 }
@@ -62,12 +74,10 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
     Erase(r);
     return;
   }
-  vis_.erase(Key{r->visible_at, r->seq});
-  exp_.erase(Key{r->expire_time, r->seq});
-  rec.payload.clear();
+  Unindex(r);
+  rec.payload = std::string();
   *r = std::move(rec);
-  vis_.emplace(Key{r->visible_at, r->seq}, r);
-  exp_.emplace(Key{r->expire_time, r->seq}, r);
+  Index(r);
   Count(*r, processed_, +1);
 }
 
@@ -93,23 +103,24 @@ void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {
 void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
   // A waiting message changes bucket when t - processed crosses a lower bound B_k (k >= 1), i.e.
   // when t lies in [from + B_k, to + B_k). Walk the union of those ranges once, above `to`.
-  std::vector<std::pair<TimePoint, TimePoint>> ranges;
+  std::pair<TimePoint, TimePoint> ranges[core::kBucketCount];
+  int n = 0;
   for (int k = 1; k < core::kBucketCount; ++k) {
     TimePoint lo = std::max(SaturatingAdd(from, core::kBucketLowerBounds[k]), to + Millis(1));
     TimePoint hi = SaturatingAdd(to, core::kBucketLowerBounds[k]);
     if (lo >= hi) continue;
-    if (!ranges.empty() && lo <= ranges.back().second) {
-      ranges.back().second = std::max(ranges.back().second, hi);
+    if (n > 0 && lo <= ranges[n - 1].second) {
+      ranges[n - 1].second = std::max(ranges[n - 1].second, hi);
     } else {
-      ranges.emplace_back(lo, hi);
+      ranges[n++] = {lo, hi};
     }
   }
-  for (const auto& [lo, hi] : ranges) {
-    for (auto it = vis_.lower_bound(Key{lo, 0}); it != vis_.end() && it->first.t < hi; ++it) {
-      const MessageRecord& r = *it->second;
-      if (r.phase != Phase::kPending) continue;
-      int before = core::BucketOf(r.visible_at - from);
-      int after = core::BucketOf(r.visible_at - to);
+  for (int i = 0; i < n; ++i) {
+    const auto& [lo, hi] = ranges[i];
+    for (auto it = vis_.LowerBound(IndexKey{lo, 0}); it != vis_.end() && it.key().t < hi; ++it) {
+      if (!it.value().pending) continue;
+      int before = core::BucketOf(it.key().t - from);
+      int after = core::BucketOf(it.key().t - to);
       if (before != after) {
         --buckets_[before];
         ++buckets_[after];
@@ -123,23 +134,24 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
   const TimePoint from = processed_;
 
   // 1. Messages whose visible_at passed: waiting -> ready (trigger) or consuming -> ready (ack
-  //    timeout). Nothing moves in the index; only counts change.
+  //    timeout). Nothing moves in the index; only counts change, read from the index entries.
   std::vector<MessageRecord*> exhausted;
-  for (auto it = vis_.upper_bound(Key{from, UINT64_MAX}); it != vis_.end() && it->first.t <= now;
+  for (auto it = vis_.UpperBound(IndexKey{from, UINT64_MAX}); it != vis_.end() && it.key().t <= now;
        ++it) {
-    MessageRecord* r = it->second;
-    Count(*r, from, -1);
-    Count(*r, now, +1);
-    if (r->phase == Phase::kPending) {
+    const TimePoint t = it.key().t;
+    const VisEntry& e = it.value();
+    Count(t, e.pending, from, -1);
+    Count(t, e.pending, now, +1);
+    if (e.pending) {
       ++out->triggered;
-      int64_t gap = (now - r->visible_at).count();
+      int64_t gap = (now - t).count();
       out->ready_gap_sum_ms += gap;
       out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
       out->became_ready = true;
     } else {
       ++out->ack_timeouts;
-      if (r->retry >= r->max_deliveries()) {
-        exhausted.push_back(r);
+      if (e.last_try) {
+        exhausted.push_back(e.rec);
       } else {
         out->became_ready = true;
       }
@@ -152,13 +164,13 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
 
   // 3. Messages whose deliveries are used up or whose ttl passed end now.
   for (MessageRecord* r : exhausted) Finalize(r, out);
-  while (!exp_.empty() && exp_.begin()->first.t <= now) Finalize(exp_.begin()->second, out);
+  while (!exp_.empty() && exp_.begin().key().t <= now) Finalize(exp_.begin().value(), out);
 }
 
 std::vector<const MessageRecord*> Topic::DueHead(TimePoint now, size_t max) const {
   std::vector<const MessageRecord*> out;
-  for (auto it = vis_.begin(); it != vis_.end() && it->first.t <= now && out.size() < max; ++it) {
-    out.push_back(it->second);
+  for (auto it = vis_.begin(); it != vis_.end() && it.key().t <= now && out.size() < max; ++it) {
+    out.push_back(it.value().rec);
   }
   return out;
 }
@@ -168,18 +180,24 @@ TimePoint Topic::PurgeTime(const MessageRecord& ended) const {
 }
 
 void Topic::AddRetention(const MessageRecord& ended) {
-  retained_.insert_or_assign(Key{PurgeTime(ended), ended.seq}, ended.msg_id);
+  IndexKey k{PurgeTime(ended), ended.seq};
+  if (std::string* existing = retained_.Find(k)) {
+    *existing = ended.msg_id;
+  } else {
+    retained_.Insert(k, ended.msg_id);
+  }
 }
 
 void Topic::RemoveRetention(const MessageRecord& ended) {
-  retained_.erase(Key{PurgeTime(ended), ended.seq});
+  retained_.Erase(IndexKey{PurgeTime(ended), ended.seq});
 }
 
 std::vector<Topic::Purge> Topic::PopPurgeable(TimePoint now) {
   std::vector<Purge> out;
-  while (!retained_.empty() && retained_.begin()->first.t <= now) {
-    auto node = retained_.extract(retained_.begin());
-    out.push_back(Purge{std::move(node.mapped()), node.key().seq});
+  while (!retained_.empty() && retained_.begin().key().t <= now) {
+    auto it = retained_.begin();
+    out.push_back(Purge{std::move(it.value()), it.key().seq});
+    retained_.Erase(it.key());
   }
   return out;
 }
@@ -196,10 +214,10 @@ core::TopicInfo Topic::Info() const {
 
 TimePoint Topic::NextDue(Millis inactive_after) const {
   TimePoint next = kTimeMax;
-  auto it = vis_.upper_bound(Key{processed_, UINT64_MAX});
-  if (it != vis_.end()) next = std::min(next, it->first.t);
-  if (!exp_.empty()) next = std::min(next, exp_.begin()->first.t);
-  if (!retained_.empty()) next = std::min(next, retained_.begin()->first.t);
+  auto it = vis_.UpperBound(IndexKey{processed_, UINT64_MAX});
+  if (it != vis_.end()) next = std::min(next, it.key().t);
+  if (!exp_.empty()) next = std::min(next, exp_.begin().key().t);
+  if (!retained_.empty()) next = std::min(next, retained_.begin().key().t);
   if (live_.empty()) {
     // Once past, the inactivity time only matters for a topic with nothing retained (the engine
     // forgets it then); one still retaining ended records waits for their purge instead of being

@@ -17,7 +17,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -26,6 +25,7 @@
 #include "base/split_hash_map.h"
 #include "core/message.h"
 #include "core/topic_info.h"
+#include "engine/btree_index.h"
 
 namespace chronoq::engine {
 
@@ -96,16 +96,24 @@ class Topic {
   TimePoint NextDue(Millis inactive_after) const;
 
  private:
-  struct Key {
-    TimePoint t;
-    uint64_t seq;
-    auto operator<=>(const Key&) const = default;
+  // A visibility-index entry: the record, plus what time passing needs to know about it, so
+  // that walking due entries never touches the records themselves.
+  struct VisEntry {
+    core::MessageRecord* rec = nullptr;
+    bool pending = false;   // phase kPending (else kDelivered)
+    bool last_try = false;  // deliveries used up: it ends when visible_at passes
   };
-  using Index = std::map<Key, core::MessageRecord*>;
+  static VisEntry EntryOf(core::MessageRecord* r);
 
-  // Adds (sign = +1) or removes (-1) the record's contribution to the counts as of `at`.
-  void Count(const core::MessageRecord& r, TimePoint at, int sign);
-  void Erase(core::MessageRecord* r);  // from live_ and both indexes; counts untouched
+  // Adds (sign = +1) or removes (-1) the contribution to the counts, as of `at`, of an entry
+  // visible at `t`.
+  void Count(TimePoint t, bool pending, TimePoint at, int sign);
+  void Count(const core::MessageRecord& r, TimePoint at, int sign) {
+    Count(r.visible_at, r.phase == core::Phase::kPending, at, sign);
+  }
+  void Index(core::MessageRecord* r);    // into vis_ and exp_
+  void Unindex(core::MessageRecord* r);  // out of vis_ and exp_
+  void Erase(core::MessageRecord* r);    // from live_ and both indexes; counts untouched
   void Finalize(core::MessageRecord* r, AdvanceResult* out);
   void ShiftBuckets(TimePoint from, TimePoint to);
 
@@ -114,9 +122,9 @@ class Topic {
   TimePoint last_active_;
   // msgId -> in-life record; split so that growing it never rehashes everything at once.
   base::SplitHashMap<std::unique_ptr<core::MessageRecord>, 64> live_;
-  Index vis_;                            // (visible_at, seq) of every in-life record
-  Index exp_;                            // (expire_time, seq) of every in-life record
-  std::map<Key, std::string> retained_;  // (purge_at, seq) -> msg id of ended records
+  BTreeIndex<VisEntry> vis_;              // (visible_at, seq) of every in-life record
+  BTreeIndex<core::MessageRecord*> exp_;  // (expire_time, seq) of every in-life record
+  BTreeIndex<std::string> retained_;      // (purge_at, seq) -> msg id of ended records
   const Millis retention_;
 
   // Invariant: counts equal the classification of every live record as of processed_.
