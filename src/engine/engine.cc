@@ -123,7 +123,7 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
       Reschedule(*slot);
       CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
                           store_->Get(m.topic, m.msg_id, /*with_payload=*/true));
-      MessageRecord rec = *live;
+      MessageRecord rec = t.Copy(*live);
       if (stored) rec.payload = std::move(stored->payload);
       MsgStatus status = core::StatusAt(rec, now);
       return core::Message{std::move(rec), status};
@@ -168,6 +168,7 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
           core::Apply(*r, core::Event{core::EventKind::kDeliver, req.ack_timeout}, now);
       CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
                next.error().ToString());
+      next->topic = t.name();
       batch.PutMeta(*next);
       out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
     }
@@ -204,6 +205,7 @@ void Engine::Ack(std::string topic, std::string msg_id, bool ack, Callback<Statu
     CQ_ASSIGN_OR_RETURN(
         MessageRecord next,
         core::Apply(*live, core::Event{ack ? core::EventKind::kAck : core::EventKind::kNack}, now));
+    next.topic = topic;
     storage::WriteBatch batch;
     batch.PutMeta(next);
     CQ_RETURN_IF_ERROR(store_->Write(batch));
@@ -236,6 +238,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
     }
     CQ_ASSIGN_OR_RETURN(MessageRecord next,
                         core::Apply(*live, core::Event{core::EventKind::kDelete}, now));
+    next.topic = topic;
     storage::WriteBatch batch;
     if (release) {
       batch.Delete(topic, msg_id);
@@ -269,7 +272,7 @@ void Engine::Get(std::string topic, std::string msg_id, Callback<Result<core::Me
       if (now >= t.PurgeTime(*live)) return NotFoundError(topic, msg_id);
       CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
                           store_->Get(topic, msg_id, /*with_payload=*/true));
-      MessageRecord rec = *live;
+      MessageRecord rec = t.Copy(*live);
       if (stored) rec.payload = std::move(stored->payload);
       MsgStatus status = core::StatusAt(rec, now);
       return core::Message{std::move(rec), status};

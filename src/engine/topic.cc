@@ -38,6 +38,12 @@ void Topic::Unindex(MessageRecord* r) {
   exp_.Erase(IndexKey{r->expire_time, r->seq});
 }
 
+MessageRecord Topic::Copy(const MessageRecord& live) const {
+  MessageRecord out = live;
+  out.topic = name_;
+  return out;
+}
+
 const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
   const auto* found = live_.Find(msg_id);
   return found == nullptr ? nullptr : found->get();
@@ -48,6 +54,7 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
             ToEpochMs(processed_));
   CQ_DCHECK(rec.phase != Phase::kEnded, "Insert of an ended record");
   rec.payload = std::string();
+  rec.topic = std::string();  // the Topic knows its name
   auto owned = std::make_unique<MessageRecord>(std::move(rec));
   MessageRecord* r = owned.get();
   bool inserted = live_.Emplace(r->msg_id, std::move(owned)).second;
@@ -76,6 +83,7 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
   }
   Unindex(r);
   rec.payload = std::string();
+  rec.topic = std::string();
   *r = std::move(rec);
   Index(r);
   Count(*r, processed_, +1);
@@ -97,6 +105,7 @@ void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {
   Count(*r, processed_, -1);
   AddRetention(*ended);
   Erase(r);
+  ended->topic = name_;
   out->finalized.push_back(std::move(ended).value());
 }
 

@@ -52,8 +52,11 @@ class Topic {
   // Moves processed() to `now` (no-op when now <= processed()).
   void AdvanceTo(TimePoint now, AdvanceResult* out);
 
-  // The in-life record with this id, or nullptr.
+  // The in-life record with this id, or nullptr. Records held here have no payload and no topic
+  // (the Topic knows its name); use Copy() for a complete one.
   const core::MessageRecord* FindLive(const std::string& msg_id) const;
+  // A copy of a record held here, with its topic filled in.
+  core::MessageRecord Copy(const core::MessageRecord& live) const;
 
   // REQUIRES: processed() == now for all mutations below.
   // Adds an in-life record (payload dropped). REQUIRES: no live record with its id.
@@ -64,7 +67,8 @@ class Topic {
   // Removes the live record with this id without keeping it for retention (deleteMsg release).
   void Forget(const std::string& msg_id, TimePoint now);
 
-  // Up to `max` records at the head of the visibility index with visible_at <= now, in order.
+  // Up to `max` records at the head of the visibility index with visible_at <= now, in order
+  // (held records: see FindLive).
   // After AdvanceTo(now) they are all READY.
   std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const;
 

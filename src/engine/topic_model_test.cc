@@ -149,7 +149,7 @@ class TopicModel {
     for (size_t i = 0; i < head.size(); ++i) {
       ASSERT_EQ(head[i]->msg_id, ready[i]->msg_id) << "pull order, position " << i;
       Result<MessageRecord> next =
-          core::Apply(*head[i], core::Event{EventKind::kDeliver, ack}, now_);
+          core::Apply(topic_.Copy(*head[i]), core::Event{EventKind::kDeliver, ack}, now_);
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       delivered.push_back(*next);
     }
@@ -165,8 +165,8 @@ class TopicModel {
     const MessageRecord* live = topic_.FindLive(id);
     ASSERT_EQ(live != nullptr, ModelLive(id)) << id;
     if (live == nullptr) return;
-    Result<MessageRecord> next =
-        core::Apply(*live, core::Event{ack ? EventKind::kAck : EventKind::kNack}, now_);
+    Result<MessageRecord> next = core::Apply(
+        topic_.Copy(*live), core::Event{ack ? EventKind::kAck : EventKind::kNack}, now_);
     if (!next.has_value()) {
       ASSERT_EQ(next.error().code(), Errc::kInvalidState);
       return;
@@ -179,7 +179,8 @@ class TopicModel {
     const MessageRecord* live = topic_.FindLive(id);
     ASSERT_EQ(live != nullptr, ModelLive(id)) << id;
     if (live == nullptr) return;
-    Result<MessageRecord> next = core::Apply(*live, core::Event{EventKind::kDelete}, now_);
+    Result<MessageRecord> next =
+        core::Apply(topic_.Copy(*live), core::Event{EventKind::kDelete}, now_);
     ASSERT_TRUE(next.has_value()) << next.error().ToString();
     if (Pick(3) == 0) {  // release: forgotten at once
       topic_.Forget(id, now_);
@@ -289,7 +290,7 @@ class TopicModel {
       }
       ++live;
       ASSERT_NE(got, nullptr) << id << " in life but not in the topic";
-      EXPECT_EQ(*got, r);
+      EXPECT_EQ(topic_.Copy(*got), r);
       if (r.visible_at > now_) want_next = std::min(want_next, r.visible_at);
       want_next = std::min(want_next, r.expire_time);
       switch (s) {

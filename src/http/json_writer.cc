@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -159,8 +160,14 @@ JsonWriter& JsonWriter::EndArray() {
 
 JsonWriter& JsonWriter::Key(std::string_view k) {
   BeforeValue();
-  AppendJsonString(out_, k);
-  out_.push_back(':');
+  if (PlainPrefix(k) == k.size()) {  // keys are our own names: nothing to escape
+    out_.push_back('"');
+    out_.append(k);
+    out_ += "\":";
+  } else {
+    AppendJsonString(out_, k);
+    out_.push_back(':');
+  }
   after_key_ = true;
   return *this;
 }
@@ -173,7 +180,9 @@ JsonWriter& JsonWriter::String(std::string_view s) {
 
 JsonWriter& JsonWriter::Int(int64_t v) {
   BeforeValue();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out_.append(buf, end);
   return *this;
 }
 

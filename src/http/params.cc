@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace chronoq::http {
 namespace {
@@ -23,8 +24,15 @@ std::string Quote(std::string_view v) {
 }
 
 Result<std::string> Decode(std::string_view s, std::string_view source) {
-  size_t special = s.find_first_of("%+");
-  if (special == std::string_view::npos) return std::string(s);  // nothing to decode
+  // memchr is vectorised; find_first_of compares byte by byte against the set.
+  const void* pct = std::memchr(s.data(), '%', s.size());
+  const void* plus = std::memchr(s.data(), '+', s.size());
+  if (pct == nullptr && plus == nullptr) return std::string(s);  // nothing to decode
+  size_t special =
+      static_cast<size_t>(static_cast<const char*>(pct == nullptr    ? plus
+                                                   : plus == nullptr ? pct
+                                                                     : std::min(pct, plus)) -
+                          s.data());
   std::string out;
   out.reserve(s.size());
   out.append(s.substr(0, special));

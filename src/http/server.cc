@@ -9,6 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <ctime>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 
@@ -149,6 +151,7 @@ struct HttpServer::Impl {
   asio::awaitable<void> Sweep(Worker* w);
   asio::awaitable<void> Session(tcp::socket sock, Worker* w);
   asio::awaitable<void> Serve(Conn& c);
+  struct ReplySlot;
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
   asio::awaitable<void> WriteError(Conn& c, int status, std::string msg, std::string path);
   void ArmWatch(Conn& c);
@@ -313,18 +316,55 @@ void HttpServer::Impl::ArmWatch(Conn& c) {
   });
 }
 
+// Where a handler's reply meets the connection's coroutine. A reply given before Dispatch returns
+// (the embedded engine answers inline) is taken at once, without suspending the coroutine; a later
+// one, from any thread, resumes it through the connection's executor.
+struct HttpServer::Impl::ReplySlot {
+  std::mutex mu;
+  std::optional<HttpResponse> early;          // the reply, when it came first
+  UniqueFunction<void(HttpResponse)> resume;  // set once the coroutine waits
+};
+
 asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c) {
-  auto ex = co_await asio::this_coro::executor;
   c.watch.reset();
+  auto slot = std::make_shared<ReplySlot>();
+  router->Dispatch(req, c, Reply([slot](HttpResponse r) {
+                     UniqueFunction<void(HttpResponse)> resume;
+                     {
+                       std::lock_guard lock(slot->mu);
+                       if (!slot->resume) {
+                         slot->early.emplace(std::move(r));
+                         return;
+                       }
+                       resume = std::move(slot->resume);
+                     }
+                     resume(std::move(r));
+                   }));
+  {
+    std::lock_guard lock(slot->mu);
+    if (slot->early) co_return std::move(*slot->early);
+  }
+  if (c.watch) ArmWatch(c);
+  auto ex = co_await asio::this_coro::executor;
   HttpResponse res =
       co_await asio::async_initiate<decltype(asio::use_awaitable), void(HttpResponse)>(
           [&](auto handler) {
-            router->Dispatch(req, c, Reply([h = std::move(handler), ex](HttpResponse r) mutable {
-                               asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
-                                 std::move(h)(std::move(r));
-                               });
-                             }));
-            if (c.watch) ArmWatch(c);
+            auto post = [h = std::move(handler), ex](HttpResponse r) mutable {
+              asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
+                std::move(h)(std::move(r));
+              });
+            };
+            std::optional<HttpResponse> arrived;
+            {
+              std::lock_guard lock(slot->mu);
+              if (slot->early) {
+                arrived = std::move(slot->early);
+              } else {
+                slot->resume = std::move(post);
+                return;
+              }
+            }
+            post(std::move(*arrived));  // it came while we were getting ready to wait
           },
           asio::use_awaitable);
   if (c.watch) {

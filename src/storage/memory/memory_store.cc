@@ -28,7 +28,9 @@ Result<std::optional<core::MessageRecord>> MemoryStore::Get(std::string_view top
   auto it = shard.map.find(key);
   if (it == shard.map.end()) return std::optional<core::MessageRecord>();
   core::MessageRecord out = it->second.meta;
-  if (with_payload && it->second.payload) out.payload = *it->second.payload;
+  out.topic = topic;
+  out.msg_id = msg_id;
+  if (with_payload) out.payload = it->second.payload;
   return std::optional<core::MessageRecord>(std::move(out));
 }
 
@@ -50,11 +52,15 @@ Status MemoryStore::Write(const WriteBatch& batch) {
     auto& map = shards_[shard_of[i]].map;
     const WriteBatch::Op& op = ops[i];
     switch (op.kind) {
-      case WriteBatch::Kind::kPutMeta:
-        map[std::move(keys[i])].meta = op.record;
+      case WriteBatch::Kind::kPutMeta: {
+        core::MessageRecord& meta = map[std::move(keys[i])].meta;
+        meta = op.record;
+        meta.topic = std::string();
+        meta.msg_id = std::string();
         break;
+      }
       case WriteBatch::Kind::kPutPayload:
-        map[std::move(keys[i])].payload = std::make_shared<const std::string>(op.payload);
+        map[std::move(keys[i])].payload = op.payload;
         break;
       case WriteBatch::Kind::kDelete:
         map.erase(keys[i]);

@@ -25,8 +25,8 @@ class MemoryStore final : public Store {
 
  private:
   struct Entry {
-    core::MessageRecord meta;                    // payload empty
-    std::shared_ptr<const std::string> payload;  // may be null until PutPayload
+    core::MessageRecord meta;  // without payload, topic and msgId (the key holds those)
+    std::string payload;
   };
   struct Shard {
     base::Mutex mu;
