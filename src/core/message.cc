@@ -24,23 +24,27 @@ std::string_view StatusName(MsgStatus s) {
   return "UNKNOWN";
 }
 
+void AssignScalars(MessageRecord& dst, const MessageRecord& src) {
+  dst.produce_time = src.produce_time;
+  dst.trigger_time = src.trigger_time;
+  dst.expire_time = src.expire_time;
+  dst.max_retry = src.max_retry;
+  dst.retry = src.retry;
+  dst.phase = src.phase;
+  dst.end_status = src.end_status;
+  dst.visible_at = src.visible_at;
+  dst.ended_at = src.ended_at;
+  dst.seq = src.seq;
+  // A new field must be copied above; this trips when the record changes size.
+  static_assert(sizeof(MessageRecord) == 3 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8,
+                "MessageRecord changed: update AssignScalars");
+}
+
 MessageRecord CopyWithoutPayload(const MessageRecord& r) {
   MessageRecord out;
   out.topic = r.topic;
   out.msg_id = r.msg_id;
-  out.produce_time = r.produce_time;
-  out.trigger_time = r.trigger_time;
-  out.expire_time = r.expire_time;
-  out.max_retry = r.max_retry;
-  out.retry = r.retry;
-  out.phase = r.phase;
-  out.end_status = r.end_status;
-  out.visible_at = r.visible_at;
-  out.ended_at = r.ended_at;
-  out.seq = r.seq;
-  // A new field must be copied above; this trips when the record changes size.
-  static_assert(sizeof(MessageRecord) == 3 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8,
-                "MessageRecord changed: update CopyWithoutPayload");
+  AssignScalars(out, r);
   return out;
 }
 

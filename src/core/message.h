@@ -64,6 +64,8 @@ MsgStatus StatusAt(const MessageRecord& r, TimePoint now);
 // kTimeMax-like saturation applies; for an ended record, its ended_at.
 TimePoint NaturalEndTime(const MessageRecord& r);
 
+// Copies every field of `src` but its strings (topic, msg_id, payload) into `dst`.
+void AssignScalars(MessageRecord& dst, const MessageRecord& src);
 // A copy of `r` without its payload (which may be megabytes), for indexes and metadata writes.
 MessageRecord CopyWithoutPayload(const MessageRecord& r);
 

@@ -169,8 +169,8 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
       CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
                next.error().ToString());
       next->topic = t.name();
-      batch.PutMeta(*next);
       out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
+      batch.PutMeta(out.back().record);  // `out` was reserved: the record stays put
     }
     for (core::Message& m : out) {
       CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,

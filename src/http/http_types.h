@@ -11,21 +11,18 @@
 
 namespace chronoq::http {
 
+// The views point into the server's parser buffer: valid until the reply is given.
 struct HttpRequest {
-  std::string method;        // "GET", "POST", ...
-  std::string target;        // as received: path plus optional "?query"
-  std::string content_type;  // the Content-Type header, or empty
+  std::string_view method;        // "GET", "POST", ...
+  std::string_view target;        // origin-form: path plus optional "?query"
+  std::string_view content_type;  // the Content-Type header, or empty
   std::string body;
   bool has_content_type = false;
 
-  std::string_view path() const {
-    std::string_view t = target;
-    return t.substr(0, t.find('?'));
-  }
+  std::string_view path() const { return target.substr(0, target.find('?')); }
   std::string_view query() const {
-    std::string_view t = target;
-    size_t q = t.find('?');
-    return q == std::string_view::npos ? std::string_view() : t.substr(q + 1);
+    size_t q = target.find('?');
+    return q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
   }
 };
 

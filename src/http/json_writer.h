@@ -12,6 +12,9 @@ namespace chronoq::http {
 
 class JsonWriter {
  public:
+  // Most answers are a few hundred bytes: start with room for them instead of growing.
+  JsonWriter() { out_.reserve(512); }
+
   JsonWriter& BeginObject();
   JsonWriter& EndObject();
   JsonWriter& BeginArray();

@@ -128,6 +128,7 @@ Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* o
 Result<Params> Params::Parse(std::string_view query, bool has_content_type,
                              std::string_view content_type, std::string_view body) {
   Params p;
+  p.values_.reserve(8);
   CQ_RETURN_IF_ERROR(ParseUrlEncoded(query, "query string", &p));
   if (body.empty()) return p;
   std::string media = MediaType(content_type);
@@ -172,8 +173,8 @@ void ParamReader::Fail(std::string msg) {
   if (status_.ok()) status_ = InvalidArgument(std::move(msg));
 }
 
-const std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
-  const std::string* v = p_.Find(name);
+std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
+  std::string* v = p_.Find(name);
   if (v != nullptr && p_.NonScalar(name)) {
     Fail(fmt::format("parameter '{}' must be a string, number or boolean, not an object or array",
                      name));
@@ -197,9 +198,9 @@ const std::string* ParamReader::Raw(std::string_view name, bool required, bool e
 }
 
 std::optional<std::string> ParamReader::String(std::string_view name, bool required) {
-  const std::string* v = Raw(name, required, /*empty_is_absent=*/false);
+  std::string* v = Raw(name, required, /*empty_is_absent=*/false);
   if (v == nullptr) return std::nullopt;
-  return *v;
+  return std::move(*v);
 }
 
 std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -24,6 +25,9 @@ class Params {
   // A parameter's value as given (possibly empty), or nullptr when absent. A JSON object or array
   // value is reported by NonScalar().
   const std::string* Find(std::string_view name) const;
+  std::string* Find(std::string_view name) {
+    return const_cast<std::string*>(std::as_const(*this).Find(name));
+  }
   bool NonScalar(std::string_view name) const;
   // Set when a body was present but ignored because of its Content-Type (e.g. "text/plain").
   const std::string& ignored_body_type() const { return ignored_body_type_; }
@@ -57,9 +61,11 @@ std::optional<bool> ParseBool(std::string_view s);
 
 class ParamReader {
  public:
-  explicit ParamReader(const Params& params) : p_(params) {}
+  // Reads (and takes) values out of `params`: read each parameter once.
+  explicit ParamReader(Params& params) : p_(params) {}
 
-  // Absent -> nullopt (and an error when required). Empty strings are returned as given.
+  // Absent -> nullopt (and an error when required). Empty strings are returned as given. The
+  // value is moved out of the Params.
   std::optional<std::string> String(std::string_view name, bool required);
   // Empty counts as absent. Values outside the type's range are errors.
   std::optional<int64_t> Long(std::string_view name, bool required);
@@ -71,9 +77,9 @@ class ParamReader {
 
  private:
   // The raw text of a scalar parameter, or nullptr if absent/empty-and-numeric; latches errors.
-  const std::string* Raw(std::string_view name, bool required, bool empty_is_absent);
+  std::string* Raw(std::string_view name, bool required, bool empty_is_absent);
   void Fail(std::string msg);
-  const Params& p_;
+  Params& p_;
   Status status_;
 };
 

@@ -20,7 +20,7 @@ void Router::Add(std::string path, std::vector<std::string> methods, Handler han
 }
 
 void Router::Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const {
-  std::string path(req.path());
+  std::string_view path = req.path();
   auto it = routes_.find(path);
   if (it == routes_.end()) {
     reply(RequestError(404, fmt::format("no such endpoint: {}", path), path));

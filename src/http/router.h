@@ -26,7 +26,12 @@ class Router {
     std::vector<std::string> methods;
     Handler handler;
   };
-  std::unordered_map<std::string, Route> routes_;
+  // Transparent hashing: lookups by string_view, without a copy of the path.
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Route, PathHash, std::equal_to<>> routes_;
 };
 
 // An HTTP error response with the standard five-field body.

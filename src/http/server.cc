@@ -55,7 +55,9 @@ std::string_view HttpDate() {
 // (RFC 9110 section 9.3.2); sending one would corrupt the framing of a keep-alive connection.
 std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, bool head = false) {
   std::string out;
-  out.reserve(160 + r.body.size());
+  size_t extra = 0;
+  for (const auto& [k, v] : r.headers) extra += k.size() + v.size() + 4;
+  out.reserve(200 + extra + r.body.size());
   out += "HTTP/1.1 ";
   out += std::to_string(r.status);
   out += ' ';
@@ -83,7 +85,8 @@ std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, 
 
 // The origin-form of a request target: an absolute-form one ("http://host:port/path?q", which
 // RFC 9112 section 3.2.2 says a server must accept) loses its scheme and authority.
-std::string OriginForm(std::string_view target) {
+// Returns a view of `target` (or of *storage, when the path must be made up).
+std::string_view OriginForm(std::string_view target, std::string* storage) {
   for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
     if (target.size() < scheme.size() || !beast::iequals(target.substr(0, scheme.size()), scheme)) {
       continue;
@@ -91,10 +94,13 @@ std::string OriginForm(std::string_view target) {
     std::string_view rest = target.substr(scheme.size());
     size_t start = rest.find_first_of("/?");
     if (start == std::string_view::npos) return "/";
-    if (rest[start] == '?') return "/" + std::string(rest.substr(start));
-    return std::string(rest.substr(start));
+    if (rest[start] == '?') {
+      *storage = "/" + std::string(rest.substr(start));
+      return *storage;
+    }
+    return rest.substr(start);
   }
-  return std::string(target);
+  return target;
 }
 
 bool IsParseError(const beast::error_code& ec) {
@@ -153,7 +159,7 @@ struct HttpServer::Impl {
   asio::awaitable<void> Serve(Conn& c);
   struct ReplySlot;
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
-  asio::awaitable<void> WriteError(Conn& c, int status, std::string msg, std::string path);
+  asio::awaitable<void> WriteError(Conn& c, int status, std::string msg, std::string_view path);
   void ArmWatch(Conn& c);
 };
 
@@ -297,7 +303,7 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
 }
 
 asio::awaitable<void> HttpServer::Impl::WriteError(Conn& c, int status, std::string msg,
-                                                   std::string path) {
+                                                   std::string_view path) {
   HttpResponse r;
   r.status = status;
   r.body = EncodeRequestError(status, msg, path);
@@ -390,8 +396,9 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     c.idle = false;
     // The start line is parsed (and its target stored) before the rest of the header, so even a
     // header that is too large has a path to report.
-    std::string target = OriginForm(parser.get().target());
-    std::string path = target.substr(0, target.find('?'));
+    std::string target_storage;
+    std::string_view target = OriginForm(parser.get().target(), &target_storage);
+    std::string_view path = target.substr(0, target.find('?'));
     if (ec == bhttp::error::header_limit) {
       co_await WriteError(c, 431,
                           fmt::format("request headers are larger than {} bytes (max-header-bytes)",
@@ -448,11 +455,11 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     c.NoDeadline();
 
     HttpRequest req;
-    req.method = std::string(msg.method_string());
-    req.target = OriginForm(msg.target());
+    req.method = msg.method_string();
+    req.target = target;
     auto ct = msg.find(bhttp::field::content_type);
     req.has_content_type = ct != msg.end();
-    if (req.has_content_type) req.content_type = std::string(ct->value());
+    if (req.has_content_type) req.content_type = ct->value();
     req.body = std::move(msg.body());
     const bool keep_alive = msg.keep_alive();
     const unsigned version = msg.version();

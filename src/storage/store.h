@@ -16,22 +16,32 @@
 
 namespace chronoq::storage {
 
-// One atomic group of changes: all of it is applied or none of it.
+// One atomic group of changes: all of it is applied or none of it. A batch refers to the records
+// and strings it was given, without copying them: they must outlive Store::Write().
 class WriteBatch {
  public:
   enum class Kind { kPutMeta, kPutPayload, kDelete };
   struct Op {
     Kind kind;
-    core::MessageRecord record;  // kPutMeta: the record (payload ignored); others: topic + msg_id
-    std::string payload;         // kPutPayload only
+    const core::MessageRecord* record;  // kPutMeta, kPutPayload
+    std::string_view topic;             // every kind
+    std::string_view msg_id;            // every kind
   };
 
+  WriteBatch() { ops_.reserve(2); }
+
   // Stores every field of `r` except its payload.
-  void PutMeta(const core::MessageRecord& r);
+  void PutMeta(const core::MessageRecord& r) {
+    ops_.push_back(Op{Kind::kPutMeta, &r, r.topic, r.msg_id});
+  }
   // Stores the payload of the message r.topic/r.msg_id.
-  void PutPayload(const core::MessageRecord& r);
+  void PutPayload(const core::MessageRecord& r) {
+    ops_.push_back(Op{Kind::kPutPayload, &r, r.topic, r.msg_id});
+  }
   // Removes the record and its payload.
-  void Delete(std::string_view topic, std::string_view msg_id);
+  void Delete(std::string_view topic, std::string_view msg_id) {
+    ops_.push_back(Op{Kind::kDelete, nullptr, topic, msg_id});
+  }
 
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }

@@ -35,39 +35,53 @@ Result<std::optional<core::MessageRecord>> MemoryStore::Get(std::string_view top
 }
 
 Status MemoryStore::Write(const WriteBatch& batch) {
-  // Lock every shard the batch touches, in index order, so the batch applies atomically.
+  // Consecutive ops on the same record (a send puts its metadata and its payload) share one key
+  // and one lookup.
+  struct Run {
+    size_t begin;
+    size_t end;
+    std::string key;
+    size_t shard;
+  };
   const auto& ops = batch.ops();
-  std::vector<std::string> keys;
-  keys.reserve(ops.size());
-  std::vector<size_t> shard_of(ops.size());
+  std::vector<Run> runs;
+  runs.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    keys.push_back(Key(ops[i].record.topic, ops[i].record.msg_id));
-    shard_of[i] = std::hash<std::string>{}(keys.back()) % kShards;
+    if (!runs.empty() && ops[i].topic == ops[runs.back().begin].topic &&
+        ops[i].msg_id == ops[runs.back().begin].msg_id) {
+      runs.back().end = i + 1;
+      continue;
+    }
+    std::string key = Key(ops[i].topic, ops[i].msg_id);
+    size_t shard = std::hash<std::string>{}(key) % kShards;
+    runs.push_back(Run{i, i + 1, std::move(key), shard});
   }
-  std::vector<size_t> order = shard_of;
-  std::sort(order.begin(), order.end());
-  order.erase(std::unique(order.begin(), order.end()), order.end());
-  for (size_t s : order) shards_[s].mu.lock();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    auto& map = shards_[shard_of[i]].map;
-    const WriteBatch::Op& op = ops[i];
-    switch (op.kind) {
-      case WriteBatch::Kind::kPutMeta: {
-        core::MessageRecord& meta = map[std::move(keys[i])].meta;
-        meta = op.record;
-        meta.topic = std::string();
-        meta.msg_id = std::string();
-        break;
+  // Lock every shard touched, in index order, so that the batch applies atomically.
+  std::vector<size_t> shards;
+  shards.reserve(runs.size());
+  for (const Run& r : runs) shards.push_back(r.shard);
+  std::sort(shards.begin(), shards.end());
+  shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
+  for (size_t s : shards) shards_[s].mu.lock();
+  for (Run& run : runs) {
+    auto& map = shards_[run.shard].map;
+    Entry* e = nullptr;
+    for (size_t i = run.begin; i < run.end; ++i) {
+      const WriteBatch::Op& op = ops[i];
+      if (op.kind == WriteBatch::Kind::kDelete) {
+        map.erase(run.key);
+        e = nullptr;
+        continue;
       }
-      case WriteBatch::Kind::kPutPayload:
-        map[std::move(keys[i])].payload = op.payload;
-        break;
-      case WriteBatch::Kind::kDelete:
-        map.erase(keys[i]);
-        break;
+      if (e == nullptr) e = &map[run.key];
+      if (op.kind == WriteBatch::Kind::kPutMeta) {
+        core::AssignScalars(e->meta, *op.record);  // topic and msgId live in the key
+      } else {
+        e->payload = op.record->payload;
+      }
     }
   }
-  for (size_t s : order) shards_[s].mu.unlock();
+  for (size_t s : shards) shards_[s].mu.unlock();
   return Status::Ok();
 }
 

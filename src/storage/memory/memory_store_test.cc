@@ -89,8 +89,11 @@ TEST(MemoryStoreTest, DeleteRemovesRecordAndPayload) {
 TEST(MemoryStoreTest, KeysDoNotCollideAcrossTopics) {
   MemoryStore s;
   WriteBatch b;
+  std::vector<core::MessageRecord> recs;  // a batch refers to its records: keep them alive
   for (auto [t, id] : {std::pair{"ab", "c"}, std::pair{"a", "bc"}, std::pair{"abc", ""}}) {
-    core::MessageRecord r = Rec(t, id, std::string(t) + "|" + id);
+    recs.push_back(Rec(t, id, std::string(t) + "|" + id));
+  }
+  for (const core::MessageRecord& r : recs) {
     b.PutMeta(r);
     b.PutPayload(r);
   }
@@ -104,13 +107,13 @@ TEST(MemoryStoreTest, KeysDoNotCollideAcrossTopics) {
 TEST(MemoryStoreTest, BatchAppliesInOrder) {
   MemoryStore s;
   core::MessageRecord r = Rec("t", "a", "one");
+  core::MessageRecord r2 = Rec("t", "a", "two");
   WriteBatch b;
   b.PutMeta(r);
   b.PutPayload(r);
   b.Delete("t", "a");
-  r.payload = "two";
-  b.PutMeta(r);
-  b.PutPayload(r);
+  b.PutMeta(r2);
+  b.PutPayload(r2);
   EXPECT_EQ(b.ops().size(), 5u);
   ASSERT_TRUE(s.Write(b).ok());
   EXPECT_EQ((*s.Get("t", "a", true))->payload, "two");
