@@ -16,9 +16,12 @@ function(cq_library)
   target_link_libraries(cq_${A_NAME} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
 endfunction()
 
-# cq_test(NAME core_test SRCS x_test.cc DEPS chronoq::core LABELS unit [TIMEOUT 120])
+# cq_test(NAME core_test SRCS x_test.cc DEPS chronoq::core LABELS unit [TIMEOUT 120]
+#         [VARIANTS "memory:CQ_TEST_STORAGE=memory" "embedded:CQ_TEST_STORAGE=embedded"])
+# With VARIANTS, the test cases are registered once per variant, named "<variant>.<case>", each
+# run with its environment assignment.
 function(cq_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS;VARIANTS" ${ARGN})
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
@@ -33,16 +36,33 @@ function(cq_test)
   if(A_LABELS)
     list(GET A_LABELS 0 first_label)
   endif()
-  gtest_discover_tests(${A_NAME}
-    PROPERTIES LABELS "${first_label}" TIMEOUT ${A_TIMEOUT}
-    DISCOVERY_TIMEOUT 60)
-  list(LENGTH A_LABELS label_count)
-  if(label_count GREATER 1)
-    set(labels_script "${CMAKE_CURRENT_BINARY_DIR}/${A_NAME}_labels.cmake")
-    file(WRITE "${labels_script}"
-         "if(${A_NAME}_TESTS)\n"
-         "  set_tests_properties(\${${A_NAME}_TESTS} PROPERTIES LABELS \"${A_LABELS}\")\n"
-         "endif()\n")
-    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
+  if(NOT A_VARIANTS)
+    set(A_VARIANTS "_")
   endif()
+  foreach(variant ${A_VARIANTS})
+    set(prefix "")
+    set(env "")
+    set(list_var "${A_NAME}_TESTS")
+    if(NOT variant STREQUAL "_")
+      string(REPLACE ":" ";" parts "${variant}")
+      list(GET parts 0 vname)
+      list(GET parts 1 env)
+      set(prefix "${vname}.")
+      set(list_var "${A_NAME}_${vname}_TESTS")
+    endif()
+    gtest_discover_tests(${A_NAME}
+      TEST_PREFIX "${prefix}"
+      TEST_LIST ${list_var}
+      PROPERTIES LABELS "${first_label}" TIMEOUT ${A_TIMEOUT} ENVIRONMENT "${env}"
+      DISCOVERY_TIMEOUT 60)
+    list(LENGTH A_LABELS label_count)
+    if(label_count GREATER 1)
+      set(labels_script "${CMAKE_CURRENT_BINARY_DIR}/${list_var}_labels.cmake")
+      file(WRITE "${labels_script}"
+           "if(${list_var})\n"
+           "  set_tests_properties(\${${list_var}} PROPERTIES LABELS \"${A_LABELS}\")\n"
+           "endif()\n")
+      set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
+    endif()
+  endforeach()
 endfunction()

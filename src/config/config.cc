@@ -27,7 +27,16 @@ const std::vector<Key>& Keys() {
       {"listen", &ServerConfig::listen,
        "Address to listen on, HOST:PORT (port 0 picks a free one)"},
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads"},
-      {"storage", &ServerConfig::storage, "Storage engine: memory"},
+      {"storage", &ServerConfig::storage,
+       "Storage engine: embedded (durable, RocksDB in data-dir) or memory (lost on restart)"},
+      {"data-dir", &ServerConfig::data_dir,
+       "Directory of the embedded store (created when missing; one server per directory)"},
+      {"sync-writes", &ServerConfig::sync_writes,
+       "Embedded store: fsync the write-ahead log before answering (group commit); without it "
+       "an answered write survives a crash of the process but not of the machine"},
+      {"memory-horizon-millis", &ServerConfig::memory_horizon_millis,
+       "Pending messages due later than this from now stay on disk, counted but not held in "
+       "memory, ms"},
       {"namespace", &ServerConfig::ns,
        "Namespace isolating servers that share one storage backend"},
       {"ttl-millis", &ServerConfig::ttl_millis,
@@ -155,8 +164,14 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
   }
-  if (c.storage != "memory") {
-    errors.push_back(fmt::format("storage: unknown engine '{}' (available: memory)", c.storage));
+  if (c.storage != "memory" && c.storage != "embedded") {
+    errors.push_back(
+        fmt::format("storage: unknown engine '{}' (available: embedded, memory)", c.storage));
+  }
+  if (c.storage == "embedded" && c.data_dir.empty()) errors.push_back("data-dir must not be empty");
+  if (c.memory_horizon_millis < 1000) {
+    errors.push_back(
+        fmt::format("memory-horizon-millis must be >= 1000, got {}", c.memory_horizon_millis));
   }
   if (c.ns.empty()) errors.push_back("namespace must not be empty");
   positive("ttl-millis", c.ttl_millis);

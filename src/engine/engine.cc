@@ -1,3 +1,5 @@
+// The queue operations of the Engine (engine.h). Time passing, loading and purging are in
+// engine_time.cc; start-up and rebuilds in engine_recovery.cc.
 #include "engine/engine.h"
 
 #include <fmt/format.h>
@@ -12,25 +14,67 @@ namespace chronoq::engine {
 
 using core::MessageRecord;
 using core::MsgStatus;
+using core::Phase;
 
 namespace {
-constexpr const char* kLog = "cq.engine";
-}
 
-Engine::Engine(EngineOptions options, storage::Store* store, const base::Clock* clock,
+// The answer of an operation, given once its writes are durable. T is Status or Result<U>; both
+// are constructible from an error Status.
+template <typename T>
+class Answer {
+ public:
+  explicit Answer(Callback<T> done) : state_(std::make_shared<State>(std::move(done))) {}
+  void Set(T v) { state_->value.emplace(std::move(v)); }
+  const T& value() const { return *state_->value; }
+  // For the store: called once the batch is durable (or failed).
+  UniqueFunction<void(Status)> OnDurable() {
+    return [s = state_](Status st) { s->Finish(std::move(st)); };
+  }
+  void Finish(Status st) { state_->Finish(std::move(st)); }
+
+ private:
+  struct State {
+    explicit State(Callback<T> d) : done(std::move(d)) {}
+    void Finish(Status st) {
+      if (st.ok()) {
+        done(std::move(*value));
+      } else {
+        done(T(std::move(st)));
+      }
+    }
+    Callback<T> done;
+    std::optional<T> value;
+  };
+  std::shared_ptr<State> state_;
+};
+
+// A pending message that was never delivered: counted in the trigger-time histogram.
+bool Waiting(const MessageRecord& r) { return r.phase == Phase::kPending && r.retry == 0; }
+
+}  // namespace
+
+Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
                base::Scheduler* scheduler, metrics::MonitorRecorder* monitor)
     : options_(options), store_(store), clock_(clock), scheduler_(scheduler), monitor_(monitor) {
   int n = std::max(1, options_.shards);
   for (int i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
+  store_->kv()->SetFailureHandler([this](Status s) { OnAsyncCommitFailure(std::move(s)); });
 }
 
 Engine::~Engine() {
+  store_->kv()->SetFailureHandler(nullptr);  // waits for a call in progress
   for (auto& shard : shards_) {
     std::lock_guard lock(shard->mu);
     for (auto& [name, slot] : shard->topics) {
       if (slot.timer != 0) scheduler_->Cancel(slot.timer);
     }
   }
+  {
+    std::lock_guard lock(purge_mu_);
+    if (purge_timer_ != 0) scheduler_->Cancel(purge_timer_);
+  }
+  std::lock_guard lock(rebuild_mu_);
+  if (rebuild_timer_ != 0) scheduler_->Cancel(rebuild_timer_);
 }
 
 Engine::Shard& Engine::ShardFor(std::string_view topic) {
@@ -42,31 +86,63 @@ Engine::Slot* Engine::Find(Shard& shard, const std::string& topic) {
   return it == shard.topics.end() ? nullptr : &it->second;
 }
 
-TimePoint Engine::Advance(Topic& t, Effects& fx) {
-  TimePoint now = std::max(clock_->Now(), t.processed());
-  size_t before = fx.advanced.finalized.size();
-  t.AdvanceTo(now, &fx.advanced);
-  if (fx.advanced.finalized.size() > before) {
-    storage::WriteBatch batch;
-    for (size_t i = before; i < fx.advanced.finalized.size(); ++i) {
-      batch.PutMeta(fx.advanced.finalized[i]);
-    }
-    // A lost finalization is harmless: the stored record's derived status is already ended.
-    Status s = store_->Write(batch);
-    if (!s.ok()) CQ_LOG_WARN(kLog, "persisting ended messages of a topic failed: {}", s.ToString());
-  }
-  return now;
+Engine::Slot& Engine::FindOrCreate(Shard& shard, const std::string& topic) {
+  if (Slot* slot = Find(shard, topic)) return *slot;
+  Slot fresh;
+  const TimePoint now = clock_->Now();
+  fresh.topic = std::make_unique<Topic>(topic, now);
+  // A new topic has nothing on disk: what is due beyond the horizon stays there.
+  fresh.topic->set_cursor(IndexKey{SaturatingAdd(now, options_.memory_horizon), 0});
+  return shard.topics.emplace(topic, std::move(fresh)).first->second;
 }
 
-void Engine::Reschedule(Slot& slot) {
-  TimePoint next = slot.topic->NextDue(options_.topic_inactive);
-  if (slot.timer != 0 && slot.timer_at <= next) return;  // that timer reschedules when it fires
-  if (slot.timer != 0) scheduler_->Cancel(slot.timer);
-  slot.timer = 0;
-  slot.timer_at = kTimeMax;
-  if (next == kTimeMax) return;
-  slot.timer_at = next;
-  slot.timer = scheduler_->Schedule(next, [this, name = slot.topic->name()] { Tick(name); });
+uint64_t Engine::AllocSeq(Batch& batch) {
+  std::lock_guard lock(seq_mu_);
+  if (next_seq_ >= reserved_seq_) {
+    // Reserve the next block on disk before using it; a restart starts past the reservation.
+    reserved_seq_ = next_seq_ + kSeqBlock;
+    batch.PutMeta("seq", storage::EncodeCounter(static_cast<int64_t>(reserved_seq_)));
+  }
+  return next_seq_++;
+}
+
+TimePoint Engine::PurgeTime(const MessageRecord& ended) const {
+  return SaturatingAdd(core::NaturalEndTime(ended), options_.retention);
+}
+
+void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
+                             const MessageRecord& after) {
+  batch.PutRecord(after);
+  batch.MoveVis(before, &after);
+  bool was_waiting = before != nullptr && Waiting(*before);
+  bool is_waiting = Waiting(after);
+  if (was_waiting && !is_waiting) batch.HistAdd(after.topic, before->trigger_time, -1);
+  if (!was_waiting && is_waiting) batch.HistAdd(after.topic, after.trigger_time, +1);
+  if (after.phase == Phase::kEnded) {
+    TimePoint purge_at = PurgeTime(after);
+    batch.PutRetention(purge_at, after.seq, after.topic, after.msg_id);
+    NotePurgeTime(purge_at);
+  }
+}
+
+bool Engine::CommitFor(Slot* slot, Batch batch, UniqueFunction<void(Status)> on_durable,
+                       std::optional<Status>* outcome) {
+  if (batch.empty()) {
+    *outcome = Status::Ok();
+    return true;
+  }
+  *outcome = store_->Commit(std::move(batch), std::move(on_durable));
+  if (*outcome && !(*outcome)->ok()) {
+    CQ_LOG_ERROR("cq.engine", "storage write failed: {}", (*outcome)->ToString());
+    {
+      // The batch may have carried a sequence reservation: write a new one with the next use.
+      std::lock_guard lock(seq_mu_);
+      reserved_seq_ = 0;
+    }
+    if (slot != nullptr) RebuildTopic(*slot);
+    return false;
+  }
+  return true;
 }
 
 void Engine::Report(Effects& fx) {
@@ -85,178 +161,276 @@ void Engine::Report(Effects& fx) {
 }
 
 bool Engine::Listed(const Topic& t, TimePoint now) const {
-  return t.live_count() > 0 || now - t.last_active() < options_.topic_inactive;
+  return !t.empty() || now - t.last_active() < options_.topic_inactive;
 }
 
 Status Engine::NotFoundError(const std::string& topic, const std::string& msg_id) const {
   return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
 }
 
-Result<MessageRecord> Engine::FindRetained(const Topic& t, const std::string& msg_id, TimePoint now,
-                                           bool with_payload) {
-  Result<std::optional<MessageRecord>> stored = store_->Get(t.name(), msg_id, with_payload);
-  if (!stored.has_value()) return stored.error();
-  if (!stored->has_value() || now >= t.PurgeTime(**stored)) return NotFoundError(t.name(), msg_id);
-  return std::move(**stored);
+Result<MessageRecord> Engine::FindStored(const std::string& topic, const std::string& msg_id,
+                                         TimePoint now, bool with_payload) {
+  CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
+                      store_->GetRecord(topic, msg_id, with_payload));
+  if (!stored) return NotFoundError(topic, msg_id);
+  if (now >= PurgeTime(*stored)) {
+    // Past retention, not purged yet; or a far message that ended by time that long ago while
+    // timers lagged (it is past retention just the same).
+    return NotFoundError(topic, msg_id);
+  }
+  return std::move(*stored);
 }
 
 void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
-  // A generated id (128 random bits) is new by construction: no idempotence or replacement
-  // lookups for it.
+  // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
+  // idempotence or replacement lookups for it.
   const bool generated = m.msg_id.empty();
   if (generated) m.msg_id = base::NewMsgId();
   Shard& shard = ShardFor(m.topic);
   Effects fx{m.topic, {}, 0, false};
-  Result<core::Message> result = [&]() -> Result<core::Message> {
+  Answer<Result<core::Message>> answer(std::move(done));
+  std::optional<Status> outcome;
+  {
     std::lock_guard lock(shard.mu);
-    Slot* slot = Find(shard, m.topic);
-    if (slot == nullptr) {
-      Slot fresh;
-      fresh.topic = std::make_unique<Topic>(m.topic, clock_->Now(), options_.retention);
-      slot = &shard.topics.emplace(m.topic, std::move(fresh)).first->second;
-    }
-    Topic& t = *slot->topic;
-    TimePoint now = Advance(t, fx);
+    Slot& slot = FindOrCreate(shard, m.topic);
+    Topic& t = *slot.topic;
+    Batch batch = store_->NewBatch();
+    TimePoint now = Advance(slot, fx, batch);
     t.Touch(now);
 
-    if (const MessageRecord* live = generated ? nullptr : t.FindLive(m.msg_id)) {  // idempotent
-      Reschedule(*slot);
-      CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
-                          store_->Get(m.topic, m.msg_id, /*with_payload=*/true));
-      MessageRecord rec = t.Copy(*live);
-      if (stored) rec.payload = std::move(stored->payload);
-      MsgStatus status = core::StatusAt(rec, now);
-      return core::Message{std::move(rec), status};
-    }
-    std::optional<MessageRecord> old;
+    // An in-life message with this id answers the send (idempotence); an ended one is replaced.
+    std::optional<MessageRecord> existing;
+    std::optional<MessageRecord> replaced;
+    Status lookup;
     if (!generated) {
-      CQ_ASSIGN_OR_RETURN(old, store_->Get(m.topic, m.msg_id, /*with_payload=*/false));
+      auto just_ended =
+          std::find_if(fx.advanced.finalized.begin(), fx.advanced.finalized.end(),
+                       [&](const EndedByTime& e) { return e.after.msg_id == m.msg_id; });
+      if (const MessageRecord* live = t.FindLive(m.msg_id)) {
+        existing = t.Copy(*live);
+      } else if (just_ended != fx.advanced.finalized.end()) {
+        replaced = just_ended->after;  // ended by time in this step: not stored yet
+      } else {
+        Result<std::optional<MessageRecord>> stored = store_->GetRecord(m.topic, m.msg_id, false);
+        if (!stored.has_value()) {
+          lookup = stored.error();
+        } else if (*stored && (*stored)->phase != Phase::kEnded) {
+          existing = std::move(**stored);  // a far waiting message
+        } else if (*stored) {
+          replaced = std::move(**stored);
+        }
+      }
+      if (existing) {
+        Result<std::optional<std::string>> payload = store_->GetPayload(m.topic, m.msg_id);
+        if (!payload.has_value()) {
+          lookup = payload.error();
+        } else if (*payload) {
+          existing->payload = std::move(**payload);
+        }
+      }
     }
-    MessageRecord rec = core::CreateRecord(std::move(m), now, next_seq_.fetch_add(1));
-    storage::WriteBatch batch;
-    batch.PutMeta(rec);
-    batch.PutPayload(rec);
-    CQ_RETURN_IF_ERROR(store_->Write(batch));
-    if (old) t.RemoveRetention(*old);  // the ended message it replaces
-    t.Insert(core::CopyWithoutPayload(rec), now);
-    Reschedule(*slot);
-    MsgStatus status = core::StatusAt(rec, now);
-    fx.ready = status == MsgStatus::kReady;
-    return core::Message{std::move(rec), status};
-  }();
+    if (!lookup.ok() || existing) {
+      if (lookup.ok()) {
+        MsgStatus status = core::StatusAt(*existing, now);
+        answer.Set(core::Message{std::move(*existing), status});
+      } else {
+        answer.Set(lookup);
+      }
+      std::optional<Status> ignored;
+      CommitFor(
+          &slot, std::move(batch), [](Status) {}, &ignored);  // what Advance ended
+      outcome = Status::Ok();
+    } else {
+      MessageRecord rec = core::CreateRecord(std::move(m), now, AllocSeq(batch));
+      WriteTransition(batch, nullptr, rec);
+      batch.PutPayload(rec);
+      if (replaced) batch.DeleteRetention(PurgeTime(*replaced), replaced->seq);
+      MsgStatus status = core::StatusAt(rec, now);
+      const bool far = t.IsFar(rec.visible_at, rec.seq);
+      MessageRecord held = far ? MessageRecord() : core::CopyWithoutPayload(rec);
+      const TimePoint trigger = rec.trigger_time;
+      answer.Set(core::Message{std::move(rec), status});
+      if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
+        if (far) {
+          t.AddFar(trigger, 1, now);
+        } else {
+          t.Insert(std::move(held), now);
+        }
+        fx.ready = status == MsgStatus::kReady;
+      }
+    }
+    Reschedule(slot);
+  }
   Report(fx);
-  done(std::move(result));
+  if (outcome) answer.Finish(*outcome);
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};
-  Result<std::vector<core::Message>> result = [&]() -> Result<std::vector<core::Message>> {
+  Answer<Result<std::vector<core::Message>>> answer(std::move(done));
+  std::optional<Status> outcome;
+  {
     std::lock_guard lock(shard.mu);
-    std::vector<core::Message> out;
     Slot* slot = Find(shard, req.topic);
-    if (slot == nullptr) return out;
-    Topic& t = *slot->topic;
-    TimePoint now = Advance(t, fx);
-    t.Touch(now);
-    std::vector<const MessageRecord*> head =
-        t.DueHead(now, static_cast<size_t>(std::max(1, req.batch)));
-    storage::WriteBatch batch;
-    out.reserve(head.size());
-    for (const MessageRecord* r : head) {
-      Result<MessageRecord> next =
-          core::Apply(*r, core::Event{core::EventKind::kDeliver, req.ack_timeout}, now);
-      CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
-               next.error().ToString());
-      next->topic = t.name();
-      out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
-      batch.PutMeta(out.back().record);  // `out` was reserved: the record stays put
+    if (slot == nullptr) {
+      answer.Set(std::vector<core::Message>());
+      outcome = Status::Ok();
+    } else {
+      Topic& t = *slot->topic;
+      Batch batch = store_->NewBatch();
+      TimePoint now = Advance(*slot, fx, batch);
+      t.Touch(now);
+      std::vector<const MessageRecord*> head =
+          t.DueHead(now, static_cast<size_t>(std::max(1, req.batch)));
+      std::vector<core::Message> out;
+      out.reserve(head.size());
+      Status read;
+      for (const MessageRecord* r : head) {
+        Result<MessageRecord> next =
+            core::Apply(t.Copy(*r), core::Event{core::EventKind::kDeliver, req.ack_timeout}, now);
+        CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
+                 next.error().ToString());
+        out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
+      }
+      for (core::Message& m : out) {
+        Result<std::optional<std::string>> payload = store_->GetPayload(t.name(), m.record.msg_id);
+        if (!payload.has_value()) {
+          read = payload.error();
+          break;
+        }
+        if (*payload) m.record.payload = std::move(**payload);
+      }
+      if (!read.ok()) {
+        // Nothing is delivered; what Advance ended on the way is written all the same.
+        answer.Set(read);
+        std::optional<Status> ignored;
+        CommitFor(
+            slot, std::move(batch), [](Status) {}, &ignored);
+        outcome = Status::Ok();
+      } else {
+        std::vector<MessageRecord> held;
+        held.reserve(out.size());
+        for (size_t i = 0; i < out.size(); ++i) {
+          MessageRecord before = t.Copy(*head[i]);
+          WriteTransition(batch, &before, out[i].record);
+          held.push_back(core::CopyWithoutPayload(out[i].record));
+        }
+        answer.Set(std::move(out));
+        if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
+          for (MessageRecord& r : held) t.Update(std::move(r), now);
+        }
+      }
+      Reschedule(*slot);
     }
-    for (core::Message& m : out) {
-      CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
-                          store_->Get(t.name(), m.record.msg_id, /*with_payload=*/true));
-      if (stored) m.record.payload = std::move(stored->payload);
-    }
-    if (!batch.empty()) CQ_RETURN_IF_ERROR(store_->Write(batch));
-    for (const core::Message& m : out) t.Update(m.record, now);
-    Reschedule(*slot);
-    return out;
-  }();
+  }
   Report(fx);
-  done(std::move(result));
+  if (outcome) answer.Finish(*outcome);
 }
 
 void Engine::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
-  Status result = [&]() -> Status {
+  Answer<Status> answer(std::move(done));
+  std::optional<Status> outcome = Status::Ok();
+  {
     std::lock_guard lock(shard.mu);
     Slot* slot = Find(shard, topic);
-    if (slot == nullptr) return NotFoundError(topic, msg_id);
-    Topic& t = *slot->topic;
-    TimePoint now = Advance(t, fx);
-    const MessageRecord* live = t.FindLive(msg_id);
+    Batch batch = store_->NewBatch();
+    TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
+    const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(msg_id) : nullptr;
+    const core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
     if (live == nullptr) {
-      CQ_ASSIGN_OR_RETURN(MessageRecord ended, FindRetained(t, msg_id, now, false));
-      return core::Apply(ended, core::Event{ack ? core::EventKind::kAck : core::EventKind::kNack},
-                         now)
-          .status();  // always kInvalidState: an ended message accepts neither
+      // Not held: unknown, ended, or far (never delivered): neither ack nor nack applies.
+      Result<MessageRecord> stored = FindStored(topic, msg_id, now, false);
+      answer.Set(stored.has_value() ? core::Apply(*stored, event, now).status() : stored.error());
+      std::optional<Status> ignored;
+      CommitFor(
+          slot, std::move(batch), [](Status) {}, &ignored);
+    } else {
+      Topic& t = *slot->topic;
+      MessageRecord before = t.Copy(*live);
+      Result<MessageRecord> next = core::Apply(before, event, now);
+      if (!next.has_value()) {
+        answer.Set(next.error());
+        std::optional<Status> ignored;
+        CommitFor(
+            slot, std::move(batch), [](Status) {}, &ignored);
+      } else {
+        WriteTransition(batch, &before, *next);
+        answer.Set(Status::Ok());
+        const bool ended = next->phase == Phase::kEnded;
+        if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
+          t.Touch(now);
+          if (!ack) {
+            fx.ready = !ended;
+            fx.ended = ended ? 1 : 0;
+          }
+          t.Update(std::move(next).value(), now);
+        }
+      }
     }
-    CQ_ASSIGN_OR_RETURN(
-        MessageRecord next,
-        core::Apply(*live, core::Event{ack ? core::EventKind::kAck : core::EventKind::kNack}, now));
-    next.topic = topic;
-    storage::WriteBatch batch;
-    batch.PutMeta(next);
-    CQ_RETURN_IF_ERROR(store_->Write(batch));
-    t.Touch(now);
-    if (!ack) {
-      fx.ready = next.phase != core::Phase::kEnded;
-      if (next.phase == core::Phase::kEnded) fx.ended = 1;
-    }
-    t.Update(std::move(next), now);
-    Reschedule(*slot);
-    return Status::Ok();
-  }();
+    if (slot != nullptr) Reschedule(*slot);
+  }
   Report(fx);
-  done(std::move(result));
+  if (outcome) answer.Finish(*outcome);
 }
 
 void Engine::Delete(std::string topic, std::string msg_id, bool release, Callback<Status> done) {
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
-  Status result = [&]() -> Status {
+  Answer<Status> answer(std::move(done));
+  std::optional<Status> outcome = Status::Ok();
+  {
     std::lock_guard lock(shard.mu);
     Slot* slot = Find(shard, topic);
-    if (slot == nullptr) return NotFoundError(topic, msg_id);
-    Topic& t = *slot->topic;
-    TimePoint now = Advance(t, fx);
-    const MessageRecord* live = t.FindLive(msg_id);
-    if (live == nullptr) {
-      CQ_ASSIGN_OR_RETURN(MessageRecord ended, FindRetained(t, msg_id, now, false));
-      return core::Apply(ended, core::Event{core::EventKind::kDelete}, now).status();
-    }
-    CQ_ASSIGN_OR_RETURN(MessageRecord next,
-                        core::Apply(*live, core::Event{core::EventKind::kDelete}, now));
-    next.topic = topic;
-    storage::WriteBatch batch;
-    if (release) {
-      batch.Delete(topic, msg_id);
+    Batch batch = store_->NewBatch();
+    TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
+    const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(msg_id) : nullptr;
+    std::optional<MessageRecord> before;
+    bool far = false;
+    if (live != nullptr) {
+      before = slot->topic->Copy(*live);
     } else {
-      batch.PutMeta(next);
+      Result<MessageRecord> stored = FindStored(topic, msg_id, now, false);
+      if (stored.has_value()) {
+        far = stored->phase != Phase::kEnded;  // in life but not held: a far waiting message
+        before = std::move(stored).value();
+      } else {
+        answer.Set(stored.error());
+      }
     }
-    CQ_RETURN_IF_ERROR(store_->Write(batch));
-    t.Touch(now);
-    if (release) {
-      t.Forget(msg_id, now);
+    Result<MessageRecord> next =
+        before ? core::Apply(*before, core::Event{core::EventKind::kDelete}, now)
+               : Result<MessageRecord>(Status(Errc::kNotFound, "unused"));
+    if (before && !next.has_value()) answer.Set(next.error());
+    if (!before || !next.has_value()) {
+      std::optional<Status> ignored;
+      CommitFor(
+          slot, std::move(batch), [](Status) {}, &ignored);
     } else {
-      t.Update(std::move(next), now);
+      if (release) {
+        batch.DeleteRecord(topic, msg_id);
+        batch.MoveVis(&*before, nullptr);
+        if (Waiting(*before)) batch.HistAdd(topic, before->trigger_time, -1);
+      } else {
+        WriteTransition(batch, &*before, *next);
+      }
+      answer.Set(Status::Ok());
+      if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome) && slot != nullptr) {
+        Topic& t = *slot->topic;
+        t.Touch(now);
+        if (far) {
+          t.AddFar(before->trigger_time, -1, now);
+        } else {
+          t.Forget(msg_id, now);
+        }
+      }
     }
-    Reschedule(*slot);
-    return Status::Ok();
-  }();
+    if (slot != nullptr) Reschedule(*slot);
+  }
   Report(fx);
-  done(std::move(result));
+  if (outcome) answer.Finish(*outcome);
 }
 
 void Engine::Get(std::string topic, std::string msg_id, Callback<Result<core::Message>> done) {
@@ -264,22 +438,20 @@ void Engine::Get(std::string topic, std::string msg_id, Callback<Result<core::Me
   Result<core::Message> result = [&]() -> Result<core::Message> {
     std::lock_guard lock(shard.mu);
     Slot* slot = Find(shard, topic);
-    if (slot == nullptr) return NotFoundError(topic, msg_id);
-    Topic& t = *slot->topic;
-    TimePoint now = std::max(clock_->Now(), t.processed());
-    if (const MessageRecord* live = t.FindLive(msg_id)) {
+    TimePoint now = clock_->Now();
+    if (slot != nullptr) now = std::max(now, slot->topic->processed());
+    MessageRecord rec;
+    if (const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(msg_id) : nullptr) {
+      rec = slot->topic->Copy(*live);
       // Ended by time and past its retention, though not yet finalized (timers lag): gone.
-      if (now >= t.PurgeTime(*live)) return NotFoundError(topic, msg_id);
-      CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
-                          store_->Get(topic, msg_id, /*with_payload=*/true));
-      MessageRecord rec = t.Copy(*live);
-      if (stored) rec.payload = std::move(stored->payload);
-      MsgStatus status = core::StatusAt(rec, now);
-      return core::Message{std::move(rec), status};
+      if (now >= PurgeTime(rec)) return NotFoundError(topic, msg_id);
+      CQ_ASSIGN_OR_RETURN(std::optional<std::string> payload, store_->GetPayload(topic, msg_id));
+      if (payload) rec.payload = std::move(*payload);
+    } else {
+      CQ_ASSIGN_OR_RETURN(rec, FindStored(topic, msg_id, now, true));
     }
-    CQ_ASSIGN_OR_RETURN(MessageRecord ended, FindRetained(t, msg_id, now, true));
-    MsgStatus status = core::StatusAt(ended, now);
-    return core::Message{std::move(ended), status};
+    MsgStatus status = core::StatusAt(rec, now);
+    return core::Message{std::move(rec), status};
   }();
   done(std::move(result));
 }
@@ -292,13 +464,25 @@ void Engine::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> d
   {
     std::lock_guard lock(shard.mu);
     if (Slot* slot = Find(shard, topic)) {
-      Advance(*slot->topic, fx);
+      Batch batch = store_->NewBatch();
+      Advance(*slot, fx, batch);
+      std::optional<Status> ignored;
+      CommitFor(
+          slot, std::move(batch), [](Status) {}, &ignored);
       info = slot->topic->Info();
       Reschedule(*slot);
     }
   }
   Report(fx);
   done(std::move(info));
+}
+
+Engine::TierCounts Engine::TEST_Tiers(const std::string& topic) {
+  Shard& shard = ShardFor(topic);
+  std::lock_guard lock(shard.mu);
+  Slot* slot = Find(shard, topic);
+  if (slot == nullptr) return {};
+  return TierCounts{slot->topic->live_count(), slot->topic->far_count()};
 }
 
 void Engine::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
@@ -308,7 +492,11 @@ void Engine::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
     std::lock_guard lock(shard->mu);
     for (auto& [name, slot] : shard->topics) {
       Effects fx{name, {}, 0, false};
-      TimePoint now = Advance(*slot.topic, fx);
+      Batch batch = store_->NewBatch();
+      TimePoint now = Advance(slot, fx, batch);
+      std::optional<Status> ignored;
+      CommitFor(
+          &slot, std::move(batch), [](Status) {}, &ignored);
       if (Listed(*slot.topic, now)) out.push_back(slot.topic->Info());
       Reschedule(slot);
       effects.push_back(std::move(fx));
@@ -318,33 +506,6 @@ void Engine::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
   std::sort(out.begin(), out.end(),
             [](const core::TopicInfo& a, const core::TopicInfo& b) { return a.topic < b.topic; });
   done(std::move(out));
-}
-
-void Engine::Tick(const std::string& topic) {
-  Shard& shard = ShardFor(topic);
-  Effects fx{topic, {}, 0, false};
-  {
-    std::lock_guard lock(shard.mu);
-    Slot* slot = Find(shard, topic);
-    if (slot == nullptr) return;
-    slot->timer = 0;
-    slot->timer_at = kTimeMax;
-    Topic& t = *slot->topic;
-    TimePoint now = Advance(t, fx);
-    std::vector<Topic::Purge> purge = t.PopPurgeable(now);
-    if (!purge.empty()) {
-      storage::WriteBatch batch;
-      for (const Topic::Purge& p : purge) batch.Delete(topic, p.msg_id);
-      Status s = store_->Write(batch);
-      if (!s.ok()) CQ_LOG_WARN(kLog, "purging ended messages failed: {}", s.ToString());
-    }
-    if (t.live_count() == 0 && t.retained_count() == 0 && !Listed(t, now)) {
-      shard.topics.erase(topic);  // inactive: forgotten
-    } else {
-      Reschedule(*slot);
-    }
-  }
-  Report(fx);
 }
 
 }  // namespace chronoq::engine

@@ -1,16 +1,20 @@
-// Engine: the embedded QueueBackend. Keeps the per-topic indexes and counts in memory (Topic) and
-// the records in a Store (memory now; RocksDB by default later), and applies the pure state
-// machine of core/ to every change: persist first, then update the indexes.
+// Engine: the embedded QueueBackend (DESIGN.md section 5, docs/storage-format.md). Durable state
+// lives in a MessageStore (RocksDB by default, or the in-memory KV); the engine keeps per topic
+// the near messages in memory (Topic) and a histogram of the far ones, and applies the pure state
+// machine of core/ to every change: one atomic batch per operation, committed in order.
 //
-// Operation. Topics are spread over shards by name; each shard has one mutex and operations run
-// inline on the caller's thread, so every callback is invoked before the call returns. Each
-// topic has at most one Scheduler timer, set to the next time something happens to it (a trigger
-// time or ack deadline arrives, a ttl runs out, a retention period ends, the topic turns
-// inactive); there is no periodic scan. When messages become consumable the ReadyListener hears
-// of it after the shard lock is released.
+// Operation. Topics are spread over shards by name; each shard has one lock, and operations run
+// on the caller's thread. An operation computes its changes, commits the batch, then updates the
+// in-memory state. When the store makes writes durable later (group commit), the answer waits for
+// durability while later operations already see the change; if such a commit fails, every
+// pending write fails and the engine rebuilds its memory from the store. Each topic has at most
+// one Scheduler timer, set to the next time something happens to it (a trigger time or ack
+// deadline arrives, a ttl runs out, far messages come near and must be loaded, the topic turns
+// inactive); one more timer purges ended messages at the end of their retention. Nothing scans
+// periodically. When messages become consumable the ReadyListener hears of it.
 //
-// Lifecycle: construct, use, then stop the Scheduler before destroying the Engine (timers hold a
-// pointer to it). The Store, Clock, Scheduler and MonitorRecorder must outlive it.
+// Lifecycle: construct, Recover() once, use; stop the Scheduler before destroying the Engine
+// (timers hold a pointer to it). The store, clock, scheduler and monitor must outlive it.
 #pragma once
 
 #include <atomic>
@@ -27,21 +31,29 @@
 #include "engine/queue_backend.h"
 #include "engine/topic.h"
 #include "metrics/monitor.h"
-#include "storage/store.h"
+#include "storage/message_store.h"
 
 namespace chronoq::engine {
 
 struct EngineOptions {
   Millis retention{300'000};         // end-life-msg-expire-millis
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
+  // Pending messages due later than now + horizon stay on disk, counted but not held in memory.
+  Millis memory_horizon{60'000};
+  size_t load_chunk = 4096;  // far messages loaded per step
   int shards = 16;
 };
 
 class Engine final : public QueueBackend {
  public:
-  Engine(EngineOptions options, storage::Store* store, const base::Clock* clock,
+  Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor);
   ~Engine() override;
+
+  // Loads the in-memory state from the store: every topic's near messages and far histogram,
+  // the sequence reservation, the retention timer. Reads only what is due within the memory
+  // horizon, whatever the backlog. Call once, before use.
+  Status Recover();
 
   void Send(core::NewMessage m, Callback<Result<core::Message>> done) override;
   void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) override;
@@ -52,11 +64,21 @@ class Engine final : public QueueBackend {
   void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
 
+  // Runs the retention purge now (tests).
+  void TEST_Purge() { Purge(); }
+  // How a topic's in-life messages are held: in memory (near) and on disk only (far) (tests).
+  struct TierCounts {
+    size_t near = 0;
+    int64_t far = 0;
+  };
+  TierCounts TEST_Tiers(const std::string& topic);
+
  private:
   struct Slot {
     std::unique_ptr<Topic> topic;
     base::TimerId timer = 0;  // 0: none
     TimePoint timer_at = kTimeMax;
+    TimePoint load_retry_at = kTimeMin;  // after a failed load: not before this
   };
   struct Shard {
     base::Mutex mu;
@@ -65,32 +87,82 @@ class Engine final : public QueueBackend {
   // What an operation observed under the lock and reports after releasing it.
   struct Effects {
     std::string topic;
-    AdvanceResult advanced;  // finalized records already persisted
+    AdvanceResult advanced;  // finalized records go into the operation's batch
     int64_t ended = 0;       // ended by nack of the last delivery
     bool ready = false;      // something became consumable now
   };
+  using Batch = storage::MessageStore::Batch;
 
+  // --- engine.cc: operations
   Shard& ShardFor(std::string_view topic);
   Slot* Find(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
-  // Moves the topic to now (never backwards) and persists what ended on the way.
-  TimePoint Advance(Topic& t, Effects& fx);
+  Slot& FindOrCreate(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
+  // Commits `batch`. Returns true when the caller may apply its changes in memory (the write is
+  // done, or queued for a group commit). `*outcome` is the result when known now (nullopt: the
+  // store calls `on_durable` later). On a failure known now, the topic is rebuilt from the store
+  // (memory may already hold changes the store refused) and false is returned.
+  bool CommitFor(Slot* slot, Batch batch, UniqueFunction<void(Status)> on_durable,
+                 std::optional<Status>* outcome);
+  // Replaces the slot's topic by one loaded from the store.
+  void RebuildTopic(Slot& slot);
+  // Writes the change of one message: record, visibility entry, histogram, retention.
+  void WriteTransition(Batch& batch, const core::MessageRecord* before,
+                       const core::MessageRecord& after);
+  uint64_t AllocSeq(Batch& batch);
+  TimePoint PurgeTime(const core::MessageRecord& ended) const;
+  Status NotFoundError(const std::string& topic, const std::string& msg_id) const;
+  // The stored record topic/msg_id when it is ended and still retained (reads see it); kNotFound
+  // when absent or past retention. In-life far records are returned too.
+  Result<core::MessageRecord> FindStored(const std::string& topic, const std::string& msg_id,
+                                         TimePoint now, bool with_payload);
+  bool Listed(const Topic& t, TimePoint now) const;
+  void Report(Effects& fx);
+
+  // --- engine_time.cc: time passing
+  // Loads what comes near, moves the topic to now (never backwards), and puts what ended on the
+  // way into `batch`.
+  TimePoint Advance(Slot& slot, Effects& fx, Batch& batch);
+  Status LoadNear(Topic& t, TimePoint now, bool* more);
   void Reschedule(Slot& slot);
   void Tick(const std::string& topic);
-  void Report(Effects& fx);
-  bool Listed(const Topic& t, TimePoint now) const;
-  Status NotFoundError(const std::string& topic, const std::string& msg_id) const;
-  // The ended record topic/msg_id still in its retention period, or kNotFound.
-  Result<core::MessageRecord> FindRetained(const Topic& t, const std::string& msg_id, TimePoint now,
-                                           bool with_payload);
+  void NotePurgeTime(TimePoint purge_at);
+  // Forgets the purge cursor (the next purge walks the retention index from its start) and
+  // purges at `at` unless a purge is due earlier; with only_if_earlier, does nothing unless it is.
+  void RestartPurge(TimePoint at, bool only_if_earlier);
+  void Purge();
+
+  // --- engine_recovery.cc
+  // Loads one topic from the store into `slot` (no timer set), as of `now`.
+  Status RecoverTopic(const std::string& name, TimePoint now, Slot* slot);
+  void OnAsyncCommitFailure(Status s);
+  void Rebuild();
+
+  // Sequence numbers are reserved on disk this many at a time.
+  static constexpr uint64_t kSeqBlock = 1'000'000;
 
   const EngineOptions options_;
-  storage::Store* const store_;
+  storage::MessageStore* const store_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
   metrics::MonitorRecorder* const monitor_;
   std::atomic<ReadyListener*> listener_{nullptr};
-  std::atomic<uint64_t> next_seq_{1};
   std::vector<std::unique_ptr<Shard>> shards_;
+
+  // Sequence numbers: unique, increasing; reserved on disk a block ahead (see AllocSeq).
+  std::mutex seq_mu_;
+  uint64_t next_seq_ CQ_GUARDED_BY(seq_mu_) = 1;
+  uint64_t reserved_seq_ CQ_GUARDED_BY(seq_mu_) = 0;
+
+  // Retention purge: one timer for the whole store.
+  std::mutex purge_mu_;
+  base::TimerId purge_timer_ CQ_GUARDED_BY(purge_mu_) = 0;
+  TimePoint purge_at_ CQ_GUARDED_BY(purge_mu_) = kTimeMax;
+  std::string purge_cursor_ CQ_GUARDED_BY(purge_mu_);  // last purged retention key
+  uint64_t purge_epoch_ CQ_GUARDED_BY(purge_mu_) = 0;  // counts cursor resets
+
+  std::atomic<bool> rebuilding_{false};
+  std::mutex rebuild_mu_;
+  base::TimerId rebuild_timer_ CQ_GUARDED_BY(rebuild_mu_) = 0;  // cancelled by the destructor
 };
 
 }  // namespace chronoq::engine

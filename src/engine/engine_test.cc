@@ -11,8 +11,8 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "metrics/monitor.h"
-#include "storage/memory/memory_store.h"
-#include "tests/testutil/faulty_store.h"
+#include "storage/memory/mem_kv.h"
+#include "storage/message_store.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::engine {
@@ -49,12 +49,20 @@ class EngineTest : public ::testing::Test {
   EngineTest()
       : clock_(kT0),
         sched_(&clock_),
-        faulty_(&store_),
+        store_(&kv_, "ns"),
         monitor_(kInterval),
-        engine_(std::make_unique<Engine>(EngineOptions{kRetention, kInactive, 4}, &faulty_, &clock_,
-                                         &sched_, &monitor_)),
+        engine_(std::make_unique<Engine>(Options(), &store_, &clock_, &sched_, &monitor_)),
         b_(engine_.get()) {
+    EXPECT_TRUE(engine_->Recover().ok());
+    sched_.RunDue();  // the first retention purge, scheduled by Recover
     engine_->SetReadyListener(&listener_);
+  }
+  static EngineOptions Options() {
+    EngineOptions o;
+    o.retention = kRetention;
+    o.topic_inactive = kInactive;
+    o.shards = 4;
+    return o;
   }
   ~EngineTest() override {
     if (engine_) engine_->SetReadyListener(nullptr);
@@ -89,6 +97,13 @@ class EngineTest : public ::testing::Test {
     for (const core::TopicInfo& i : *list) names.push_back(i.topic);
     return names;
   }
+  // Keys of one column family in the store (every namespace).
+  size_t Stored(storage::Cf cf) {
+    size_t n = 0;
+    for (auto it = kv_.Scan(cf, "", ""); it->Valid(); it->Next()) ++n;
+    return n;
+  }
+  size_t StoredRecords() { return Stored(storage::Cf::kRecords); }
   metrics::RequestStats StatsAfterRotation(const std::string& topic) {
     // The interval that holds Now() completes at its end; look from the next one.
     int64_t now_ms = ToEpochMs(Now());
@@ -102,8 +117,8 @@ class EngineTest : public ::testing::Test {
 
   base::ManualClock clock_;
   base::ManualScheduler sched_;
-  storage::MemoryStore store_;
-  testutil::FaultyStore faulty_;
+  storage::MemKv kv_;
+  storage::MessageStore store_;
   metrics::MonitorRecorder monitor_;
   RecordingListener listener_;
   std::unique_ptr<Engine> engine_;
@@ -232,7 +247,8 @@ TEST_F(EngineTest, IdleEmptyTopicIsHiddenThenForgotten) {
   EXPECT_EQ(ListedTopics(), std::vector<std::string>{"keep"});  // a topic with messages stays
   // Forgotten: its ended message went with its retention, the store holds only "keep"'s record.
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
-  EXPECT_EQ(store_.TEST_size(), 1u);
+  EXPECT_EQ(StoredRecords(), 1u);
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);
   EXPECT_EQ(sched_.pending(), 1u);  // only "keep"'s timer
   // Unknown again: counts are zero, pulls are empty, and a send brings it back.
   EXPECT_EQ(b_.Info("t")->ready, 0);
@@ -264,7 +280,9 @@ TEST_F(EngineTest, MessageExpiringLongAfterIdleTopicDoesNotSpinAndIsPurged) {
   EXPECT_EQ(sched_.pending(), 1u);
   Advance(kRetention.count());
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
-  EXPECT_EQ(store_.TEST_size(), 0u);
+  EXPECT_EQ(StoredRecords(), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kPayloads), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);
   EXPECT_EQ(sched_.pending(), 0u);
 }
 
@@ -283,7 +301,8 @@ TEST_F(EngineTest, EndedMessageReadableUntilRetentionEnds) {
   EXPECT_EQ(got->record.payload, "payload");
   Advance(1);
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
-  EXPECT_EQ(store_.TEST_size(), 0u);
+  EXPECT_EQ(StoredRecords(), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);
 }
 
 TEST_F(EngineTest, ExpiredMessageRetainedFromItsExpireTime) {
@@ -298,7 +317,11 @@ TEST_F(EngineTest, DeleteWithReleaseForgetsAtOnce) {
   MustSend("t", "a", 1'000);
   ASSERT_TRUE(b_.Delete("t", "a", /*release=*/true).ok());
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
-  EXPECT_EQ(store_.TEST_size(), 0u);
+  EXPECT_EQ(StoredRecords(), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kPayloads), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kVis), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kHist), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);
   EXPECT_EQ(b_.Delete("t", "a", true).code(), Errc::kNotFound);
   EXPECT_EQ(b_.Info("t")->waiting, 0);
 }
@@ -320,7 +343,7 @@ TEST_F(EngineTest, IdempotentSendReturnsExistingUnchanged) {
   EXPECT_EQ(again.record, first.record);
   EXPECT_EQ(again.record.payload, "first");
   EXPECT_EQ(again.status, MsgStatus::kWaiting);
-  EXPECT_EQ(store_.TEST_size(), 1u);
+  EXPECT_EQ(StoredRecords(), 1u);
   Advance(9'500);
   MustPull("t");
   core::Message while_consuming = MustSend("t", "a", 0, 1'000, 7, "third");
@@ -353,6 +376,76 @@ TEST_F(EngineTest, EmptyMsgIdIsGenerated) {
   EXPECT_EQ(a.record.msg_id.size(), 32u);
   EXPECT_NE(a.record.msg_id, b.record.msg_id);
   EXPECT_EQ(b_.Info("t")->ready, 2);
+}
+
+TEST_F(EngineTest, IndexesFollowEveryStateChange) {
+  using storage::VisKind;
+  auto vis = [&](VisKind kind) {
+    std::vector<std::string> ids;
+    EXPECT_TRUE(store_
+                    .ScanVis("t", kind, kTimeMin, 0, kTimeMax,
+                             [&](core::MessageRecord&& r) {
+                               ids.push_back(r.msg_id);
+                               return true;
+                             })
+                    .ok());
+    return ids;
+  };
+  auto hist = [&] {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    EXPECT_TRUE(
+        store_
+            .ScanHist("t", [&](TimePoint t, int64_t n) { out.emplace_back((t - kT0).count(), n); })
+            .ok());
+    return out;
+  };
+  using Hist = std::vector<std::pair<int64_t, int64_t>>;
+  MustSend("t", "a", 0);
+  MustSend("t", "b", 5'000);
+  MustSend("t", "c", 5'000);
+  EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(hist(), (Hist{{0, 1}, {5'000, 2}}));  // waiting and never-delivered, by trigger
+  MustPull("t", 1, 1'000);                        // "a" delivered: out of the histogram
+  EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(vis(VisKind::kDelivered), std::vector<std::string>{"a"});
+  EXPECT_EQ(hist(), (Hist{{5'000, 2}}));
+  ASSERT_TRUE(b_.Ack("t", "a", false).ok());  // nacked: pending again, not waiting
+  EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(vis(VisKind::kDelivered).empty());
+  EXPECT_EQ(hist(), (Hist{{5'000, 2}}));
+  ASSERT_TRUE(b_.Delete("t", "b").ok());
+  ASSERT_TRUE(b_.Delete("t", "c", /*release=*/true).ok());
+  EXPECT_EQ(vis(VisKind::kPending), std::vector<std::string>{"a"});
+  EXPECT_TRUE(hist().empty());
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 1u);  // "b", retained; "c" released
+  MustPull("t");
+  ASSERT_TRUE(b_.Ack("t", "a").ok());
+  EXPECT_TRUE(vis(VisKind::kPending).empty());
+  EXPECT_TRUE(vis(VisKind::kDelivered).empty());
+  EXPECT_EQ(Stored(storage::Cf::kRetention), 2u);
+}
+
+TEST_F(EngineTest, MessagesBeyondTheHorizonStayOnDisk) {
+  // Default horizon: one minute. A topic created by a send holds only what is due within it.
+  MustSend("t", "near", 30'000);
+  MustSend("t", "far1", 10 * kMin);
+  MustSend("t", "far2", 10 * kMin, 3'600'000, 10, "body2");
+  EXPECT_EQ(engine_->TEST_Tiers("t").near, 1u);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 2);
+  core::TopicInfo info = *b_.Info("t");
+  EXPECT_EQ(info.waiting, 3);
+  EXPECT_EQ(info.buckets[0], 1);
+  EXPECT_EQ(info.buckets[2], 2);  // [10 min, 30 min)
+  EXPECT_EQ(StatusOf("t", "far1"), MsgStatus::kWaiting);
+  EXPECT_EQ(MustSend("t", "far2", 0, 1'000, 0, "other").record.payload, "body2");  // idempotent
+  // Loaded half a horizon before they are due, by the topic's timer.
+  sched_.AdvanceTo(kT0 + Millis(10 * kMin) - Millis(30'001));
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 2);
+  Advance(1);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 0);
+  EXPECT_EQ(engine_->TEST_Tiers("t").near, 3u);  // "near" (ready since 30 s), far1, far2
+  Advance(30'000);
+  EXPECT_EQ(MustPull("t", 10).size(), 3u);
 }
 
 // ---- Monitor ----
@@ -403,7 +496,7 @@ TEST_F(EngineTest, MonitorShowsNothingBeforeTheIntervalCompletes) {
 
 TEST_F(EngineTest, EveryStateChangeIsPersisted) {
   auto stored = [&](const std::string& id) {
-    Result<std::optional<core::MessageRecord>> r = store_.Get("t", id, /*with_payload=*/true);
+    Result<std::optional<core::MessageRecord>> r = store_.GetRecord("t", id, /*with_payload=*/true);
     EXPECT_TRUE(r.has_value() && r->has_value()) << id;
     return r.has_value() && r->has_value() ? **r : core::MessageRecord{};
   };
@@ -436,58 +529,6 @@ TEST_F(EngineTest, EveryStateChangeIsPersisted) {
   MustSend("t", "d", 1'000);
   ASSERT_TRUE(b_.Delete("t", "d").ok());
   EXPECT_EQ(stored("d").end_status, MsgStatus::kDelete);
-}
-
-// ---- Storage failures change nothing ----
-
-TEST_F(EngineTest, FailedSendStoresNothing) {
-  faulty_.FailNextWrites(1);
-  Result<core::Message> r = b_.Send("t", "a", "p", Millis(0));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code(), Errc::kIOError);
-  EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
-  EXPECT_EQ(b_.Info("t")->ready, 0);
-  EXPECT_TRUE(MustPull("t").empty());
-  listener_.Take();
-  MustSend("t", "a", 0);  // works again
-  EXPECT_EQ(b_.Info("t")->ready, 1);
-}
-
-TEST_F(EngineTest, FailedPullDeliversNothing) {
-  MustSend("t", "a", 0);
-  faulty_.FailNextWrites(1);
-  Result<std::vector<core::Message>> r = b_.Pull("t", 10, Millis(30'000));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code(), Errc::kIOError);
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
-  EXPECT_EQ(b_.Info("t")->ready, 1);
-  ASSERT_EQ(MustPull("t").size(), 1u);
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
-}
-
-TEST_F(EngineTest, FailedReadDuringPullDeliversNothing) {
-  MustSend("t", "a", 0);
-  faulty_.FailNextReads(1);
-  Result<std::vector<core::Message>> r = b_.Pull("t", 10, Millis(30'000));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kReady);
-  EXPECT_EQ(b_.Get("t", "a")->record.retry, 0);
-}
-
-TEST_F(EngineTest, FailedAckAndDeleteChangeNothing) {
-  MustSend("t", "a", 0);
-  MustPull("t");
-  faulty_.FailNextWrites(1);
-  EXPECT_EQ(b_.Ack("t", "a").code(), Errc::kIOError);
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
-  faulty_.FailNextWrites(1);
-  EXPECT_EQ(b_.Ack("t", "a", false).code(), Errc::kIOError);
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
-  faulty_.FailNextWrites(1);
-  EXPECT_EQ(b_.Delete("t", "a", true).code(), Errc::kIOError);
-  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
-  EXPECT_EQ(b_.Info("t")->consuming, 1);
-  EXPECT_TRUE(b_.Ack("t", "a").ok());
 }
 
 }  // namespace

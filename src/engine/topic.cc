@@ -10,32 +10,35 @@ namespace chronoq::engine {
 using core::MessageRecord;
 using core::Phase;
 
-Topic::Topic(std::string name, TimePoint now, Millis retention)
-    : name_(std::move(name)), processed_(now), last_active_(now), retention_(retention) {}
+Topic::Topic(std::string name, TimePoint now)
+    : name_(std::move(name)), processed_(now), last_active_(now) {}
 
 Topic::VisEntry Topic::EntryOf(MessageRecord* r) {
   return VisEntry{r, r->phase == Phase::kPending, r->retry >= r->max_deliveries()};
 }
 
-void Topic::Count(TimePoint t, bool pending, TimePoint at, int sign) {
+void Topic::Count(TimePoint t, bool pending, TimePoint at, int64_t n) {
   if (t <= at) {
-    ready_ += sign;
+    ready_ += n;
   } else if (pending) {
-    waiting_ += sign;
-    buckets_[core::BucketOf(t - at)] += sign;
+    waiting_ += n;
+    buckets_[core::BucketOf(t - at)] += n;
   } else {
-    consuming_ += sign;
+    consuming_ += n;
   }
 }
 
+// exp_ is keyed by the natural end (the ttl, or the last ack deadline when deliveries are used
+// up), so that a record held with its end already behind processed() (loaded at recovery after
+// its last ack deadline passed) is finalized by the next AdvanceTo all the same.
 void Topic::Index(MessageRecord* r) {
   vis_.Insert(IndexKey{r->visible_at, r->seq}, EntryOf(r));
-  exp_.Insert(IndexKey{r->expire_time, r->seq}, r);
+  exp_.Insert(IndexKey{core::NaturalEndTime(*r), r->seq}, r);
 }
 
 void Topic::Unindex(MessageRecord* r) {
   vis_.Erase(IndexKey{r->visible_at, r->seq});
-  exp_.Erase(IndexKey{r->expire_time, r->seq});
+  exp_.Erase(IndexKey{core::NaturalEndTime(*r), r->seq});
 }
 
 MessageRecord Topic::Copy(const MessageRecord& live) const {
@@ -49,18 +52,66 @@ const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
   return found == nullptr ? nullptr : found->get();
 }
 
-void Topic::Insert(MessageRecord rec, TimePoint now) {
-  CQ_DCHECK(now == processed_, "Insert at {} but processed {}", ToEpochMs(now),
-            ToEpochMs(processed_));
-  CQ_DCHECK(rec.phase != Phase::kEnded, "Insert of an ended record");
+MessageRecord* Topic::Hold(MessageRecord rec) {
+  CQ_DCHECK(rec.phase != Phase::kEnded, "holding an ended record");
   rec.payload = std::string();
   rec.topic = std::string();  // the Topic knows its name
   auto owned = std::make_unique<MessageRecord>(std::move(rec));
   MessageRecord* r = owned.get();
   bool inserted = live_.Emplace(r->msg_id, std::move(owned)).second;
-  CQ_CHECK(inserted, "Insert of a live msgId '{}'", r->msg_id);
+  CQ_CHECK(inserted, "msgId '{}' is already held", r->msg_id);
   Index(r);
+  return r;
+}
+
+void Topic::Insert(MessageRecord rec, TimePoint now) {
+  CQ_DCHECK(now == processed_, "Insert at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  MessageRecord* r = Hold(std::move(rec));
   Count(*r, processed_, +1);
+}
+
+bool Topic::LoadFar(MessageRecord rec, TimePoint now) {
+  CQ_DCHECK(now == processed_, "LoadFar at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  IndexKey slot{rec.visible_at, 0};
+  int64_t* n = far_.Find(slot);
+  if (n == nullptr) {
+    Insert(std::move(rec), now);  // not counted as far: count it now
+    return false;
+  }
+  if (--*n == 0) far_.Erase(slot);
+  --far_total_;
+  Hold(std::move(rec));  // counted already, as a far waiting message
+  return true;
+}
+
+int64_t Topic::DropFarBefore(TimePoint t, TimePoint now) {
+  int64_t dropped = 0;
+  while (!far_.empty() && far_.begin().key().t < t) {
+    auto first = far_.begin();
+    const TimePoint at = first.key().t;
+    const int64_t n = first.value();
+    AddFar(at, -n, now);
+    dropped += n;
+  }
+  return dropped;
+}
+
+void Topic::AddFar(TimePoint t, int64_t n, TimePoint now) {
+  CQ_DCHECK(now == processed_, "AddFar at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  IndexKey slot{t, 0};
+  if (int64_t* c = far_.Find(slot)) {
+    *c += n;
+    CQ_CHECK(*c >= 0, "far count of {} below zero", ToEpochMs(t));
+    if (*c == 0) far_.Erase(slot);
+  } else {
+    CQ_CHECK(n > 0, "removing far messages that are not there");
+    far_.Insert(slot, n);
+  }
+  far_total_ += n;
+  Count(t, /*pending=*/true, processed_, n);
 }
 
 void Topic::Erase(MessageRecord* r) {
@@ -73,11 +124,10 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
   CQ_DCHECK(now == processed_, "Update at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
   auto* found = live_.Find(rec.msg_id);
-  CQ_CHECK(found != nullptr, "Update of a msgId '{}' that is not live", rec.msg_id);
+  CQ_CHECK(found != nullptr, "Update of a msgId '{}' that is not held", rec.msg_id);
   MessageRecord* r = found->get();
   Count(*r, processed_, -1);
   if (rec.phase == Phase::kEnded) {
-    AddRetention(rec);
     Erase(r);
     return;
   }
@@ -103,15 +153,16 @@ void Topic::Finalize(MessageRecord* r, AdvanceResult* out) {
       core::Apply(*r, core::Event{core::EventKind::kFinalize}, processed_);
   CQ_CHECK(ended.has_value(), "finalize of '{}' failed: {}", r->msg_id, ended.error().ToString());
   Count(*r, processed_, -1);
-  AddRetention(*ended);
+  EndedByTime e{Copy(*r), std::move(ended).value()};
+  e.after.topic = name_;
   Erase(r);
-  ended->topic = name_;
-  out->finalized.push_back(std::move(ended).value());
+  out->finalized.push_back(std::move(e));
 }
 
 void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
   // A waiting message changes bucket when t - processed crosses a lower bound B_k (k >= 1), i.e.
-  // when t lies in [from + B_k, to + B_k). Walk the union of those ranges once, above `to`.
+  // when t lies in [from + B_k, to + B_k). Walk the union of those ranges once, above `to`, in
+  // both tiers.
   std::pair<TimePoint, TimePoint> ranges[core::kBucketCount];
   int n = 0;
   for (int k = 1; k < core::kBucketCount; ++k) {
@@ -124,16 +175,21 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
       ranges[n++] = {lo, hi};
     }
   }
+  auto shift = [&](TimePoint t, int64_t count) {
+    int before = core::BucketOf(t - from);
+    int after = core::BucketOf(t - to);
+    if (before != after) {
+      buckets_[before] -= count;
+      buckets_[after] += count;
+    }
+  };
   for (int i = 0; i < n; ++i) {
     const auto& [lo, hi] = ranges[i];
     for (auto it = vis_.LowerBound(IndexKey{lo, 0}); it != vis_.end() && it.key().t < hi; ++it) {
-      if (!it.value().pending) continue;
-      int before = core::BucketOf(it.key().t - from);
-      int after = core::BucketOf(it.key().t - to);
-      if (before != after) {
-        --buckets_[before];
-        ++buckets_[after];
-      }
+      if (it.value().pending) shift(it.key().t, 1);
+    }
+    for (auto it = far_.LowerBound(IndexKey{lo, 0}); it != far_.end() && it.key().t < hi; ++it) {
+      shift(it.key().t, it.value());
     }
   }
 }
@@ -144,7 +200,15 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
 
   // 1. Messages whose visible_at passed: waiting -> ready (trigger) or consuming -> ready (ack
   //    timeout). Nothing moves in the index; only counts change, read from the index entries.
+  //    (Far messages are normally loaded before they are due; count them all the same.)
   std::vector<MessageRecord*> exhausted;
+  auto triggered = [&](TimePoint t, int64_t n) {
+    out->triggered += n;
+    int64_t gap = (now - t).count();
+    out->ready_gap_sum_ms += gap * n;
+    out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
+    out->became_ready = true;
+  };
   for (auto it = vis_.UpperBound(IndexKey{from, UINT64_MAX}); it != vis_.end() && it.key().t <= now;
        ++it) {
     const TimePoint t = it.key().t;
@@ -152,11 +216,7 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
     Count(t, e.pending, from, -1);
     Count(t, e.pending, now, +1);
     if (e.pending) {
-      ++out->triggered;
-      int64_t gap = (now - t).count();
-      out->ready_gap_sum_ms += gap;
-      out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
-      out->became_ready = true;
+      triggered(t, 1);
     } else {
       ++out->ack_timeouts;
       if (e.last_try) {
@@ -165,6 +225,12 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
         out->became_ready = true;
       }
     }
+  }
+  for (auto it = far_.UpperBound(IndexKey{from, UINT64_MAX}); it != far_.end() && it.key().t <= now;
+       ++it) {
+    Count(it.key().t, true, from, -it.value());
+    Count(it.key().t, true, now, it.value());
+    triggered(it.key().t, it.value());
   }
 
   // 2. Waiting messages that moved to a nearer bucket.
@@ -184,33 +250,6 @@ std::vector<const MessageRecord*> Topic::DueHead(TimePoint now, size_t max) cons
   return out;
 }
 
-TimePoint Topic::PurgeTime(const MessageRecord& ended) const {
-  return SaturatingAdd(core::NaturalEndTime(ended), retention_);
-}
-
-void Topic::AddRetention(const MessageRecord& ended) {
-  IndexKey k{PurgeTime(ended), ended.seq};
-  if (std::string* existing = retained_.Find(k)) {
-    *existing = ended.msg_id;
-  } else {
-    retained_.Insert(k, ended.msg_id);
-  }
-}
-
-void Topic::RemoveRetention(const MessageRecord& ended) {
-  retained_.Erase(IndexKey{PurgeTime(ended), ended.seq});
-}
-
-std::vector<Topic::Purge> Topic::PopPurgeable(TimePoint now) {
-  std::vector<Purge> out;
-  while (!retained_.empty() && retained_.begin().key().t <= now) {
-    auto it = retained_.begin();
-    out.push_back(Purge{std::move(it.value()), it.key().seq});
-    retained_.Erase(it.key());
-  }
-  return out;
-}
-
 core::TopicInfo Topic::Info() const {
   core::TopicInfo info;
   info.topic = name_;
@@ -226,14 +265,9 @@ TimePoint Topic::NextDue(Millis inactive_after) const {
   auto it = vis_.UpperBound(IndexKey{processed_, UINT64_MAX});
   if (it != vis_.end()) next = std::min(next, it.key().t);
   if (!exp_.empty()) next = std::min(next, exp_.begin().key().t);
-  if (!retained_.empty()) next = std::min(next, retained_.begin().key().t);
-  if (live_.empty()) {
-    // Once past, the inactivity time only matters for a topic with nothing retained (the engine
-    // forgets it then); one still retaining ended records waits for their purge instead of being
-    // woken again and again at a time already past.
-    TimePoint inactive_at = SaturatingAdd(last_active_, inactive_after);
-    if (inactive_at > processed_ || retained_.empty()) next = std::min(next, inactive_at);
-  }
+  auto far = far_.UpperBound(IndexKey{processed_, UINT64_MAX});
+  if (far != far_.end()) next = std::min(next, far.key().t);
+  if (empty()) next = std::min(next, SaturatingAdd(last_active_, inactive_after));
   return next;
 }
 

@@ -1,16 +1,22 @@
-// Topic: the in-memory state of one topic inside the embedded engine: its in-life messages, the
-// visibility index ordered by (visible_at, seq), the expiry index, the retention index of ended
-// messages, and the getTopicInfo counts, maintained incrementally (DESIGN.md section 3).
+// Topic: the in-memory state of one topic inside the embedded engine (DESIGN.md section 3,
+// docs/storage-format.md): the in-life messages near enough to be held in memory, indexed by
+// (visible_at, seq) and by expiry; a histogram of the waiting messages that are further away and
+// live only on disk; and the getTopicInfo counts over both, maintained incrementally.
 //
-// Operation. Counts are kept "as of" processed(): an in-life message counts as ready when its
-// visible_at <= processed(), else as waiting (pending, in the bucket of visible_at - processed())
-// or consuming (delivered). AdvanceTo(now) moves processed() forward, touching only the messages
-// whose class changes (each message crosses each bucket boundary at most once), and finalizes
-// messages whose time ran out. Every mutation requires processed() == now, so callers advance
-// first. Nothing scans all messages.
+// Tiers. Every delivered message and every pending message whose (visible_at, seq) is before the
+// load cursor is held here (the "near" tier). Pending messages at or after the cursor are "far":
+// only their trigger times are counted, in a histogram (memory per distinct trigger millisecond,
+// not per message). The owner moves the cursor forward and loads far messages in time order as
+// they come near (LoadFar), so that nothing due is ever far.
 //
-// Records held here carry no payload (it lives in the store). The owner persists first, then
-// applies the change here.
+// Counts are kept "as of" processed(): a message counts as ready when its visible_at <=
+// processed(), else as waiting (pending, in the bucket of visible_at - processed()) or consuming
+// (delivered). AdvanceTo(now) moves processed() forward, touching only the messages (and
+// histogram slots) whose class changes, and finalizes near messages whose time ran out. Every
+// mutation requires processed() == now, so callers advance first. Nothing scans all messages.
+//
+// Records held here carry no payload and no topic name (the store has the payload; Copy() adds
+// the name). The owner persists first (or queues the write), then applies the change here.
 //
 // Concurrency: none; the engine's shard lock guards a Topic.
 #pragma once
@@ -19,7 +25,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "base/split_hash_map.h"
@@ -29,11 +34,17 @@
 
 namespace chronoq::engine {
 
+// A message that ended by itself: its record before (as held) and after (ended, with topic).
+struct EndedByTime {
+  core::MessageRecord before;
+  core::MessageRecord after;
+};
+
 // What AdvanceTo observed, for persistence, monitor statistics and long-poll wake-ups.
 struct AdvanceResult {
-  std::vector<core::MessageRecord> finalized;  // ended by ttl or used-up deliveries; persist these
-  int64_t triggered = 0;                       // waiting messages whose trigger time came
-  int64_t ready_gap_sum_ms = 0;                // over `triggered`: processing time - trigger time
+  std::vector<EndedByTime> finalized;  // ended by ttl or used-up deliveries; persist these
+  int64_t triggered = 0;               // waiting messages whose trigger time came
+  int64_t ready_gap_sum_ms = 0;        // over `triggered`: processing time - trigger time
   int64_t ready_gap_max_ms = 0;
   int64_t ack_timeouts = 0;   // deliveries whose ack deadline passed
   bool became_ready = false;  // something became consumable
@@ -41,8 +52,7 @@ struct AdvanceResult {
 
 class Topic {
  public:
-  // `retention`: how long ended records stay readable (end-life-msg-expire-millis).
-  Topic(std::string name, TimePoint now, Millis retention);
+  Topic(std::string name, TimePoint now);
   Topic(const Topic&) = delete;
   Topic& operator=(const Topic&) = delete;
 
@@ -52,51 +62,56 @@ class Topic {
   // Moves processed() to `now` (no-op when now <= processed()).
   void AdvanceTo(TimePoint now, AdvanceResult* out);
 
-  // The in-life record with this id, or nullptr. Records held here have no payload and no topic
-  // (the Topic knows its name); use Copy() for a complete one.
+  // The near in-life record with this id, or nullptr. Far messages are not held: look them up in
+  // the store.
   const core::MessageRecord* FindLive(const std::string& msg_id) const;
   // A copy of a record held here, with its topic filled in.
   core::MessageRecord Copy(const core::MessageRecord& live) const;
 
+  // The load cursor: pending messages with (visible_at, seq) >= cursor are far.
+  const IndexKey& cursor() const { return cursor_; }
+  void set_cursor(IndexKey k) { cursor_ = k; }
+  // Whether a new pending message with this visibility belongs to the far tier.
+  bool IsFar(TimePoint visible_at, uint64_t seq) const {
+    return !(IndexKey{visible_at, seq} < cursor_);
+  }
+
   // REQUIRES: processed() == now for all mutations below.
-  // Adds an in-life record (payload dropped). REQUIRES: no live record with its id.
+  // Adds a near in-life record (payload and topic dropped). REQUIRES: no live record with its id.
   void Insert(core::MessageRecord rec, TimePoint now);
-  // Replaces the live record with the same id by `rec`: re-indexed when still in life, moved to
-  // the retention index (purged at ended_at + retention) when ended.
+  // Replaces the near record with the same id by `rec`: re-indexed when still in life, dropped
+  // when ended.
   void Update(core::MessageRecord rec, TimePoint now);
-  // Removes the live record with this id without keeping it for retention (deleteMsg release).
+  // Drops the near record with this id (it ended or was released).
   void Forget(const std::string& msg_id, TimePoint now);
+  // Counts `n` far waiting messages triggering at t (n < 0 removes them).
+  void AddFar(TimePoint t, int64_t n, TimePoint now);
+  // Moves a far message near (loading): no change to the counts. A message the far counts did
+  // not know is held and counted all the same; returns false then (the store disagreed).
+  bool LoadFar(core::MessageRecord rec, TimePoint now);
+  // Uncounts the far messages triggering before t: the store had none there (after a complete
+  // load up to t). Returns how many.
+  int64_t DropFarBefore(TimePoint t, TimePoint now);
 
-  // Up to `max` records at the head of the visibility index with visible_at <= now, in order
-  // (held records: see FindLive).
-  // After AdvanceTo(now) they are all READY.
+  // Up to `max` near records at the head of the visibility index with visible_at <= now, in
+  // order (held records: see FindLive).
   std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const;
-
-  // Retention of ended records (records live in the store).
-  // The time an ended record stops being readable and is purged.
-  TimePoint PurgeTime(const core::MessageRecord& ended) const;
-  void AddRetention(const core::MessageRecord& ended);
-  void RemoveRetention(const core::MessageRecord& ended);
-  struct Purge {
-    std::string msg_id;
-    uint64_t seq;
-  };
-  // Removes and returns retention entries due at or before `now`.
-  std::vector<Purge> PopPurgeable(TimePoint now);
 
   // Counts as of processed(). Call AdvanceTo(now) first for counts true at `now`.
   core::TopicInfo Info() const;
 
-  size_t live_count() const { return live_.size(); }
-  size_t retained_count() const { return retained_.size(); }
+  size_t live_count() const { return live_.size(); }  // near in-life messages
+  bool empty() const { return live_.empty() && far_.empty(); }
+  int64_t far_count() const { return far_total_; }
+  // The earliest trigger time in the far tier, or kTimeMax.
+  TimePoint FirstFar() const { return far_.empty() ? kTimeMax : far_.begin().key().t; }
   TimePoint last_active() const { return last_active_; }
   void Touch(TimePoint now) {
     if (now > last_active_) last_active_ = now;
   }
 
-  // The earliest future time at which AdvanceTo or PopPurgeable has work, or when an empty topic
-  // turns inactive (a past inactivity time counts only while nothing is retained, so that it is
-  // not due again and again); kTimeMax when nothing is pending.
+  // The earliest future time at which AdvanceTo has work for near messages, or when an empty
+  // topic turns inactive; kTimeMax when nothing is pending. (Loading is the owner's business.)
   TimePoint NextDue(Millis inactive_after) const;
 
  private:
@@ -109,29 +124,32 @@ class Topic {
   };
   static VisEntry EntryOf(core::MessageRecord* r);
 
-  // Adds (sign = +1) or removes (-1) the contribution to the counts, as of `at`, of an entry
-  // visible at `t`.
-  void Count(TimePoint t, bool pending, TimePoint at, int sign);
-  void Count(const core::MessageRecord& r, TimePoint at, int sign) {
-    Count(r.visible_at, r.phase == core::Phase::kPending, at, sign);
+  // Adds (sign = +1) or removes (-1) `n` entries' contribution to the counts, as of `at`, for
+  // entries visible at `t`.
+  void Count(TimePoint t, bool pending, TimePoint at, int64_t n);
+  void Count(const core::MessageRecord& r, TimePoint at, int64_t n) {
+    Count(r.visible_at, r.phase == core::Phase::kPending, at, n);
   }
   void Index(core::MessageRecord* r);    // into vis_ and exp_
   void Unindex(core::MessageRecord* r);  // out of vis_ and exp_
-  void Erase(core::MessageRecord* r);    // from live_ and both indexes; counts untouched
+  core::MessageRecord* Hold(core::MessageRecord rec);
+  void Erase(core::MessageRecord* r);  // from live_ and both indexes; counts untouched
   void Finalize(core::MessageRecord* r, AdvanceResult* out);
   void ShiftBuckets(TimePoint from, TimePoint to);
 
   std::string name_;
   TimePoint processed_;
   TimePoint last_active_;
-  // msgId -> in-life record; split so that growing it never rehashes everything at once.
+  IndexKey cursor_{kTimeMax, UINT64_MAX};  // everything near until the owner says otherwise
+  // msgId -> near in-life record; split so that growing it never rehashes everything at once.
   base::SplitHashMap<std::unique_ptr<core::MessageRecord>, 64> live_;
-  BTreeIndex<VisEntry> vis_;              // (visible_at, seq) of every in-life record
-  BTreeIndex<core::MessageRecord*> exp_;  // (expire_time, seq) of every in-life record
-  BTreeIndex<std::string> retained_;      // (purge_at, seq) -> msg id of ended records
-  const Millis retention_;
+  BTreeIndex<VisEntry> vis_;              // (visible_at, seq) of every near record
+  BTreeIndex<core::MessageRecord*> exp_;  // (NaturalEndTime, seq) of every near record
+  BTreeIndex<int64_t> far_;               // (trigger time, 0) -> far waiting messages
+  int64_t far_total_ = 0;
 
-  // Invariant: counts equal the classification of every live record as of processed_.
+  // Invariant: counts equal the classification of every in-life message, near and far, as of
+  // processed_.
   int64_t waiting_ = 0;
   int64_t ready_ = 0;
   int64_t consuming_ = 0;

@@ -19,13 +19,12 @@ const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
 constexpr int64_t kMin = 60'000;
 constexpr int64_t kHour = 60 * kMin;
 constexpr int64_t kDay = 24 * kHour;
-constexpr Millis kRetention(300'000);
 
 TimePoint At(int64_t ms) { return kT0 + Millis(ms); }
 
 class TopicTest : public ::testing::Test {
  protected:
-  TopicTest() : topic_("t", kT0, kRetention) {}
+  TopicTest() : topic_("t", kT0) {}
 
   AdvanceResult AdvanceTo(TimePoint t) {
     AdvanceResult r;
@@ -38,6 +37,16 @@ class TopicTest : public ::testing::Test {
     MessageRecord r = core::CreateRecord(
         core::NewMessage{"t", id, "payload", delay, ttl, max_retry}, now_, seq_++);
     topic_.Insert(r, now_);
+    return r;
+  }
+  // A message sent while its visibility is at or after the cursor: only counted (AddFar); the
+  // record is returned for a later LoadFar, as the store would give it back.
+  MessageRecord SendFar(const std::string& id, Millis delay, Millis ttl = Millis(kDay)) {
+    MessageRecord r =
+        core::CreateRecord(core::NewMessage{"t", id, "payload", delay, ttl, 2}, now_, seq_++);
+    EXPECT_TRUE(topic_.IsFar(r.visible_at, r.seq)) << id;
+    topic_.AddFar(r.trigger_time, 1, now_);
+    r.payload.clear();
     return r;
   }
   MessageRecord Apply(const std::string& id, core::Event e) {
@@ -179,11 +188,16 @@ TEST_F(TopicTest, LastAckTimeoutFinalizesAsRetryExhaust) {
   EXPECT_EQ(r.ack_timeouts, 1);
   EXPECT_FALSE(r.became_ready);  // nothing consumable came of it
   ASSERT_EQ(r.finalized.size(), 1u);
-  EXPECT_EQ(r.finalized[0].end_status, MsgStatus::kRetryExhaust);
-  EXPECT_EQ(r.finalized[0].ended_at, At(5'000));
+  EXPECT_EQ(r.finalized[0].after.end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(r.finalized[0].after.ended_at, At(5'000));
+  EXPECT_EQ(r.finalized[0].after.topic, "t");
+  // `before`: the record as it was held, with its topic, for the store's index updates.
+  EXPECT_EQ(r.finalized[0].before.phase, Phase::kDelivered);
+  EXPECT_EQ(r.finalized[0].before.topic, "t");
+  EXPECT_EQ(r.finalized[0].before.visible_at, At(5'000));
   EXPECT_EQ(topic_.FindLive("a"), nullptr);
   EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
-  EXPECT_EQ(topic_.retained_count(), 1u);
+  EXPECT_TRUE(topic_.empty());
 }
 
 TEST_F(TopicTest, ExpiryFinalizesAtExpireTime) {
@@ -194,15 +208,16 @@ TEST_F(TopicTest, ExpiryFinalizesAtExpireTime) {
   EXPECT_TRUE(r.finalized.empty());
   r = AdvanceTo(At(2'000));
   ASSERT_EQ(r.finalized.size(), 1u);
-  EXPECT_EQ(r.finalized[0].msg_id, "once");
-  EXPECT_EQ(r.finalized[0].end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(r.finalized[0].after.msg_id, "once");
+  EXPECT_EQ(r.finalized[0].after.end_status, MsgStatus::kRetryExhaust);
   EXPECT_EQ(topic_.Info().consuming, 0);
   EXPECT_EQ(topic_.Info().ready, 1);
   r = AdvanceTo(At(10'000));  // finalized at its expire time even when processed late
   ASSERT_EQ(r.finalized.size(), 1u);
-  EXPECT_EQ(r.finalized[0].msg_id, "never");
-  EXPECT_EQ(r.finalized[0].end_status, MsgStatus::kExpire);
-  EXPECT_EQ(r.finalized[0].ended_at, At(3'000));
+  EXPECT_EQ(r.finalized[0].after.msg_id, "never");
+  EXPECT_EQ(r.finalized[0].after.end_status, MsgStatus::kExpire);
+  EXPECT_EQ(r.finalized[0].after.ended_at, At(3'000));
+  EXPECT_EQ(r.finalized[0].before.phase, Phase::kPending);
   EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
 }
 
@@ -211,9 +226,26 @@ TEST_F(TopicTest, JumpPastTriggerAndExpiryCountsBothAndEndsIt) {
   AdvanceResult r = AdvanceTo(At(50'000));
   EXPECT_EQ(r.triggered, 1);
   ASSERT_EQ(r.finalized.size(), 1u);
-  EXPECT_EQ(r.finalized[0].end_status, MsgStatus::kExpire);
+  EXPECT_EQ(r.finalized[0].after.end_status, MsgStatus::kExpire);
   EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
   EXPECT_TRUE(Head().empty());
+}
+
+TEST_F(TopicTest, HeldAfterItsLastDeadlinePassedEndsAtTheNextAdvance) {
+  // As loaded at recovery: delivered for the last time, and the deadline passed while down.
+  MessageRecord r =
+      core::CreateRecord(core::NewMessage{"t", "a", "", Millis(0), Millis(kDay), 0}, now_, seq_++);
+  r = *core::Apply(r, core::Event{EventKind::kDeliver, Millis(1'000)}, now_);
+  AdvanceTo(At(5'000));
+  topic_.Insert(r, now_);  // its deadline (1,000) is behind processed() (5,000)
+  EXPECT_EQ(topic_.Info().ready, 1);
+  EXPECT_EQ(topic_.NextDue(Millis::max()), At(1'000));  // due at once
+  AdvanceResult res = AdvanceTo(At(5'001));
+  ASSERT_EQ(res.finalized.size(), 1u);
+  EXPECT_EQ(res.finalized[0].after.end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(res.finalized[0].after.ended_at, At(1'000));
+  EXPECT_TRUE(Head().empty());
+  EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
 }
 
 TEST_F(TopicTest, DueHeadOrderIsVisibleAtThenSendOrder) {
@@ -245,52 +277,25 @@ TEST_F(TopicTest, NackMakesReadyAtOnce) {
   EXPECT_EQ(r.ack_timeouts, 0);
 }
 
-TEST_F(TopicTest, UpdateToEndedMovesToRetention) {
+TEST_F(TopicTest, UpdateToEndedDropsTheRecord) {
   Send("a", Millis(0));
   Deliver("a");
   AdvanceTo(At(100));
-  MessageRecord acked = Apply("a", core::Event{EventKind::kAck});
+  Apply("a", core::Event{EventKind::kAck});
   EXPECT_EQ(topic_.FindLive("a"), nullptr);
   EXPECT_EQ(topic_.live_count(), 0u);
-  EXPECT_EQ(topic_.retained_count(), 1u);
-  EXPECT_EQ(topic_.PurgeTime(acked), At(100) + kRetention);
+  EXPECT_TRUE(topic_.empty());  // ended records live in the store only
   EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
-}
-
-TEST_F(TopicTest, RetentionPurgeAtEndedAtPlusRetention) {
-  Send("a", Millis(0));
-  Send("b", Millis(0));
-  Apply("a", core::Event{EventKind::kDelete});
-  AdvanceTo(At(1'000));
-  Apply("b", core::Event{EventKind::kDelete});
-  EXPECT_EQ(topic_.NextDue(Millis::max()), kT0 + kRetention);
-  EXPECT_TRUE(topic_.PopPurgeable(kT0 + kRetention - Millis(1)).empty());
-  std::vector<Topic::Purge> p = topic_.PopPurgeable(kT0 + kRetention);
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].msg_id, "a");
-  EXPECT_TRUE(topic_.PopPurgeable(kT0 + kRetention).empty());  // popped once only
-  p = topic_.PopPurgeable(At(10 * kDay));
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].msg_id, "b");
-  EXPECT_EQ(topic_.retained_count(), 0u);
-}
-
-TEST_F(TopicTest, RemoveRetentionCancelsThePurgeOfAReplacedRecord) {
-  Send("a", Millis(0));
-  MessageRecord del = Apply("a", core::Event{EventKind::kDelete});
-  topic_.RemoveRetention(del);
-  EXPECT_EQ(topic_.retained_count(), 0u);
-  Send("a", Millis(0));  // the replacement
-  EXPECT_TRUE(topic_.PopPurgeable(At(kDay)).empty());
+  Send("a", Millis(0));  // the id is free for a replacement
   EXPECT_NE(topic_.FindLive("a"), nullptr);
 }
 
-TEST_F(TopicTest, ForgetDropsWithoutRetention) {
+TEST_F(TopicTest, ForgetDrops) {
   Send("a", Millis(10));
   topic_.Forget("a", now_);
   topic_.Forget("unknown", now_);  // no-op
   EXPECT_EQ(topic_.live_count(), 0u);
-  EXPECT_EQ(topic_.retained_count(), 0u);
+  EXPECT_TRUE(topic_.empty());
   EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
   AdvanceResult r = AdvanceTo(At(100));
   EXPECT_EQ(r.triggered, 0);
@@ -312,7 +317,7 @@ TEST_F(TopicTest, NextDueIsTheEarliestPendingEvent) {
   AdvanceTo(At(500));
   EXPECT_EQ(topic_.NextDue(Millis::max()), At(1'000));
   AdvanceTo(At(1'000));
-  EXPECT_EQ(topic_.NextDue(Millis::max()), At(11'000));  // before the purge of "r"
+  EXPECT_EQ(topic_.NextDue(Millis::max()), At(11'000));  // the expiry of "w"
   Deliver("w", Millis(2'000));
   EXPECT_EQ(topic_.NextDue(Millis::max()), At(3'000));  // ack deadline
 }
@@ -328,18 +333,15 @@ TEST_F(TopicTest, NextDueIncludesInactivityOnlyWhenEmpty) {
   EXPECT_EQ(topic_.NextDue(Millis(kMin)), At(5 + kMin));
 }
 
-TEST_F(TopicTest, NextDueAfterInactivityWaitsForRetainedPurge) {
-  // An idle topic whose last message expired long after the topic turned inactive still retains
-  // the ended record; its next due time must be the purge, not the (past) inactivity time, or
-  // the engine's timer would fire again and again at once.
+TEST_F(TopicTest, NextDueOfATopicEmptiedByExpiryIsItsInactivityTime) {
+  // Its last message expired after the topic turned inactive: nothing is held any more (the
+  // ended record is the engine's retention business), so the topic is due to be forgotten.
   Send("a", Millis(0), Millis(kHour));
-  AdvanceTo(At(kHour));  // expired, retained until kHour + retention
+  AdvanceTo(At(kHour));
   ASSERT_EQ(topic_.live_count(), 0u);
-  ASSERT_EQ(topic_.retained_count(), 1u);
-  TimePoint next = topic_.NextDue(Millis(30 * kMin));
-  EXPECT_GT(next, topic_.processed());
-  EXPECT_EQ(next, At(kHour) + kRetention);
-  EXPECT_EQ(topic_.PopPurgeable(next).size(), 1u);
+  EXPECT_TRUE(topic_.empty());
+  EXPECT_EQ(topic_.NextDue(Millis(30 * kMin)), At(30 * kMin));
+  EXPECT_EQ(topic_.NextDue(Millis::max()), kTimeMax);
 }
 
 TEST_F(TopicTest, SaturatedTimesStayWaiting) {
@@ -349,6 +351,138 @@ TEST_F(TopicTest, SaturatedTimesStayWaiting) {
   EXPECT_EQ(topic_.Info().waiting, 1);
   EXPECT_EQ(topic_.Info().buckets[8], 1);
   EXPECT_EQ(topic_.NextDue(Millis::max()), kTimeMax);
+}
+
+// ---- Far tier ----
+
+TEST_F(TopicTest, NewTopicHoldsEverythingNear) {
+  EXPECT_EQ(topic_.cursor(), (IndexKey{kTimeMax, UINT64_MAX}));
+  EXPECT_FALSE(topic_.IsFar(At(100 * kDay), 1));
+  EXPECT_FALSE(topic_.IsFar(kTimeMax, UINT64_MAX - 1));
+  EXPECT_EQ(topic_.far_count(), 0);
+  EXPECT_EQ(topic_.FirstFar(), kTimeMax);
+}
+
+TEST_F(TopicTest, IsFarFollowsTheCursor) {
+  topic_.set_cursor(IndexKey{At(1'000), 5});
+  EXPECT_FALSE(topic_.IsFar(At(999), 100));
+  EXPECT_FALSE(topic_.IsFar(At(1'000), 4));
+  EXPECT_TRUE(topic_.IsFar(At(1'000), 5));  // the cursor itself is far
+  EXPECT_TRUE(topic_.IsFar(At(1'000), 6));
+  EXPECT_TRUE(topic_.IsFar(At(1'001), 0));
+}
+
+TEST_F(TopicTest, FarMessagesAreCountedNotHeld) {
+  topic_.set_cursor(IndexKey{At(kMin), 0});
+  Send("near", Millis(10));
+  MessageRecord a = SendFar("a", Millis(2 * kHour));
+  SendFar("b", Millis(2 * kHour));
+  SendFar("c", Millis(40 * kDay), Millis(100 * kDay));
+  core::TopicInfo info = topic_.Info();
+  EXPECT_EQ(info.waiting, 4);
+  EXPECT_EQ(info.buckets[0], 1);
+  EXPECT_EQ(info.buckets[4], 2);  // [1 h, 6 h)
+  EXPECT_EQ(info.buckets[8], 1);
+  EXPECT_EQ(topic_.far_count(), 3);
+  EXPECT_EQ(topic_.live_count(), 1u);
+  EXPECT_EQ(topic_.FirstFar(), a.trigger_time);
+  EXPECT_EQ(topic_.FindLive("a"), nullptr);
+  EXPECT_FALSE(topic_.empty());
+  // Only near messages are due; the next far trigger time is due too.
+  EXPECT_EQ(topic_.NextDue(Millis::max()), At(10));
+  topic_.Forget("near", now_);
+  EXPECT_EQ(topic_.NextDue(Millis::max()), a.trigger_time);
+  EXPECT_FALSE(topic_.empty());  // far messages keep it
+}
+
+TEST_F(TopicTest, FarBucketsShiftAndTriggerAsTimePasses) {
+  topic_.set_cursor(IndexKey{At(1'000), 0});
+  SendFar("a", Millis(2 * kMin));
+  SendFar("b", Millis(2 * kMin));
+  SendFar("c", Millis(11 * kMin));
+  EXPECT_EQ(topic_.Info().buckets[1], 2);
+  EXPECT_EQ(topic_.Info().buckets[2], 1);
+  AdvanceTo(At(kMin + 1));  // a and b are now under a minute away
+  EXPECT_EQ(topic_.Info().buckets[0], 2);
+  EXPECT_EQ(topic_.Info().buckets[1], 1);
+  AdvanceTo(At(kMin + 2 * kMin));  // c crossed into [1, 10 min)... and a, b triggered
+  core::TopicInfo info = topic_.Info();
+  EXPECT_EQ(info.ready, 2);
+  EXPECT_EQ(info.waiting, 1);
+  EXPECT_EQ(info.buckets[1], 1);
+  // Far messages that came due unloaded are counted (the owner loads them before that).
+  AdvanceResult r = AdvanceTo(At(11 * kMin + 5));
+  EXPECT_EQ(r.triggered, 1);
+  EXPECT_EQ(r.ready_gap_sum_ms, 5);
+  EXPECT_TRUE(r.became_ready);
+  EXPECT_EQ(topic_.Info().ready, 3);
+  EXPECT_TRUE(Head().empty());  // nothing is held to deliver
+}
+
+TEST_F(TopicTest, LoadFarMovesNearWithoutChangingCounts) {
+  topic_.set_cursor(IndexKey{At(500), 0});
+  MessageRecord a = SendFar("a", Millis(1'000));
+  MessageRecord b = SendFar("b", Millis(1'000));  // same millisecond
+  MessageRecord c = SendFar("c", Millis(5'000));
+  const core::TopicInfo before = topic_.Info();
+  topic_.LoadFar(a, now_);
+  EXPECT_EQ(topic_.Info(), before);
+  EXPECT_EQ(topic_.far_count(), 2);
+  EXPECT_EQ(topic_.FirstFar(), At(1'000));  // b still far in that millisecond
+  ASSERT_NE(topic_.FindLive("a"), nullptr);
+  EXPECT_EQ(topic_.Copy(*topic_.FindLive("a")), a);
+  topic_.set_cursor(IndexKey{At(1'000), a.seq + 1});  // loading stopped inside the millisecond
+  EXPECT_TRUE(topic_.IsFar(b.visible_at, b.seq));
+  topic_.LoadFar(b, now_);
+  topic_.set_cursor(IndexKey{At(2'000), 0});
+  EXPECT_EQ(topic_.FirstFar(), At(5'000));
+  EXPECT_EQ(topic_.Info(), before);
+  AdvanceTo(At(1'000));
+  EXPECT_EQ(Head(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(topic_.Info().ready, 2);
+  EXPECT_EQ(topic_.Info().waiting, 1);
+  topic_.LoadFar(c, now_);
+  EXPECT_EQ(topic_.far_count(), 0);
+  EXPECT_EQ(topic_.FirstFar(), kTimeMax);
+  EXPECT_EQ(topic_.live_count(), 3u);
+}
+
+TEST_F(TopicTest, LoadedFarMessageExpiresLikeAnyOther) {
+  topic_.set_cursor(IndexKey{At(10), 0});
+  MessageRecord a = SendFar("a", Millis(1'000), Millis(500));  // expires at 1,500
+  topic_.LoadFar(a, now_);
+  AdvanceResult r = AdvanceTo(At(2'000));
+  ASSERT_EQ(r.finalized.size(), 1u);
+  EXPECT_EQ(r.finalized[0].after.end_status, MsgStatus::kExpire);
+  EXPECT_EQ(r.finalized[0].after.ended_at, At(1'500));
+  EXPECT_TRUE(topic_.empty());
+  EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
+}
+
+TEST_F(TopicTest, AddFarNegativeRemovesFarMessages) {
+  topic_.set_cursor(IndexKey{At(10), 0});
+  SendFar("a", Millis(kHour));
+  SendFar("b", Millis(kHour));
+  topic_.AddFar(At(kHour), -1, now_);  // "a" deleted while far
+  EXPECT_EQ(topic_.far_count(), 1);
+  EXPECT_EQ(topic_.Info().waiting, 1);
+  EXPECT_EQ(topic_.Info().buckets[4], 1);
+  topic_.AddFar(At(kHour), -1, now_);
+  EXPECT_EQ(topic_.far_count(), 0);
+  EXPECT_EQ(topic_.FirstFar(), kTimeMax);
+  EXPECT_TRUE(topic_.empty());
+  EXPECT_EQ(topic_.Info(), core::TopicInfo{.topic = "t"});
+}
+
+TEST_F(TopicTest, FarReadyMessagesCountAsReady) {
+  // A message due now can be far when loading stopped inside the current millisecond.
+  topic_.set_cursor(IndexKey{now_, seq_});
+  MessageRecord a = SendFar("a", Millis(0));
+  EXPECT_EQ(topic_.Info().ready, 1);
+  EXPECT_EQ(topic_.Info().waiting, 0);
+  topic_.LoadFar(a, now_);
+  EXPECT_EQ(topic_.Info().ready, 1);
+  EXPECT_EQ(Head(), std::vector<std::string>{"a"});
 }
 
 }  // namespace

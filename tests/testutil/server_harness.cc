@@ -11,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -153,6 +155,15 @@ ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::millisec
 ServerProcess::~ServerProcess() {
   Kill();
   if (!stderr_path_.empty()) ::unlink(stderr_path_.c_str());
+  if (!data_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir_, ec);
+  }
+}
+
+std::string StorageUnderTest() {
+  const char* s = std::getenv("CQ_TEST_STORAGE");
+  return s != nullptr && *s != '\0' ? std::string(s) : std::string("embedded");
 }
 
 std::string ServerProcess::Stderr() const {
@@ -163,7 +174,28 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
                             std::chrono::milliseconds timeout,
                             const std::vector<std::string>& extra_env) {
   if (running()) return Internal("ServerProcess::Start called twice");
+  line_.clear();
   std::vector<std::string> args = {"serve", "--listen=127.0.0.1:0"};
+  // Storage: as the flags say, else CQ_TEST_STORAGE; an embedded store gets a private directory,
+  // kept across restarts of this ServerProcess.
+  auto has_flag = [&](std::string_view name) {
+    return std::any_of(flags.begin(), flags.end(),
+                       [&](const std::string& f) { return f.rfind(name, 0) == 0; });
+  };
+  std::string storage = StorageUnderTest();
+  if (!has_flag("--storage")) args.push_back("--storage=" + storage);
+  bool embedded =
+      has_flag("--storage=embedded") || (!has_flag("--storage") && storage == "embedded");
+  if (embedded && !has_flag("--data-dir")) {
+    if (data_dir_.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "chronoq-it-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr) {
+        return Internal(fmt::format("mkdtemp failed: {}", std::strerror(errno)));
+      }
+      data_dir_ = tmpl;
+    }
+    args.push_back("--data-dir=" + data_dir_);
+  }
   args.insert(args.end(), flags.begin(), flags.end());
 
   int pipe_fds[2];

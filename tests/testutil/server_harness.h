@@ -83,14 +83,21 @@ class ServerProcess {
 
   // Everything the server wrote to stderr so far (its log).
   std::string Stderr() const;
+  // The embedded store's directory (empty for memory storage). Kept across Start()s of this
+  // object, removed by its destructor.
+  const std::string& data_dir() const { return data_dir_; }
 
  private:
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   int stdout_fd_ = -1;
   std::string stderr_path_;
+  std::string data_dir_;
   std::string line_;
 };
+
+// The storage integration tests run against: $CQ_TEST_STORAGE, "embedded" (default) or "memory".
+std::string StorageUnderTest();
 
 // An answer of the server: HTTP status and, when the body is JSON, the parsed value.
 struct ApiResponse {

@@ -1,0 +1,278 @@
+#include "storage/codec.h"
+
+#include <cstring>
+
+#include "storage/kv.h"
+
+namespace chronoq::storage {
+namespace {
+
+void AppendVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool ReadVarint(std::string_view& in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
+    auto b = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+void AppendBytes(std::string& out, std::string_view s) {
+  AppendVarint(out, s.size());
+  out.append(s);
+}
+
+bool ReadBytes(std::string_view& in, std::string_view* s) {
+  uint64_t n;
+  if (!ReadVarint(in, &n) || n > in.size()) return false;
+  *s = in.substr(0, n);
+  in.remove_prefix(n);
+  return true;
+}
+
+void AppendBig64(std::string& out, uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+bool ReadBig64(std::string_view& in, uint64_t* v) {
+  if (in.size() < 8) return false;
+  *v = 0;
+  for (int i = 0; i < 8; ++i) *v = (*v << 8) | static_cast<uint8_t>(in[i]);
+  in.remove_prefix(8);
+  return true;
+}
+
+uint64_t TimeBits(TimePoint t) {
+  return static_cast<uint64_t>(ToEpochMs(t)) ^ (uint64_t{1} << 63);
+}
+TimePoint BitsTime(uint64_t b) { return FromEpochMs(static_cast<int64_t>(b ^ (uint64_t{1} << 63))); }
+
+template <typename T>
+void AppendLittle(std::string& out, T v) {
+  char buf[sizeof(T)];
+  std::memcpy(buf, &v, sizeof(T));  // x86-64 and aarch64 are little-endian
+  out.append(buf, sizeof(T));
+}
+
+template <typename T>
+bool ReadLittle(std::string_view& in, T* v) {
+  if (in.size() < sizeof(T)) return false;
+  std::memcpy(v, in.data(), sizeof(T));
+  in.remove_prefix(sizeof(T));
+  return true;
+}
+
+Status Corrupt(std::string_view what) {
+  return Status(Errc::kCorruption, "corrupt " + std::string(what));
+}
+
+constexpr uint8_t kMetaVersion = 1;
+
+}  // namespace
+
+void AppendTime(std::string& out, TimePoint t) { AppendBig64(out, TimeBits(t)); }
+
+std::string TopicPrefix(std::string_view ns, std::string_view topic) {
+  std::string out;
+  out.reserve(ns.size() + topic.size() + 4);
+  AppendBytes(out, ns);
+  AppendBytes(out, topic);
+  return out;
+}
+
+std::string PrefixEnd(std::string_view prefix) {
+  std::string out(prefix);
+  while (!out.empty()) {
+    auto c = static_cast<uint8_t>(out.back());
+    if (c != 0xff) {
+      out.back() = static_cast<char>(c + 1);
+      return out;
+    }
+    out.pop_back();
+  }
+  return out;  // every byte was 0xff: no upper bound
+}
+
+std::string RecordKey(std::string_view ns, std::string_view topic, std::string_view msg_id) {
+  std::string out = TopicPrefix(ns, topic);
+  out.append(msg_id);
+  return out;
+}
+
+std::string VisKey(std::string_view ns, std::string_view topic, VisKind kind, TimePoint t,
+                   uint64_t seq) {
+  std::string out = TopicPrefix(ns, topic);
+  out.push_back(static_cast<char>(kind));
+  AppendTime(out, t);
+  AppendBig64(out, seq);
+  return out;
+}
+
+Result<VisKeyParts> DecodeVisKey(std::string_view ns, std::string_view key) {
+  std::string_view in = key;
+  std::string_view k_ns;
+  std::string_view topic;
+  uint64_t t = 0;
+  uint64_t seq = 0;
+  if (!ReadBytes(in, &k_ns) || k_ns != ns || !ReadBytes(in, &topic) || in.empty()) {
+    return Corrupt("vis key");
+  }
+  auto kind = static_cast<VisKind>(in.front());
+  in.remove_prefix(1);
+  if (!ReadBig64(in, &t) || !ReadBig64(in, &seq) || !in.empty()) return Corrupt("vis key");
+  return VisKeyParts{std::string(topic), kind, BitsTime(t), seq};
+}
+
+std::string HistKey(std::string_view ns, std::string_view topic, TimePoint t) {
+  std::string out = TopicPrefix(ns, topic);
+  AppendTime(out, t);
+  return out;
+}
+
+Result<TimePoint> DecodeHistKeyTime(std::string_view ns, std::string_view topic,
+                                    std::string_view key) {
+  std::string prefix = TopicPrefix(ns, topic);
+  if (key.size() != prefix.size() + 8 || key.substr(0, prefix.size()) != prefix) {
+    return Corrupt("hist key");
+  }
+  std::string_view in = key.substr(prefix.size());
+  uint64_t t = 0;
+  if (!ReadBig64(in, &t)) return Corrupt("hist key");
+  return BitsTime(t);
+}
+
+int64_t DecodeCounter(std::string_view value) {
+  int64_t v = 0;
+  if (value.size() == 8) std::memcpy(&v, value.data(), 8);
+  return v;
+}
+
+std::string EncodeCounter(int64_t v) {
+  std::string out;
+  AppendLittle(out, v);
+  return out;
+}
+
+std::string RetentionPrefix(std::string_view ns) {
+  std::string out;
+  AppendBytes(out, ns);
+  return out;
+}
+
+std::string RetentionKey(std::string_view ns, TimePoint purge_at, uint64_t seq) {
+  std::string out = RetentionPrefix(ns);
+  AppendTime(out, purge_at);
+  AppendBig64(out, seq);
+  return out;
+}
+
+std::string EncodeRetentionValue(std::string_view topic, std::string_view msg_id) {
+  std::string out;
+  AppendBytes(out, topic);
+  out.append(msg_id);
+  return out;
+}
+
+Result<RetentionEntry> DecodeRetention(std::string_view ns, std::string_view key,
+                                       std::string_view value) {
+  std::string_view in = key;
+  std::string_view k_ns;
+  uint64_t t = 0;
+  uint64_t seq = 0;
+  if (!ReadBytes(in, &k_ns) || k_ns != ns || !ReadBig64(in, &t) || !ReadBig64(in, &seq) ||
+      !in.empty()) {
+    return Corrupt("retention key");
+  }
+  std::string_view v = value;
+  std::string_view topic;
+  if (!ReadBytes(v, &topic)) return Corrupt("retention value");
+  return RetentionEntry{BitsTime(t), seq, std::string(topic), std::string(v)};
+}
+
+std::string EncodeMeta(const core::MessageRecord& r) {
+  std::string out;
+  out.reserve(64);
+  out.push_back(static_cast<char>(kMetaVersion));
+  AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
+  AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
+  AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
+  AppendLittle<int32_t>(out, r.max_retry);
+  AppendLittle<int64_t>(out, r.retry);
+  out.push_back(static_cast<char>(r.phase));
+  out.push_back(static_cast<char>(r.end_status));
+  AppendLittle<int64_t>(out, ToEpochMs(r.visible_at));
+  AppendLittle<int64_t>(out, ToEpochMs(r.ended_at));
+  AppendLittle<uint64_t>(out, r.seq);
+  return out;
+}
+
+Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
+  if (in.empty() || static_cast<uint8_t>(in.front()) != kMetaVersion) {
+    return Corrupt("record metadata (unknown version)");
+  }
+  in.remove_prefix(1);
+  int64_t produce, trigger, expire, visible, ended;
+  int32_t max_retry;
+  int64_t retry;
+  uint64_t seq;
+  if (!ReadLittle(in, &produce) || !ReadLittle(in, &trigger) || !ReadLittle(in, &expire) ||
+      !ReadLittle(in, &max_retry) || !ReadLittle(in, &retry) || in.size() < 2) {
+    return Corrupt("record metadata");
+  }
+  auto phase = static_cast<uint8_t>(in[0]);
+  auto status = static_cast<uint8_t>(in[1]);
+  in.remove_prefix(2);
+  if (!ReadLittle(in, &visible) || !ReadLittle(in, &ended) || !ReadLittle(in, &seq) ||
+      !in.empty() || phase > 2 || status < 1 || status > 7) {
+    return Corrupt("record metadata");
+  }
+  r->produce_time = FromEpochMs(produce);
+  r->trigger_time = FromEpochMs(trigger);
+  r->expire_time = FromEpochMs(expire);
+  r->max_retry = max_retry;
+  r->retry = retry;
+  r->phase = static_cast<core::Phase>(phase);
+  r->end_status = static_cast<core::MsgStatus>(status);
+  r->visible_at = FromEpochMs(visible);
+  r->ended_at = FromEpochMs(ended);
+  r->seq = seq;
+  return Status::Ok();
+}
+
+std::string EncodeVisValue(const core::MessageRecord& r) {
+  std::string out;
+  out.reserve(r.msg_id.size() + 70);
+  AppendBytes(out, r.msg_id);
+  out.append(EncodeMeta(r));
+  return out;
+}
+
+Status DecodeVisValue(std::string_view in, core::MessageRecord* r) {
+  std::string_view id;
+  if (!ReadBytes(in, &id)) return Corrupt("vis value");
+  r->msg_id = std::string(id);
+  return DecodeMeta(in, r);
+}
+
+std::string_view CfName(Cf cf) {
+  switch (cf) {
+    case Cf::kMeta: return "meta";
+    case Cf::kRecords: return "records";
+    case Cf::kPayloads: return "payloads";
+    case Cf::kVis: return "vis";
+    case Cf::kHist: return "hist";
+    case Cf::kRetention: return "retention";
+  }
+  return "unknown";
+}
+
+}  // namespace chronoq::storage

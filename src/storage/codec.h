@@ -1,0 +1,77 @@
+// Byte encodings of the message store's keys and values (docs/storage-format.md). Keys sort so
+// that range scans are the queue operations: per topic by visibility time, globally by purge
+// time. Integers in keys are big-endian (times offset by 2^63, so negative times sort first);
+// integers in values are little-endian. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "core/message.h"
+
+namespace chronoq::storage {
+
+// The on-disk format this build reads and writes. Bump it (and say how to migrate in
+// docs/storage-format.md) whenever an encoding below changes incompatibly.
+inline constexpr int kFormatVersion = 1;
+
+// Kinds within a topic's visibility range: messages waiting or ready to be delivered, and
+// messages delivered and not yet acked.
+enum class VisKind : uint8_t { kPending = 0, kDelivered = 1 };
+
+// ns | topic: the prefix of every per-topic key.
+std::string TopicPrefix(std::string_view ns, std::string_view topic);
+// The first key after every key with this prefix (for exclusive upper bounds).
+std::string PrefixEnd(std::string_view prefix);
+
+// records / payloads: ns | topic | msgId.
+std::string RecordKey(std::string_view ns, std::string_view topic, std::string_view msg_id);
+
+// vis: ns | topic | kind | visible_at | seq.
+std::string VisKey(std::string_view ns, std::string_view topic, VisKind kind, TimePoint t,
+                   uint64_t seq);
+struct VisKeyParts {
+  std::string topic;
+  VisKind kind;
+  TimePoint t;
+  uint64_t seq;
+};
+Result<VisKeyParts> DecodeVisKey(std::string_view ns, std::string_view key);
+
+// hist: ns | topic | trigger time.
+std::string HistKey(std::string_view ns, std::string_view topic, TimePoint t);
+Result<TimePoint> DecodeHistKeyTime(std::string_view ns, std::string_view topic,
+                                    std::string_view key);
+// The value of a merge-add counter.
+int64_t DecodeCounter(std::string_view value);
+std::string EncodeCounter(int64_t v);
+
+// retention: ns | purge_at | seq  ->  topic | msgId.
+std::string RetentionKey(std::string_view ns, TimePoint purge_at, uint64_t seq);
+std::string RetentionPrefix(std::string_view ns);
+std::string EncodeRetentionValue(std::string_view topic, std::string_view msg_id);
+struct RetentionEntry {
+  TimePoint purge_at;
+  uint64_t seq;
+  std::string topic;
+  std::string msg_id;
+};
+Result<RetentionEntry> DecodeRetention(std::string_view ns, std::string_view key,
+                                       std::string_view value);
+
+// Record metadata: every field but topic, msgId and payload.
+std::string EncodeMeta(const core::MessageRecord& r);
+// Fills the fields EncodeMeta wrote; kCorruption when the bytes are not a record.
+Status DecodeMeta(std::string_view bytes, core::MessageRecord* out);
+
+// vis values: msgId plus the record metadata, so that loading needs no second read.
+std::string EncodeVisValue(const core::MessageRecord& r);
+Status DecodeVisValue(std::string_view bytes, core::MessageRecord* out);
+
+// A big-endian, order-preserving encoding of a signed time (for keys).
+void AppendTime(std::string& out, TimePoint t);
+
+}  // namespace chronoq::storage

@@ -1,0 +1,271 @@
+#include "storage/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "storage/kv.h"
+
+namespace chronoq::storage {
+namespace {
+
+using core::MessageRecord;
+using core::MsgStatus;
+using core::Phase;
+
+const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
+
+MessageRecord SampleRecord() {
+  MessageRecord r;
+  r.topic = "topic";
+  r.msg_id = "id-1";
+  r.payload = "ignored";
+  r.produce_time = kT0;
+  r.trigger_time = kT0 + Millis(5'000);
+  r.expire_time = kT0 + Millis(65'000);
+  r.max_retry = 7;
+  r.retry = 3;
+  r.phase = Phase::kDelivered;
+  r.end_status = MsgStatus::kWaiting;
+  r.visible_at = kT0 + Millis(35'000);
+  r.ended_at = TimePoint{};
+  r.seq = 123'456'789'012ULL;
+  return r;
+}
+
+// Every field but topic, msg_id and payload.
+void ExpectSameScalars(const MessageRecord& a, const MessageRecord& b) {
+  MessageRecord x = core::CopyWithoutPayload(a);
+  MessageRecord y = core::CopyWithoutPayload(b);
+  x.topic = y.topic = "";
+  x.msg_id = y.msg_id = "";
+  EXPECT_EQ(x, y);
+}
+
+TEST(CodecTest, MetaRoundTrip) {
+  MessageRecord r = SampleRecord();
+  MessageRecord out;
+  ASSERT_TRUE(DecodeMeta(EncodeMeta(r), &out).ok());
+  ExpectSameScalars(out, r);
+  EXPECT_EQ(out.payload, "");  // metadata carries no payload
+
+  r.phase = Phase::kEnded;
+  r.end_status = MsgStatus::kRetryExhaust;
+  r.ended_at = kT0 + Millis(1);
+  ASSERT_TRUE(DecodeMeta(EncodeMeta(r), &out).ok());
+  ExpectSameScalars(out, r);
+}
+
+TEST(CodecTest, MetaRoundTripExtremes) {
+  MessageRecord r = SampleRecord();
+  r.produce_time = kTimeMin;
+  r.trigger_time = FromEpochMs(-1);
+  r.expire_time = kTimeMax;
+  r.visible_at = kTimeMax;
+  r.max_retry = std::numeric_limits<int32_t>::max();
+  r.retry = std::numeric_limits<int64_t>::max();
+  r.seq = std::numeric_limits<uint64_t>::max();
+  MessageRecord out;
+  ASSERT_TRUE(DecodeMeta(EncodeMeta(r), &out).ok());
+  ExpectSameScalars(out, r);
+}
+
+TEST(CodecTest, VisValueRoundTripCarriesMsgId) {
+  MessageRecord r = SampleRecord();
+  r.msg_id = std::string("nul\0inside-中文", 17);
+  MessageRecord out;
+  ASSERT_TRUE(DecodeVisValue(EncodeVisValue(r), &out).ok());
+  EXPECT_EQ(out.msg_id, r.msg_id);
+  ExpectSameScalars(out, r);
+}
+
+TEST(CodecTest, CorruptMetaIsCorruption) {
+  std::string good = EncodeMeta(SampleRecord());
+  MessageRecord out;
+  EXPECT_EQ(DecodeMeta("", &out).code(), Errc::kCorruption);
+  std::string bad_version = good;
+  bad_version[0] = 99;
+  EXPECT_EQ(DecodeMeta(bad_version, &out).code(), Errc::kCorruption);
+  for (size_t n = 0; n < good.size(); ++n) {  // every truncation
+    EXPECT_EQ(DecodeMeta(good.substr(0, n), &out).code(), Errc::kCorruption) << n;
+  }
+  EXPECT_EQ(DecodeMeta(good + "x", &out).code(), Errc::kCorruption);  // trailing bytes
+  // Phase and status out of range.
+  MessageRecord r = SampleRecord();
+  std::string enc = EncodeMeta(r);
+  size_t phase_at = 1 + 8 * 3 + 4 + 8;
+  std::string bad_phase = enc;
+  bad_phase[phase_at] = 3;
+  EXPECT_EQ(DecodeMeta(bad_phase, &out).code(), Errc::kCorruption);
+  std::string bad_status = enc;
+  bad_status[phase_at + 1] = 0;
+  EXPECT_EQ(DecodeMeta(bad_status, &out).code(), Errc::kCorruption);
+  bad_status[phase_at + 1] = 8;
+  EXPECT_EQ(DecodeMeta(bad_status, &out).code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, CorruptVisValueIsCorruption) {
+  MessageRecord out;
+  EXPECT_EQ(DecodeVisValue("", &out).code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisValue(std::string(1, '\x7f'), &out).code(), Errc::kCorruption);  // long id
+  std::string good = EncodeVisValue(SampleRecord());
+  EXPECT_EQ(DecodeVisValue(good.substr(0, good.size() - 1), &out).code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisValue("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", &out).code(),
+            Errc::kCorruption);  // a varint that never ends
+}
+
+TEST(CodecTest, TimesSortInKeysNegativeFirst) {
+  std::vector<int64_t> times = {
+      std::numeric_limits<int64_t>::min(), -1'000'000, -2, -1, 0, 1, 255, 256, 1'700'000'000'000,
+      std::numeric_limits<int64_t>::max()};
+  for (size_t i = 0; i + 1 < times.size(); ++i) {
+    std::string a, b;
+    AppendTime(a, FromEpochMs(times[i]));
+    AppendTime(b, FromEpochMs(times[i + 1]));
+    EXPECT_EQ(a.size(), 8u);
+    EXPECT_LT(a, b) << times[i] << " vs " << times[i + 1];
+    EXPECT_LT(HistKey("ns", "t", FromEpochMs(times[i])),
+              HistKey("ns", "t", FromEpochMs(times[i + 1])));
+    EXPECT_LT(RetentionKey("ns", FromEpochMs(times[i]), 9),
+              RetentionKey("ns", FromEpochMs(times[i + 1]), 0));
+  }
+}
+
+TEST(CodecTest, VisKeysSortByKindThenTimeThenSeq) {
+  std::vector<std::string> keys;
+  std::vector<std::tuple<int, int64_t, uint64_t>> want;
+  for (VisKind kind : {VisKind::kPending, VisKind::kDelivered}) {
+    for (int64_t t : {-5'000LL, -1LL, 0LL, 1LL, 300LL, 1'700'000'000'000LL}) {
+      for (uint64_t seq : {0ULL, 1ULL, 255ULL, 256ULL, 1ULL << 40, ~0ULL}) {
+        keys.push_back(VisKey("ns", "topic", kind, FromEpochMs(t), seq));
+        want.emplace_back(static_cast<int>(kind), t, seq);
+      }
+    }
+  }
+  std::vector<size_t> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 rng(7);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    EXPECT_LT(want[order[i]], want[order[i + 1]]) << i;
+  }
+  // And each decodes back.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Result<VisKeyParts> p = DecodeVisKey("ns", keys[i]);
+    ASSERT_TRUE(p.has_value()) << p.error().ToString();
+    EXPECT_EQ(p->topic, "topic");
+    EXPECT_EQ(static_cast<int>(p->kind), std::get<0>(want[i]));
+    EXPECT_EQ(ToEpochMs(p->t), std::get<1>(want[i]));
+    EXPECT_EQ(p->seq, std::get<2>(want[i]));
+  }
+}
+
+TEST(CodecTest, TopicsNeverShareAPrefix) {
+  // "a" and "ab": a length-prefixed topic cannot be a prefix of another topic's keys.
+  std::string a = TopicPrefix("ns", "a");
+  std::string ab = TopicPrefix("ns", "ab");
+  EXPECT_NE(ab.substr(0, a.size()), a);
+  std::string vis_a = VisKey("ns", "a", VisKind::kDelivered, kTimeMax, ~0ULL);
+  EXPECT_TRUE(vis_a < PrefixEnd(a));
+  EXPECT_FALSE(VisKey("ns", "ab", VisKind::kPending, kTimeMin, 0) < PrefixEnd(a) &&
+               VisKey("ns", "ab", VisKind::kPending, kTimeMin, 0) >= a);
+  // Namespaces likewise.
+  EXPECT_NE(RecordKey("n", "st", "id").substr(0, TopicPrefix("ns", "t").size()),
+            TopicPrefix("ns", "t"));
+  EXPECT_NE(RetentionKey("n", kT0, 1).substr(0, RetentionPrefix("ns").size()),
+            RetentionPrefix("ns"));
+}
+
+TEST(CodecTest, PrefixEnd) {
+  EXPECT_EQ(PrefixEnd("abc"), "abd");
+  EXPECT_EQ(PrefixEnd(std::string("a\xff", 2)), "b");
+  EXPECT_EQ(PrefixEnd(std::string("\xff\xff", 2)), "");  // no upper bound
+  EXPECT_EQ(PrefixEnd(""), "");
+  std::string p = TopicPrefix("ns", "t");
+  EXPECT_LT(p + std::string(100, '\xff'), PrefixEnd(p));
+}
+
+TEST(CodecTest, VisKeyOfAnotherNamespaceOrGarbageIsCorruption) {
+  std::string key = VisKey("ns", "t", VisKind::kPending, kT0, 5);
+  EXPECT_EQ(DecodeVisKey("other", key).error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisKey("ns", key.substr(0, key.size() - 1)).error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisKey("ns", key + "x").error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisKey("ns", "").error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeVisKey("ns", TopicPrefix("ns", "t")).error().code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, HistKeyRoundTripAndCorruption) {
+  for (int64_t t : {-7LL, 0LL, 1'700'000'000'123LL}) {
+    Result<TimePoint> got = DecodeHistKeyTime("ns", "t", HistKey("ns", "t", FromEpochMs(t)));
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(ToEpochMs(*got), t);
+  }
+  std::string key = HistKey("ns", "t", kT0);
+  EXPECT_EQ(DecodeHistKeyTime("ns", "u", key).error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeHistKeyTime("ns", "t", key.substr(0, key.size() - 1)).error().code(),
+            Errc::kCorruption);
+  EXPECT_EQ(DecodeHistKeyTime("ns", "t", key + "x").error().code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, CounterRoundTrip) {
+  for (int64_t v :
+       std::vector<int64_t>{0, 1, -1, int64_t{1} << 40, std::numeric_limits<int64_t>::min()}) {
+    EXPECT_EQ(EncodeCounter(v).size(), 8u);
+    EXPECT_EQ(DecodeCounter(EncodeCounter(v)), v);
+  }
+  EXPECT_EQ(EncodeCounter(1), std::string("\x01\0\0\0\0\0\0\0", 8));  // little-endian
+  EXPECT_EQ(DecodeCounter("short"), 0);
+}
+
+TEST(CodecTest, RetentionRoundTripAndCorruption) {
+  std::string topic("t\0with nul", 10);
+  std::string key = RetentionKey("ns", FromEpochMs(-3), 77);
+  std::string value = EncodeRetentionValue(topic, "msg/中文");
+  Result<RetentionEntry> e = DecodeRetention("ns", key, value);
+  ASSERT_TRUE(e.has_value()) << e.error().ToString();
+  EXPECT_EQ(ToEpochMs(e->purge_at), -3);
+  EXPECT_EQ(e->seq, 77u);
+  EXPECT_EQ(e->topic, topic);
+  EXPECT_EQ(e->msg_id, "msg/中文");
+  EXPECT_EQ(key.substr(0, RetentionPrefix("ns").size()), RetentionPrefix("ns"));
+  EXPECT_EQ(DecodeRetention("other", key, value).error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeRetention("ns", key + "x", value).error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeRetention("ns", key, "").error().code(), Errc::kCorruption);
+  EXPECT_EQ(DecodeRetention("ns", key,
+                            "\x05"
+                            "ab")
+                .error()
+                .code(),
+            Errc::kCorruption);
+  // Same purge time: by seq.
+  EXPECT_LT(RetentionKey("ns", kT0, 1), RetentionKey("ns", kT0, 2));
+  EXPECT_LT(RetentionKey("ns", kT0, 255), RetentionKey("ns", kT0, 256));
+}
+
+TEST(CodecTest, RecordKeysOfOneTopicShareItsPrefix) {
+  std::string p = TopicPrefix("ns", "t");
+  for (const std::string& id : std::vector<std::string>{"", "a", "zzz", std::string(300, 'x')}) {
+    std::string k = RecordKey("ns", "t", id);
+    EXPECT_EQ(k.substr(0, p.size()), p);
+    EXPECT_LT(k, PrefixEnd(p));
+  }
+  // Long topics and namespaces (multi-byte varint lengths) stay distinct.
+  EXPECT_NE(TopicPrefix(std::string(200, 'n'), "t"), TopicPrefix("n", std::string(200, 'n') + "t"));
+}
+
+TEST(CodecTest, CfNames) {
+  EXPECT_EQ(CfName(Cf::kMeta), "meta");
+  EXPECT_EQ(CfName(Cf::kRecords), "records");
+  EXPECT_EQ(CfName(Cf::kPayloads), "payloads");
+  EXPECT_EQ(CfName(Cf::kVis), "vis");
+  EXPECT_EQ(CfName(Cf::kHist), "hist");
+  EXPECT_EQ(CfName(Cf::kRetention), "retention");
+}
+
+}  // namespace
+}  // namespace chronoq::storage

@@ -1,0 +1,117 @@
+// KvStore: the ordered key-value store under the message store (docs/storage-format.md): column
+// families of byte-string keys in lexicographic order, point reads, bounded iterators, and atomic
+// batches of puts, deletes and 64-bit merge-adds. Two implementations: RocksDB (durable, the
+// default) and an in-memory map (`--storage=memory`, tests). Keys and values are encoded by
+// storage/codec.h; nothing above the storage module sees this interface's bytes.
+//
+// Commit semantics. Every batch is applied atomically and in the order Commit() is called. Reads
+// (Get, iterators) see the puts and deletes of every committed batch as soon as Commit() returns,
+// also when its durability is still pending (read-your-writes). Counter additions (Add) are
+// visible only once durable: read counters when no batch is pending (recovery, rebuild).
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "base/unique_function.h"
+
+namespace chronoq::storage {
+
+enum class Cf : uint8_t {
+  kMeta = 0,       // store identity, sequence reservation
+  kRecords = 1,    // message metadata by (topic, msgId)
+  kPayloads = 2,   // payloads by (topic, msgId)
+  kVis = 3,        // in-life messages by (topic, kind, visible_at, seq)
+  kHist = 4,       // per topic: waiting messages per trigger millisecond (merge-add counters)
+  kRetention = 5,  // ended messages by (purge_at, seq)
+};
+inline constexpr int kCfCount = 6;
+std::string_view CfName(Cf cf);
+
+class KvBatch {
+ public:
+  enum class Kind : uint8_t { kPut, kDelete, kAdd };
+  struct Op {
+    Kind kind;
+    Cf cf;
+    std::string key;
+    std::string value;  // kPut
+    int64_t delta = 0;  // kAdd
+  };
+
+  void Put(Cf cf, std::string key, std::string value) {
+    ops_.push_back(Op{Kind::kPut, cf, std::move(key), std::move(value), 0});
+  }
+  void Delete(Cf cf, std::string key) {
+    ops_.push_back(Op{Kind::kDelete, cf, std::move(key), {}, 0});
+  }
+  // Adds `delta` to the signed 64-bit counter at key (absent counts as 0).
+  void Add(Cf cf, std::string key, int64_t delta) {
+    ops_.push_back(Op{Kind::kAdd, cf, std::move(key), {}, delta});
+  }
+
+  const std::vector<Op>& ops() const { return ops_; }
+  std::vector<Op>& mutable_ops() { return ops_; }
+  bool empty() const { return ops_.empty(); }
+  size_t size() const { return ops_.size(); }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+// Walks the keys of one column family in [lower, upper), in order.
+class KvIterator {
+ public:
+  virtual ~KvIterator() = default;
+  virtual bool Valid() const = 0;
+  virtual void Next() = 0;
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+  // The error that ended the walk, if any (Valid() is then false).
+  virtual Status status() const = 0;
+};
+
+class KvStore {
+ public:
+  virtual ~KvStore() = default;
+
+  // The value at key, or std::nullopt. For counters (Add), the 8-byte little-endian sum.
+  // Errors: kIOError, kCorruption.
+  virtual Result<std::optional<std::string>> Get(Cf cf, std::string_view key) = 0;
+
+  // An iterator over [lower, upper); empty bounds mean unbounded.
+  virtual std::unique_ptr<KvIterator> Scan(Cf cf, std::string lower, std::string upper) = 0;
+
+  // Applies the batch. Returns its outcome when it was made durable before returning (`done` is
+  // then dropped, never called); returns std::nullopt when durability follows later (group
+  // commit): `done` then runs exactly once, on another thread, with the outcome. Either way the
+  // batch is visible to reads when Commit returns, unless it returned an error.
+  virtual std::optional<Status> Commit(KvBatch batch, UniqueFunction<void(Status)> done) = 0;
+
+  // Called (on the thread that writes) when a batch whose Commit returned std::nullopt failed,
+  // before the `done` callbacks of the failed batches run. Until ResumeAfterFailure(), every
+  // pending and later batch fails too and none is applied, so that the owner can rebuild its
+  // state from what is durable. Set it before use; setting it again (nullptr before the owner
+  // goes away) waits for a call in progress.
+  virtual void SetFailureHandler(UniqueFunction<void(Status)> handler) = 0;
+  // Ends the failed state: batches still queued from before are failed (not written), later
+  // ones are written. REQUIRES: no Commit runs concurrently.
+  virtual void ResumeAfterFailure() = 0;
+
+  // For stores that write later: writes what is still queued, runs those batches' callbacks and
+  // refuses later batches (kUnavailable); reads keep working. Called at shutdown, while the
+  // callbacks' targets still exist.
+  virtual void Close() {}
+
+  // Operational figures ("live data bytes", ...), for logs and metrics.
+  virtual std::vector<std::pair<std::string, int64_t>> Stats() { return {}; }
+};
+
+}  // namespace chronoq::storage

@@ -1,0 +1,151 @@
+#include "storage/message_store.h"
+
+namespace chronoq::storage {
+namespace {
+
+VisKind KindOf(const core::MessageRecord& r) {
+  return r.phase == core::Phase::kDelivered ? VisKind::kDelivered : VisKind::kPending;
+}
+
+bool InLifePhase(const core::MessageRecord& r) { return r.phase != core::Phase::kEnded; }
+
+}  // namespace
+
+void MessageStore::Batch::PutRecord(const core::MessageRecord& r) {
+  kv_.Put(Cf::kRecords, RecordKey(s_->ns_, r.topic, r.msg_id), EncodeMeta(r));
+}
+
+void MessageStore::Batch::PutPayload(const core::MessageRecord& r) {
+  kv_.Put(Cf::kPayloads, RecordKey(s_->ns_, r.topic, r.msg_id), r.payload);
+}
+
+void MessageStore::Batch::DeleteRecord(std::string_view topic, std::string_view msg_id) {
+  std::string key = RecordKey(s_->ns_, topic, msg_id);
+  kv_.Delete(Cf::kRecords, key);
+  kv_.Delete(Cf::kPayloads, std::move(key));
+}
+
+void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
+                                  const core::MessageRecord* after) {
+  if (before != nullptr && InLifePhase(*before)) {
+    kv_.Delete(Cf::kVis, VisKey(s_->ns_, before->topic, KindOf(*before), before->visible_at,
+                                before->seq));
+  }
+  if (after != nullptr && InLifePhase(*after)) {
+    kv_.Put(Cf::kVis, VisKey(s_->ns_, after->topic, KindOf(*after), after->visible_at, after->seq),
+            EncodeVisValue(*after));
+  }
+}
+
+void MessageStore::Batch::HistAdd(std::string_view topic, TimePoint trigger, int64_t delta) {
+  if (delta != 0) kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
+}
+
+void MessageStore::Batch::PutRetention(TimePoint purge_at, uint64_t seq, std::string_view topic,
+                                       std::string_view msg_id) {
+  kv_.Put(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq),
+          EncodeRetentionValue(topic, msg_id));
+}
+
+void MessageStore::Batch::DeleteRetention(TimePoint purge_at, uint64_t seq) {
+  kv_.Delete(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq));
+}
+
+void MessageStore::Batch::PutMeta(std::string_view name, std::string value) {
+  kv_.Put(Cf::kMeta, s_->MetaKey(name), std::move(value));
+}
+
+std::string MessageStore::MetaKey(std::string_view name) const {
+  std::string key = TopicPrefix(ns_, "");
+  key.append(name);
+  return key;
+}
+
+Result<std::optional<std::string>> MessageStore::GetMeta(std::string_view name) {
+  return kv_->Get(Cf::kMeta, MetaKey(name));
+}
+
+Result<std::optional<core::MessageRecord>> MessageStore::GetRecord(std::string_view topic,
+                                                                   std::string_view msg_id,
+                                                                   bool with_payload) {
+  std::string key = RecordKey(ns_, topic, msg_id);
+  CQ_ASSIGN_OR_RETURN(std::optional<std::string> meta, kv_->Get(Cf::kRecords, key));
+  if (!meta) return std::optional<core::MessageRecord>();
+  core::MessageRecord r;
+  CQ_RETURN_IF_ERROR(DecodeMeta(*meta, &r));
+  r.topic = std::string(topic);
+  r.msg_id = std::string(msg_id);
+  if (with_payload) {
+    CQ_ASSIGN_OR_RETURN(std::optional<std::string> payload, kv_->Get(Cf::kPayloads, key));
+    if (payload) r.payload = std::move(*payload);
+  }
+  return std::optional<core::MessageRecord>(std::move(r));
+}
+
+Result<std::optional<std::string>> MessageStore::GetPayload(std::string_view topic,
+                                                            std::string_view msg_id) {
+  return kv_->Get(Cf::kPayloads, RecordKey(ns_, topic, msg_id));
+}
+
+Status MessageStore::ScanVis(std::string_view topic, VisKind kind, TimePoint from_t,
+                             uint64_t from_seq, TimePoint to_t, const RecordFn& fn) {
+  std::string lower = VisKey(ns_, topic, kind, from_t, from_seq);
+  std::string upper = VisKey(ns_, topic, kind, to_t, 0);
+  if (to_t == kTimeMax) {
+    std::string prefix = TopicPrefix(ns_, topic);
+    prefix.push_back(static_cast<char>(kind));
+    upper = PrefixEnd(prefix);
+  }
+  auto it = kv_->Scan(Cf::kVis, std::move(lower), std::move(upper));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(VisKeyParts parts, DecodeVisKey(ns_, it->key()));
+    core::MessageRecord r;
+    CQ_RETURN_IF_ERROR(DecodeVisValue(it->value(), &r));
+    r.topic = std::move(parts.topic);
+    if (!fn(std::move(r))) break;
+  }
+  return it->status();
+}
+
+Status MessageStore::ScanHist(std::string_view topic,
+                              const std::function<void(TimePoint, int64_t)>& fn) {
+  std::string prefix = TopicPrefix(ns_, topic);
+  auto it = kv_->Scan(Cf::kHist, prefix, PrefixEnd(prefix));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(TimePoint t, DecodeHistKeyTime(ns_, topic, it->key()));
+    int64_t n = DecodeCounter(it->value());
+    if (n != 0) fn(t, n);
+  }
+  return it->status();
+}
+
+Status MessageStore::ListTopics(const std::function<void(const std::string&)>& fn) {
+  // Skip-scan: read the first visibility key of a topic, then seek past the whole topic.
+  std::string ns_prefix = TopicPrefix(ns_, "");
+  ns_prefix.pop_back();  // drop the empty topic's length byte: the namespace prefix alone
+  std::string lower = ns_prefix;
+  const std::string upper = PrefixEnd(ns_prefix);
+  for (;;) {
+    auto it = kv_->Scan(Cf::kVis, lower, upper);
+    if (!it->Valid()) return it->status();
+    CQ_ASSIGN_OR_RETURN(VisKeyParts parts, DecodeVisKey(ns_, it->key()));
+    fn(parts.topic);
+    lower = PrefixEnd(TopicPrefix(ns_, parts.topic));
+  }
+}
+
+Status MessageStore::ScanRetention(
+    const std::string& after_key, TimePoint until,
+    const std::function<bool(const RetentionEntry&, const std::string& key)>& fn) {
+  std::string prefix = RetentionPrefix(ns_);
+  std::string lower = after_key.empty() ? prefix : after_key + '\0';  // exclusive of after_key
+  std::string upper = RetentionKey(ns_, SaturatingAdd(until, Millis(1)), 0);
+  auto it = kv_->Scan(Cf::kRetention, std::move(lower), std::move(upper));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(RetentionEntry e, DecodeRetention(ns_, it->key(), it->value()));
+    if (!fn(e, std::string(it->key()))) break;
+  }
+  return it->status();
+}
+
+}  // namespace chronoq::storage

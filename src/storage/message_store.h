@@ -1,0 +1,92 @@
+// MessageStore: the engine's view of durable state, on top of a KvStore (docs/storage-format.md).
+// A message's metadata and payload are kept apart, so lifecycle changes never rewrite payloads;
+// every in-life message has one visibility entry ordered by (visible_at, seq) per topic; waiting
+// messages beyond the engine's memory horizon are summarised per trigger millisecond (hist); ended
+// messages are indexed by purge time (retention).
+//
+// Thread-safety: as the KvStore (all methods thread-safe). A Batch is used by one thread.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "core/message.h"
+#include "storage/codec.h"
+#include "storage/kv.h"
+
+namespace chronoq::storage {
+
+class MessageStore {
+ public:
+  // Typed writes, encoded at once; committed together by MessageStore::Commit.
+  class Batch {
+   public:
+    explicit Batch(const MessageStore* store) : s_(store) {}
+    // The record's metadata (every field but its payload).
+    void PutRecord(const core::MessageRecord& r);
+    void PutPayload(const core::MessageRecord& r);
+    // Removes metadata and payload.
+    void DeleteRecord(std::string_view topic, std::string_view msg_id);
+    // Moves a message's visibility entry: removes `before`'s (when given and in life) and adds
+    // `after`'s (when given and in life).
+    void MoveVis(const core::MessageRecord* before, const core::MessageRecord* after);
+    // Adds delta waiting messages with this trigger time to the topic's histogram.
+    void HistAdd(std::string_view topic, TimePoint trigger, int64_t delta);
+    void PutRetention(TimePoint purge_at, uint64_t seq, std::string_view topic,
+                      std::string_view msg_id);
+    void DeleteRetention(TimePoint purge_at, uint64_t seq);
+    void PutMeta(std::string_view name, std::string value);
+
+    bool empty() const { return kv_.empty(); }
+    size_t size() const { return kv_.size(); }
+    KvBatch Take() { return std::move(kv_); }
+
+   private:
+    const MessageStore* s_;
+    KvBatch kv_;
+  };
+
+  MessageStore(KvStore* kv, std::string ns) : kv_(kv), ns_(std::move(ns)) {}
+
+  const std::string& ns() const { return ns_; }
+  KvStore* kv() { return kv_; }
+
+  // The record topic/msg_id, with its payload when `with_payload`; nullopt when absent.
+  // Errors: kIOError, kCorruption.
+  Result<std::optional<core::MessageRecord>> GetRecord(std::string_view topic,
+                                                       std::string_view msg_id,
+                                                       bool with_payload);
+  Result<std::optional<std::string>> GetPayload(std::string_view topic, std::string_view msg_id);
+
+  // Visibility entries of one topic and kind with (t, seq) in [from, to) in order, until `fn`
+  // returns false. Records come with topic and metadata, without payload.
+  using RecordFn = std::function<bool(core::MessageRecord&&)>;
+  Status ScanVis(std::string_view topic, VisKind kind, TimePoint from_t, uint64_t from_seq,
+                 TimePoint to_t, const RecordFn& fn);
+  // The histogram of a topic: (trigger time, waiting messages), in time order.
+  Status ScanHist(std::string_view topic, const std::function<void(TimePoint, int64_t)>& fn);
+  // Every topic with an in-life message (visibility entries), once each.
+  Status ListTopics(const std::function<void(const std::string&)>& fn);
+  // Retention entries with purge time <= until, from `after` on (exclusive; empty: the start),
+  // until `fn` returns false.
+  Status ScanRetention(const std::string& after_key, TimePoint until,
+                       const std::function<bool(const RetentionEntry&, const std::string& key)>& fn);
+
+  Result<std::optional<std::string>> GetMeta(std::string_view name);
+
+  Batch NewBatch() const { return Batch(this); }
+  // See KvStore::Commit.
+  std::optional<Status> Commit(Batch batch, UniqueFunction<void(Status)> done) {
+    return kv_->Commit(batch.Take(), std::move(done));
+  }
+
+ private:
+  std::string MetaKey(std::string_view name) const;
+  KvStore* kv_;
+  const std::string ns_;
+};
+
+}  // namespace chronoq::storage

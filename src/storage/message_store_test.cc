@@ -1,0 +1,286 @@
+#include "storage/message_store.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/state_machine.h"
+#include "storage/memory/mem_kv.h"
+
+namespace chronoq::storage {
+namespace {
+
+using core::MessageRecord;
+using core::Phase;
+
+const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
+
+MessageRecord Rec(const std::string& topic, const std::string& id, int64_t delay_ms, uint64_t seq) {
+  return core::CreateRecord(
+      core::NewMessage{topic, id, "payload-" + id, Millis(delay_ms), Millis(3'600'000), 3}, kT0,
+      seq);
+}
+
+class MessageStoreTest : public ::testing::Test {
+ protected:
+  void Commit(MessageStore::Batch b) {
+    std::optional<Status> s = store_.Commit(std::move(b), [](Status) {});
+    ASSERT_TRUE(s.has_value() && s->ok());
+  }
+  // Stores a fresh message as the engine does: record, payload, visibility, histogram.
+  void Put(const MessageRecord& r) {
+    MessageStore::Batch b = store_.NewBatch();
+    b.PutRecord(r);
+    b.PutPayload(r);
+    b.MoveVis(nullptr, &r);
+    b.HistAdd(r.topic, r.trigger_time, 1);
+    Commit(std::move(b));
+  }
+  std::vector<std::string> Vis(MessageStore& s, const std::string& topic, VisKind kind,
+                               TimePoint from = kTimeMin, uint64_t from_seq = 0,
+                               TimePoint to = kTimeMax) {
+    std::vector<std::string> ids;
+    Status st = s.ScanVis(topic, kind, from, from_seq, to, [&](MessageRecord&& r) {
+      EXPECT_EQ(r.topic, topic);
+      ids.push_back(r.msg_id);
+      return true;
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return ids;
+  }
+  std::vector<std::pair<int64_t, int64_t>> Hist(const std::string& topic) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    EXPECT_TRUE(store_
+                    .ScanHist(topic, [&](TimePoint t,
+                                         int64_t n) { out.emplace_back((t - kT0).count(), n); })
+                    .ok());
+    return out;
+  }
+  std::vector<std::string> Topics(MessageStore& s) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(s.ListTopics([&](const std::string& t) { out.push_back(t); }).ok());
+    return out;
+  }
+
+  MemKv kv_;
+  MessageStore store_{&kv_, "ns"};
+};
+
+TEST_F(MessageStoreTest, RecordAndPayloadRoundTrip) {
+  MessageRecord r = Rec("t", "a", 1'000, 1);
+  Put(r);
+  auto got = store_.GetRecord("t", "a", /*with_payload=*/true);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ(**got, r);
+  auto meta_only = store_.GetRecord("t", "a", false);
+  ASSERT_TRUE(meta_only.has_value() && meta_only->has_value());
+  EXPECT_EQ((*meta_only)->payload, "");
+  EXPECT_EQ((*meta_only)->seq, 1u);
+  EXPECT_EQ(*store_.GetPayload("t", "a"), std::optional<std::string>("payload-a"));
+  EXPECT_EQ(*store_.GetRecord("t", "b", true), std::nullopt);
+  EXPECT_EQ(*store_.GetRecord("u", "a", true), std::nullopt);
+
+  MessageStore::Batch b = store_.NewBatch();
+  b.DeleteRecord("t", "a");
+  Commit(std::move(b));
+  EXPECT_EQ(*store_.GetRecord("t", "a", true), std::nullopt);
+  EXPECT_EQ(*store_.GetPayload("t", "a"), std::nullopt);
+}
+
+TEST_F(MessageStoreTest, MoveVisFollowsTheLifecycle) {
+  MessageRecord r = Rec("t", "a", 0, 1);
+  Put(r);
+  EXPECT_EQ(Vis(store_, "t", VisKind::kPending), std::vector<std::string>{"a"});
+  EXPECT_TRUE(Vis(store_, "t", VisKind::kDelivered).empty());
+
+  MessageRecord delivered =
+      *core::Apply(r, core::Event{core::EventKind::kDeliver, Millis(5'000)}, kT0);
+  MessageStore::Batch b = store_.NewBatch();
+  b.MoveVis(&r, &delivered);
+  Commit(std::move(b));
+  EXPECT_TRUE(Vis(store_, "t", VisKind::kPending).empty());
+  EXPECT_EQ(Vis(store_, "t", VisKind::kDelivered), std::vector<std::string>{"a"});
+  // The visibility value carries the metadata: loading needs no second read.
+  store_
+      .ScanVis("t", VisKind::kDelivered, kTimeMin, 0, kTimeMax,
+               [&](MessageRecord&& got) {
+                 EXPECT_EQ(got, core::CopyWithoutPayload(delivered));
+                 return true;
+               })
+      .ok();
+
+  MessageRecord acked = *core::Apply(delivered, core::Event{core::EventKind::kAck}, kT0);
+  MessageStore::Batch b2 = store_.NewBatch();
+  b2.MoveVis(&delivered, &acked);  // ended: no visibility entry
+  Commit(std::move(b2));
+  EXPECT_TRUE(Vis(store_, "t", VisKind::kPending).empty());
+  EXPECT_TRUE(Vis(store_, "t", VisKind::kDelivered).empty());
+  EXPECT_TRUE(Topics(store_).empty());
+}
+
+TEST_F(MessageStoreTest, ScanVisBoundsAndOrder) {
+  // Sent out of order; scanned by (visible_at, seq).
+  Put(Rec("t", "c", 300, 3));
+  Put(Rec("t", "a", 100, 1));
+  Put(Rec("t", "b2", 200, 5));
+  Put(Rec("t", "b1", 200, 4));
+  Put(Rec("t", "neg", -50, 6));  // visible now
+  Put(Rec("u", "x", 150, 2));    // another topic
+  EXPECT_EQ(Vis(store_, "t", VisKind::kPending),
+            (std::vector<std::string>{"neg", "a", "b1", "b2", "c"}));
+  // [ (200, 5), 300 ): from the middle of a millisecond, exclusive upper time.
+  EXPECT_EQ(Vis(store_, "t", VisKind::kPending, kT0 + Millis(200), 5, kT0 + Millis(300)),
+            std::vector<std::string>{"b2"});
+  EXPECT_EQ(Vis(store_, "t", VisKind::kPending, kT0 + Millis(200), 0, kT0 + Millis(301)),
+            (std::vector<std::string>{"b1", "b2", "c"}));
+  // Stops when the callback says so.
+  int n = 0;
+  ASSERT_TRUE(store_
+                  .ScanVis("t", VisKind::kPending, kTimeMin, 0, kTimeMax,
+                           [&](MessageRecord&&) { return ++n < 2; })
+                  .ok());
+  EXPECT_EQ(n, 2);
+}
+
+TEST_F(MessageStoreTest, HistAddCountsPerTriggerTime) {
+  Put(Rec("t", "a", 100, 1));
+  Put(Rec("t", "b", 100, 2));
+  Put(Rec("t", "c", -1'000, 3));  // trigger time is now (delay <= 0)
+  Put(Rec("u", "x", 100, 4));
+  EXPECT_EQ(Hist("t"), (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {100, 2}}));
+  MessageStore::Batch b = store_.NewBatch();
+  b.HistAdd("t", kT0 + Millis(100), -2);
+  b.HistAdd("t", kT0 + Millis(5), 0);  // no-op
+  EXPECT_EQ(b.size(), 1u);
+  Commit(std::move(b));
+  EXPECT_EQ(Hist("t"), (std::vector<std::pair<int64_t, int64_t>>{{0, 1}}));
+  EXPECT_EQ(Hist("u"), (std::vector<std::pair<int64_t, int64_t>>{{100, 1}}));
+  EXPECT_TRUE(Hist("nobody").empty());
+}
+
+TEST_F(MessageStoreTest, RetentionScanWithCursor) {
+  MessageStore::Batch b = store_.NewBatch();
+  for (int i = 0; i < 10; ++i) {
+    b.PutRetention(kT0 + Millis(100 * i), 100 + i, "t", "m" + std::to_string(i));
+  }
+  b.PutRetention(kT0 + Millis(100), 99, "u", "same-time-lower-seq");
+  Commit(std::move(b));
+  MessageStore other(&kv_, "other");  // another namespace sees none of it
+  MessageStore::Batch ob = other.NewBatch();
+  ob.PutRetention(kT0, 1, "t", "theirs");
+  Commit(std::move(ob));
+
+  auto scan = [&](const std::string& after, TimePoint until, size_t max, std::string* last_key) {
+    std::vector<std::string> ids;
+    EXPECT_TRUE(store_
+                    .ScanRetention(after, until,
+                                   [&](const RetentionEntry& e, const std::string& key) {
+                                     ids.push_back(e.msg_id);
+                                     *last_key = key;
+                                     return ids.size() < max;
+                                   })
+                    .ok());
+    return ids;
+  };
+  std::string last;
+  // Up to and including `until`.
+  EXPECT_EQ(scan("", kT0 + Millis(200), 100, &last),
+            (std::vector<std::string>{"m0", "same-time-lower-seq", "m1", "m2"}));
+  // In pages: resume after the last key seen.
+  std::vector<std::string> paged;
+  std::string cursor;
+  for (;;) {
+    std::string page_last;
+    std::vector<std::string> page = scan(cursor, kTimeMax, 3, &page_last);
+    if (page.empty()) break;
+    paged.insert(paged.end(), page.begin(), page.end());
+    cursor = page_last;
+  }
+  EXPECT_EQ(paged.size(), 11u);
+  EXPECT_EQ(paged.front(), "m0");
+  EXPECT_EQ(paged.back(), "m9");
+  EXPECT_EQ(std::count(paged.begin(), paged.end(), "theirs"), 0);
+
+  // Deleting entries removes them from later scans.
+  MessageStore::Batch d = store_.NewBatch();
+  d.DeleteRetention(kT0, 100);
+  d.DeleteRetention(kT0 + Millis(100), 99);
+  Commit(std::move(d));
+  EXPECT_EQ(scan("", kT0 + Millis(100), 100, &last), std::vector<std::string>{"m1"});
+  // The other namespace still has its own.
+  int theirs = 0;
+  EXPECT_TRUE(other
+                  .ScanRetention("", kTimeMax,
+                                 [&](const RetentionEntry& e, const std::string&) {
+                                   EXPECT_EQ(e.msg_id, "theirs");
+                                   ++theirs;
+                                   return true;
+                                 })
+                  .ok());
+  EXPECT_EQ(theirs, 1);
+}
+
+TEST_F(MessageStoreTest, ListTopicsSkipsAcrossManyTopics) {
+  // 300 topics with several messages each, in both kinds, plus some whose names extend others'.
+  std::set<std::string> want;
+  uint64_t seq = 1;
+  for (int i = 0; i < 300; ++i) {
+    std::string topic = "topic-" + std::to_string(i);
+    want.insert(topic);
+    for (int j = 0; j < 5; ++j) Put(Rec(topic, "m" + std::to_string(j), j * 10, seq++));
+    if (i % 7 == 0) {
+      MessageRecord r = Rec(topic, "d", 0, seq++);
+      MessageRecord d = *core::Apply(r, core::Event{core::EventKind::kDeliver, Millis(10)}, kT0);
+      MessageStore::Batch b = store_.NewBatch();
+      b.MoveVis(nullptr, &d);
+      Commit(std::move(b));
+    }
+  }
+  for (const std::string& t : {std::string(""), std::string("a"), std::string("a\xff"),
+                               std::string(1, '\0'), std::string(200, 'z')}) {
+    want.insert(t);
+    Put(Rec(t, "x", 0, seq++));
+  }
+  // Another namespace, including one whose name extends "ns".
+  MessageStore other(&kv_, "ns2");
+  MessageStore::Batch ob = other.NewBatch();
+  MessageRecord theirs = Rec("theirs", "x", 0, 1);
+  ob.MoveVis(nullptr, &theirs);
+  Commit(std::move(ob));
+  MessageStore empty_ns(&kv_, "n");
+
+  std::vector<std::string> got = Topics(store_);
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), want);
+  EXPECT_EQ(got.size(), want.size());  // each once
+  EXPECT_EQ(Topics(other), std::vector<std::string>{"theirs"});
+  EXPECT_TRUE(Topics(empty_ns).empty());
+}
+
+TEST_F(MessageStoreTest, MetaIsPerNamespace) {
+  MessageStore::Batch b = store_.NewBatch();
+  b.PutMeta("seq", "1000");
+  Commit(std::move(b));
+  EXPECT_EQ(*store_.GetMeta("seq"), std::optional<std::string>("1000"));
+  MessageStore other(&kv_, "other");
+  EXPECT_EQ(*other.GetMeta("seq"), std::nullopt);
+  EXPECT_EQ(*store_.GetMeta("nope"), std::nullopt);
+}
+
+TEST_F(MessageStoreTest, CorruptVisEntryIsReported) {
+  KvBatch raw;
+  raw.Put(Cf::kVis, VisKey("ns", "t", VisKind::kPending, kT0, 1), "garbage");
+  ASSERT_TRUE(kv_.Commit(std::move(raw), nullptr)->ok());
+  Status s = store_.ScanVis("t", VisKind::kPending, kTimeMin, 0, kTimeMax,
+                            [](MessageRecord&&) { return true; });
+  EXPECT_EQ(s.code(), Errc::kCorruption);
+  KvBatch raw2;
+  raw2.Put(Cf::kRecords, RecordKey("ns", "t", "bad"), "x");
+  ASSERT_TRUE(kv_.Commit(std::move(raw2), nullptr)->ok());
+  EXPECT_EQ(store_.GetRecord("t", "bad", false).error().code(), Errc::kCorruption);
+}
+
+}  // namespace
+}  // namespace chronoq::storage

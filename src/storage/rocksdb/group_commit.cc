@@ -1,0 +1,132 @@
+// RocksKv's group commit: batches queue here, and a committer thread writes everything queued as
+// one WriteBatch (one WAL append, and with sync_writes one fsync), then runs the callbacks. Until
+// then, reads see queued batches through the overlay. Callers never write under their own locks,
+// and many requests share one write. A failed write fails every queued batch, empties the
+// overlay (reads see only what is durable) and refuses new batches until ResumeAfterFailure.
+#include <rocksdb/options.h>
+
+#include "base/log.h"
+#include "storage/rocksdb/rocks_kv_impl.h"
+
+namespace chronoq::storage {
+
+std::string RocksKv::Impl::OverlayKey(Cf cf, std::string_view key) {
+  std::string out;
+  out.reserve(key.size() + 1);
+  out.push_back(static_cast<char>(cf));
+  out.append(key);
+  return out;
+}
+
+std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) {
+  std::lock_guard lock(mu);
+  if (failed) return failure;
+  if (stop) return Unavailable("the store is closing");
+  uint64_t id = next_id++;
+  for (const KvBatch::Op& op : batch.ops()) {
+    if (op.kind == KvBatch::Kind::kAdd) continue;  // not read through the overlay (kv.h)
+    Overlay& o = overlay[OverlayKey(op.cf, op.key)];
+    o.value = op.kind == KvBatch::Kind::kPut ? std::optional<std::string>(op.value) : std::nullopt;
+    o.id = id;
+  }
+  const bool was_empty = queue.empty();
+  queue.push_back(Queued{std::move(batch), std::move(done), id});
+  if (was_empty) cv.notify_one();  // the committer waits only on an empty queue
+  return std::nullopt;
+}
+
+void RocksKv::Impl::StartCommitter() {
+  committer = std::thread([this] { CommitterLoop(); });
+}
+
+void RocksKv::Impl::StopCommitter() {
+  {
+    std::lock_guard lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  if (committer.joinable()) committer.join();
+}
+
+void RocksKv::Impl::CommitterLoop() {
+  rocksdb::WriteOptions wo;
+  wo.sync = options.sync_writes;
+  for (;;) {
+    std::deque<Queued> group;
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (queue.empty()) return;  // stopping, and everything is written
+      group.swap(queue);
+    }
+    rocksdb::WriteBatch wb;
+    for (const Queued& q : group) AppendToWriteBatch(q.batch, cfs, &wb);
+    Status s = FromRocks(db->Write(wo, &wb), "group commit");
+    std::deque<Queued> also_failed;
+    {
+      std::lock_guard lock(mu);
+      if (s.ok()) {
+        for (const Queued& q : group) {
+          for (const KvBatch::Op& op : q.batch.ops()) {
+            if (op.kind == KvBatch::Kind::kAdd) continue;
+            auto it = overlay.find(OverlayKey(op.cf, op.key));
+            if (it != overlay.end() && it->second.id == q.id) overlay.erase(it);
+          }
+        }
+      } else {
+        failed = true;
+        failure = s;
+        overlay.clear();
+        also_failed.swap(queue);
+      }
+    }
+    if (!s.ok()) {
+      // The owner hears first, so that its recovery is under way before any client hears.
+      std::lock_guard lock(handler_mu);
+      if (on_failure) on_failure(s);
+    }
+    for (Queued& q : group) q.done(s);
+    for (Queued& q : also_failed) q.done(s);
+  }
+}
+
+std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::string_view key) {
+  std::lock_guard lock(mu);
+  if (overlay.empty()) return std::nullopt;
+  auto it = overlay.find(OverlayKey(cf, key));
+  if (it == overlay.end()) return std::nullopt;
+  return it->second.value;
+}
+
+std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::OverlayRange(
+    Cf cf, const std::string& lower, const std::string& upper) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> out;
+  std::lock_guard lock(mu);
+  if (overlay.empty()) return out;
+  auto it = overlay.lower_bound(OverlayKey(cf, lower));
+  const std::string end = upper.empty() ? OverlayKey(static_cast<Cf>(static_cast<int>(cf) + 1), "")
+                                        : OverlayKey(cf, upper);
+  for (; it != overlay.end() && it->first < end; ++it) {
+    out.emplace_back(it->first.substr(1), it->second.value);
+  }
+  return out;
+}
+
+void RocksKv::SetFailureHandler(UniqueFunction<void(Status)> handler) {
+  std::lock_guard lock(impl_->handler_mu);  // waits for a call in progress
+  impl_->on_failure = std::move(handler);
+}
+
+void RocksKv::ResumeAfterFailure() {
+  std::deque<Impl::Queued> stale;
+  {
+    std::lock_guard lock(impl_->mu);
+    stale.swap(impl_->queue);
+    impl_->overlay.clear();
+    impl_->failed = false;
+    impl_->failure = Status::Ok();
+  }
+  for (Impl::Queued& q : stale) q.done(Unavailable("write dropped while recovering from a failure"));
+}
+
+}  // namespace chronoq::storage

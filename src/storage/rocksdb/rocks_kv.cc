@@ -1,0 +1,442 @@
+#include "storage/rocksdb/rocks_kv.h"
+
+#include <fcntl.h>
+#include <rocksdb/cache.h>
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/table_properties_collectors.h>
+#include <rocksdb/write_buffer_manager.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "storage/codec.h"
+#include "storage/rocksdb/rocks_kv_impl.h"
+
+namespace chronoq::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kMarkerFile = "CHRONOQ";
+constexpr const char* kPidFile = "chronoq.pid";
+
+// Sums 64-bit little-endian counters (KvBatch::Add).
+class AddOperator final : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* new_value, rocksdb::Logger*) const override {
+    int64_t sum = DecodeCounter(std::string_view(value.data(), value.size()));
+    if (existing != nullptr) sum += DecodeCounter(std::string_view(existing->data(), existing->size()));
+    *new_value = EncodeCounter(sum);
+    return true;
+  }
+  const char* Name() const override { return "chronoq.add"; }
+};
+
+// Drops counters that add up to zero, so the histogram does not keep empty slots.
+class ZeroCounterFilter final : public rocksdb::CompactionFilter {
+ public:
+  bool Filter(int, const rocksdb::Slice&, const rocksdb::Slice& value, std::string*,
+              bool*) const override {
+    return DecodeCounter(std::string_view(value.data(), value.size())) == 0;
+  }
+  const char* Name() const override { return "chronoq.zero_counters"; }
+};
+
+const ZeroCounterFilter kZeroCounterFilter;
+
+// The (namespace, topic) prefix of a per-topic key, or the namespace prefix of a retention key:
+// inserts that follow each other within one prefix (time-ordered keys) reuse the skiplist
+// position of the previous one (memtable_insert_with_hint_prefix_extractor).
+class StorePrefix final : public rocksdb::SliceTransform {
+ public:
+  explicit StorePrefix(int fields) : fields_(fields) {}
+  const char* Name() const override { return fields_ == 2 ? "chronoq.topic" : "chronoq.ns"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), PrefixLength(key));
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return PrefixLength(key) > 0; }
+
+ private:
+  size_t PrefixLength(const rocksdb::Slice& key) const {
+    size_t pos = 0;
+    for (int f = 0; f < fields_; ++f) {
+      uint64_t len = 0;
+      int shift = 0;
+      for (;;) {
+        if (pos >= key.size() || shift > 28) return 0;
+        auto b = static_cast<uint8_t>(key[pos++]);
+        len |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) break;
+        shift += 7;
+      }
+      if (len > key.size() - pos) return 0;
+      pos += len;
+    }
+    return pos;
+  }
+  int fields_;
+};
+
+// Iterates a column family, merging the group-commit overlay over what RocksDB holds.
+class RocksIterator final : public KvIterator {
+ public:
+  // The bounds live here: RocksDB's read options point at them for the iterator's lifetime.
+  struct Bounds {
+    std::string lower;
+    std::string upper;
+    rocksdb::Slice lower_slice;
+    rocksdb::Slice upper_slice;
+  };
+  RocksIterator(std::unique_ptr<Bounds> bounds, rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                std::vector<std::pair<std::string, std::optional<std::string>>> overlay)
+      : bounds_(std::move(bounds)), overlay_(std::move(overlay)) {
+    rocksdb::ReadOptions ro;
+    bounds_->lower_slice = rocksdb::Slice(bounds_->lower);
+    bounds_->upper_slice = rocksdb::Slice(bounds_->upper);
+    if (!bounds_->lower.empty()) ro.iterate_lower_bound = &bounds_->lower_slice;
+    if (!bounds_->upper.empty()) ro.iterate_upper_bound = &bounds_->upper_slice;
+    it_.reset(db->NewIterator(ro, cf));
+    if (bounds_->lower.empty()) {
+      it_->SeekToFirst();
+    } else {
+      it_->Seek(bounds_->lower_slice);
+    }
+    Settle();
+  }
+  bool Valid() const override { return valid_; }
+  void Next() override {
+    if (from_overlay_) {
+      if (db_same_) it_->Next();
+      ++pos_;
+    } else {
+      it_->Next();
+    }
+    Settle();
+  }
+  std::string_view key() const override {
+    return from_overlay_ ? std::string_view(overlay_[pos_].first)
+                         : std::string_view(it_->key().data(), it_->key().size());
+  }
+  std::string_view value() const override {
+    return from_overlay_ ? std::string_view(*overlay_[pos_].second)
+                         : std::string_view(it_->value().data(), it_->value().size());
+  }
+  Status status() const override { return FromRocks(it_->status(), "iterate"); }
+
+ private:
+  // Positions on the next visible entry: the smaller key of both sources; on equal keys the
+  // overlay wins; overlay deletions hide the key.
+  void Settle() {
+    for (;;) {
+      bool db_ok = it_->Valid();
+      bool ov_ok = pos_ < overlay_.size();
+      if (!db_ok && !ov_ok) {
+        valid_ = false;
+        return;
+      }
+      std::string_view db_key = db_ok ? std::string_view(it_->key().data(), it_->key().size())
+                                      : std::string_view();
+      if (ov_ok && (!db_ok || overlay_[pos_].first <= db_key)) {
+        db_same_ = db_ok && overlay_[pos_].first == db_key;
+        if (!overlay_[pos_].second) {  // deleted in a batch not yet durable
+          if (db_same_) it_->Next();
+          ++pos_;
+          continue;
+        }
+        from_overlay_ = true;
+        valid_ = true;
+        return;
+      }
+      from_overlay_ = false;
+      valid_ = true;
+      return;
+    }
+  }
+
+  std::unique_ptr<Bounds> bounds_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::vector<std::pair<std::string, std::optional<std::string>>> overlay_;
+  size_t pos_ = 0;
+  bool valid_ = false;
+  bool from_overlay_ = false;
+  bool db_same_ = false;
+};
+
+// Reads the directory's identity and decides whether it may be used.
+Status CheckDirectory(const fs::path& dir, bool* fresh) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) return IOError(fmt::format("cannot create data directory {}: {}", dir.string(), ec.message()));
+    *fresh = true;
+    return Status::Ok();
+  }
+  if (!fs::is_directory(dir, ec)) {
+    return InvalidArgument(fmt::format("data directory {} is not a directory", dir.string()));
+  }
+  fs::path marker = dir / kMarkerFile;
+  if (!fs::exists(marker, ec)) {
+    if (fs::is_empty(dir, ec)) {
+      *fresh = true;
+      return Status::Ok();
+    }
+    return InvalidArgument(fmt::format(
+        "data directory {} is not empty and is not a chronoq store (it has no {} file); "
+        "refusing to touch it: point --data-dir at an empty or new directory",
+        dir.string(), kMarkerFile));
+  }
+  if (fs::file_size(marker, ec) == 0 && !ec && !fs::exists(dir / "CURRENT", ec)) {
+    // Creation was cut short (or another server is creating it right now: the lock decides).
+    *fresh = true;
+    return Status::Ok();
+  }
+  std::ifstream in(marker);
+  std::string line;
+  int version = -1;
+  while (std::getline(in, line)) {
+    if (line.rfind("format ", 0) == 0) version = std::atoi(line.c_str() + 7);
+  }
+  if (version <= 0) {
+    return InvalidArgument(fmt::format(
+        "data directory {}: its {} file has no format version; it was left untouched (see "
+        "docs/storage-format.md)",
+        dir.string(), kMarkerFile));
+  }
+  if (version != kFormatVersion) {
+    return InvalidArgument(fmt::format(
+        "data directory {} holds a chronoq store of format version {}, but this chronoq reads "
+        "version {}; it was left untouched (see docs/storage-format.md)",
+        dir.string(), version, kFormatVersion));
+  }
+  *fresh = false;
+  return Status::Ok();
+}
+
+// Takes the directory lock (held while the store is open).
+Result<int> LockDirectory(const fs::path& dir) {
+  std::string path = (dir / kMarkerFile).string();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return IOError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    std::ifstream pid_in(dir / kPidFile);
+    std::string pid;
+    std::getline(pid_in, pid);
+    return Unavailable(fmt::format(
+        "data directory {} is in use by another chronoq server{}; one directory serves one "
+        "server",
+        dir.string(), pid.empty() ? "" : " (pid " + pid + ")"));
+  }
+  return fd;
+}
+
+rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cache>& cache,
+                                       const std::shared_ptr<rocksdb::MergeOperator>& add) {
+  rocksdb::ColumnFamilyOptions o;
+  o.write_buffer_size = 8 << 20;
+  o.max_write_buffer_number = 3;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  switch (cf) {
+    case Cf::kRecords:
+    case Cf::kPayloads:
+      // Point lookups by (topic, msgId): a miss (a new msgId) is answered by the filter.
+      t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+      break;
+    case Cf::kVis:
+    case Cf::kRetention:
+      // Queue-shaped ranges: deleted at the head. Compact files full of tombstones early, so
+      // that a walk from the start (at recovery) does not wade through them.
+      o.table_properties_collector_factories.emplace_back(
+          rocksdb::NewCompactOnDeletionCollectorFactory(/*sliding_window_size=*/1024,
+                                                        /*deletion_trigger=*/256));
+      break;
+    case Cf::kHist:
+      o.merge_operator = add;
+      o.compaction_filter = &kZeroCounterFilter;
+      o.write_buffer_size = 4 << 20;
+      break;
+    case Cf::kMeta:
+      o.write_buffer_size = 1 << 20;
+      break;
+  }
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  o.memtable_insert_with_hint_prefix_extractor =
+      std::make_shared<StorePrefix>(cf == Cf::kRetention || cf == Cf::kMeta ? 1 : 2);
+  return o;
+}
+
+}  // namespace
+
+Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return Status::Ok();
+  std::string msg = fmt::format("{}: {}", what, s.ToString());
+  if (s.IsCorruption()) return Status(Errc::kCorruption, msg);
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) return Status(Errc::kUnavailable, msg);
+  if (s.IsIOError() || s.IsNoSpace()) return Status(Errc::kIOError, msg);
+  return Status(Errc::kInternal, msg);
+}
+
+void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
+                        rocksdb::WriteBatch* out) {
+  for (const KvBatch::Op& op : batch.ops()) {
+    rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
+    switch (op.kind) {
+      case KvBatch::Kind::kPut:
+        out->Put(cf, op.key, op.value).PermitUncheckedError();
+        break;
+      case KvBatch::Kind::kDelete:
+        out->Delete(cf, op.key).PermitUncheckedError();
+        break;
+      case KvBatch::Kind::kAdd:
+        out->Merge(cf, op.key, EncodeCounter(op.delta)).PermitUncheckedError();
+        break;
+    }
+  }
+}
+
+RocksKv::RocksKv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
+  fs::path dir(options.dir);
+  bool fresh = false;
+  CQ_RETURN_IF_ERROR(CheckDirectory(dir, &fresh));
+  CQ_ASSIGN_OR_RETURN(int lock_fd, LockDirectory(dir));
+  if (fresh) {
+    // Under the lock now: another server may have created the store since the first look.
+    Status again = CheckDirectory(dir, &fresh);
+    if (!again.ok()) {
+      ::close(lock_fd);
+      return again;
+    }
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->lock_fd = lock_fd;
+  if (fresh) {
+    std::string marker = fmt::format(
+        "chronoq store\nformat {}\nThis directory is a chronoq data directory "
+        "(docs/storage-format.md).\n",
+        kFormatVersion);
+    if (::ftruncate(lock_fd, 0) != 0 ||
+        ::pwrite(lock_fd, marker.data(), marker.size(), 0) != static_cast<ssize_t>(marker.size()) ||
+        ::fsync(lock_fd) != 0) {
+      ::close(lock_fd);
+      return IOError(fmt::format("cannot write {}/{}", options.dir, kMarkerFile));
+    }
+  }
+  {
+    std::ofstream pid(dir / kPidFile, std::ios::trunc);
+    pid << ::getpid() << "\n";
+  }
+
+  rocksdb::DBOptions db;
+  db.create_if_missing = true;  // also finishes a creation cut short after the marker was written
+  db.create_missing_column_families = true;
+  db.IncreaseParallelism(2);
+  // One committer thread writes: concurrent memtable inserts buy nothing, and without them the
+  // memtables use the per-prefix insert hints (memtable_insert_with_hint_prefix_extractor).
+  db.allow_concurrent_memtable_write = false;
+  db.enable_write_thread_adaptive_yield = false;
+  db.max_background_jobs = 2;
+  db.keep_log_file_num = 3;
+  db.max_log_file_size = 8 << 20;
+  // Bound the WAL so that a restart replays at most about one memtable budget.
+  db.max_total_wal_size = options.memtable_bytes * 2;
+  db.write_buffer_manager =
+      std::make_shared<rocksdb::WriteBufferManager>(options.memtable_bytes);
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  auto add = std::make_shared<AddOperator>();
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  descs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (int i = 0; i < kCfCount; ++i) {
+    Cf cf = static_cast<Cf>(i);
+    descs.emplace_back(std::string(CfName(cf)), CfOptions(cf, cache, add));
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(db, options.dir, descs, &handles, &raw);
+  if (!s.ok()) {
+    ::close(lock_fd);
+    return FromRocks(s, fmt::format("opening the store in {}", options.dir));
+  }
+  impl->db.reset(raw);
+  impl->default_cf = handles[0];
+  impl->cfs.assign(handles.begin() + 1, handles.end());
+  impl->StartCommitter();
+  return std::unique_ptr<RocksKv>(new RocksKv(std::move(impl)));
+}
+
+void RocksKv::Close() { impl_->StopCommitter(); }
+
+RocksKv::~RocksKv() {
+  Impl& m = *impl_;
+  m.StopCommitter();  // writes what is still queued
+  for (auto* h : m.cfs) m.db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  if (m.default_cf != nullptr) m.db->DestroyColumnFamilyHandle(m.default_cf).PermitUncheckedError();
+  m.db->Close().PermitUncheckedError();
+  m.db.reset();
+  std::error_code ec;
+  fs::remove(fs::path(m.options.dir) / kPidFile, ec);
+  if (m.lock_fd >= 0) ::close(m.lock_fd);
+}
+
+Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
+  if (auto pending = impl_->OverlayGet(cf, key)) return *pending;
+  std::string value;
+  rocksdb::Status s =
+      impl_->db->Get(rocksdb::ReadOptions(), impl_->cfs[static_cast<int>(cf)], key, &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return FromRocks(s, "read");
+  return std::optional<std::string>(std::move(value));
+}
+
+std::unique_ptr<KvIterator> RocksKv::Scan(Cf cf, std::string lower, std::string upper) {
+  // The overlay first, then the iterator: a batch made durable in between is seen by both, and
+  // the overlay's copy wins with the same content.
+  std::vector<std::pair<std::string, std::optional<std::string>>> overlay =
+      impl_->OverlayRange(cf, lower, upper);
+  auto bounds = std::make_unique<RocksIterator::Bounds>();
+  bounds->lower = std::move(lower);
+  bounds->upper = std::move(upper);
+  return std::make_unique<RocksIterator>(std::move(bounds), impl_->db.get(),
+                                         impl_->cfs[static_cast<int>(cf)], std::move(overlay));
+}
+
+std::optional<Status> RocksKv::Commit(KvBatch batch, UniqueFunction<void(Status)> done) {
+  return impl_->Enqueue(std::move(batch), std::move(done));
+}
+
+std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
+  std::vector<std::pair<std::string, int64_t>> out;
+  auto prop = [&](const char* name, const std::string& key) {
+    uint64_t v = 0;
+    if (impl_->db->GetAggregatedIntProperty(name, &v)) out.emplace_back(key, static_cast<int64_t>(v));
+  };
+  prop("rocksdb.estimate-live-data-size", "live_data_bytes");
+  prop("rocksdb.total-sst-files-size", "sst_files_bytes");
+  prop("rocksdb.cur-size-all-mem-tables", "memtable_bytes");
+  prop("rocksdb.estimate-pending-compaction-bytes", "pending_compaction_bytes");
+  prop("rocksdb.num-running-compactions", "running_compactions");
+  prop("rocksdb.block-cache-usage", "block_cache_bytes");
+  uint64_t stopped = 0;
+  if (impl_->db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped)) {
+    out.emplace_back("write_stopped", static_cast<int64_t>(stopped));
+  }
+  return out;
+}
+
+}  // namespace chronoq::storage

@@ -1,0 +1,52 @@
+// RocksKv: the durable KvStore on RocksDB 7.8 (docs/storage-format.md), one database in the data
+// directory with one column family per storage::Cf. RocksDB types stay inside this folder.
+//
+// Durability. Commit queues the batch; a committer thread writes everything queued as one batch
+// (group commit) and then runs the callbacks. An answer given in a callback is in the WAL, so a
+// kill -9 loses nothing that was answered; with sync_writes=true the WAL is also fsynced first,
+// once per group. Until a batch is written, reads see it through an in-memory overlay.
+//
+// Lifecycle: Open() once; the destructor writes what is queued, closes the database and releases
+// the directory lock.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "storage/kv.h"
+
+namespace chronoq::storage {
+
+struct RocksOptions {
+  std::string dir;             // the data directory; created when missing
+  bool sync_writes = false;    // fsync the WAL before answering (group commit)
+  size_t memtable_bytes = size_t{32} << 20;     // all column families together
+  size_t block_cache_bytes = size_t{16} << 20;  // data, index and filter blocks
+};
+
+class RocksKv final : public KvStore {
+ public:
+  // Opens the store in options.dir, creating it in a missing or empty directory. Refuses, leaving
+  // the directory untouched: a non-empty directory that is not a chronoq store, a store of
+  // another format version (kInvalidArgument); a directory another server has open
+  // (kUnavailable); RocksDB errors (kIOError, kCorruption).
+  static Result<std::unique_ptr<RocksKv>> Open(const RocksOptions& options);
+  ~RocksKv() override;
+
+  Result<std::optional<std::string>> Get(Cf cf, std::string_view key) override;
+  std::unique_ptr<KvIterator> Scan(Cf cf, std::string lower, std::string upper) override;
+  std::optional<Status> Commit(KvBatch batch, UniqueFunction<void(Status)> done) override;
+  void SetFailureHandler(UniqueFunction<void(Status)> handler) override;
+  void ResumeAfterFailure() override;
+  void Close() override;
+  std::vector<std::pair<std::string, int64_t>> Stats() override;
+
+  struct Impl;
+
+ private:
+  explicit RocksKv(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace chronoq::storage
