@@ -1,6 +1,7 @@
 #include "storage/rocksdb/rocks_kv.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/filter_policy.h>
@@ -12,8 +13,6 @@
 #include <rocksdb/write_buffer_manager.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -36,7 +35,8 @@ class AddOperator final : public rocksdb::AssociativeMergeOperator {
   bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
              std::string* new_value, rocksdb::Logger*) const override {
     int64_t sum = DecodeCounter(std::string_view(value.data(), value.size()));
-    if (existing != nullptr) sum += DecodeCounter(std::string_view(existing->data(), existing->size()));
+    if (existing != nullptr)
+      sum += DecodeCounter(std::string_view(existing->data(), existing->size()));
     *new_value = EncodeCounter(sum);
     return true;
   }
@@ -145,8 +145,8 @@ class RocksIterator final : public KvIterator {
         valid_ = false;
         return;
       }
-      std::string_view db_key = db_ok ? std::string_view(it_->key().data(), it_->key().size())
-                                      : std::string_view();
+      std::string_view db_key =
+          db_ok ? std::string_view(it_->key().data(), it_->key().size()) : std::string_view();
       if (ov_ok && (!db_ok || overlay_[pos_].first <= db_key)) {
         db_same_ = db_ok && overlay_[pos_].first == db_key;
         if (!overlay_[pos_].second) {  // deleted in a batch not yet durable
@@ -178,7 +178,9 @@ Status CheckDirectory(const fs::path& dir, bool* fresh) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
-    if (ec) return IOError(fmt::format("cannot create data directory {}: {}", dir.string(), ec.message()));
+    if (ec)
+      return IOError(
+          fmt::format("cannot create data directory {}: {}", dir.string(), ec.message()));
     *fresh = true;
     return Status::Ok();
   }
@@ -254,7 +256,13 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
     case Cf::kRecords:
     case Cf::kPayloads:
       // Point lookups by (topic, msgId): a miss (a new msgId) is answered by the filter.
+      // Partitioned: a lookup loads one 4 KB filter partition and index partition, not a whole
+      // file's, so the small block cache holds the working set however large the backlog.
       t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+      t.partition_filters = true;
+      t.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+      t.metadata_block_size = 4096;
+      t.pin_top_level_index_and_filter = true;
       break;
     case Cf::kVis:
     case Cf::kRetention:
@@ -356,9 +364,10 @@ Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   db.max_log_file_size = 8 << 20;
   // Bound the WAL so that a restart replays at most about one memtable budget.
   db.max_total_wal_size = options.memtable_bytes * 2;
-  db.write_buffer_manager =
-      std::make_shared<rocksdb::WriteBufferManager>(options.memtable_bytes);
-  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  db.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(options.memtable_bytes);
+  // Few shards: the default (one per 512 KB) made shards smaller than one SST file's filter, so
+  // such a filter could never stay cached and every point lookup read it from the file again.
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes, /*num_shard_bits=*/2);
   auto add = std::make_shared<AddOperator>();
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
@@ -424,7 +433,8 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
   std::vector<std::pair<std::string, int64_t>> out;
   auto prop = [&](const char* name, const std::string& key) {
     uint64_t v = 0;
-    if (impl_->db->GetAggregatedIntProperty(name, &v)) out.emplace_back(key, static_cast<int64_t>(v));
+    if (impl_->db->GetAggregatedIntProperty(name, &v))
+      out.emplace_back(key, static_cast<int64_t>(v));
   };
   prop("rocksdb.estimate-live-data-size", "live_data_bytes");
   prop("rocksdb.total-sst-files-size", "sst_files_bytes");
