@@ -1,5 +1,6 @@
 // RocksKv's group commit: batches queue here, and a committer thread writes everything queued as
-// one WriteBatch (one WAL append, and with sync_writes one fsync), then runs the callbacks. Until
+// one WriteBatch (one WAL append, and with sync_writes one fsync), then hands the callbacks to a
+// completion thread and writes the next group. Until
 // then, reads see queued batches through the overlay. Callers never write under their own locks,
 // and many requests share one write. A failed write fails every queued batch, empties the
 // overlay (reads see only what is durable) and refuses new batches until ResumeAfterFailure.
@@ -36,6 +37,7 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
 }
 
 void RocksKv::Impl::StartCommitter() {
+  completer = std::thread([this] { CompleterLoop(); });
   committer = std::thread([this] { CommitterLoop(); });
 }
 
@@ -46,6 +48,36 @@ void RocksKv::Impl::StopCommitter() {
   }
   cv.notify_all();
   if (committer.joinable()) committer.join();
+  {
+    std::lock_guard lock(done_mu);
+    done_stop = true;
+  }
+  done_cv.notify_all();
+  if (completer.joinable()) completer.join();
+}
+
+void RocksKv::Impl::Complete(std::deque<Queued>& group, const Status& s) {
+  if (group.empty()) return;
+  bool was_empty;
+  {
+    std::lock_guard lock(done_mu);
+    was_empty = completions.empty();
+    for (Queued& q : group) completions.emplace_back(std::move(q.done), s);
+  }
+  if (was_empty) done_cv.notify_one();
+}
+
+void RocksKv::Impl::CompleterLoop() {
+  for (;;) {
+    std::deque<std::pair<UniqueFunction<void(Status)>, Status>> batch;
+    {
+      std::unique_lock lock(done_mu);
+      done_cv.wait(lock, [&] { return done_stop || !completions.empty(); });
+      if (completions.empty()) return;  // stopping, and every callback has run
+      batch.swap(completions);
+    }
+    for (auto& [done, status] : batch) done(std::move(status));
+  }
 }
 
 void RocksKv::Impl::CommitterLoop() {
@@ -85,8 +117,8 @@ void RocksKv::Impl::CommitterLoop() {
       std::lock_guard lock(handler_mu);
       if (on_failure) on_failure(s);
     }
-    for (Queued& q : group) q.done(s);
-    for (Queued& q : also_failed) q.done(s);
+    Complete(group, s);
+    Complete(also_failed, s);
   }
 }
 
@@ -126,7 +158,8 @@ void RocksKv::ResumeAfterFailure() {
     impl_->failed = false;
     impl_->failure = Status::Ok();
   }
-  for (Impl::Queued& q : stale) q.done(Unavailable("write dropped while recovering from a failure"));
+  for (Impl::Queued& q : stale)
+    q.done(Unavailable("write dropped while recovering from a failure"));
 }
 
 }  // namespace chronoq::storage

@@ -2,7 +2,8 @@
 // directory with one column family per storage::Cf. RocksDB types stay inside this folder.
 //
 // Durability. Commit queues the batch; a committer thread writes everything queued as one batch
-// (group commit) and then runs the callbacks. An answer given in a callback is in the WAL, so a
+// (group commit); the callbacks then run on a completion thread, in write order, while the next
+// group is written. An answer given in a callback is in the WAL, so a
 // kill -9 loses nothing that was answered; with sync_writes=true the WAL is also fsynced first,
 // once per group. Until a batch is written, reads see it through an in-memory overlay.
 //
@@ -19,8 +20,8 @@
 namespace chronoq::storage {
 
 struct RocksOptions {
-  std::string dir;             // the data directory; created when missing
-  bool sync_writes = false;    // fsync the WAL before answering (group commit)
+  std::string dir;                              // the data directory; created when missing
+  bool sync_writes = false;                     // fsync the WAL before answering (group commit)
   size_t memtable_bytes = size_t{32} << 20;     // all column families together
   size_t block_cache_bytes = size_t{16} << 20;  // data, index and filter blocks
 };

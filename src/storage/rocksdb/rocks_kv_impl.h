@@ -21,8 +21,7 @@ namespace chronoq::storage {
 Status FromRocks(const rocksdb::Status& s, std::string_view what);
 
 // Converts a KvBatch to a rocksdb::WriteBatch (appending to `out`).
-void AppendToWriteBatch(const KvBatch& batch,
-                        const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
+void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                         rocksdb::WriteBatch* out);
 
 struct RocksKv::Impl {
@@ -55,10 +54,20 @@ struct RocksKv::Impl {
   UniqueFunction<void(Status)> on_failure CQ_GUARDED_BY(handler_mu);
   std::thread committer;
 
+  // Callbacks of written groups run on their own thread, in write order, so that the committer
+  // goes on writing while answers are encoded (and long polls pull again) elsewhere.
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  std::deque<std::pair<UniqueFunction<void(Status)>, Status>> completions CQ_GUARDED_BY(done_mu);
+  bool done_stop CQ_GUARDED_BY(done_mu) = false;
+  std::thread completer;
+
   void StartCommitter();
-  // Writes what is queued and stops (the destructor).
+  // Writes what is queued, runs the last callbacks and stops (the destructor).
   void StopCommitter();
   void CommitterLoop();
+  void CompleterLoop();
+  void Complete(std::deque<Queued>& group, const Status& s);
   std::optional<Status> Enqueue(KvBatch batch, UniqueFunction<void(Status)> done);
   // The overlay's view of a key: nullopt when the overlay does not know it.
   std::optional<std::optional<std::string>> OverlayGet(Cf cf, std::string_view key);
