@@ -399,9 +399,12 @@ TEST_P(AsyncEngineFailureTest, DestroyingTheEngineBeforeItsRebuildRanIsSafe) {
 
 std::string BackendName(const ::testing::TestParamInfo<Backend>& i) {
   switch (i.param) {
-    case Backend::kMemory: return "Memory";
-    case Backend::kRocks: return "Rocks";
-    case Backend::kRocksSync: return "RocksSyncWrites";
+    case Backend::kMemory:
+      return "Memory";
+    case Backend::kRocks:
+      return "Rocks";
+    case Backend::kRocksSync:
+      return "RocksSyncWrites";
   }
   return "unknown";
 }

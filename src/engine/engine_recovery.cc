@@ -24,7 +24,8 @@ Status Engine::RecoverTopic(const std::string& name, TimePoint now, Slot* slot) 
   };
   CQ_RETURN_IF_ERROR(
       store_->ScanVis(name, storage::VisKind::kDelivered, kTimeMin, 0, kTimeMax, hold));
-  CQ_RETURN_IF_ERROR(store_->ScanVis(name, storage::VisKind::kPending, kTimeMin, 0, cursor.t, hold));
+  CQ_RETURN_IF_ERROR(
+      store_->ScanVis(name, storage::VisKind::kPending, kTimeMin, 0, cursor.t, hold));
   CQ_RETURN_IF_ERROR(store_->ScanHist(name, [&](TimePoint trigger, int64_t n) {
     if (trigger >= cursor.t) t->AddFar(trigger, n, at);
   }));
@@ -60,7 +61,8 @@ Status Engine::Recover() {
     Batch batch = store_->NewBatch();
     Advance(slot, fx, batch);
     std::optional<Status> outcome;
-    CommitFor(&slot, std::move(batch), [](Status) {}, &outcome);
+    CommitFor(
+        &slot, std::move(batch), [](Status) {}, &outcome);
     Reschedule(slot);
   }
   CQ_LOG_INFO(kLog, "recovered {} topics: {} messages held in memory, {} far messages on disk",

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/testutil/topic_tally.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/engine.h"
@@ -21,6 +20,7 @@
 #include "storage/rocksdb/rocks_kv.h"
 #include "tests/testutil/sync_backend.h"
 #include "tests/testutil/temp_dir.h"
+#include "tests/testutil/topic_tally.h"
 
 namespace chronoq::engine {
 namespace {

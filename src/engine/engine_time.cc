@@ -36,18 +36,17 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
   size_t loaded = 0;
   int64_t unknown = 0;
   bool stopped = false;
-  Status s = store_->ScanVis(
-      t.name(), storage::VisKind::kPending, cursor.t, cursor.seq, target,
-      [&](MessageRecord&& rec) {
-        if (loaded >= options_.load_chunk && rec.visible_at > now) {
-          stopped = true;
-          return false;
-        }
-        cursor = IndexKey{rec.visible_at, rec.seq + 1};
-        if (!t.LoadFar(std::move(rec), t.processed())) ++unknown;
-        ++loaded;
-        return true;
-      });
+  Status s = store_->ScanVis(t.name(), storage::VisKind::kPending, cursor.t, cursor.seq, target,
+                             [&](MessageRecord&& rec) {
+                               if (loaded >= options_.load_chunk && rec.visible_at > now) {
+                                 stopped = true;
+                                 return false;
+                               }
+                               cursor = IndexKey{rec.visible_at, rec.seq + 1};
+                               if (!t.LoadFar(std::move(rec), t.processed())) ++unknown;
+                               ++loaded;
+                               return true;
+                             });
   if (!s.ok()) return s;
   // The histogram and the visibility index are written in the same batches, so they agree;
   // should they not, trust the index rather than wait for messages that are not there.
@@ -111,7 +110,8 @@ void Engine::Tick(const std::string& topic) {
     Batch batch = store_->NewBatch();
     TimePoint now = Advance(*slot, fx, batch);
     std::optional<Status> ignored;
-    CommitFor(slot, std::move(batch), [](Status) {}, &ignored);
+    CommitFor(
+        slot, std::move(batch), [](Status) {}, &ignored);
     if (slot->topic->empty() && !Listed(*slot->topic, now)) {
       shard.topics.erase(topic);  // inactive: forgotten
     } else {
@@ -149,11 +149,11 @@ void Engine::Purge() {
   }
   const TimePoint now = clock_->Now();
   std::vector<std::pair<storage::RetentionEntry, std::string>> due;
-  Status s = store_->ScanRetention(cursor, now, [&](const storage::RetentionEntry& e,
-                                                    const std::string& key) {
-    due.emplace_back(e, key);
-    return due.size() < kPurgeChunk;
-  });
+  Status s = store_->ScanRetention(cursor, now,
+                                   [&](const storage::RetentionEntry& e, const std::string& key) {
+                                     due.emplace_back(e, key);
+                                     return due.size() < kPurgeChunk;
+                                   });
   if (!s.ok()) CQ_LOG_WARN(kLog, "reading the retention index failed: {}", s.ToString());
   // Delete each record under its topic's lock, unless a new message has taken its id since.
   std::sort(due.begin(), due.end(), [this](const auto& a, const auto& b) {
@@ -188,11 +188,11 @@ void Engine::Purge() {
   if (due.size() >= kPurgeChunk) {
     next = now;
   } else {
-    Status s2 = store_->ScanRetention(last, kTimeMax, [&](const storage::RetentionEntry& e,
-                                                          const std::string&) {
-      next = e.purge_at;
-      return false;
-    });
+    Status s2 = store_->ScanRetention(last, kTimeMax,
+                                      [&](const storage::RetentionEntry& e, const std::string&) {
+                                        next = e.purge_at;
+                                        return false;
+                                      });
     if (!s2.ok()) next = SaturatingAdd(now, Millis(1000));
   }
   std::lock_guard lock(purge_mu_);

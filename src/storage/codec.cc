@@ -51,10 +51,10 @@ bool ReadBig64(std::string_view& in, uint64_t* v) {
   return true;
 }
 
-uint64_t TimeBits(TimePoint t) {
-  return static_cast<uint64_t>(ToEpochMs(t)) ^ (uint64_t{1} << 63);
+uint64_t TimeBits(TimePoint t) { return static_cast<uint64_t>(ToEpochMs(t)) ^ (uint64_t{1} << 63); }
+TimePoint BitsTime(uint64_t b) {
+  return FromEpochMs(static_cast<int64_t>(b ^ (uint64_t{1} << 63)));
 }
-TimePoint BitsTime(uint64_t b) { return FromEpochMs(static_cast<int64_t>(b ^ (uint64_t{1} << 63))); }
 
 template <typename T>
 void AppendLittle(std::string& out, T v) {
@@ -265,12 +265,18 @@ Status DecodeVisValue(std::string_view in, core::MessageRecord* r) {
 
 std::string_view CfName(Cf cf) {
   switch (cf) {
-    case Cf::kMeta: return "meta";
-    case Cf::kRecords: return "records";
-    case Cf::kPayloads: return "payloads";
-    case Cf::kVis: return "vis";
-    case Cf::kHist: return "hist";
-    case Cf::kRetention: return "retention";
+    case Cf::kMeta:
+      return "meta";
+    case Cf::kRecords:
+      return "records";
+    case Cf::kPayloads:
+      return "payloads";
+    case Cf::kVis:
+      return "vis";
+    case Cf::kHist:
+      return "hist";
+    case Cf::kRetention:
+      return "retention";
   }
   return "unknown";
 }

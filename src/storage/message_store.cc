@@ -28,8 +28,8 @@ void MessageStore::Batch::DeleteRecord(std::string_view topic, std::string_view 
 void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
                                   const core::MessageRecord* after) {
   if (before != nullptr && InLifePhase(*before)) {
-    kv_.Delete(Cf::kVis, VisKey(s_->ns_, before->topic, KindOf(*before), before->visible_at,
-                                before->seq));
+    kv_.Delete(Cf::kVis,
+               VisKey(s_->ns_, before->topic, KindOf(*before), before->visible_at, before->seq));
   }
   if (after != nullptr && InLifePhase(*after)) {
     kv_.Put(Cf::kVis, VisKey(s_->ns_, after->topic, KindOf(*after), after->visible_at, after->seq),

@@ -57,8 +57,7 @@ class MessageStore {
   // The record topic/msg_id, with its payload when `with_payload`; nullopt when absent.
   // Errors: kIOError, kCorruption.
   Result<std::optional<core::MessageRecord>> GetRecord(std::string_view topic,
-                                                       std::string_view msg_id,
-                                                       bool with_payload);
+                                                       std::string_view msg_id, bool with_payload);
   Result<std::optional<std::string>> GetPayload(std::string_view topic, std::string_view msg_id);
 
   // Visibility entries of one topic and kind with (t, seq) in [from, to) in order, until `fn`
@@ -72,8 +71,9 @@ class MessageStore {
   Status ListTopics(const std::function<void(const std::string&)>& fn);
   // Retention entries with purge time <= until, from `after` on (exclusive; empty: the start),
   // until `fn` returns false.
-  Status ScanRetention(const std::string& after_key, TimePoint until,
-                       const std::function<bool(const RetentionEntry&, const std::string& key)>& fn);
+  Status ScanRetention(
+      const std::string& after_key, TimePoint until,
+      const std::function<bool(const RetentionEntry&, const std::string& key)>& fn);
 
   Result<std::optional<std::string>> GetMeta(std::string_view name);
 

@@ -109,8 +109,11 @@ class Load {
       std::string id = "m" + std::to_string(next_id_->fetch_add(1));
       std::string delay = std::to_string(rng() % 300);
       auto r = conn->Request("POST", "/camellia/delayQueue/sendMsg",
-                             Form({{"topic", kTopic}, {"msgId", id}, {"msg", "payload-" + id},
-                                   {"delayMillis", delay}, {"maxRetry", "1000"}}),
+                             Form({{"topic", kTopic},
+                                   {"msgId", id},
+                                   {"msg", "payload-" + id},
+                                   {"delayMillis", delay},
+                                   {"maxRetry", "1000"}}),
                              "application/x-www-form-urlencoded", 2s);
       if (!r.has_value()) return;  // killed
       auto doc = client::Json::Parse(r->body);
@@ -126,9 +129,10 @@ class Load {
     if (!conn.has_value()) return;
     while (!stop->load()) {
       Clock::time_point sent = Clock::now();
-      auto r = conn->Request("POST", "/camellia/delayQueue/pullMsg",
-                             Form({{"topic", kTopic}, {"batch", "10"}, {"ackTimeoutMillis", "300"}}),
-                             "application/x-www-form-urlencoded", 2s);
+      auto r =
+          conn->Request("POST", "/camellia/delayQueue/pullMsg",
+                        Form({{"topic", kTopic}, {"batch", "10"}, {"ackTimeoutMillis", "300"}}),
+                        "application/x-www-form-urlencoded", 2s);
       if (!r.has_value()) return;
       auto doc = client::Json::Parse(r->body);
       if (!doc.has_value()) continue;
@@ -185,7 +189,8 @@ class CrashTest : public ::testing::Test {
       ASSERT_TRUE(r.has_value()) << r.error().ToString();
       auto doc = client::Json::Parse(r->body);
       ASSERT_TRUE(doc.has_value()) << r->body;
-      ASSERT_EQ((*doc)["code"].AsInt(), 200) << "answered send " << id << " is missing: " << r->body;
+      ASSERT_EQ((*doc)["code"].AsInt(), 200)
+          << "answered send " << id << " is missing: " << r->body;
       int status = static_cast<int>((*doc)["delayMsg"]["status"].AsInt());
       if (m.send_answered) {
         EXPECT_EQ((*doc)["delayMsg"]["triggerTime"].AsInt(), m.trigger_ms) << id;
@@ -232,8 +237,9 @@ TEST_F(CrashTest, NothingAnsweredIsLostAcrossRepeatedKills) {
   auto idle_since = Clock::now();
   while (Clock::now() - idle_since < 1500ms) {
     Clock::time_point sent = Clock::now();
-    auto r = conn.Request("POST", "/camellia/delayQueue/pullMsg",
-                          Form({{"topic", kTopic}, {"batch", "100"}, {"ackTimeoutMillis", "5000"}}));
+    auto r =
+        conn.Request("POST", "/camellia/delayQueue/pullMsg",
+                     Form({{"topic", kTopic}, {"batch", "100"}, {"ackTimeoutMillis", "5000"}}));
     ASSERT_TRUE(r.has_value());
     auto doc = client::Json::Parse(r->body);
     ASSERT_TRUE(doc.has_value());

@@ -48,8 +48,7 @@ Result<std::optional<std::string>> MemKv::Get(Cf cf, std::string_view key) {
 }
 
 std::vector<std::pair<std::string, std::string>> MemKv::Chunk(Cf cf, const std::string& from,
-                                                              bool after,
-                                                              const std::string& upper,
+                                                              bool after, const std::string& upper,
                                                               size_t max) {
   std::vector<std::pair<std::string, std::string>> out;
   std::lock_guard lock(mu_);

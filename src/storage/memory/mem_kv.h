@@ -24,9 +24,8 @@ class MemKv final : public KvStore {
   std::vector<std::pair<std::string, int64_t>> Stats() override;
 
   // Reads up to `max` entries of [from, upper) (from inclusive unless `after`), for iterators.
-  std::vector<std::pair<std::string, std::string>> Chunk(Cf cf, const std::string& from,
-                                                         bool after, const std::string& upper,
-                                                         size_t max);
+  std::vector<std::pair<std::string, std::string>> Chunk(Cf cf, const std::string& from, bool after,
+                                                         const std::string& upper, size_t max);
 
  private:
   using Map = std::map<std::string, std::string, std::less<>>;
