@@ -3,11 +3,12 @@
 // mirrors them in Lua; the contract suite proves they agree). Diagram: docs/lifecycle.md.
 //
 // Legal moves, by the status at `now` (StatusAt):
-//   Deliver   READY                                   -> CONSUMING (retry + 1, deadline now + ack
-//   timeout) Ack       CONSUMING, or READY after an ack timeout -> CONSUME_OK Nack      CONSUMING
-//   -> READY at now, or RETRY_EXHAUST on the last delivery Delete    WAITING, READY, CONSUMING ->
-//   DELETE Finalize  EXPIRE or RETRY_EXHAUST not yet stored  -> the same status, stored, ended at
-//   its natural end
+// - Deliver: READY -> CONSUMING (retry + 1, deadline now + ack timeout).
+// - Ack: CONSUMING, or READY after an ack timeout -> CONSUME_OK.
+// - Nack: CONSUMING -> READY at now, or RETRY_EXHAUST on the last delivery.
+// - Delete: WAITING, READY, CONSUMING -> DELETE.
+// - Finalize: EXPIRE or RETRY_EXHAUST not yet stored -> the same status, stored, ended at its
+//   natural end.
 // Every other (status, event) pair returns kInvalidState with a sentence saying why.
 #pragma once
 
