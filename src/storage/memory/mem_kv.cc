@@ -40,23 +40,40 @@ class MemIterator final : public KvIterator {
 }  // namespace
 
 Result<std::optional<std::string>> MemKv::Get(Cf cf, std::string_view key) {
-  std::lock_guard lock(mu_);
-  const Map& m = maps_[static_cast<int>(cf)];
-  auto it = m.find(key);
-  if (it == m.end()) return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
+  Family& f = family(cf);
+  std::lock_guard lock(f.mu);
+  auto it = f.table.find(key);
+  if (it == f.table.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second.value);
+}
+
+void MemKv::IndexInsert(Family& f, Table::iterator it) {
+  // Keys often arrive in increasing order (msgIds, visibility and purge times): the hint makes an
+  // append one comparison.
+  it->second.pos = f.index.emplace_hint(f.index.end(), it->first, &it->second);
+}
+
+void MemKv::IndexErase(Family& f, Slot& slot) { f.index.erase(slot.pos); }
+
+void MemKv::EnsureOrdered(Family& f) {
+  if (f.ordered) return;
+  for (auto it = f.table.begin(); it != f.table.end(); ++it) IndexInsert(f, it);
+  f.ordered = true;
 }
 
 std::vector<std::pair<std::string, std::string>> MemKv::Chunk(Cf cf, const std::string& from,
                                                               bool after, const std::string& upper,
                                                               size_t max) {
   std::vector<std::pair<std::string, std::string>> out;
-  std::lock_guard lock(mu_);
-  const Map& m = maps_[static_cast<int>(cf)];
-  auto it = after ? m.upper_bound(from) : m.lower_bound(from);
+  Family& f = family(cf);
+  std::lock_guard lock(f.mu);
+  EnsureOrdered(f);
+  const Index& m = f.index;
+  const std::string_view start(from), end(upper);
+  auto it = after ? m.upper_bound(start) : m.lower_bound(start);
   for (; it != m.end() && out.size() < max; ++it) {
-    if (!upper.empty() && it->first >= upper) break;
-    out.emplace_back(it->first, it->second);
+    if (!end.empty() && it->first >= end) break;
+    out.emplace_back(it->first, it->second->value);
   }
   return out;
 }
@@ -65,38 +82,68 @@ std::unique_ptr<KvIterator> MemKv::Scan(Cf cf, std::string lower, std::string up
   return std::make_unique<MemIterator>(this, cf, std::move(lower), std::move(upper));
 }
 
-std::optional<Status> MemKv::Commit(KvBatch batch, UniqueFunction<void(Status)>) {
-  std::lock_guard lock(mu_);
-  for (KvBatch::Op& op : batch.mutable_ops()) {
-    Map& m = maps_[static_cast<int>(op.cf)];
-    switch (op.kind) {
-      case KvBatch::Kind::kPut:
-        m.insert_or_assign(std::move(op.key), std::move(op.value));
-        break;
-      case KvBatch::Kind::kDelete:
-        m.erase(op.key);
-        break;
-      case KvBatch::Kind::kAdd: {
-        auto it = m.find(op.key);
-        int64_t v = (it == m.end() ? 0 : DecodeCounter(it->second)) + op.delta;
-        if (v == 0) {
-          if (it != m.end()) m.erase(it);  // a zero counter is no counter
-        } else {
-          m.insert_or_assign(std::move(op.key), EncodeCounter(v));
-        }
+void MemKv::Apply(Family& f, KvBatch::Op& op) {
+  switch (op.kind) {
+    case KvBatch::Kind::kPut: {
+      // try_emplace leaves the key alone when it is already there.
+      auto [it, inserted] = f.table.try_emplace(std::move(op.key));
+      it->second.value = std::move(op.value);
+      if (inserted && f.ordered) IndexInsert(f, it);
+      break;
+    }
+    case KvBatch::Kind::kDelete: {
+      auto it = f.table.find(op.key);
+      if (it == f.table.end()) break;
+      if (f.ordered) IndexErase(f, it->second);
+      f.table.erase(it);
+      break;
+    }
+    case KvBatch::Kind::kAdd: {
+      auto it = f.table.find(op.key);
+      if (it == f.table.end()) {
+        if (op.delta == 0) break;  // a zero counter is no counter
+        it = f.table.try_emplace(std::move(op.key)).first;
+        it->second.value = EncodeCounter(op.delta);
+        if (f.ordered) IndexInsert(f, it);
         break;
       }
+      int64_t v = DecodeCounter(it->second.value) + op.delta;
+      if (v != 0) {
+        it->second.value = EncodeCounter(v);
+      } else {
+        if (f.ordered) IndexErase(f, it->second);
+        f.table.erase(it);
+      }
+      break;
     }
   }
+}
+
+std::optional<Status> MemKv::Commit(KvBatch batch, UniqueFunction<void(Status)>) {
+  std::vector<KvBatch::Op>& ops = batch.mutable_ops();
+  unsigned touched = 0;
+  for (const KvBatch::Op& op : ops) touched |= 1u << static_cast<unsigned>(op.cf);
+  // Lock every family the batch writes, in family order (readers take one lock only), so that
+  // the whole batch becomes visible at once.
+  std::array<std::unique_lock<std::mutex>, kCfCount> locks;
+  for (int i = 0; i < kCfCount; ++i) {
+    if (touched & (1u << i)) locks[i] = std::unique_lock(families_[i].mu);
+  }
+  for (KvBatch::Op& op : ops) Apply(family(op.cf), op);
   return Status::Ok();
 }
 
 std::vector<std::pair<std::string, int64_t>> MemKv::Stats() {
-  std::lock_guard lock(mu_);
   std::vector<std::pair<std::string, int64_t>> out;
   for (int i = 0; i < kCfCount; ++i) {
+    Family& f = families_[i];
+    size_t n;
+    {
+      std::lock_guard lock(f.mu);
+      n = f.table.size();
+    }
     out.emplace_back(std::string("keys_") + std::string(CfName(static_cast<Cf>(i))),
-                     static_cast<int64_t>(maps_[i].size()));
+                     static_cast<int64_t>(n));
   }
   return out;
 }

@@ -1,13 +1,24 @@
-// MemKv: a KvStore in process memory, for `--storage=memory` and tests. One ordered map per
-// column family under one mutex; commits apply at once and are "durable" for the life of the
-// process. Iterators read in chunks, so they never hold the lock between calls and see writes
-// made after they started (like RocksDB iterators without a snapshot, keys are visited in order).
+// MemKv: a KvStore in process memory, for `--storage=memory` and tests. Commits apply at once and
+// are "durable" for the life of the process. Iterators read in chunks, so they never hold a lock
+// between calls and see writes made after they started (like RocksDB iterators without a
+// snapshot, keys are visited in order).
+//
+// Layout. Each column family has its own mutex and a hash map from key to value, so that point
+// reads, overwrites and deletes cost O(1) and no key comparisons. The bytewise-ordered index that
+// scans need (a std::map of string_views of the hash map's keys) is built on the first Scan of
+// the family and maintained from then on; each hash entry keeps its position in the index, so a
+// delete does not search it. Families never scanned (in the engine: records and payloads) never
+// pay for order. A batch locks every family it touches, in family order, for its whole
+// application, so a reader never sees part of a batch.
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/thread_annotations.h"
 #include "storage/kv.h"
@@ -28,9 +39,35 @@ class MemKv final : public KvStore {
                                                          const std::string& upper, size_t max);
 
  private:
-  using Map = std::map<std::string, std::string, std::less<>>;
-  std::mutex mu_;
-  std::array<Map, kCfCount> maps_ CQ_GUARDED_BY(mu_);
+  struct Slot;
+  // Bytewise order (char_traits<char> compares as unsigned char, like memcmp).
+  using Index = std::map<std::string_view, Slot*, std::less<>>;
+  struct Slot {
+    std::string value;
+    Index::iterator pos;  // the key in the index, when the family is ordered
+  };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  // Node-based: keys and slots keep their addresses across rehashing, so the index may point in.
+  using Table = std::unordered_map<std::string, Slot, Hash, std::equal_to<>>;
+  struct Family {
+    std::mutex mu;
+    Table table CQ_GUARDED_BY(mu);
+    Index index CQ_GUARDED_BY(mu);  // string_views of the table's keys
+    bool ordered CQ_GUARDED_BY(mu) = false;
+  };
+
+  static void IndexInsert(Family& f, Table::iterator it) CQ_REQUIRES(f.mu);
+  static void IndexErase(Family& f, Slot& slot) CQ_REQUIRES(f.mu);
+  static void EnsureOrdered(Family& f) CQ_REQUIRES(f.mu);
+  static void Apply(Family& f, KvBatch::Op& op) CQ_REQUIRES(f.mu);
+  Family& family(Cf cf) { return families_[static_cast<size_t>(cf)]; }
+
+  std::array<Family, kCfCount> families_;
 };
 
 }  // namespace chronoq::storage

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,69 @@ TEST(MemKvTest, ScanWhileWritingSeesKeysInOrderAndLaterWrites) {
   EXPECT_TRUE(has(799));
   EXPECT_FALSE(has(5000));
   EXPECT_EQ(seen.back(), Key(998));
+}
+
+TEST(MemKvTest, ScansMatchAnOrderedMap) {
+  // Scans follow bytewise order (unsigned bytes, shorter first) through random writes: keys of
+  // several namespaces and topics, keys that are not namespace | topic, bounds that are keys,
+  // prefixes of keys or empty. The index is built on the first scan and then maintained.
+  std::mt19937 rng(7);
+  std::vector<std::string> pool;
+  for (std::string ns : std::vector<std::string>{"", "n", "ns"}) {
+    for (std::string topic : std::vector<std::string>{"", "a", "ab", "b", std::string(200, 't')}) {
+      std::string prefix = TopicPrefix(ns, topic);
+      pool.push_back(prefix);
+      for (int i = 0; i < 6; ++i) {
+        pool.push_back(RecordKey(ns, topic, "m" + std::to_string(i)));
+        pool.push_back(VisKey(ns, topic, VisKind::kPending, TimePoint(Millis(i % 3)), i));
+        pool.push_back(VisKey(ns, topic, VisKind::kDelivered, TimePoint(Millis(-i)), 0));
+        pool.push_back(HistKey(ns, topic, TimePoint(Millis(i * 1000))));
+      }
+      pool.push_back(prefix + std::string(20, '\0'));
+      pool.push_back(prefix + std::string(16, '\xff') + "x");
+    }
+  }
+  for (std::string odd : std::vector<std::string>{
+           "", "a", "k000001", "\x01",
+           "\x02"
+           "a",
+           "\xff\xff\xff\xff\xff\xff", std::string("\x00", 1), std::string("\x00\x00", 2),
+           "\x01n\x05"
+           "ab"}) {
+    pool.push_back(odd);
+  }
+  MemKv kv;
+  std::map<std::string, std::string> model;
+  for (int round = 0; round < 300; ++round) {
+    KvBatch b;
+    for (int i = 0; i < 8; ++i) {
+      const std::string& k = pool[rng() % pool.size()];
+      if (rng() % 3 == 0) {
+        b.Delete(Cf::kVis, k);
+        model.erase(k);
+      } else {
+        std::string v = std::to_string(round * 10 + i);
+        b.Put(Cf::kVis, k, v);
+        model[k] = v;
+      }
+    }
+    MustCommit(kv, std::move(b));
+    if (round % 10 == 0 || round == 299) {
+      for (int q = 0; q < 20; ++q) {
+        std::string lo = rng() % 4 == 0 ? "" : pool[rng() % pool.size()];
+        std::string hi = rng() % 4 == 0 ? "" : pool[rng() % pool.size()];
+        if (rng() % 2 == 0 && !lo.empty()) lo.resize(rng() % lo.size());  // a prefix of a key
+        std::vector<std::pair<std::string, std::string>> want;
+        for (auto it = model.lower_bound(lo); it != model.end(); ++it) {
+          if (!hi.empty() && it->first >= hi) break;
+          want.emplace_back(*it);
+        }
+        ASSERT_EQ(ScanAll(kv, Cf::kVis, lo, hi), want) << round << " " << q;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> all(model.begin(), model.end());
+  EXPECT_EQ(ScanAll(kv, Cf::kVis, "", ""), all);
 }
 
 TEST(MemKvTest, ResumeAfterFailureAndHandlerAreHarmless) {
