@@ -1,0 +1,398 @@
+#include "redis/redis_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <future>
+#include <memory>
+
+#include "base/random.h"
+#include "core/state_machine.h"
+#include "redis/scripts.h"
+
+namespace chronoq::redis {
+
+using core::Message;
+using core::MessageRecord;
+using core::MsgStatus;
+using engine::Callback;
+
+struct RedisBackend::Script {
+  std::string_view src;
+  std::string sha;  // empty: send the source (EVAL)
+};
+
+namespace {
+
+constexpr size_t kRecordFields = 12;  // id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq
+
+std::string Ms(TimePoint t) { return std::to_string(ToEpochMs(t)); }
+
+int64_t ToInt(const std::string& s) {
+  int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+// The string of a reply element (bulk string, status, or integer).
+std::string Str(const RedisReply& r) {
+  return r.type == RedisReply::Type::kInteger ? std::to_string(r.integer) : r.str;
+}
+
+MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e, size_t at) {
+  MessageRecord r;
+  r.topic = topic;
+  r.msg_id = Str(e[at]);
+  r.payload = Str(e[at + 1]);
+  r.produce_time = FromEpochMs(ToInt(Str(e[at + 2])));
+  r.trigger_time = FromEpochMs(ToInt(Str(e[at + 3])));
+  r.expire_time = FromEpochMs(ToInt(Str(e[at + 4])));
+  r.max_retry = static_cast<int32_t>(ToInt(Str(e[at + 5])));
+  r.retry = ToInt(Str(e[at + 6]));
+  r.phase = static_cast<core::Phase>(ToInt(Str(e[at + 7])));
+  r.end_status = static_cast<MsgStatus>(ToInt(Str(e[at + 8])));
+  r.visible_at = FromEpochMs(ToInt(Str(e[at + 9])));
+  r.ended_at = FromEpochMs(ToInt(Str(e[at + 10])));
+  r.seq = static_cast<uint64_t>(ToInt(Str(e[at + 11])));
+  if (r.phase != core::Phase::kEnded) r.end_status = MsgStatus::kWaiting;
+  return r;
+}
+
+// A reply that is not what a script returns: Redis refused it, or it was cut short.
+Status Unexpected(const RedisReply& r, std::string_view what) {
+  if (r.is_error()) return Internal(fmt::format("redis refused {}: {}", what, r.str));
+  return Internal(fmt::format("unexpected redis reply to {}", what));
+}
+
+Status NotFoundError(const std::string& topic, const std::string& msg_id) {
+  return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
+}
+
+}  // namespace
+
+// Which script: indexes of scripts_.
+enum ScriptId {
+  kSendScript,
+  kPullScript,
+  kAckScript,
+  kDeleteScript,
+  kGetScript,
+  kInfoScript,
+  kWakeScript,
+  kScriptCount
+};
+
+static RedisBackend::Script* Scripts() {
+  static RedisBackend::Script s[kScriptCount] = {
+      {scripts::kSend, ""}, {scripts::kPull, ""}, {scripts::kAck, ""},  {scripts::kDelete, ""},
+      {scripts::kGet, ""},  {scripts::kInfo, ""}, {scripts::kWake, ""},
+  };
+  return s;
+}
+
+RedisBackend::RedisBackend(RedisBackendOptions options, RedisConnection* conn,
+                           const base::Clock* clock, base::Scheduler* scheduler)
+    : options_(std::move(options)), conn_(conn), clock_(clock), scheduler_(scheduler) {}
+
+RedisBackend::~RedisBackend() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+    for (auto& [topic, w] : wakeups_) scheduler_->Cancel(w.timer);
+    wakeups_.clear();
+  }
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [this] { return inflight_ == 0; });
+}
+
+std::string RedisBackend::Prefix(const std::string& topic) const {
+  return fmt::format("cq:{{{}:{}}}:", options_.ns, topic);
+}
+std::string RedisBackend::TopicsKey() const { return fmt::format("cq:{{{}}}:topics", options_.ns); }
+
+void RedisBackend::Eval(const Script& script, const std::string& topic,
+                        std::vector<std::string> args, RedisConnection::Done done) {
+  {
+    std::lock_guard lock(mu_);
+    ++inflight_;
+  }
+  std::vector<std::string> cmd;
+  cmd.reserve(args.size() + 4);
+  std::string sha;
+  {
+    std::lock_guard lock(mu_);
+    sha = script.sha;
+  }
+  cmd.push_back(sha.empty() ? "EVAL" : "EVALSHA");
+  cmd.push_back(sha.empty() ? std::string(script.src) : sha);
+  cmd.push_back("1");
+  cmd.push_back(Prefix(topic));
+  for (const std::string& a : args) cmd.push_back(a);
+  auto finish = [this, done = std::move(done)](Result<RedisReply> r) mutable {
+    done(std::move(r));
+    std::lock_guard lock(mu_);
+    if (--inflight_ == 0) idle_.notify_all();
+  };
+  const Script* s = &script;
+  conn_->Command(std::move(cmd), [this, s, topic, args = std::move(args),
+                                  finish = std::move(finish)](Result<RedisReply> r) mutable {
+    if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
+      // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
+      std::vector<std::string> again = {"EVAL", std::string(s->src), "1", Prefix(topic)};
+      for (std::string& a : args) again.push_back(std::move(a));
+      conn_->Command(std::move(again), std::move(finish));
+      return;
+    }
+    if (r.has_value() && !r->is_error() && s->sha.empty()) {
+      // Learn the script's digest for next time (EVAL cached it on the server).
+      conn_->Command({"SCRIPT", "LOAD", std::string(s->src)}, [this, s](Result<RedisReply> l) {
+        if (l.has_value() && l->type == RedisReply::Type::kString) {
+          std::lock_guard lock(mu_);
+          const_cast<Script*>(s)->sha = l->str;
+        }
+      });
+    }
+    finish(std::move(r));
+  });
+}
+
+void RedisBackend::Flush(UniqueFunction<void()> done) {
+  conn_->Command({"PING"}, [done = std::move(done)](Result<RedisReply>) mutable { done(); });
+}
+
+void RedisBackend::Touch(const std::string& topic, TimePoint now) {
+  conn_->Command({"ZADD", TopicsKey(), Ms(now), topic}, [](Result<RedisReply>) {});
+}
+
+void RedisBackend::NotifyReady(const std::string& topic) {
+  if (engine::ReadyListener* l = listener_.load()) l->OnReady(topic);
+}
+
+void RedisBackend::SetReadyListener(engine::ReadyListener* listener) { listener_.store(listener); }
+
+void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms) {
+  if (next_ms.empty()) return;
+  TimePoint at = FromEpochMs(ToInt(next_ms));
+  std::lock_guard lock(mu_);
+  if (closing_) return;
+  Wakeup& w = wakeups_[topic];
+  if (w.timer != 0 && w.at <= at) return;
+  if (w.timer != 0) scheduler_->Cancel(w.timer);
+  w.at = at;
+  w.timer = scheduler_->Schedule(at, [this, topic] { Wake(topic); });
+}
+
+void RedisBackend::Wake(const std::string& topic) {
+  {
+    std::lock_guard lock(mu_);
+    wakeups_.erase(topic);
+    if (closing_) return;
+  }
+  TimePoint now = clock_->Now();
+  Eval(Scripts()[kWakeScript], topic, {Ms(now), std::to_string(options_.retention.count())},
+       [this, topic](Result<RedisReply> r) {
+         if (!r.has_value() || r->type != RedisReply::Type::kArray || r->elements.size() != 2) {
+           return;  // the next operation on the topic arms a new wake-up
+         }
+         if (r->elements[0].integer == 1) NotifyReady(topic);
+         ArmWake(topic, Str(r->elements[1]));
+       });
+}
+
+void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
+  if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
+  const TimePoint now = clock_->Now();
+  std::string topic = m.topic;
+  MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
+  std::vector<std::string> args = {rec.msg_id,
+                                   rec.payload,
+                                   Ms(rec.produce_time),
+                                   Ms(rec.trigger_time),
+                                   Ms(rec.expire_time),
+                                   std::to_string(rec.max_retry),
+                                   Ms(now),
+                                   std::to_string(options_.retention.count())};
+  Eval(Scripts()[kSendScript], topic, std::move(args),
+       [this, topic, rec = std::move(rec), now,
+        done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.empty()) return done(Unexpected(*r, "send"));
+         if (e[0].str == "EXISTS" && e.size() == 1 + kRecordFields) {
+           MessageRecord old = ParseRecord(topic, e, 1);
+           MsgStatus st = core::StatusAt(old, now);
+           return done(Message{std::move(old), st});
+         }
+         if (e[0].str != "NEW" || e.size() != 3) return done(Unexpected(*r, "send"));
+         rec.seq = static_cast<uint64_t>(ToInt(Str(e[1])));
+         MsgStatus st = core::StatusAt(rec, now);
+         if (st == MsgStatus::kReady) NotifyReady(topic);
+         ArmWake(topic, Str(e[2]));
+         done(Message{std::move(rec), st});
+       });
+  Touch(topic, now);
+}
+
+void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Message>>> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
+                                   Ms(SaturatingAdd(now, req.ack_timeout)),
+                                   std::to_string(options_.retention.count())};
+  std::string topic = req.topic;
+  Eval(Scripts()[kPullScript], topic, std::move(args),
+       [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
+             (e.size() - 2) % kRecordFields != 0) {
+           return done(Unexpected(*r, "pull"));
+         }
+         std::vector<Message> out;
+         out.reserve((e.size() - 2) / kRecordFields);
+         for (size_t i = 2; i < e.size(); i += kRecordFields) {
+           out.push_back(Message{ParseRecord(topic, e, i), MsgStatus::kConsuming});
+         }
+         ArmWake(topic, Str(e[1]));
+         done(std::move(out));
+       });
+  conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
+}
+
+namespace {
+
+// The answer of ack/nack/delete scripts: NF, IS + record (worded by the state machine), OK.
+Status MoveOutcome(const RedisReply& r, const std::string& topic, const std::string& msg_id,
+                   const core::Event& event, TimePoint now, std::string_view what) {
+  const auto& e = r.elements;
+  if (r.type != RedisReply::Type::kArray || e.empty()) return Unexpected(r, what);
+  if (e[0].str == "NF") return NotFoundError(topic, msg_id);
+  if (e[0].str == "IS" && e.size() == 1 + kRecordFields) {
+    Result<MessageRecord> next = core::Apply(ParseRecord(topic, e, 1), event, now);
+    return next.has_value() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what))
+                            : next.error();
+  }
+  if (e[0].str == "OK") return Status::Ok();
+  return Unexpected(r, what);
+}
+
+}  // namespace
+
+void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {msg_id, ack ? "1" : "0", Ms(now),
+                                   std::to_string(options_.retention.count())};
+  Eval(Scripts()[kAckScript], topic, std::move(args),
+       [this, topic, msg_id, ack, now, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
+         Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
+         if (s.ok() && r->elements.size() == 3) {
+           if (r->elements[1].str == "READY") NotifyReady(topic);
+           ArmWake(topic, Str(r->elements[2]));
+         }
+         done(std::move(s));
+       });
+  conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
+}
+
+void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
+                          Callback<Status> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {msg_id, release ? "1" : "0", Ms(now),
+                                   std::to_string(options_.retention.count())};
+  Eval(Scripts()[kDeleteScript], topic, std::move(args),
+       [this, topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         Status s =
+             MoveOutcome(*r, topic, msg_id, core::Event{core::EventKind::kDelete}, now, "deleted");
+         if (s.ok() && r->elements.size() == 2) ArmWake(topic, Str(r->elements[1]));
+         done(std::move(s));
+       });
+}
+
+void RedisBackend::Get(std::string topic, std::string msg_id, Callback<Result<Message>> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {msg_id, Ms(now), std::to_string(options_.retention.count())};
+  Eval(Scripts()[kGetScript], topic, std::move(args),
+       [topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray) return done(Unexpected(*r, "get"));
+         if (e.empty()) return done(NotFoundError(topic, msg_id));
+         if (e.size() != kRecordFields) return done(Unexpected(*r, "get"));
+         MessageRecord rec = ParseRecord(topic, e, 0);
+         MsgStatus st = core::StatusAt(rec, now);
+         done(Message{std::move(rec), st});
+       });
+}
+
+void RedisBackend::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
+  for (int b = 1; b < core::kBucketCount; ++b) {
+    args.push_back(std::to_string(core::kBucketLowerBounds[b].count()));
+  }
+  Eval(Scripts()[kInfoScript], topic, std::move(args),
+       [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() != core::kBucketCount + 3) {
+           return done(Unexpected(*r, "getTopicInfo"));
+         }
+         core::TopicInfo info;
+         info.topic = topic;
+         for (int b = 0; b < core::kBucketCount; ++b) {
+           info.buckets[b] = e[b].integer;
+           info.waiting += e[b].integer;
+         }
+         info.ready = e[core::kBucketCount].integer;
+         info.consuming = e[core::kBucketCount + 1].integer;
+         ArmWake(topic, Str(e[core::kBucketCount + 2]));
+         done(std::move(info));
+       });
+}
+
+void RedisBackend::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
+  const TimePoint now = clock_->Now();
+  conn_->Command({"ZRANGE", TopicsKey(), "0", "-1", "WITHSCORES"},
+                 [this, now, done = std::move(done)](Result<RedisReply> r) mutable {
+                   if (!r.has_value()) return done(r.error());
+                   if (r->type != RedisReply::Type::kArray || r->elements.size() % 2 != 0) {
+                     return done(Unexpected(*r, "getTopicInfoList"));
+                   }
+                   struct Gather {
+                     std::mutex mu;
+                     std::vector<core::TopicInfo> infos;
+                     Status error;
+                     size_t left;
+                     Callback<Result<std::vector<core::TopicInfo>>> done;
+                   };
+                   auto g = std::make_shared<Gather>();
+                   g->left = r->elements.size() / 2;
+                   g->done = std::move(done);
+                   if (g->left == 0) return g->done(std::vector<core::TopicInfo>());
+                   for (size_t i = 0; i < r->elements.size(); i += 2) {
+                     std::string topic = r->elements[i].str;
+                     TimePoint last_active = FromEpochMs(ToInt(r->elements[i + 1].str));
+                     GetTopicInfo(topic, [this, g, now, last_active](Result<core::TopicInfo> info) {
+                       std::unique_lock lock(g->mu);
+                       if (!info.has_value()) {
+                         g->error = info.error();
+                       } else if (info->waiting + info->ready + info->consuming > 0 ||
+                                  now - last_active < options_.topic_inactive) {
+                         g->infos.push_back(std::move(*info));
+                       }
+                       if (--g->left > 0) return;
+                       lock.unlock();
+                       if (!g->error.ok()) return g->done(g->error);
+                       std::sort(g->infos.begin(), g->infos.end(),
+                                 [](const auto& a, const auto& b) { return a.topic < b.topic; });
+                       g->done(std::move(g->infos));
+                     });
+                   }
+                 });
+}
+
+}  // namespace chronoq::redis

@@ -1,0 +1,83 @@
+// RedisBackend: the QueueBackend on Redis (docs/redis.md). All message state lives in Redis and
+// every operation is one Lua script on the keys of one topic; this node keeps only timers that
+// tell its ReadyListener when a topic's messages become consumable.
+//
+// Status: standalone Redis, one node. Not yet: Sentinel and Cluster routing, cross-node wake-ups
+// (pub/sub), --redis-wait-replicas.
+//
+// Thread-safety: all methods from any thread; callbacks run on the Redis event loop thread or,
+// for ready notifications at trigger times, on the scheduler's thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "engine/queue_backend.h"
+#include "redis/connection.h"
+
+namespace chronoq::redis {
+
+struct RedisBackendOptions {
+  std::string ns = "default";        // --namespace: isolates servers sharing one Redis
+  Millis retention{300'000};         // end-life-msg-expire-millis
+  Millis topic_inactive{1'800'000};  // topic-inactive-millis
+};
+
+class RedisBackend final : public engine::QueueBackend {
+ public:
+  RedisBackend(RedisBackendOptions options, RedisConnection* conn, const base::Clock* clock,
+               base::Scheduler* scheduler);
+  ~RedisBackend() override;
+
+  void Send(core::NewMessage m, engine::Callback<Result<core::Message>> done) override;
+  void Pull(engine::PullRequest req,
+            engine::Callback<Result<std::vector<core::Message>>> done) override;
+  void Ack(std::string topic, std::string msg_id, bool ack, engine::Callback<Status> done) override;
+  void Delete(std::string topic, std::string msg_id, bool release,
+              engine::Callback<Status> done) override;
+  void Get(std::string topic, std::string msg_id,
+           engine::Callback<Result<core::Message>> done) override;
+  void GetTopicInfo(std::string topic, engine::Callback<Result<core::TopicInfo>> done) override;
+  void ListTopics(engine::Callback<Result<std::vector<core::TopicInfo>>> done) override;
+  void SetReadyListener(engine::ReadyListener* listener) override;
+
+  // Calls `done` once every command sent so far has been answered (tests).
+  void Flush(UniqueFunction<void()> done);
+
+ public:
+  struct Script;
+
+ private:
+  void Eval(const Script& script, const std::string& topic, std::vector<std::string> args,
+            RedisConnection::Done done);
+  std::string Prefix(const std::string& topic) const;
+  std::string TopicsKey() const;
+  void Touch(const std::string& topic, TimePoint now);
+  // Keeps one timer per topic at the next time something in it may change by itself.
+  void ArmWake(const std::string& topic, const std::string& next_ms);
+  void Wake(const std::string& topic);
+  void NotifyReady(const std::string& topic);
+
+  const RedisBackendOptions options_;
+  RedisConnection* const conn_;
+  const base::Clock* const clock_;
+  base::Scheduler* const scheduler_;
+  std::atomic<engine::ReadyListener*> listener_{nullptr};
+
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int inflight_ = 0;  // guarded by mu_: scripts sent and not yet answered
+  struct Wakeup {
+    TimePoint at;
+    base::TimerId timer = 0;
+  };
+  std::map<std::string, Wakeup> wakeups_;  // guarded by mu_
+  bool closing_ = false;                   // guarded by mu_
+};
+
+}  // namespace chronoq::redis
