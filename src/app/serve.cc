@@ -6,19 +6,16 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/backends.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/scheduler.h"
 #include "config/config.h"
-#include "engine/engine.h"
 #include "http/handlers.h"
 #include "http/long_poll.h"
 #include "http/router.h"
 #include "http/server.h"
 #include "metrics/monitor.h"
-#include "storage/memory/mem_kv.h"
-#include "storage/message_store.h"
-#include "storage/rocksdb/rocks_kv.h"
 
 namespace chronoq::app {
 namespace {
@@ -83,36 +80,13 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
   metrics::MonitorRecorder monitor(std::chrono::seconds(cfg.monitor_interval_seconds));
-  std::unique_ptr<storage::KvStore> kv;
-  if (cfg.storage == "embedded") {
-    storage::RocksOptions ropts;
-    ropts.dir = cfg.data_dir;
-    ropts.sync_writes = cfg.sync_writes;
-    Result<std::unique_ptr<storage::RocksKv>> opened = storage::RocksKv::Open(ropts);
-    if (!opened.has_value()) {
-      std::fprintf(stderr, "chronoq: %s\n", opened.error().message().c_str());
-      return opened.error().code() == Errc::kInvalidArgument ? 2 : 1;
-    }
-    kv = std::move(opened).value();
-  } else {
-    kv = std::make_unique<storage::MemKv>();
+  OpenedBackend opened = OpenBackend(cfg, clock, scheduler, &monitor);
+  if (!opened.serving) {
+    CQ_LOG_ERROR(kLog, "{}", opened.error);
+    std::fprintf(stderr, "chronoq: %s\n", opened.error.c_str());
+    return opened.exit_code;
   }
-  storage::MessageStore store(kv.get(), cfg.ns);
-  engine::EngineOptions eopts;
-  eopts.retention = Millis(cfg.end_life_msg_expire_millis);
-  eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
-  eopts.memory_horizon = Millis(cfg.memory_horizon_millis);
-  engine::Engine backend(eopts, &store, clock, scheduler, &monitor);
-  auto recover_start = std::chrono::steady_clock::now();
-  if (Status s = backend.Recover(); !s.ok()) {
-    CQ_LOG_ERROR(kLog, "recovery failed: {}", s.ToString());
-    std::fprintf(stderr, "chronoq: recovery failed: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  CQ_LOG_INFO(kLog, "storage ready in {} ms",
-              std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::steady_clock::now() - recover_start)
-                  .count());
+  engine::QueueBackend& backend = *opened.serving->backend();
 
   http::LongPollWaiters waiters(&backend, clock, scheduler);
   backend.SetReadyListener(&waiters);
@@ -149,14 +123,11 @@ int RunServe(const std::vector<std::string>& args) {
   std::printf("chronoq listening on %s:%u\n", host.c_str(), server.port());
   std::fflush(stdout);
   CQ_LOG_INFO(kLog,
-              "started: storage={}{} namespace={} http-threads={} ttl-millis={} max-retry={} "
+              "started: {} namespace={} http-threads={} ttl-millis={} max-retry={} "
               "ack-timeout-millis={} end-life-msg-expire-millis={} long-polling-timeout-millis={}",
-              cfg.storage,
-              cfg.storage == "embedded"
-                  ? fmt::format(" data-dir={} sync-writes={}", cfg.data_dir, cfg.sync_writes)
-                  : std::string(),
-              cfg.ns, cfg.http_threads, cfg.ttl_millis, cfg.max_retry, cfg.ack_timeout_millis,
-              cfg.end_life_msg_expire_millis, cfg.long_polling_timeout_millis);
+              opened.serving->Describe(), cfg.ns, cfg.http_threads, cfg.ttl_millis, cfg.max_retry,
+              cfg.ack_timeout_millis, cfg.end_life_msg_expire_millis,
+              cfg.long_polling_timeout_millis);
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -166,9 +137,9 @@ int RunServe(const std::vector<std::string>& args) {
   server.Stop(std::chrono::milliseconds(700));
   backend.SetReadyListener(nullptr);
   if (thread_scheduler) thread_scheduler->Stop();
-  // Close the store now, while the HTTP server's executors still exist: it writes what is still
-  // queued for a group commit and runs those answers' callbacks (they post to the executors).
-  kv->Close();
+  // Close the storage now, while the HTTP server's executors still exist: it finishes what is
+  // still queued and runs those answers' callbacks (they post to the executors).
+  opened.serving->Close();
   CQ_LOG_INFO(kLog, "stopped");
   return 0;
 }

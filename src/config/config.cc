@@ -28,7 +28,11 @@ const std::vector<Key>& Keys() {
        "Address to listen on, HOST:PORT (port 0 picks a free one)"},
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads"},
       {"storage", &ServerConfig::storage,
-       "Storage engine: embedded (durable, RocksDB in data-dir) or memory (lost on restart)"},
+       "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
+       "redis (several nodes on one Redis, see redis-url)"},
+      {"redis-url", &ServerConfig::redis_url,
+       "Redis storage: redis://[:password@]host:port[/db] (Sentinel and Cluster URLs are not "
+       "supported yet)"},
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
       {"sync-writes", &ServerConfig::sync_writes,
@@ -164,9 +168,12 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
   }
-  if (c.storage != "memory" && c.storage != "embedded") {
-    errors.push_back(
-        fmt::format("storage: unknown engine '{}' (available: embedded, memory)", c.storage));
+  if (c.storage != "memory" && c.storage != "embedded" && c.storage != "redis") {
+    errors.push_back(fmt::format(
+        "storage: unknown engine '{}' (available: embedded, memory, redis)", c.storage));
+  }
+  if (c.storage == "redis" && c.redis_url.empty()) {
+    errors.push_back("redis-url is required with storage=redis (redis://host:port)");
   }
   if (c.storage == "embedded" && c.data_dir.empty()) errors.push_back("data-dir must not be empty");
   if (c.memory_horizon_millis < 1000) {

@@ -23,7 +23,8 @@ struct ServerConfig {
   std::string listen = "0.0.0.0:8080";  // HOST:PORT; port 0 picks a free port
   int64_t http_threads = 2;             // HTTP worker threads
   // Storage.
-  std::string storage = "embedded";        // embedded (RocksDB in data_dir) or memory
+  std::string storage = "embedded";        // embedded (RocksDB in data_dir), memory or redis
+  std::string redis_url;                   // redis storage: where (docs/redis.md)
   std::string data_dir = "./data";         // embedded storage: the store's directory
   bool sync_writes = false;                // embedded storage: fsync the WAL before answering
   int64_t memory_horizon_millis = 60'000;  // pending messages due later stay on disk only

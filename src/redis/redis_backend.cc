@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <condition_variable>
+#include <cstdlib>
 #include <future>
 #include <memory>
 
@@ -93,8 +94,33 @@ static RedisBackend::Script* Scripts() {
 }
 
 RedisBackend::RedisBackend(RedisBackendOptions options, RedisConnection* conn,
-                           const base::Clock* clock, base::Scheduler* scheduler)
-    : options_(std::move(options)), conn_(conn), clock_(clock), scheduler_(scheduler) {}
+                           const base::Clock* clock, base::Scheduler* scheduler,
+                           metrics::MonitorRecorder* monitor)
+    : options_(std::move(options)),
+      conn_(conn),
+      clock_(clock),
+      scheduler_(scheduler),
+      monitor_(monitor) {}
+
+void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
+  if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
+      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 5) {
+    return;
+  }
+  const auto& st = r.elements[0].elements;
+  const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
+  const int64_t timeouts = st[3].integer, ended = st[4].integer;
+  r.elements.erase(r.elements.begin());
+  if (monitor_ == nullptr) return;
+  const TimePoint now = clock_->Now();
+  using metrics::MonitorCounter;
+  if (triggered > 0) {
+    monitor_->Add(topic, MonitorCounter::kTriggerMsgReady, triggered, now);
+    monitor_->AddReadyGap(topic, triggered, gap_sum, gap_max, now);
+  }
+  if (timeouts > 0) monitor_->Add(topic, MonitorCounter::kTriggerMsgTimeout, timeouts, now);
+  if (ended > 0) monitor_->Add(topic, MonitorCounter::kTriggerMsgEndLife, ended, now);
+}
 
 RedisBackend::~RedisBackend() {
   {
@@ -142,9 +168,14 @@ void RedisBackend::Eval(const Script& script, const std::string& topic,
       // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
       std::vector<std::string> again = {"EVAL", std::string(s->src), "1", Prefix(topic)};
       for (std::string& a : args) again.push_back(std::move(a));
-      conn_->Command(std::move(again), std::move(finish));
+      conn_->Command(std::move(again),
+                     [this, topic, finish = std::move(finish)](Result<RedisReply> r2) mutable {
+                       if (r2.has_value()) TakeStats(topic, *r2);
+                       finish(std::move(r2));
+                     });
       return;
     }
+    if (r.has_value()) TakeStats(topic, *r);
     if (r.has_value() && !r->is_error() && s->sha.empty()) {
       // Learn the script's digest for next time (EVAL cached it on the server).
       conn_->Command({"SCRIPT", "LOAD", std::string(s->src)}, [this, s](Result<RedisReply> l) {
@@ -174,7 +205,10 @@ void RedisBackend::SetReadyListener(engine::ReadyListener* listener) { listener_
 
 void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms) {
   if (next_ms.empty()) return;
-  TimePoint at = FromEpochMs(ToInt(next_ms));
+  // A sorted-set score: a double, printed in exponent form when large ("never" is ~9.2e18).
+  const double score = std::strtod(next_ms.c_str(), nullptr);
+  if (!(score < 4e18)) return;  // nothing changes by itself before the end of time
+  TimePoint at = FromEpochMs(static_cast<int64_t>(score));
   std::lock_guard lock(mu_);
   if (closing_) return;
   Wakeup& w = wakeups_[topic];
@@ -190,15 +224,20 @@ void RedisBackend::Wake(const std::string& topic) {
     wakeups_.erase(topic);
     if (closing_) return;
   }
+  // Waits for the script (bounded by the connection's command timeout), so that what happens at
+  // this time is counted and notified at this time, and the next wake-up is armed before the
+  // scheduler moves on (a test clock jumping ahead still runs every wake-up on the way).
+  std::promise<void> done;
   TimePoint now = clock_->Now();
   Eval(Scripts()[kWakeScript], topic, {Ms(now), std::to_string(options_.retention.count())},
-       [this, topic](Result<RedisReply> r) {
-         if (!r.has_value() || r->type != RedisReply::Type::kArray || r->elements.size() != 2) {
-           return;  // the next operation on the topic arms a new wake-up
-         }
-         if (r->elements[0].integer == 1) NotifyReady(topic);
-         ArmWake(topic, Str(r->elements[1]));
+       [this, topic, &done](Result<RedisReply> r) {
+         if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 2) {
+           if (r->elements[0].integer == 1) NotifyReady(topic);
+           ArmWake(topic, Str(r->elements[1]));
+         }  // else: the next operation on the topic arms a new wake-up
+         done.set_value();
        });
+  done.get_future().wait();
 }
 
 void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
@@ -290,6 +329,9 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
          Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
          if (s.ok() && r->elements.size() == 3) {
            if (r->elements[1].str == "READY") NotifyReady(topic);
+           if (!ack && r->elements[1].str == "ENDED" && monitor_ != nullptr) {
+             monitor_->Add(topic, metrics::MonitorCounter::kTriggerMsgEndLife, 1, clock_->Now());
+           }
            ArmWake(topic, Str(r->elements[2]));
          }
          done(std::move(s));

@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/queue_backend.h"
+#include "metrics/monitor.h"
 #include "redis/connection.h"
 
 namespace chronoq::redis {
@@ -30,8 +31,10 @@ struct RedisBackendOptions {
 
 class RedisBackend final : public engine::QueueBackend {
  public:
+  // `monitor` (may be null) receives the trigger counts of getMonitorData that this node's
+  // scripts observe (with several nodes, each counts what its own scripts saw).
   RedisBackend(RedisBackendOptions options, RedisConnection* conn, const base::Clock* clock,
-               base::Scheduler* scheduler);
+               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor = nullptr);
   ~RedisBackend() override;
 
   void Send(core::NewMessage m, engine::Callback<Result<core::Message>> done) override;
@@ -62,11 +65,14 @@ class RedisBackend final : public engine::QueueBackend {
   void ArmWake(const std::string& topic, const std::string& next_ms);
   void Wake(const std::string& topic);
   void NotifyReady(const std::string& topic);
+  // Takes the statistics every script puts first in its reply, and records them.
+  void TakeStats(const std::string& topic, RedisReply& r);
 
   const RedisBackendOptions options_;
   RedisConnection* const conn_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
+  metrics::MonitorRecorder* const monitor_;
   std::atomic<engine::ReadyListener*> listener_{nullptr};
 
   std::mutex mu_;

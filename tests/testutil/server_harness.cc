@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cerrno>
@@ -22,6 +23,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "tests/testutil/redis_servers.h"
 
 extern char** environ;
 
@@ -161,6 +164,31 @@ ServerProcess::~ServerProcess() {
   }
 }
 
+namespace {
+
+// One redis-server for every server of this test process that uses storage=redis; it lives
+// until the process exits.
+RedisStandalone* SharedRedisForServers() {
+  static RedisStandalone* redis = [] {
+    auto* r = new RedisStandalone();
+    Status s = r->Start();
+    if (!s.ok()) {
+      std::fprintf(stderr, "cannot start redis-server: %s\n", s.ToString().c_str());
+      delete r;
+      return static_cast<RedisStandalone*>(nullptr);
+    }
+    return r;
+  }();
+  return redis;
+}
+
+int NextServerNumber() {
+  static std::atomic<int> n{0};
+  return n.fetch_add(1);
+}
+
+}  // namespace
+
 std::string StorageUnderTest() {
   const char* s = std::getenv("CQ_TEST_STORAGE");
   return s != nullptr && *s != '\0' ? std::string(s) : std::string("embedded");
@@ -195,6 +223,15 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
       data_dir_ = tmpl;
     }
     args.push_back("--data-dir=" + data_dir_);
+  }
+  bool redis = has_flag("--storage=redis") || (!has_flag("--storage") && storage == "redis");
+  if (redis && !has_flag("--redis-url")) {
+    RedisStandalone* shared = SharedRedisForServers();
+    if (shared == nullptr) return Internal("cannot start the redis-server for storage=redis");
+    args.push_back("--redis-url=" + shared->url());
+    // Its own namespace, kept across restarts of this ServerProcess (like a data dir).
+    if (redis_ns_.empty()) redis_ns_ = fmt::format("it-{}-{}", ::getpid(), NextServerNumber());
+    if (!has_flag("--namespace")) args.push_back("--namespace=" + redis_ns_);
   }
   args.insert(args.end(), flags.begin(), flags.end());
 

@@ -92,6 +92,7 @@ class ServerProcess {
   uint16_t port_ = 0;
   int stdout_fd_ = -1;
   std::string stderr_path_;
+  std::string redis_ns_;  // storage=redis: this server's namespace, kept across restarts
   std::string data_dir_;
   std::string line_;
 };

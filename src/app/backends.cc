@@ -1,0 +1,148 @@
+#include "app/backends.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <future>
+
+#include "base/log.h"
+#include "engine/engine.h"
+#include "redis/connection.h"
+#include "redis/event_loop.h"
+#include "redis/redis_backend.h"
+#include "redis/redis_url.h"
+#include "storage/memory/mem_kv.h"
+#include "storage/message_store.h"
+#include "storage/rocksdb/rocks_kv.h"
+
+namespace chronoq::app {
+namespace {
+
+constexpr const char* kLog = "cq.app";
+
+class EngineServing final : public ServingBackend {
+ public:
+  EngineServing(const config::ServerConfig& cfg, std::unique_ptr<storage::KvStore> kv,
+                const base::Clock* clock, base::Scheduler* scheduler,
+                metrics::MonitorRecorder* monitor)
+      : cfg_(cfg), kv_(std::move(kv)), store_(kv_.get(), cfg.ns) {
+    engine::EngineOptions eopts;
+    eopts.retention = Millis(cfg.end_life_msg_expire_millis);
+    eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
+    eopts.memory_horizon = Millis(cfg.memory_horizon_millis);
+    engine_ = std::make_unique<engine::Engine>(eopts, &store_, clock, scheduler, monitor);
+  }
+  Status Recover() { return engine_->Recover(); }
+  engine::QueueBackend* backend() override { return engine_.get(); }
+  void Close() override { kv_->Close(); }
+  std::string Describe() const override {
+    return cfg_.storage == "embedded" ? fmt::format("storage=embedded data-dir={} sync-writes={}",
+                                                    cfg_.data_dir, cfg_.sync_writes)
+                                      : std::string("storage=memory");
+  }
+
+ private:
+  config::ServerConfig cfg_;
+  std::unique_ptr<storage::KvStore> kv_;
+  storage::MessageStore store_;
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+class RedisServing final : public ServingBackend {
+ public:
+  RedisServing(const config::ServerConfig& cfg, const redis::RedisUrl& url,
+               const base::Clock* clock, base::Scheduler* scheduler,
+               metrics::MonitorRecorder* monitor)
+      : url_(url.Redacted()) {
+    redis::ConnectionOptions co;
+    co.endpoint = url.endpoints.front();
+    co.username = url.username;
+    co.password = url.password;
+    co.db = url.db;
+    conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
+    redis::RedisBackendOptions bo;
+    bo.ns = cfg.ns;
+    bo.retention = Millis(cfg.end_life_msg_expire_millis);
+    bo.topic_inactive = Millis(cfg.topic_inactive_millis);
+    backend_ = std::make_unique<redis::RedisBackend>(bo, conn_.get(), clock, scheduler, monitor);
+  }
+  // Whether Redis answers now (a node starts anyway and recovers when Redis comes).
+  Status Ping() {
+    std::promise<Status> p;
+    conn_->Command({"PING"}, [&p](Result<redis::RedisReply> r) {
+      if (!r.has_value()) return p.set_value(r.error());
+      if (r->is_error()) return p.set_value(Unavailable("redis refused PING: " + r->str));
+      p.set_value(Status::Ok());
+    });
+    return p.get_future().get();
+  }
+  engine::QueueBackend* backend() override { return backend_.get(); }
+  void Close() override {
+    backend_.reset();
+    conn_.reset();
+  }
+  std::string Describe() const override { return "storage=redis redis-url=" + url_; }
+
+ private:
+  std::string url_;
+  redis::EventLoop loop_;
+  std::unique_ptr<redis::RedisConnection> conn_;
+  std::unique_ptr<redis::RedisBackend> backend_;
+};
+
+OpenedBackend Failed(int code, std::string error) {
+  OpenedBackend out;
+  out.exit_code = code;
+  out.error = std::move(error);
+  return out;
+}
+
+}  // namespace
+
+OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* clock,
+                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor) {
+  OpenedBackend out;
+  if (cfg.storage == "redis") {
+    Result<redis::RedisUrl> url = redis::ParseRedisUrl(cfg.redis_url);
+    if (!url.has_value()) return Failed(2, url.error().message());
+    if (url->mode != redis::RedisMode::kStandalone) {
+      return Failed(2, fmt::format("redis-url '{}': Sentinel and Cluster deployments are not "
+                                   "supported yet; use redis://host:port",
+                                   url->Redacted()));
+    }
+    auto serving = std::make_unique<RedisServing>(cfg, *url, clock, scheduler, monitor);
+    if (Status s = serving->Ping(); !s.ok()) {
+      CQ_LOG_WARN(kLog, "{}; serving anyway, requests answer code 500 until it is reachable",
+                  s.message());
+    }
+    out.serving = std::move(serving);
+    return out;
+  }
+  std::unique_ptr<storage::KvStore> kv;
+  if (cfg.storage == "embedded") {
+    storage::RocksOptions ropts;
+    ropts.dir = cfg.data_dir;
+    ropts.sync_writes = cfg.sync_writes;
+    Result<std::unique_ptr<storage::RocksKv>> opened = storage::RocksKv::Open(ropts);
+    if (!opened.has_value()) {
+      return Failed(opened.error().code() == Errc::kInvalidArgument ? 2 : 1,
+                    opened.error().message());
+    }
+    kv = std::move(opened).value();
+  } else {
+    kv = std::make_unique<storage::MemKv>();
+  }
+  auto serving = std::make_unique<EngineServing>(cfg, std::move(kv), clock, scheduler, monitor);
+  auto start = std::chrono::steady_clock::now();
+  if (Status s = serving->Recover(); !s.ok()) {
+    return Failed(1, "recovery failed: " + s.ToString());
+  }
+  CQ_LOG_INFO(kLog, "storage ready in {} ms",
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count());
+  out.serving = std::move(serving);
+  return out;
+}
+
+}  // namespace chronoq::app

@@ -1,0 +1,37 @@
+// The QueueBackend the configuration asks for (storage=embedded|memory|redis), built with
+// everything it owns.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "config/config.h"
+#include "engine/queue_backend.h"
+#include "metrics/monitor.h"
+
+namespace chronoq::app {
+
+class ServingBackend {
+ public:
+  virtual ~ServingBackend() = default;
+  virtual engine::QueueBackend* backend() = 0;
+  // Finishes what is queued (its answers' callbacks run) and stops the storage threads. Call it
+  // while the HTTP server's executors still exist.
+  virtual void Close() = 0;
+  // "storage=embedded data-dir=... sync-writes=..." for the start log line.
+  virtual std::string Describe() const = 0;
+};
+
+struct OpenedBackend {
+  std::unique_ptr<ServingBackend> serving;  // null on failure
+  int exit_code = 0;                        // on failure: 2 bad configuration, 1 other
+  std::string error;                        // on failure
+};
+
+// Opens the storage (recovering the embedded store) and builds the backend.
+OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* clock,
+                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor);
+
+}  // namespace chronoq::app
