@@ -11,6 +11,7 @@
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
 #include "redis/redis_url.h"
+#include "redis/subscriber.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
@@ -64,7 +65,13 @@ class RedisServing final : public ServingBackend {
     bo.ns = cfg.ns;
     bo.retention = Millis(cfg.end_life_msg_expire_millis);
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
+    bo.publish = true;
     backend_ = std::make_unique<redis::RedisBackend>(bo, conn_.get(), clock, scheduler, monitor);
+    // Long polls parked here hear of sends and nacks made through other nodes.
+    subscriber_ = std::make_unique<redis::RedisSubscriber>(
+        &loop_, co, backend_->ReadyChannel(),
+        [b = backend_.get()](std::string_view payload) { b->OnPublished(payload); },
+        [b = backend_.get()] { b->OnResubscribed(); });
   }
   // Whether Redis answers now (a node starts anyway and recovers when Redis comes).
   Status Ping() {
@@ -78,6 +85,7 @@ class RedisServing final : public ServingBackend {
   }
   engine::QueueBackend* backend() override { return backend_.get(); }
   void Close() override {
+    subscriber_.reset();
     backend_.reset();
     conn_.reset();
   }
@@ -88,6 +96,7 @@ class RedisServing final : public ServingBackend {
   redis::EventLoop loop_;
   std::unique_ptr<redis::RedisConnection> conn_;
   std::unique_ptr<redis::RedisBackend> backend_;
+  std::unique_ptr<redis::RedisSubscriber> subscriber_;
 };
 
 OpenedBackend Failed(int code, std::string error) {

@@ -83,6 +83,11 @@ class QueueBackend {
   // Registers the listener (nullptr to clear). REQUIRES: the listener outlives the backend or
   // is cleared first.
   virtual void SetReadyListener(ReadyListener* listener) = 0;
+
+  // A long poll is parked for `topic` on this node. A backend shared by several nodes makes sure
+  // from now on that the listener hears when the topic's messages become consumable, whichever
+  // node changed them. Cheap; may be called for every parked request.
+  virtual void WatchTopic(const std::string& /*topic*/) {}
 };
 
 }  // namespace chronoq::engine

@@ -68,6 +68,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
     Finish(w, Messages{});
     return w;
   }
+  backend_->WatchTopic(topic);
   Kick(topic);
   return w;
 }

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "base/check.h"
+#include "redis/hiredis_io.h"
 
 namespace chronoq::redis {
 namespace {
@@ -49,8 +50,7 @@ RedisReply Convert(const redisReply* r) {
 }  // namespace
 
 // Everything here runs on the loop thread.
-struct RedisConnection::State : EventLoop::FdHandler,
-                                std::enable_shared_from_this<RedisConnection::State> {
+struct RedisConnection::State {
   enum class Phase { kConnecting, kReady, kBackoff, kClosed };
   struct Pending {
     Done done;
@@ -64,9 +64,7 @@ struct RedisConnection::State : EventLoop::FdHandler,
 
   Phase phase = Phase::kBackoff;
   redisAsyncContext* ac = nullptr;
-  bool want_read = false;
-  bool want_write = false;
-  int fd = -1;
+  std::unique_ptr<HiredisIo> io;
   std::deque<std::unique_ptr<Pending>> inflight;  // in send order, like the replies
   std::string fail_reason;                        // why the current context is being dropped
   std::string last_error = "not connected yet";
@@ -74,30 +72,6 @@ struct RedisConnection::State : EventLoop::FdHandler,
   EventLoop::TimerId connect_timer = 0;
   EventLoop::TimerId command_timer = 0;
   EventLoop::TimerId reconnect_timer = 0;
-
-  // --- hiredis event hooks
-  static State* Of(void* privdata) { return static_cast<State*>(privdata); }
-  void UpdateWatch() { loop->Watch(fd, want_read, want_write, this); }
-  static void SetInterest(void* p, bool* which, bool on) {
-    *which = on;
-    Of(p)->UpdateWatch();
-  }
-  static void AddRead(void* p) { SetInterest(p, &Of(p)->want_read, true); }
-  static void DelRead(void* p) { SetInterest(p, &Of(p)->want_read, false); }
-  static void AddWrite(void* p) { SetInterest(p, &Of(p)->want_write, true); }
-  static void DelWrite(void* p) { SetInterest(p, &Of(p)->want_write, false); }
-  static void Cleanup(void* p) {
-    State* s = Of(p);
-    s->want_read = s->want_write = false;
-    if (s->fd >= 0) s->loop->Watch(s->fd, false, false, s);
-    s->fd = -1;
-  }
-  void OnReadable() override {
-    if (ac != nullptr) redisAsyncHandleRead(ac);
-  }
-  void OnWritable() override {
-    if (ac != nullptr) redisAsyncHandleWrite(ac);
-  }
 
   Status Unreachable() const {
     return Unavailable(fmt::format("redis {} is unreachable: {}", where, last_error));
@@ -116,14 +90,8 @@ struct RedisConnection::State : EventLoop::FdHandler,
     }
     ac = c;
     phase = Phase::kConnecting;
-    fd = c->c.fd;
     c->data = this;
-    c->ev.data = this;
-    c->ev.addRead = &AddRead;
-    c->ev.delRead = &DelRead;
-    c->ev.addWrite = &AddWrite;
-    c->ev.delWrite = &DelWrite;
-    c->ev.cleanup = &Cleanup;
+    io->Attach(c);
     redisAsyncSetConnectCallback(c, &OnConnect);
     redisAsyncSetDisconnectCallback(c, &OnDisconnect);
     connect_timer = loop->RunAt(Clock::now() + options.connect_timeout, [this] {
@@ -150,6 +118,8 @@ struct RedisConnection::State : EventLoop::FdHandler,
     };
   }
 
+  static State* Of(const void* p) { return static_cast<State*>(const_cast<void*>(p)); }
+
   static void OnConnect(const redisAsyncContext* c, int status) {
     State* s = Of(c->data);
     if (s->connect_timer != 0) s->loop->Cancel(s->connect_timer);
@@ -159,6 +129,7 @@ struct RedisConnection::State : EventLoop::FdHandler,
       s->fail_reason = c->errstr[0] != '\0' ? c->errstr : "connect failed";
       s->last_error = s->fail_reason;
       s->ac = nullptr;
+      s->io->Detach();
       s->EnterBackoff();
       return;
     }
@@ -174,6 +145,7 @@ struct RedisConnection::State : EventLoop::FdHandler,
     }
     s->last_error = s->fail_reason;
     s->ac = nullptr;  // hiredis frees it after this returns
+    s->io->Detach();
     s->EnterBackoff();
   }
 
@@ -246,6 +218,7 @@ struct RedisConnection::State : EventLoop::FdHandler,
     if (!was_connected || ac != nullptr) {
       // Not connected yet (no OnDisconnect), or freed later because we are inside a callback.
       ac = nullptr;
+      io->Detach();
       EnterBackoff();
     }
   }
@@ -283,6 +256,7 @@ struct RedisConnection::State : EventLoop::FdHandler,
 RedisConnection::RedisConnection(EventLoop* loop, ConnectionOptions options)
     : loop_(loop), options_(std::move(options)), state_(std::make_shared<State>()) {
   state_->loop = loop_;
+  state_->io = std::make_unique<HiredisIo>(loop_);
   state_->options = options_;
   state_->ready = &ready_;
   state_->where = fmt::format("{}:{}", options_.endpoint.host, options_.endpoint.port);

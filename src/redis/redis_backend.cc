@@ -209,6 +209,11 @@ void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms)
   const double score = std::strtod(next_ms.c_str(), nullptr);
   if (!(score < 4e18)) return;  // nothing changes by itself before the end of time
   TimePoint at = FromEpochMs(static_cast<int64_t>(score));
+  if (at <= clock_->Now()) {
+    // Already due (the news came late, e.g. a publication from another node): look now.
+    CheckTopic(topic, nullptr);
+    return;
+  }
   std::lock_guard lock(mu_);
   if (closing_) return;
   Wakeup& w = wakeups_[topic];
@@ -228,16 +233,70 @@ void RedisBackend::Wake(const std::string& topic) {
   // this time is counted and notified at this time, and the next wake-up is armed before the
   // scheduler moves on (a test clock jumping ahead still runs every wake-up on the way).
   std::promise<void> done;
+  CheckTopic(topic, [&done] { done.set_value(); });
+  done.get_future().wait();
+}
+
+void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then) {
   TimePoint now = clock_->Now();
   Eval(Scripts()[kWakeScript], topic, {Ms(now), std::to_string(options_.retention.count())},
-       [this, topic, &done](Result<RedisReply> r) {
+       [this, topic, then = std::move(then)](Result<RedisReply> r) mutable {
          if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 2) {
            if (r->elements[0].integer == 1) NotifyReady(topic);
            ArmWake(topic, Str(r->elements[1]));
          }  // else: the next operation on the topic arms a new wake-up
-         done.set_value();
+         if (then) then();
        });
-  done.get_future().wait();
+}
+
+std::string RedisBackend::ReadyChannel() const {
+  return fmt::format("cq:{{{}}}:ready", options_.ns);
+}
+
+// Publication: "<1 if ready now else 0>\n<next time of change, ms, or empty>\n<topic>".
+void RedisBackend::Publish(const std::string& topic, bool ready, const std::string& next_ms) {
+  if (!options_.publish) return;
+  conn_->Command(
+      {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", ready ? 1 : 0, next_ms, topic)},
+      [](Result<RedisReply>) {});
+}
+
+void RedisBackend::OnPublished(std::string_view payload) {
+  size_t a = payload.find('\n');
+  size_t b = a == std::string_view::npos ? a : payload.find('\n', a + 1);
+  if (b == std::string_view::npos) return;
+  const bool ready = payload.substr(0, a) == "1";
+  std::string next(payload.substr(a + 1, b - a - 1));
+  std::string topic(payload.substr(b + 1));
+  {
+    std::lock_guard lock(mu_);
+    if (!watched_.contains(topic)) return;  // no long poll here cares
+  }
+  if (ready) NotifyReady(topic);
+  ArmWake(topic, next);
+}
+
+void RedisBackend::OnResubscribed() {
+  std::vector<std::string> topics;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [topic, at] : watched_) topics.push_back(topic);
+  }
+  for (const std::string& t : topics) CheckTopic(t, nullptr);
+}
+
+void RedisBackend::WatchTopic(const std::string& topic) {
+  const TimePoint now = clock_->Now();
+  bool first;
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    // Forget topics nobody parked on for ten minutes (long polls last two at most).
+    std::erase_if(watched_, [&](const auto& e) { return now - e.second > Millis(600'000); });
+    first = watched_.insert_or_assign(topic, now).second;
+  }
+  // A topic new to this node: learn when it next changes (sends through other nodes publish).
+  if (first) CheckTopic(topic, nullptr);
 }
 
 void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
@@ -269,6 +328,7 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
          MsgStatus st = core::StatusAt(rec, now);
          if (st == MsgStatus::kReady) NotifyReady(topic);
          ArmWake(topic, Str(e[2]));
+         Publish(topic, st == MsgStatus::kReady, Str(e[2]));
          done(Message{std::move(rec), st});
        });
   Touch(topic, now);
@@ -328,7 +388,10 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
          core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
          Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
          if (s.ok() && r->elements.size() == 3) {
-           if (r->elements[1].str == "READY") NotifyReady(topic);
+           if (r->elements[1].str == "READY") {
+             NotifyReady(topic);
+             Publish(topic, true, Str(r->elements[2]));
+           }
            if (!ack && r->elements[1].str == "ENDED" && monitor_ != nullptr) {
              monitor_->Add(topic, metrics::MonitorCounter::kTriggerMsgEndLife, 1, clock_->Now());
            }

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/scheduler.h"
@@ -25,6 +26,7 @@ namespace chronoq::redis {
 
 struct RedisBackendOptions {
   std::string ns = "default";        // --namespace: isolates servers sharing one Redis
+  bool publish = false;              // publish sends and nacks for the other nodes' long polls
   Millis retention{300'000};         // end-life-msg-expire-millis
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
 };
@@ -48,6 +50,14 @@ class RedisBackend final : public engine::QueueBackend {
   void GetTopicInfo(std::string topic, engine::Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(engine::Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SetReadyListener(engine::ReadyListener* listener) override;
+  void WatchTopic(const std::string& topic) override;
+
+  // The channel every node publishes sends and nacks on, and subscribes to (subscriber.h).
+  std::string ReadyChannel() const;
+  // A publication of another node (or this one) on ReadyChannel().
+  void OnPublished(std::string_view payload);
+  // The subscription was (re)established: publications may have been missed meanwhile.
+  void OnResubscribed();
 
   // Calls `done` once every command sent so far has been answered (tests).
   void Flush(UniqueFunction<void()> done);
@@ -64,6 +74,9 @@ class RedisBackend final : public engine::QueueBackend {
   // Keeps one timer per topic at the next time something in it may change by itself.
   void ArmWake(const std::string& topic, const std::string& next_ms);
   void Wake(const std::string& topic);
+  // Runs the wake script for `topic` now; `then` (may be empty) when it answered.
+  void CheckTopic(const std::string& topic, UniqueFunction<void()> then);
+  void Publish(const std::string& topic, bool ready, const std::string& next_ms);
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
   void TakeStats(const std::string& topic, RedisReply& r);
@@ -83,7 +96,9 @@ class RedisBackend final : public engine::QueueBackend {
     base::TimerId timer = 0;
   };
   std::map<std::string, Wakeup> wakeups_;  // guarded by mu_
-  bool closing_ = false;                   // guarded by mu_
+  // Topics with long polls parked here, and when one was last parked; forgotten after a while.
+  std::map<std::string, TimePoint> watched_;  // guarded by mu_
+  bool closing_ = false;                      // guarded by mu_
 };
 
 }  // namespace chronoq::redis

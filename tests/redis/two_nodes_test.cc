@@ -1,0 +1,164 @@
+// Two chronoq nodes on one redis-server (storage=redis): what one node does, the other sees.
+// Both nodes run test clocks, set to the same time, so trigger times mean the same on both.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/testutil/redis_servers.h"
+#include "tests/testutil/server_harness.h"
+
+namespace chronoq::testutil {
+namespace {
+
+namespace json = boost::json;
+
+class TwoNodesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = redis_.Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const std::vector<std::string> flags = {"--storage=redis", "--redis-url=" + redis_.url(),
+                                            "--namespace=two-nodes", "--test-clock"};
+    s = a_.Start(flags);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = b_.Start(flags);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    api_a_ = std::make_unique<ApiClient>(a_.endpoint());
+    api_b_ = std::make_unique<ApiClient>(b_.endpoint());
+    // The same time on both nodes: move the one behind forward.
+    int64_t ta = api_a_->Now();
+    int64_t tb = api_b_->Now();
+    if (ta < tb) api_a_->AdvanceClock(tb - ta);
+    if (tb < ta) api_b_->AdvanceClock(ta - tb);
+    ASSERT_EQ(api_a_->Now(), api_b_->Now());
+  }
+  void AdvanceBoth(int64_t ms) {
+    api_a_->AdvanceClock(ms);
+    api_b_->AdvanceClock(ms);
+  }
+  static std::string Id(const json::value& m) { return std::string(m.at("msgId").as_string()); }
+  static std::vector<std::string> Ids(const ApiResponse& r) {
+    std::vector<std::string> out;
+    const json::value& l = r.at("delayMsgList");
+    if (l.is_array()) {
+      for (const json::value& m : l.as_array()) out.push_back(Id(m));
+    }
+    return out;
+  }
+
+  RedisStandalone redis_;
+  ServerProcess a_;
+  ServerProcess b_;
+  std::unique_ptr<ApiClient> api_a_;
+  std::unique_ptr<ApiClient> api_b_;
+};
+
+TEST_F(TwoNodesTest, SentThroughOneNodePulledAndAckedThroughTheOther) {
+  ApiResponse r = api_a_->Queue(
+      "sendMsg", {{"topic", "t"}, {"msgId", "m1"}, {"msg", "hello"}, {"delayMillis", "0"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  r = api_b_->Queue("pullMsg", {{"topic", "t"}, {"batch", "10"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  ASSERT_EQ(Ids(r), std::vector<std::string>{"m1"});
+  EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("msg").as_string(), "hello");
+  // Consuming now: neither node delivers it again.
+  EXPECT_TRUE(Ids(api_a_->Queue("pullMsg", {{"topic", "t"}})).empty());
+  ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "t"}, {"msgId", "m1"}, {"ack", "true"}}).code(),
+            200);
+  r = api_a_->Queue("getMsg", {{"topic", "t"}, {"msgId", "m1"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(r.at("delayMsg").at("status").as_int64(), 4);  // CONSUME_OK
+}
+
+TEST_F(TwoNodesTest, ALongPollParkedOnOneNodeIsAnsweredBySendThroughTheOther) {
+  ApiClient poller(a_.endpoint());  // its own connection: the answer comes later
+  ASSERT_TRUE(
+      poller
+          .BeginQueue("longPollingMsg",
+                      {{"topic", "lp"}, {"batch", "5"}, {"longPollingTimeoutMillis", "60000"}})
+          .ok());
+  ASSERT_TRUE(api_a_->WaitParked(1));
+  ASSERT_EQ(
+      api_b_
+          ->Queue("sendMsg", {{"topic", "lp"}, {"msgId", "x"}, {"msg", "m"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  // Answered through the publication: no clock moves.
+  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), std::vector<std::string>{"x"});
+}
+
+TEST_F(TwoNodesTest, ALongPollIsAnsweredAtATriggerTimeSetThroughTheOtherNode) {
+  ApiClient poller(a_.endpoint());
+  ASSERT_TRUE(
+      poller
+          .BeginQueue("longPollingMsg", {{"topic", "later"}, {"longPollingTimeoutMillis", "60000"}})
+          .ok());
+  ASSERT_TRUE(api_a_->WaitParked(1));
+  ASSERT_EQ(api_b_
+                ->Queue("sendMsg",
+                        {{"topic", "later"}, {"msgId", "d"}, {"msg", "m"}, {"delayMillis", "5000"}})
+                .code(),
+            200);
+  AdvanceBoth(4'999);
+  EXPECT_EQ(api_a_->ParkedLongPolls(), 1);  // not before its time
+  AdvanceBoth(1);
+  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), std::vector<std::string>{"d"});
+}
+
+TEST_F(TwoNodesTest, NoMessageGoesToTwoConsumersAtOnce) {
+  constexpr int kMessages = 600;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(api_a_
+                  ->Queue("sendMsg", {{"topic", "race"},
+                                      {"msgId", "m" + std::to_string(i)},
+                                      {"msg", "x"},
+                                      {"delayMillis", "0"}})
+                  .code(),
+              200);
+  }
+  // Four consumers, two per node, pull until nothing is left.
+  std::vector<std::vector<std::string>> got(4);
+  std::vector<std::thread> consumers;
+  for (int c = 0; c < 4; ++c) {
+    consumers.emplace_back([&, c] {
+      ApiClient api(c % 2 == 0 ? a_.endpoint() : b_.endpoint());
+      for (;;) {
+        ApiResponse r = api.Queue("pullMsg", {{"topic", "race"}, {"batch", "7"}});
+        std::vector<std::string> ids = Ids(r);
+        if (ids.empty()) break;
+        got[c].insert(got[c].end(), ids.begin(), ids.end());
+      }
+    });
+  }
+  for (auto& t : consumers) t.join();
+  std::multiset<std::string> all;
+  for (const auto& g : got) all.insert(g.begin(), g.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kMessages));
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), static_cast<size_t>(kMessages))
+      << "a message was delivered twice";
+  EXPECT_FALSE(got[0].empty() && got[2].empty());  // node A served some
+  EXPECT_FALSE(got[1].empty() && got[3].empty());  // node B served some
+}
+
+TEST_F(TwoNodesTest, BothNodesListTheSameTopics) {
+  ASSERT_EQ(api_a_->Queue("sendMsg", {{"topic", "ta"}, {"msg", "m"}, {"delayMillis", "0"}}).code(),
+            200);
+  ASSERT_EQ(
+      api_b_->Queue("sendMsg", {{"topic", "tb"}, {"msg", "m"}, {"delayMillis", "60000"}}).code(),
+      200);
+  ApiResponse la = api_a_->Monitor("getTopicInfoList");
+  ApiResponse lb = api_b_->Monitor("getTopicInfoList");
+  ASSERT_EQ(la.code(), 200) << la.Describe();
+  EXPECT_EQ(json::serialize(la.at("data")), json::serialize(lb.at("data")));
+  EXPECT_EQ(la.at("data").as_array().size(), 2u);
+}
+
+}  // namespace
+}  // namespace chronoq::testutil
