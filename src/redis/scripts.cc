@@ -131,7 +131,11 @@ redis.call('ZADD', P..'p', ARGV[4], member)
 local m = load(id, false)
 local ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, member)
-return reply({'NEW', tostring(seq), next_visible(ARGV[7])})
+-- The next change this send can bring: its trigger time, else its end. Nodes keep the earliest
+-- of what they hear, so the topic's other heads need not be read here.
+local next = ARGV[5]
+if tonumber(ARGV[4]) > now then next = ARGV[4] end
+return reply({'NEW', tostring(seq), next})
 )lua";
 
 // ARGV: now, batch, ack deadline (now + ack timeout), retention.
@@ -145,37 +149,48 @@ account(ARGV[1], now)
 local out = {0, ''}
 local taken = 0
 local nowarg = ARGV[1]
+-- Rounds: fetch the due heads of both sets, merge them in (score, member) order, handle them.
+-- Handled entries leave the sets (delivered ones move to d at a deadline after now), so the next
+-- round sees the next ones; messages found ended are finished and do not count.
 while taken < batch do
-  local a = redis.call('ZRANGEBYSCORE', P..'p', '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, 1)
-  local b = redis.call('ZRANGEBYSCORE', P..'d', '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, 1)
-  local member, from
-  if a[1] and b[1] then
-    local sa, sb = tonumber(a[2]), tonumber(b[2])
-    if sa < sb or (sa == sb and a[1] < b[1]) then member, from = a[1], 'p' else member, from = b[1], 'd' end
-  elseif a[1] then member, from = a[1], 'p'
-  elseif b[1] then member, from = b[1], 'd'
-  else break end
-  local id = string.sub(member, 17)
-  local m = load(id, true)
-  if not m or m.member ~= member or m.ph == 2 then
-    redis.call('ZREM', P..from, member)  -- stale entry
-  else
-    local st = status(m, now)
-    if st == 2 then
-      redis.call('ZREM', P..from, member)
-      set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', deadline)
-      redis.call('ZADD', P..'d', deadline, member)
-      redis.call('ZADD', P..'e', natural_end(m), member)
-      for _, x in ipairs(flat(m)) do out[#out+1] = x end
-      taken = taken + 1
-    elseif st >= 4 then
-      local _, at = natural_end(m)
-      finish(m, st, at, now, retention, true)
-      out[1] = out[1] + 1
+  local need = batch - taken
+  local a = redis.call('ZRANGEBYSCORE', P..'p', '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
+  local b = redis.call('ZRANGEBYSCORE', P..'d', '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
+  if not a[1] and not b[1] then break end
+  local cand = {}
+  for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), 'p'} end
+  for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), 'd'} end
+  table.sort(cand, function(x, y)
+    if x[2] ~= y[2] then return x[2] < y[2] end
+    return x[1] < y[1]
+  end)
+  local progress = false
+  for _, c in ipairs(cand) do
+    if taken >= batch then break end
+    local member, from = c[1], c[3]
+    local m = load(string.sub(member, 17), true)
+    if not m or m.member ~= member or m.ph == 2 then
+      redis.call('ZREM', P..from, member)  -- stale entry
+      progress = true
     else
-      break  -- waiting or consuming with a score not after now: cannot happen
+      local st = status(m, now)
+      if st == 2 then
+        redis.call('ZREM', P..from, member)
+        set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', deadline)
+        redis.call('ZADD', P..'d', deadline, member)
+        redis.call('ZADD', P..'e', natural_end(m), member)
+        for _, x in ipairs(flat(m)) do out[#out+1] = x end
+        taken = taken + 1
+        progress = true
+      elseif st >= 4 then
+        local _, at = natural_end(m)
+        finish(m, st, at, now, retention, true)
+        out[1] = out[1] + 1
+        progress = true
+      end  -- else waiting or consuming with a score not after now: cannot happen; left alone
     end
   end
+  if not progress then break end
 end
 out[2] = next_visible(ARGV[1])
 return reply(out)
@@ -198,20 +213,21 @@ end
 if ack then
   if st == 3 or (st == 2 and m.ph == 1) then
     finish(m, 4, ARGV[3], now, retention)
-    return reply({'OK', 'ENDED', next_visible(ARGV[3])})
+    return reply({'OK', 'ENDED', ''})
   end
   return illegal()
 end
 if st ~= 3 then return illegal() end
 if m.r >= m.mr + 1 then
   finish(m, 6, ARGV[3], now, retention)
-  return reply({'OK', 'ENDED', next_visible(ARGV[3])})
+  return reply({'OK', 'ENDED', ''})
 end
 redis.call('ZREM', P..'d', m.member)
 set_fields(m, 'ph', '0', 'va', ARGV[3])
 redis.call('ZADD', P..'p', ARGV[3], m.member)
 redis.call('ZADD', P..'e', natural_end(m), m.member)
-return reply({'OK', 'READY', next_visible(ARGV[3])})
+local _, ne_raw = natural_end(m)
+return reply({'OK', 'READY', ne_raw})
 )lua";
 
 // ARGV: msgId, release ('1'|'0'), now, retention. Returns {'NF'}, {'IS', record...} or {'OK'}.
@@ -227,7 +243,7 @@ if status(m, now) > 3 then
 end
 finish(m, 7, ARGV[3], now, retention)
 if release then redis.call('DEL', P..'r:'..id) end
-return reply({'OK', next_visible(ARGV[3])})
+return reply({'OK', ''})
 )lua";
 
 // ARGV: msgId, now, retention. Returns {} (not found) or the record (payload included).
