@@ -11,6 +11,7 @@
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
 #include "redis/redis_url.h"
+#include "redis/sentinel.h"
 #include "redis/subscriber.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
@@ -57,6 +58,11 @@ class RedisServing final : public ServingBackend {
       : url_(url.Redacted()) {
     redis::ConnectionOptions co;
     co.endpoint = url.endpoints.front();
+    if (url.mode == redis::RedisMode::kSentinel) {
+      co.resolve = [sentinels = url.endpoints, name = url.master_name] {
+        return redis::AskSentinels(sentinels, name, std::chrono::milliseconds(300));
+      };
+    }
     co.username = url.username;
     co.password = url.password;
     co.db = url.db;
@@ -66,6 +72,7 @@ class RedisServing final : public ServingBackend {
     bo.retention = Millis(cfg.end_life_msg_expire_millis);
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
     bo.publish = true;
+    bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
     backend_ = std::make_unique<redis::RedisBackend>(bo, conn_.get(), clock, scheduler, monitor);
     // Long polls parked here hear of sends and nacks made through other nodes.
     subscriber_ = std::make_unique<redis::RedisSubscriber>(
@@ -114,9 +121,9 @@ OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* cl
   if (cfg.storage == "redis") {
     Result<redis::RedisUrl> url = redis::ParseRedisUrl(cfg.redis_url);
     if (!url.has_value()) return Failed(2, url.error().message());
-    if (url->mode != redis::RedisMode::kStandalone) {
-      return Failed(2, fmt::format("redis-url '{}': Sentinel and Cluster deployments are not "
-                                   "supported yet; use redis://host:port",
+    if (url->mode == redis::RedisMode::kCluster) {
+      return Failed(2, fmt::format("redis-url '{}': Redis Cluster is not supported yet; use "
+                                   "redis://host:port or redis-sentinel://...",
                                    url->Redacted()));
     }
     auto serving = std::make_unique<RedisServing>(cfg, *url, clock, scheduler, monitor);

@@ -31,8 +31,11 @@ const std::vector<Key>& Keys() {
        "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
        "redis (several nodes on one Redis, see redis-url)"},
       {"redis-url", &ServerConfig::redis_url,
-       "Redis storage: redis://[:password@]host:port[/db] (Sentinel and Cluster URLs are not "
-       "supported yet)"},
+       "Redis storage: redis://[:password@]host:port[/db] or "
+       "redis-sentinel://[:password@]h1:p1,h2:p2/<master-name> (Cluster URLs: not yet)"},
+      {"redis-wait-replicas", &ServerConfig::redis_wait_replicas,
+       "Redis storage: a write answers only once this many replicas have it (WAIT); 0: do not "
+       "wait"},
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
       {"sync-writes", &ServerConfig::sync_writes,
@@ -171,6 +174,10 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   if (c.storage != "memory" && c.storage != "embedded" && c.storage != "redis") {
     errors.push_back(fmt::format(
         "storage: unknown engine '{}' (available: embedded, memory, redis)", c.storage));
+  }
+  if (c.redis_wait_replicas < 0 || c.redis_wait_replicas > 100) {
+    errors.push_back(fmt::format("redis-wait-replicas must be between 0 and 100, got {}",
+                                 c.redis_wait_replicas));
   }
   if (c.storage == "redis" && c.redis_url.empty()) {
     errors.push_back("redis-url is required with storage=redis (redis://host:port)");

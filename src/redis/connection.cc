@@ -81,7 +81,18 @@ struct RedisConnection::State {
     reconnect_timer = 0;
     if (phase == Phase::kClosed) return;
     fail_reason.clear();
-    redisAsyncContext* c = redisAsyncConnect(options.endpoint.host.c_str(), options.endpoint.port);
+    RedisEndpoint target = options.endpoint;
+    if (options.resolve) {
+      Result<RedisEndpoint> found = options.resolve();
+      if (!found.has_value()) {
+        last_error = found.error().message();
+        EnterBackoff();
+        return;
+      }
+      target = *found;
+      where = fmt::format("{}:{}", target.host, target.port);
+    }
+    redisAsyncContext* c = redisAsyncConnect(target.host.c_str(), target.port);
     if (c == nullptr || c->err != 0) {
       last_error = c != nullptr ? c->errstr : "out of memory";
       if (c != nullptr) redisAsyncFree(c);
@@ -156,7 +167,11 @@ struct RedisConnection::State {
     std::unique_ptr<Pending> mine = std::move(s->inflight.front());
     s->inflight.pop_front();
     if (reply != nullptr) {
-      mine->done(Convert(static_cast<redisReply*>(reply)));
+      RedisReply r = Convert(static_cast<redisReply*>(reply));
+      if (r.error_kind() == "READONLY" && s->ac != nullptr) {
+        s->Drop("the server is a replica now (READONLY): finding the master again");
+      }
+      mine->done(std::move(r));
     } else {
       std::string why = !s->fail_reason.empty() ? s->fail_reason
                         : c->err != 0           ? std::string(c->errstr)

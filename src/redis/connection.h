@@ -7,7 +7,9 @@
 //   - a command without a reply after command_timeout fails, and with it the connection (RESP
 //     replies come in order, so every later command would wait behind it): the connection is
 //     closed, every pending command fails, and a new connection is made.
-// A Redis error reply (e.g. "MOVED ...") is a reply, not a failure.
+// A Redis error reply (e.g. "MOVED ...") is a reply, not a failure; a READONLY reply (the server
+// became a replica after a failover) also closes the connection, so that the next one asks
+// `resolve` for the new master.
 //
 // Thread-safety: Command() from any thread; `done` runs on the loop thread. Lifecycle: the
 // destructor (any thread but the loop's) fails what is pending and closes the connection.
@@ -15,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +32,9 @@ namespace chronoq::redis {
 
 struct ConnectionOptions {
   RedisEndpoint endpoint;
+  // When set, asked for the address at each (re)connect instead of `endpoint` (Sentinel). It
+  // runs on the loop thread and may block briefly.
+  std::function<Result<RedisEndpoint>()> resolve;
   std::string username;  // AUTH username password (Redis 6 ACL) when set
   std::string password;  // AUTH password when set
   int db = 0;            // SELECT db when not 0

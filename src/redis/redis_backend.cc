@@ -249,6 +249,27 @@ void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> t
        });
 }
 
+RedisConnection::Done RedisBackend::AfterReplicas(RedisConnection::Done done) {
+  if (options_.wait_replicas <= 0) return done;
+  return [this, done = std::move(done)](Result<RedisReply> r) mutable {
+    if (!r.has_value() || r->is_error()) return done(std::move(r));
+    const int n = options_.wait_replicas;
+    const int64_t ms = options_.wait_timeout.count();
+    conn_->Command({"WAIT", std::to_string(n), std::to_string(ms)},
+                   [n, ms, r = std::move(r), done = std::move(done)](Result<RedisReply> w) mutable {
+                     if (!w.has_value()) return done(w.error());
+                     if (w->type != RedisReply::Type::kInteger || w->integer < n) {
+                       return done(Unavailable(fmt::format(
+                           "written to the Redis master, but only {} of {} replicas confirmed it "
+                           "within {} ms{}",
+                           w->type == RedisReply::Type::kInteger ? w->integer : 0, n, ms,
+                           w->is_error() ? ": " + w->str : std::string())));
+                     }
+                     done(std::move(r));
+                   });
+  };
+}
+
 std::string RedisBackend::ReadyChannel() const {
   return fmt::format("cq:{{{}}}:ready", options_.ns);
 }
@@ -304,6 +325,9 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
   const TimePoint now = clock_->Now();
   std::string topic = m.topic;
   MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
+  // Registered first: commands run in order on the one connection, so the topic is listed
+  // before the send is answered (a failed send leaves an empty topic listed for a while).
+  Touch(topic, now);
   std::vector<std::string> args = {rec.msg_id,
                                    rec.payload,
                                    Ms(rec.produce_time),
@@ -313,8 +337,8 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                                    Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kSendScript], topic, std::move(args),
-       [this, topic, rec = std::move(rec), now,
-        done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas([this, topic, rec = std::move(rec), now,
+                      done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
          if (r->type != RedisReply::Type::kArray || e.empty()) return done(Unexpected(*r, "send"));
@@ -330,8 +354,7 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
          ArmWake(topic, Str(e[2]));
          Publish(topic, st == MsgStatus::kReady, Str(e[2]));
          done(Message{std::move(rec), st});
-       });
-  Touch(topic, now);
+       }));
 }
 
 void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Message>>> done) {
@@ -341,7 +364,7 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
                                    std::to_string(options_.retention.count())};
   std::string topic = req.topic;
   Eval(Scripts()[kPullScript], topic, std::move(args),
-       [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas([this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
          if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
@@ -355,7 +378,7 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
          }
          ArmWake(topic, Str(e[1]));
          done(std::move(out));
-       });
+       }));
   conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
 }
 
@@ -383,7 +406,8 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
   std::vector<std::string> args = {msg_id, ack ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kAckScript], topic, std::move(args),
-       [this, topic, msg_id, ack, now, done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas([this, topic, msg_id, ack, now,
+                      done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
          Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
@@ -398,7 +422,7 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
            ArmWake(topic, Str(r->elements[2]));
          }
          done(std::move(s));
-       });
+       }));
   conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
 }
 
@@ -408,13 +432,14 @@ void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
   std::vector<std::string> args = {msg_id, release ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kDeleteScript], topic, std::move(args),
-       [this, topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas([this, topic, msg_id, now,
+                      done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          Status s =
              MoveOutcome(*r, topic, msg_id, core::Event{core::EventKind::kDelete}, now, "deleted");
          if (s.ok() && r->elements.size() == 2) ArmWake(topic, Str(r->elements[1]));
          done(std::move(s));
-       });
+       }));
 }
 
 void RedisBackend::Get(std::string topic, std::string msg_id, Callback<Result<Message>> done) {

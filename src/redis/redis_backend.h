@@ -27,6 +27,8 @@ namespace chronoq::redis {
 struct RedisBackendOptions {
   std::string ns = "default";        // --namespace: isolates servers sharing one Redis
   bool publish = false;              // publish sends and nacks for the other nodes' long polls
+  int wait_replicas = 0;             // --redis-wait-replicas: WAIT for this many after writes
+  Millis wait_timeout{500};          // how long a write waits for them (< command timeout)
   Millis retention{300'000};         // end-life-msg-expire-millis
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
 };
@@ -77,6 +79,9 @@ class RedisBackend final : public engine::QueueBackend {
   // Runs the wake script for `topic` now; `then` (may be empty) when it answered.
   void CheckTopic(const std::string& topic, UniqueFunction<void()> then);
   void Publish(const std::string& topic, bool ready, const std::string& next_ms);
+  // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
+  // (or an error saying how many did).
+  RedisConnection::Done AfterReplicas(RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
   void TakeStats(const std::string& topic, RedisReply& r);

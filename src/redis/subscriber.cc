@@ -40,7 +40,16 @@ struct RedisSubscriber::State {
   void Connect() {
     timer = 0;
     if (closed) return;
-    redisAsyncContext* c = redisAsyncConnect(options.endpoint.host.c_str(), options.endpoint.port);
+    RedisEndpoint target = options.endpoint;
+    if (options.resolve) {
+      Result<RedisEndpoint> found = options.resolve();
+      if (!found.has_value()) {
+        Retry();
+        return;
+      }
+      target = *found;
+    }
+    redisAsyncContext* c = redisAsyncConnect(target.host.c_str(), target.port);
     if (c == nullptr || c->err != 0) {
       if (c != nullptr) redisAsyncFree(c);
       Retry();
