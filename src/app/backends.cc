@@ -7,6 +7,8 @@
 
 #include "base/log.h"
 #include "engine/engine.h"
+#include "redis/cluster.h"
+#include "redis/command_sink.h"
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
@@ -66,24 +68,38 @@ class RedisServing final : public ServingBackend {
     co.username = url.username;
     co.password = url.password;
     co.db = url.db;
-    conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
+    if (url.mode == redis::RedisMode::kCluster) {
+      Result<std::unique_ptr<redis::RedisClusterClient>> cluster =
+          redis::RedisClusterClient::Connect(&loop_, co, url.endpoints);
+      if (!cluster.has_value()) {
+        start_error_ = cluster.error();
+        return;
+      }
+      sink_ = std::move(*cluster);
+      // Publications reach every node of a cluster: subscribe on the first seed.
+    } else {
+      conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
+      sink_ = std::make_unique<redis::SingleServer>(conn_.get());
+    }
     redis::RedisBackendOptions bo;
     bo.ns = cfg.ns;
     bo.retention = Millis(cfg.end_life_msg_expire_millis);
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
     bo.publish = true;
     bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
-    backend_ = std::make_unique<redis::RedisBackend>(bo, conn_.get(), clock, scheduler, monitor);
+    backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler, monitor);
     // Long polls parked here hear of sends and nacks made through other nodes.
     subscriber_ = std::make_unique<redis::RedisSubscriber>(
         &loop_, co, backend_->ReadyChannel(),
         [b = backend_.get()](std::string_view payload) { b->OnPublished(payload); },
         [b = backend_.get()] { b->OnResubscribed(); });
   }
+  // Why the deployment could not be used at all (a cluster whose slot map no seed gives).
+  const Status& start_error() const { return start_error_; }
   // Whether Redis answers now (a node starts anyway and recovers when Redis comes).
   Status Ping() {
     std::promise<Status> p;
-    conn_->Command({"PING"}, [&p](Result<redis::RedisReply> r) {
+    sink_->Command("", {"PING"}, [&p](Result<redis::RedisReply> r) {
       if (!r.has_value()) return p.set_value(r.error());
       if (r->is_error()) return p.set_value(Unavailable("redis refused PING: " + r->str));
       p.set_value(Status::Ok());
@@ -94,6 +110,7 @@ class RedisServing final : public ServingBackend {
   void Close() override {
     subscriber_.reset();
     backend_.reset();
+    sink_.reset();
     conn_.reset();
   }
   std::string Describe() const override { return "storage=redis redis-url=" + url_; }
@@ -101,7 +118,9 @@ class RedisServing final : public ServingBackend {
  private:
   std::string url_;
   redis::EventLoop loop_;
-  std::unique_ptr<redis::RedisConnection> conn_;
+  Status start_error_;
+  std::unique_ptr<redis::RedisConnection> conn_;  // standalone and Sentinel
+  std::unique_ptr<redis::CommandSink> sink_;      // where the backend's commands go
   std::unique_ptr<redis::RedisBackend> backend_;
   std::unique_ptr<redis::RedisSubscriber> subscriber_;
 };
@@ -121,12 +140,8 @@ OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* cl
   if (cfg.storage == "redis") {
     Result<redis::RedisUrl> url = redis::ParseRedisUrl(cfg.redis_url);
     if (!url.has_value()) return Failed(2, url.error().message());
-    if (url->mode == redis::RedisMode::kCluster) {
-      return Failed(2, fmt::format("redis-url '{}': Redis Cluster is not supported yet; use "
-                                   "redis://host:port or redis-sentinel://...",
-                                   url->Redacted()));
-    }
     auto serving = std::make_unique<RedisServing>(cfg, *url, clock, scheduler, monitor);
+    if (!serving->start_error().ok()) return Failed(1, serving->start_error().message());
     if (Status s = serving->Ping(); !s.ok()) {
       CQ_LOG_WARN(kLog, "{}; serving anyway, requests answer code 500 until it is reachable",
                   s.message());

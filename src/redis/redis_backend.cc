@@ -93,9 +93,8 @@ static RedisBackend::Script* Scripts() {
   return s;
 }
 
-RedisBackend::RedisBackend(RedisBackendOptions options, RedisConnection* conn,
-                           const base::Clock* clock, base::Scheduler* scheduler,
-                           metrics::MonitorRecorder* monitor)
+RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
+                           base::Scheduler* scheduler, metrics::MonitorRecorder* monitor)
     : options_(std::move(options)),
       conn_(conn),
       clock_(clock),
@@ -162,39 +161,41 @@ void RedisBackend::Eval(const Script& script, const std::string& topic,
     if (--inflight_ == 0) idle_.notify_all();
   };
   const Script* s = &script;
-  conn_->Command(std::move(cmd), [this, s, topic, args = std::move(args),
-                                  finish = std::move(finish)](Result<RedisReply> r) mutable {
-    if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
-      // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
-      std::vector<std::string> again = {"EVAL", std::string(s->src), "1", Prefix(topic)};
-      for (std::string& a : args) again.push_back(std::move(a));
-      conn_->Command(std::move(again),
-                     [this, topic, finish = std::move(finish)](Result<RedisReply> r2) mutable {
-                       if (r2.has_value()) TakeStats(topic, *r2);
-                       finish(std::move(r2));
-                     });
-      return;
-    }
-    if (r.has_value()) TakeStats(topic, *r);
-    if (r.has_value() && !r->is_error() && s->sha.empty()) {
-      // Learn the script's digest for next time (EVAL cached it on the server).
-      conn_->Command({"SCRIPT", "LOAD", std::string(s->src)}, [this, s](Result<RedisReply> l) {
-        if (l.has_value() && l->type == RedisReply::Type::kString) {
-          std::lock_guard lock(mu_);
-          const_cast<Script*>(s)->sha = l->str;
+  const std::string key = Prefix(topic);
+  conn_->Command(
+      key, std::move(cmd),
+      [this, s, topic, args = std::move(args),
+       finish = std::move(finish)](Result<RedisReply> r) mutable {
+        if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
+          // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
+          std::vector<std::string> again = {"EVAL", std::string(s->src), "1", Prefix(topic)};
+          for (std::string& a : args) again.push_back(std::move(a));
+          conn_->Command(Prefix(topic), std::move(again),
+                         [this, topic, finish = std::move(finish)](Result<RedisReply> r2) mutable {
+                           if (r2.has_value()) TakeStats(topic, *r2);
+                           finish(std::move(r2));
+                         });
+          return;
         }
+        if (r.has_value()) TakeStats(topic, *r);
+        if (r.has_value() && !r->is_error() && s->sha.empty()) {
+          // Learn the script's digest for next time (EVAL cached it on the server).
+          conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(s->src)},
+                         [this, s](Result<RedisReply> l) {
+                           if (l.has_value() && l->type == RedisReply::Type::kString) {
+                             std::lock_guard lock(mu_);
+                             const_cast<Script*>(s)->sha = l->str;
+                           }
+                         });
+        }
+        finish(std::move(r));
       });
-    }
-    finish(std::move(r));
-  });
 }
 
-void RedisBackend::Flush(UniqueFunction<void()> done) {
-  conn_->Command({"PING"}, [done = std::move(done)](Result<RedisReply>) mutable { done(); });
-}
+void RedisBackend::Flush(UniqueFunction<void()> done) { conn_->Flush(std::move(done)); }
 
 void RedisBackend::Touch(const std::string& topic, TimePoint now) {
-  conn_->Command({"ZADD", TopicsKey(), Ms(now), topic}, [](Result<RedisReply>) {});
+  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), Ms(now), topic}, [](Result<RedisReply>) {});
 }
 
 void RedisBackend::NotifyReady(const std::string& topic) {
@@ -249,13 +250,14 @@ void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> t
        });
 }
 
-RedisConnection::Done RedisBackend::AfterReplicas(RedisConnection::Done done) {
+RedisConnection::Done RedisBackend::AfterReplicas(const std::string& topic,
+                                                  RedisConnection::Done done) {
   if (options_.wait_replicas <= 0) return done;
-  return [this, done = std::move(done)](Result<RedisReply> r) mutable {
+  return [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
     if (!r.has_value() || r->is_error()) return done(std::move(r));
     const int n = options_.wait_replicas;
     const int64_t ms = options_.wait_timeout.count();
-    conn_->Command({"WAIT", std::to_string(n), std::to_string(ms)},
+    conn_->Command(Prefix(topic), {"WAIT", std::to_string(n), std::to_string(ms)},
                    [n, ms, r = std::move(r), done = std::move(done)](Result<RedisReply> w) mutable {
                      if (!w.has_value()) return done(w.error());
                      if (w->type != RedisReply::Type::kInteger || w->integer < n) {
@@ -278,7 +280,7 @@ std::string RedisBackend::ReadyChannel() const {
 void RedisBackend::Publish(const std::string& topic, bool ready, const std::string& next_ms) {
   if (!options_.publish) return;
   conn_->Command(
-      {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", ready ? 1 : 0, next_ms, topic)},
+      "", {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", ready ? 1 : 0, next_ms, topic)},
       [](Result<RedisReply>) {});
 }
 
@@ -337,8 +339,8 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                                    Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kSendScript], topic, std::move(args),
-       AfterReplicas([this, topic, rec = std::move(rec), now,
-                      done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas(topic, [this, topic, rec = std::move(rec), now,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
          if (r->type != RedisReply::Type::kArray || e.empty()) return done(Unexpected(*r, "send"));
@@ -364,7 +366,7 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
                                    std::to_string(options_.retention.count())};
   std::string topic = req.topic;
   Eval(Scripts()[kPullScript], topic, std::move(args),
-       AfterReplicas([this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
          if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
@@ -379,7 +381,8 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
          ArmWake(topic, Str(e[1]));
          done(std::move(out));
        }));
-  conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
+  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
+                 [](Result<RedisReply>) {});
 }
 
 namespace {
@@ -406,8 +409,8 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
   std::vector<std::string> args = {msg_id, ack ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kAckScript], topic, std::move(args),
-       AfterReplicas([this, topic, msg_id, ack, now,
-                      done = std::move(done)](Result<RedisReply> r) mutable {
+       AfterReplicas(topic, [this, topic, msg_id, ack, now,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
          Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
@@ -423,7 +426,8 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
          }
          done(std::move(s));
        }));
-  conn_->Command({"ZADD", TopicsKey(), "XX", Ms(now), topic}, [](Result<RedisReply>) {});
+  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
+                 [](Result<RedisReply>) {});
 }
 
 void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
@@ -432,14 +436,14 @@ void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
   std::vector<std::string> args = {msg_id, release ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(Scripts()[kDeleteScript], topic, std::move(args),
-       AfterReplicas([this, topic, msg_id, now,
-                      done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         Status s =
-             MoveOutcome(*r, topic, msg_id, core::Event{core::EventKind::kDelete}, now, "deleted");
-         if (s.ok() && r->elements.size() == 2) ArmWake(topic, Str(r->elements[1]));
-         done(std::move(s));
-       }));
+       AfterReplicas(
+           topic, [this, topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
+             if (!r.has_value()) return done(r.error());
+             Status s = MoveOutcome(*r, topic, msg_id, core::Event{core::EventKind::kDelete}, now,
+                                    "deleted");
+             if (s.ok() && r->elements.size() == 2) ArmWake(topic, Str(r->elements[1]));
+             done(std::move(s));
+           }));
 }
 
 void RedisBackend::Get(std::string topic, std::string msg_id, Callback<Result<Message>> done) {
@@ -486,7 +490,7 @@ void RedisBackend::GetTopicInfo(std::string topic, Callback<Result<core::TopicIn
 
 void RedisBackend::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
   const TimePoint now = clock_->Now();
-  conn_->Command({"ZRANGE", TopicsKey(), "0", "-1", "WITHSCORES"},
+  conn_->Command(TopicsKey(), {"ZRANGE", TopicsKey(), "0", "-1", "WITHSCORES"},
                  [this, now, done = std::move(done)](Result<RedisReply> r) mutable {
                    if (!r.has_value()) return done(r.error());
                    if (r->type != RedisReply::Type::kArray || r->elements.size() % 2 != 0) {

@@ -20,6 +20,7 @@
 #include "base/scheduler.h"
 #include "engine/queue_backend.h"
 #include "metrics/monitor.h"
+#include "redis/command_sink.h"
 #include "redis/connection.h"
 
 namespace chronoq::redis {
@@ -37,7 +38,7 @@ class RedisBackend final : public engine::QueueBackend {
  public:
   // `monitor` (may be null) receives the trigger counts of getMonitorData that this node's
   // scripts observe (with several nodes, each counts what its own scripts saw).
-  RedisBackend(RedisBackendOptions options, RedisConnection* conn, const base::Clock* clock,
+  RedisBackend(RedisBackendOptions options, CommandSink* redis, const base::Clock* clock,
                base::Scheduler* scheduler, metrics::MonitorRecorder* monitor = nullptr);
   ~RedisBackend() override;
 
@@ -81,13 +82,13 @@ class RedisBackend final : public engine::QueueBackend {
   void Publish(const std::string& topic, bool ready, const std::string& next_ms);
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
-  RedisConnection::Done AfterReplicas(RedisConnection::Done done);
+  RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
   void TakeStats(const std::string& topic, RedisReply& r);
 
   const RedisBackendOptions options_;
-  RedisConnection* const conn_;
+  CommandSink* const conn_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
   metrics::MonitorRecorder* const monitor_;

@@ -1,5 +1,6 @@
-// Two chronoq nodes on one redis-server (storage=redis): what one node does, the other sees.
-// Both nodes run test clocks, set to the same time, so trigger times mean the same on both.
+// Two chronoq nodes on one Redis deployment (storage=redis): what one node does, the other sees.
+// Each case runs on a standalone redis-server and on a 3-master Redis Cluster. Both nodes run
+// test clocks, set to the same time, so trigger times mean the same on both.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -15,12 +16,13 @@ namespace {
 
 namespace json = boost::json;
 
-class TwoNodesTest : public ::testing::Test {
+class TwoNodesTest : public ::testing::TestWithParam<bool> {  // param: on a cluster
  protected:
   void SetUp() override {
-    Status s = redis_.Start();
+    Status s = GetParam() ? cluster_.Start() : redis_.Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
-    const std::vector<std::string> flags = {"--storage=redis", "--redis-url=" + redis_.url(),
+    const std::string url = GetParam() ? cluster_.url() : redis_.url();
+    const std::vector<std::string> flags = {"--storage=redis", "--redis-url=" + url,
                                             "--namespace=two-nodes", "--test-clock"};
     s = a_.Start(flags);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -50,13 +52,14 @@ class TwoNodesTest : public ::testing::Test {
   }
 
   RedisStandalone redis_;
+  RedisCluster cluster_;
   ServerProcess a_;
   ServerProcess b_;
   std::unique_ptr<ApiClient> api_a_;
   std::unique_ptr<ApiClient> api_b_;
 };
 
-TEST_F(TwoNodesTest, SentThroughOneNodePulledAndAckedThroughTheOther) {
+TEST_P(TwoNodesTest, SentThroughOneNodePulledAndAckedThroughTheOther) {
   ApiResponse r = api_a_->Queue(
       "sendMsg", {{"topic", "t"}, {"msgId", "m1"}, {"msg", "hello"}, {"delayMillis", "0"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
@@ -73,7 +76,7 @@ TEST_F(TwoNodesTest, SentThroughOneNodePulledAndAckedThroughTheOther) {
   EXPECT_EQ(r.at("delayMsg").at("status").as_int64(), 4);  // CONSUME_OK
 }
 
-TEST_F(TwoNodesTest, ALongPollParkedOnOneNodeIsAnsweredBySendThroughTheOther) {
+TEST_P(TwoNodesTest, ALongPollParkedOnOneNodeIsAnsweredBySendThroughTheOther) {
   ApiClient poller(a_.endpoint());  // its own connection: the answer comes later
   ASSERT_TRUE(
       poller
@@ -92,7 +95,7 @@ TEST_F(TwoNodesTest, ALongPollParkedOnOneNodeIsAnsweredBySendThroughTheOther) {
   EXPECT_EQ(Ids(r), std::vector<std::string>{"x"});
 }
 
-TEST_F(TwoNodesTest, ALongPollIsAnsweredAtATriggerTimeSetThroughTheOtherNode) {
+TEST_P(TwoNodesTest, ALongPollIsAnsweredAtATriggerTimeSetThroughTheOtherNode) {
   ApiClient poller(a_.endpoint());
   ASSERT_TRUE(
       poller
@@ -112,7 +115,7 @@ TEST_F(TwoNodesTest, ALongPollIsAnsweredAtATriggerTimeSetThroughTheOtherNode) {
   EXPECT_EQ(Ids(r), std::vector<std::string>{"d"});
 }
 
-TEST_F(TwoNodesTest, NoMessageGoesToTwoConsumersAtOnce) {
+TEST_P(TwoNodesTest, NoMessageGoesToTwoConsumersAtOnce) {
   constexpr int kMessages = 600;
   for (int i = 0; i < kMessages; ++i) {
     ASSERT_EQ(api_a_
@@ -147,7 +150,7 @@ TEST_F(TwoNodesTest, NoMessageGoesToTwoConsumersAtOnce) {
   EXPECT_FALSE(got[1].empty() && got[3].empty());  // node B served some
 }
 
-TEST_F(TwoNodesTest, BothNodesListTheSameTopics) {
+TEST_P(TwoNodesTest, BothNodesListTheSameTopics) {
   ASSERT_EQ(api_a_->Queue("sendMsg", {{"topic", "ta"}, {"msg", "m"}, {"delayMillis", "0"}}).code(),
             200);
   ASSERT_EQ(
@@ -159,6 +162,11 @@ TEST_F(TwoNodesTest, BothNodesListTheSameTopics) {
   EXPECT_EQ(json::serialize(la.at("data")), json::serialize(lb.at("data")));
   EXPECT_EQ(la.at("data").as_array().size(), 2u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "Cluster" : "Standalone";
+                         });
 
 }  // namespace
 }  // namespace chronoq::testutil

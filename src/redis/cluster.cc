@@ -1,0 +1,188 @@
+#include "redis/cluster.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <future>
+
+namespace chronoq::redis {
+namespace {
+
+// CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with.
+uint16_t Crc16(std::string_view s) {
+  uint16_t crc = 0;
+  for (unsigned char c : s) {
+    crc ^= static_cast<uint16_t>(c) << 8;
+    for (int i = 0; i < 8; ++i) {
+      crc = (crc & 0x8000) != 0 ? static_cast<uint16_t>((crc << 1) ^ 0x1021)
+                                : static_cast<uint16_t>(crc << 1);
+    }
+  }
+  return crc;
+}
+
+std::string NodeKey(const std::string& host, int port) { return fmt::format("{}:{}", host, port); }
+
+// "MOVED 3999 127.0.0.1:6381" -> slot, host, port.
+bool ParseRedirect(const std::string& msg, int* slot, std::string* host, int* port) {
+  size_t a = msg.find(' ');
+  size_t b = a == std::string::npos ? a : msg.find(' ', a + 1);
+  if (b == std::string::npos) return false;
+  std::string_view slot_s(msg.data() + a + 1, b - a - 1);
+  std::string_view addr(msg.data() + b + 1, msg.size() - b - 1);
+  size_t colon = addr.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  *host = std::string(addr.substr(0, colon));
+  std::from_chars(slot_s.data(), slot_s.data() + slot_s.size(), *slot);
+  std::from_chars(addr.data() + colon + 1, addr.data() + addr.size(), *port);
+  return *port > 0;
+}
+
+}  // namespace
+
+int HashSlot(std::string_view key) {
+  size_t open = key.find('{');
+  if (open != std::string_view::npos) {
+    size_t close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) {
+      key = key.substr(open + 1, close - open - 1);
+    }
+  }
+  return Crc16(key) & 16383;
+}
+
+RedisClusterClient::RedisClusterClient(EventLoop* loop, ConnectionOptions base,
+                                       std::vector<RedisEndpoint> seeds)
+    : loop_(loop), base_(std::move(base)), seeds_(std::move(seeds)) {}
+
+RedisClusterClient::~RedisClusterClient() {
+  std::map<std::string, std::unique_ptr<RedisConnection>> nodes;
+  {
+    std::lock_guard lock(mu_);
+    nodes.swap(nodes_);
+  }
+  nodes.clear();  // each destructor fails what is pending and closes
+}
+
+Result<std::unique_ptr<RedisClusterClient>> RedisClusterClient::Connect(
+    EventLoop* loop, ConnectionOptions base, std::vector<RedisEndpoint> seeds) {
+  std::unique_ptr<RedisClusterClient> c(
+      new RedisClusterClient(loop, std::move(base), std::move(seeds)));
+  CQ_RETURN_IF_ERROR(c->LoadSlots());
+  return c;
+}
+
+RedisConnection* RedisClusterClient::Node(const std::string& host, int port) {
+  // REQUIRES: mu_.
+  std::string key = NodeKey(host, port);
+  auto it = nodes_.find(key);
+  if (it == nodes_.end()) {
+    ConnectionOptions o = base_;
+    o.endpoint = RedisEndpoint{host, port};
+    o.db = 0;
+    it = nodes_.emplace(key, std::make_unique<RedisConnection>(loop_, o)).first;
+  }
+  return it->second.get();
+}
+
+Status RedisClusterClient::LoadSlots() {
+  std::string why;
+  for (const RedisEndpoint& seed : seeds_) {
+    RedisConnection* conn;
+    {
+      std::lock_guard lock(mu_);
+      conn = Node(seed.host, seed.port);
+    }
+    std::promise<Result<RedisReply>> p;
+    conn->Command({"CLUSTER", "SLOTS"}, [&p](Result<RedisReply> r) { p.set_value(std::move(r)); });
+    Result<RedisReply> r = p.get_future().get();
+    if (!r.has_value() || r->type != RedisReply::Type::kArray) {
+      why += fmt::format("{}{}:{}: {}", why.empty() ? "" : "; ", seed.host, seed.port,
+                         r.has_value() ? r->str : r.error().message());
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    for (const RedisReply& range : r->elements) {
+      if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+      const int lo = static_cast<int>(range.elements[0].integer);
+      const int hi = static_cast<int>(range.elements[1].integer);
+      std::string host = range.elements[2].elements[0].str;
+      if (host.empty()) host = seed.host;
+      const int port = static_cast<int>(range.elements[2].elements[1].integer);
+      Node(host, port);
+      for (int s = std::max(lo, 0); s <= std::min(hi, 16383); ++s) slots_[s] = NodeKey(host, port);
+    }
+    return Status::Ok();
+  }
+  return Unavailable("cannot load the Redis Cluster slot map: " + why);
+}
+
+RedisConnection* RedisClusterClient::NodeFor(int slot) {
+  std::lock_guard lock(mu_);
+  const std::string& key = slots_[slot];
+  auto it = nodes_.find(key);
+  if (it != nodes_.end()) return it->second.get();
+  return Node(seeds_.front().host, seeds_.front().port);  // it will say MOVED
+}
+
+void RedisClusterClient::Command(std::string_view key, std::vector<std::string> args, Done done) {
+  Send(key.empty() ? 0 : HashSlot(key), std::move(args), std::move(done), 0);
+}
+
+void RedisClusterClient::Send(int slot, std::vector<std::string> args, Done done, int redirects) {
+  RedisConnection* conn = NodeFor(slot);
+  std::vector<std::string> copy = args;
+  conn->Command(std::move(args), [this, slot, copy = std::move(copy), done = std::move(done),
+                                  redirects](Result<RedisReply> r) mutable {
+    if (r.has_value() && r->is_error() && redirects < 5 &&
+        (r->error_kind() == "MOVED" || r->error_kind() == "ASK")) {
+      int to_slot = slot;
+      std::string host;
+      int port = 0;
+      if (ParseRedirect(r->str, &to_slot, &host, &port)) {
+        RedisConnection* target;
+        {
+          std::lock_guard lock(mu_);
+          target = Node(host, port);
+          if (r->error_kind() == "MOVED") slots_[to_slot] = NodeKey(host, port);
+        }
+        if (r->error_kind() == "MOVED") {  // the map is corrected slot by slot
+          Send(slot, std::move(copy), std::move(done), redirects + 1);
+        } else {
+          target->Command({"ASKING"}, [](Result<RedisReply>) {});
+          target->Command(std::move(copy), std::move(done));
+        }
+        return;
+      }
+    }
+    done(std::move(r));
+  });
+}
+
+void RedisClusterClient::Flush(UniqueFunction<void()> done) {
+  std::vector<RedisConnection*> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [k, c] : nodes_) all.push_back(c.get());
+  }
+  struct Count {
+    std::mutex mu;
+    size_t left;
+    UniqueFunction<void()> done;
+  };
+  auto c = std::make_shared<Count>();
+  c->left = all.size();
+  c->done = std::move(done);
+  if (all.empty()) return c->done();
+  for (RedisConnection* conn : all) {
+    conn->Command({"PING"}, [c](Result<RedisReply>) {
+      std::unique_lock lock(c->mu);
+      if (--c->left == 0) {
+        lock.unlock();
+        c->done();
+      }
+    });
+  }
+}
+
+}  // namespace chronoq::redis
