@@ -1,5 +1,6 @@
-// The backend contract suite on the Redis backend, against a real redis-server and a real
-// 3-master Redis Cluster that this binary starts once each, when first needed
+// The backend contract suite on the Redis backend, against a real redis-server, a real Sentinel
+// deployment (master, replica, three sentinels; the master found through them) and a real
+// 3-master Redis Cluster, which this binary starts once each, when first needed
 // (tests/testutil/redis_servers.h). Each test gets its own namespace, so tests never
 // see each other's keys.
 #include <atomic>
@@ -10,6 +11,7 @@
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
+#include "redis/sentinel.h"
 #include "tests/contract/backend_contract.h"
 #include "tests/testutil/redis_servers.h"
 
@@ -26,6 +28,16 @@ testutil::RedisCluster* SharedCluster() {
   return cluster;
 }
 
+testutil::RedisSentinelSet* SharedSentinels() {
+  static testutil::RedisSentinelSet* set = [] {
+    auto* d = new testutil::RedisSentinelSet();  // lives until exit; its destructor kills it
+    Status s = d->Start();
+    if (!s.ok()) ADD_FAILURE() << "cannot start the sentinel deployment: " << s.ToString();
+    return d;
+  }();
+  return set;
+}
+
 testutil::RedisStandalone* SharedRedis() {
   static testutil::RedisStandalone* redis = [] {
     auto* r = new testutil::RedisStandalone();  // lives until exit; its destructor kills it
@@ -38,10 +50,11 @@ testutil::RedisStandalone* SharedRedis() {
 
 class RedisHarness final : public BackendHarness {
  public:
-  RedisHarness(const HarnessOptions& o, bool cluster) : clock_(o.start), scheduler_(&clock_) {
+  enum class Deployment { kStandalone, kSentinel, kCluster };
+  RedisHarness(const HarnessOptions& o, Deployment d) : clock_(o.start), scheduler_(&clock_) {
     static std::atomic<int> next{0};
     redis::ConnectionOptions co;
-    if (cluster) {
+    if (d == Deployment::kCluster) {
       std::vector<redis::RedisEndpoint> seeds;
       for (uint16_t p : SharedCluster()->ports()) seeds.push_back({"127.0.0.1", p});
       co.endpoint = seeds.front();
@@ -49,6 +62,15 @@ class RedisHarness final : public BackendHarness {
           redis::RedisClusterClient::Connect(&loop_, co, seeds);
       if (!c.has_value()) ADD_FAILURE() << c.error().ToString();
       if (c.has_value()) sink_ = std::move(*c);
+    }
+    if (d == Deployment::kSentinel) {
+      std::vector<redis::RedisEndpoint> sentinels;
+      for (uint16_t p : SharedSentinels()->sentinel_ports()) sentinels.push_back({"127.0.0.1", p});
+      co.resolve = [sentinels] {
+        return redis::AskSentinels(sentinels, "mymaster", std::chrono::milliseconds(300));
+      };
+      conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
+      sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }
     if (!sink_) {
       co.endpoint = redis::RedisEndpoint{"127.0.0.1", SharedRedis()->port()};
@@ -88,21 +110,25 @@ class RedisHarness final : public BackendHarness {
 
 class RedisFactory final : public BackendFactory {
  public:
-  explicit RedisFactory(bool cluster) : cluster_(cluster) {}
-  std::string name() const override { return cluster_ ? "RedisCluster" : "RedisStandalone"; }
+  using Deployment = RedisHarness::Deployment;
+  RedisFactory(Deployment d, std::string name) : d_(d), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
   std::unique_ptr<BackendHarness> Make(const HarnessOptions& o) override {
-    return std::make_unique<RedisHarness>(o, cluster_);
+    return std::make_unique<RedisHarness>(o, d_);
   }
 
  private:
-  bool cluster_;
+  Deployment d_;
+  std::string name_;
 };
 
-RedisFactory redis_standalone(false);
-RedisFactory redis_cluster(true);
+RedisFactory redis_standalone(RedisFactory::Deployment::kStandalone, "RedisStandalone");
+RedisFactory redis_sentinel(RedisFactory::Deployment::kSentinel, "RedisSentinel");
+RedisFactory redis_cluster(RedisFactory::Deployment::kCluster, "RedisCluster");
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendContractTest,
                          ::testing::Values(static_cast<BackendFactory*>(&redis_standalone),
+                                           static_cast<BackendFactory*>(&redis_sentinel),
                                            static_cast<BackendFactory*>(&redis_cluster)),
                          FactoryName);
 
