@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 
 #include "base/log.h"
 #include "engine/engine.h"
@@ -88,9 +89,16 @@ class RedisServing final : public ServingBackend {
     bo.publish = true;
     bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
     backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler, monitor);
-    // Long polls parked here hear of sends and nacks made through other nodes.
+    // Long polls parked here hear of sends and nacks made through other nodes. In a cluster any
+    // node relays every publication: subscribe on the seeds in turn, the next after a failure.
+    redis::ConnectionOptions so = co;
+    if (url.mode == redis::RedisMode::kCluster) {
+      so.resolve = [seeds = url.endpoints, next = std::make_shared<size_t>(0)] {
+        return Result<redis::RedisEndpoint>(seeds[(*next)++ % seeds.size()]);
+      };
+    }
     subscriber_ = std::make_unique<redis::RedisSubscriber>(
-        &loop_, co, backend_->ReadyChannel(),
+        &loop_, so, backend_->ReadyChannel(),
         [b = backend_.get()](std::string_view payload) { b->OnPublished(payload); },
         [b = backend_.get()] { b->OnResubscribed(); });
   }
