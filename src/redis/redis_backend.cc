@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
 #include <future>
 #include <memory>
+#include <optional>
 
 #include "base/random.h"
 #include "core/state_machine.h"
@@ -19,11 +21,6 @@ using core::Message;
 using core::MessageRecord;
 using core::MsgStatus;
 using engine::Callback;
-
-struct RedisBackend::Script {
-  std::string_view src;
-  std::string sha;  // empty: send the source (EVAL)
-};
 
 namespace {
 
@@ -73,25 +70,18 @@ Status NotFoundError(const std::string& topic, const std::string& msg_id) {
 
 }  // namespace
 
-// Which script: indexes of scripts_.
-enum ScriptId {
-  kSendScript,
-  kPullScript,
-  kAckScript,
-  kDeleteScript,
-  kGetScript,
-  kInfoScript,
-  kWakeScript,
-  kScriptCount
-};
+namespace {
 
-static RedisBackend::Script* Scripts() {
-  static RedisBackend::Script s[kScriptCount] = {
-      {scripts::kSend, ""}, {scripts::kPull, ""}, {scripts::kAck, ""},  {scripts::kDelete, ""},
-      {scripts::kGet, ""},  {scripts::kInfo, ""}, {scripts::kWake, ""},
+// The source of each script, by RedisBackend::ScriptId.
+std::string_view Source(RedisBackend::ScriptId id) {
+  static const std::array<std::string_view, RedisBackend::kScriptCount> sources = {
+      scripts::kSend, scripts::kPull, scripts::kAck,  scripts::kDelete,
+      scripts::kGet,  scripts::kInfo, scripts::kWake,
   };
-  return s;
+  return sources[id];
 }
+
+}  // namespace
 
 RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
                            base::Scheduler* scheduler, metrics::MonitorRecorder* monitor)
@@ -137,54 +127,45 @@ std::string RedisBackend::Prefix(const std::string& topic) const {
 }
 std::string RedisBackend::TopicsKey() const { return fmt::format("cq:{{{}}}:topics", options_.ns); }
 
-void RedisBackend::Eval(const Script& script, const std::string& topic,
-                        std::vector<std::string> args, RedisConnection::Done done) {
-  {
-    std::lock_guard lock(mu_);
-    ++inflight_;
-  }
-  std::vector<std::string> cmd;
-  cmd.reserve(args.size() + 4);
+void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
+                        RedisConnection::Done done) {
   std::string sha;
   {
     std::lock_guard lock(mu_);
-    sha = script.sha;
+    ++inflight_;
+    sha = shas_[id];
   }
-  cmd.push_back(sha.empty() ? "EVAL" : "EVALSHA");
-  cmd.push_back(sha.empty() ? std::string(script.src) : sha);
+  const bool learn = sha.empty();  // EVAL caches the script; SCRIPT LOAD then tells its digest
+  std::vector<std::string> cmd;
+  cmd.reserve(args.size() + 4);
+  cmd.push_back(learn ? "EVAL" : "EVALSHA");
+  cmd.push_back(learn ? std::string(Source(id)) : std::move(sha));
   cmd.push_back("1");
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
-  auto finish = [this, done = std::move(done)](Result<RedisReply> r) mutable {
+  auto finish = [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+    if (r.has_value()) TakeStats(topic, *r);
     done(std::move(r));
     std::lock_guard lock(mu_);
     if (--inflight_ == 0) idle_.notify_all();
   };
-  const Script* s = &script;
-  const std::string key = Prefix(topic);
   conn_->Command(
-      key, std::move(cmd),
-      [this, s, topic, args = std::move(args),
+      Prefix(topic), std::move(cmd),
+      [this, id, learn, topic, args = std::move(args),
        finish = std::move(finish)](Result<RedisReply> r) mutable {
         if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
           // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
-          std::vector<std::string> again = {"EVAL", std::string(s->src), "1", Prefix(topic)};
+          std::vector<std::string> again = {"EVAL", std::string(Source(id)), "1", Prefix(topic)};
           for (std::string& a : args) again.push_back(std::move(a));
-          conn_->Command(Prefix(topic), std::move(again),
-                         [this, topic, finish = std::move(finish)](Result<RedisReply> r2) mutable {
-                           if (r2.has_value()) TakeStats(topic, *r2);
-                           finish(std::move(r2));
-                         });
+          conn_->Command(Prefix(topic), std::move(again), std::move(finish));
           return;
         }
-        if (r.has_value()) TakeStats(topic, *r);
-        if (r.has_value() && !r->is_error() && s->sha.empty()) {
-          // Learn the script's digest for next time (EVAL cached it on the server).
-          conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(s->src)},
-                         [this, s](Result<RedisReply> l) {
+        if (learn && r.has_value() && !r->is_error()) {
+          conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
+                         [this, id](Result<RedisReply> l) {
                            if (l.has_value() && l->type == RedisReply::Type::kString) {
                              std::lock_guard lock(mu_);
-                             const_cast<Script*>(s)->sha = l->str;
+                             shas_[id] = l->str;
                            }
                          });
         }
@@ -240,7 +221,7 @@ void RedisBackend::Wake(const std::string& topic) {
 
 void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then) {
   TimePoint now = clock_->Now();
-  Eval(Scripts()[kWakeScript], topic, {Ms(now), std::to_string(options_.retention.count())},
+  Eval(kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
        [this, topic, then = std::move(then)](Result<RedisReply> r) mutable {
          if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 2) {
            if (r->elements[0].integer == 1) NotifyReady(topic);
@@ -338,7 +319,7 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                                    std::to_string(rec.max_retry),
                                    Ms(now),
                                    std::to_string(options_.retention.count())};
-  Eval(Scripts()[kSendScript], topic, std::move(args),
+  Eval(kSendScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, rec = std::move(rec), now,
                              done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
@@ -365,7 +346,7 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
                                    Ms(SaturatingAdd(now, req.ack_timeout)),
                                    std::to_string(options_.retention.count())};
   std::string topic = req.topic;
-  Eval(Scripts()[kPullScript], topic, std::move(args),
+  Eval(kPullScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
@@ -408,7 +389,7 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
   const TimePoint now = clock_->Now();
   std::vector<std::string> args = {msg_id, ack ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
-  Eval(Scripts()[kAckScript], topic, std::move(args),
+  Eval(kAckScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, msg_id, ack, now,
                              done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
@@ -435,7 +416,7 @@ void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
   const TimePoint now = clock_->Now();
   std::vector<std::string> args = {msg_id, release ? "1" : "0", Ms(now),
                                    std::to_string(options_.retention.count())};
-  Eval(Scripts()[kDeleteScript], topic, std::move(args),
+  Eval(kDeleteScript, topic, std::move(args),
        AfterReplicas(
            topic, [this, topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
              if (!r.has_value()) return done(r.error());
@@ -449,7 +430,7 @@ void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,
 void RedisBackend::Get(std::string topic, std::string msg_id, Callback<Result<Message>> done) {
   const TimePoint now = clock_->Now();
   std::vector<std::string> args = {msg_id, Ms(now), std::to_string(options_.retention.count())};
-  Eval(Scripts()[kGetScript], topic, std::move(args),
+  Eval(kGetScript, topic, std::move(args),
        [topic, msg_id, now, done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;
@@ -468,7 +449,7 @@ void RedisBackend::GetTopicInfo(std::string topic, Callback<Result<core::TopicIn
   for (int b = 1; b < core::kBucketCount; ++b) {
     args.push_back(std::to_string(core::kBucketLowerBounds[b].count()));
   }
-  Eval(Scripts()[kInfoScript], topic, std::move(args),
+  Eval(kInfoScript, topic, std::move(args),
        [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          const auto& e = r->elements;

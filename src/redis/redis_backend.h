@@ -9,6 +9,7 @@
 // for ready notifications at trigger times, on the scheduler's thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -66,10 +67,21 @@ class RedisBackend final : public engine::QueueBackend {
   void Flush(UniqueFunction<void()> done);
 
  public:
-  struct Script;
+  enum ScriptId {
+    kSendScript,
+    kPullScript,
+    kAckScript,
+    kDeleteScript,
+    kGetScript,
+    kInfoScript,
+    kWakeScript,
+    kScriptCount
+  };
 
  private:
-  void Eval(const Script& script, const std::string& topic, std::vector<std::string> args,
+  // Runs a script on the topic's keys (EVALSHA once its digest is known; EVAL before, and when
+  // the server forgot it); takes the statistics out of the reply before `done` sees it.
+  void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
             RedisConnection::Done done);
   std::string Prefix(const std::string& topic) const;
   std::string TopicsKey() const;
@@ -96,7 +108,8 @@ class RedisBackend final : public engine::QueueBackend {
 
   std::mutex mu_;
   std::condition_variable idle_;
-  int inflight_ = 0;  // guarded by mu_: scripts sent and not yet answered
+  int inflight_ = 0;                            // guarded by mu_: scripts sent and not yet answered
+  std::array<std::string, kScriptCount> shas_;  // guarded by mu_; empty: not known yet
   struct Wakeup {
     TimePoint at;
     base::TimerId timer = 0;

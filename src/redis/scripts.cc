@@ -68,6 +68,11 @@ namespace {
   "  for _, f in ipairs(F) do out[#out+1] = m.raw[f] end\n"                                      \
   "  return out\n"                                                                               \
   "end\n"                                                                                        \
+  "local function tagged(tag, m)\n"                                                              \
+  "  local out = flat(m)\n"                                                                      \
+  "  table.insert(out, 1, tag)\n"                                                                \
+  "  return reply(out)\n"                                                                        \
+  "end\n"                                                                                        \
   "local function set_fields(m, ...)\n"                                                          \
   "  local a = {...}\n"                                                                          \
   "  for i = 1, #a, 2 do m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1]) end\n"                 \
@@ -113,9 +118,7 @@ local id, now, retention = ARGV[1], tonumber(ARGV[7]), tonumber(ARGV[8])
 account(ARGV[7], now)
 local old = load(id, true)
 if old and not purged(old, now, retention) and status(old, now) <= 3 then
-  local out = flat(old)
-  table.insert(out, 1, 'EXISTS')
-  return reply(out)
+  return tagged('EXISTS', old)
 end
 if old then
   redis.call('ZREM', P..'p', old.member); redis.call('ZREM', P..'d', old.member)
@@ -205,19 +208,14 @@ account(ARGV[3], now)
 local m = load(id, false)
 if not m or purged(m, now, retention) then return reply({'NF'}) end
 local st = status(m, now)
-local function illegal()
-  local out = flat(m)
-  table.insert(out, 1, 'IS')
-  return reply(out)
-end
 if ack then
   if st == 3 or (st == 2 and m.ph == 1) then
     finish(m, 4, ARGV[3], now, retention)
     return reply({'OK', 'ENDED', ''})
   end
-  return illegal()
+  return tagged('IS', m)
 end
-if st ~= 3 then return illegal() end
+if st ~= 3 then return tagged('IS', m) end
 if m.r >= m.mr + 1 then
   finish(m, 6, ARGV[3], now, retention)
   return reply({'OK', 'ENDED', ''})
@@ -236,11 +234,7 @@ local id, release, now, retention = ARGV[1], ARGV[2] == '1', tonumber(ARGV[3]), 
 account(ARGV[3], now)
 local m = load(id, false)
 if not m or purged(m, now, retention) then return reply({'NF'}) end
-if status(m, now) > 3 then
-  local out = flat(m)
-  table.insert(out, 1, 'IS')
-  return reply(out)
-end
+if status(m, now) > 3 then return tagged('IS', m) end
 finish(m, 7, ARGV[3], now, retention)
 if release then redis.call('DEL', P..'r:'..id) end
 return reply({'OK', ''})

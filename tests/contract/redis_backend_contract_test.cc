@@ -18,34 +18,17 @@
 namespace chronoq::contract {
 namespace {
 
-testutil::RedisCluster* SharedCluster() {
-  static testutil::RedisCluster* cluster = [] {
-    auto* c = new testutil::RedisCluster();  // lives until exit; its destructor kills it
-    Status s = c->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis cluster: " << s.ToString();
-    return c;
+// One deployment of each kind per test process, started when first needed and never deleted:
+// its processes die with the test process (the harness sets PDEATHSIG).
+template <typename Deployment>
+Deployment* Shared() {
+  static Deployment* d = [] {
+    auto* started = new Deployment();
+    Status s = started->Start();
+    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
+    return started;
   }();
-  return cluster;
-}
-
-testutil::RedisSentinelSet* SharedSentinels() {
-  static testutil::RedisSentinelSet* set = [] {
-    auto* d = new testutil::RedisSentinelSet();  // lives until exit; its destructor kills it
-    Status s = d->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the sentinel deployment: " << s.ToString();
-    return d;
-  }();
-  return set;
-}
-
-testutil::RedisStandalone* SharedRedis() {
-  static testutil::RedisStandalone* redis = [] {
-    auto* r = new testutil::RedisStandalone();  // lives until exit; its destructor kills it
-    Status s = r->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start redis-server: " << s.ToString();
-    return r;
-  }();
-  return redis;
+  return d;
 }
 
 class RedisHarness final : public BackendHarness {
@@ -56,7 +39,8 @@ class RedisHarness final : public BackendHarness {
     redis::ConnectionOptions co;
     if (d == Deployment::kCluster) {
       std::vector<redis::RedisEndpoint> seeds;
-      for (uint16_t p : SharedCluster()->ports()) seeds.push_back({"127.0.0.1", p});
+      for (uint16_t p : Shared<testutil::RedisCluster>()->ports())
+        seeds.push_back({"127.0.0.1", p});
       co.endpoint = seeds.front();
       Result<std::unique_ptr<redis::RedisClusterClient>> c =
           redis::RedisClusterClient::Connect(&loop_, co, seeds);
@@ -65,7 +49,8 @@ class RedisHarness final : public BackendHarness {
     }
     if (d == Deployment::kSentinel) {
       std::vector<redis::RedisEndpoint> sentinels;
-      for (uint16_t p : SharedSentinels()->sentinel_ports()) sentinels.push_back({"127.0.0.1", p});
+      for (uint16_t p : Shared<testutil::RedisSentinelSet>()->sentinel_ports())
+        sentinels.push_back({"127.0.0.1", p});
       co.resolve = [sentinels] {
         return redis::AskSentinels(sentinels, "mymaster", std::chrono::milliseconds(300));
       };
@@ -73,7 +58,7 @@ class RedisHarness final : public BackendHarness {
       sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }
     if (!sink_) {
-      co.endpoint = redis::RedisEndpoint{"127.0.0.1", SharedRedis()->port()};
+      co.endpoint = redis::RedisEndpoint{"127.0.0.1", Shared<testutil::RedisStandalone>()->port()};
       conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
       sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }
