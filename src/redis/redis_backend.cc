@@ -175,8 +175,9 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
 
 void RedisBackend::Flush(UniqueFunction<void()> done) { conn_->Flush(std::move(done)); }
 
-void RedisBackend::Touch(const std::string& topic, TimePoint now) {
-  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), Ms(now), topic}, [](Result<RedisReply>) {});
+void RedisBackend::Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then) {
+  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), Ms(now), topic},
+                 [then = std::move(then)](Result<RedisReply>) mutable { then(); });
 }
 
 void RedisBackend::NotifyReady(const std::string& topic) {
@@ -308,9 +309,25 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
   const TimePoint now = clock_->Now();
   std::string topic = m.topic;
   MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
-  // Registered first: commands run in order on the one connection, so the topic is listed
-  // before the send is answered (a failed send leaves an empty topic listed for a while).
-  Touch(topic, now);
+  // The topic's registration goes where the topics key lives, which in a cluster is another
+  // node than the topic's: the answer waits for both, so that an answered send is listed (a
+  // failed send leaves an empty topic listed for a while).
+  struct Join {
+    std::mutex mu;
+    int left = 2;
+    std::optional<Result<Message>> answer;
+    Callback<Result<Message>> done;
+    void Arrive(std::optional<Result<Message>> a) {
+      std::unique_lock lock(mu);
+      if (a) answer = std::move(a);
+      if (--left > 0) return;
+      lock.unlock();
+      done(std::move(*answer));
+    }
+  };
+  auto join = std::make_shared<Join>();
+  join->done = std::move(done);
+  Touch(topic, now, [join] { join->Arrive(std::nullopt); });
   std::vector<std::string> args = {rec.msg_id,
                                    rec.payload,
                                    Ms(rec.produce_time),
@@ -320,24 +337,26 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                                    Ms(now),
                                    std::to_string(options_.retention.count())};
   Eval(kSendScript, topic, std::move(args),
-       AfterReplicas(topic, [this, topic, rec = std::move(rec), now,
-                             done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         const auto& e = r->elements;
-         if (r->type != RedisReply::Type::kArray || e.empty()) return done(Unexpected(*r, "send"));
-         if (e[0].str == "EXISTS" && e.size() == 1 + kRecordFields) {
-           MessageRecord old = ParseRecord(topic, e, 1);
-           MsgStatus st = core::StatusAt(old, now);
-           return done(Message{std::move(old), st});
-         }
-         if (e[0].str != "NEW" || e.size() != 3) return done(Unexpected(*r, "send"));
-         rec.seq = static_cast<uint64_t>(ToInt(Str(e[1])));
-         MsgStatus st = core::StatusAt(rec, now);
-         if (st == MsgStatus::kReady) NotifyReady(topic);
-         ArmWake(topic, Str(e[2]));
-         Publish(topic, st == MsgStatus::kReady, Str(e[2]));
-         done(Message{std::move(rec), st});
-       }));
+       AfterReplicas(topic,
+                     [this, topic, rec = std::move(rec), now, join](Result<RedisReply> r) mutable {
+                       if (!r.has_value()) return join->Arrive(r.error());
+                       const auto& e = r->elements;
+                       if (r->type != RedisReply::Type::kArray || e.empty())
+                         return join->Arrive(Unexpected(*r, "send"));
+                       if (e[0].str == "EXISTS" && e.size() == 1 + kRecordFields) {
+                         MessageRecord old = ParseRecord(topic, e, 1);
+                         MsgStatus st = core::StatusAt(old, now);
+                         return join->Arrive(Message{std::move(old), st});
+                       }
+                       if (e[0].str != "NEW" || e.size() != 3)
+                         return join->Arrive(Unexpected(*r, "send"));
+                       rec.seq = static_cast<uint64_t>(ToInt(Str(e[1])));
+                       MsgStatus st = core::StatusAt(rec, now);
+                       if (st == MsgStatus::kReady) NotifyReady(topic);
+                       ArmWake(topic, Str(e[2]));
+                       Publish(topic, st == MsgStatus::kReady, Str(e[2]));
+                       join->Arrive(Message{std::move(rec), st});
+                     }));
 }
 
 void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Message>>> done) {

@@ -85,7 +85,7 @@ class RedisBackend final : public engine::QueueBackend {
             RedisConnection::Done done);
   std::string Prefix(const std::string& topic) const;
   std::string TopicsKey() const;
-  void Touch(const std::string& topic, TimePoint now);
+  void Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
   // Keeps one timer per topic at the next time something in it may change by itself.
   void ArmWake(const std::string& topic, const std::string& next_ms);
   void Wake(const std::string& topic);
