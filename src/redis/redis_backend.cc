@@ -161,12 +161,17 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
           return;
         }
         if (learn && r.has_value() && !r->is_error()) {
+          {
+            std::lock_guard lock(mu_);
+            ++inflight_;  // its callback uses this backend: the destructor waits for it too
+          }
           conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
                          [this, id](Result<RedisReply> l) {
+                           std::lock_guard lock(mu_);
                            if (l.has_value() && l->type == RedisReply::Type::kString) {
-                             std::lock_guard lock(mu_);
                              shas_[id] = l->str;
                            }
+                           if (--inflight_ == 0) idle_.notify_all();
                          });
         }
         finish(std::move(r));

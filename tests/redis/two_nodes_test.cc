@@ -163,8 +163,8 @@ TEST_P(TwoNodesTest, BothNodesListTheSameTopics) {
   EXPECT_EQ(la.at("data").as_array().size(), 2u);
 }
 
-// Standalone only for now: add true (cluster) again once the cluster client teardown hang seen
-// in the contract test is fixed.
+// Standalone only for now: add true (cluster) again once re-verified after the teardown fix
+// (see the contract test).
 INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Values(false),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Cluster" : "Standalone";
