@@ -163,9 +163,7 @@ TEST_P(TwoNodesTest, BothNodesListTheSameTopics) {
   EXPECT_EQ(la.at("data").as_array().size(), 2u);
 }
 
-// Standalone only for now: add true (cluster) again once re-verified after the teardown fix
-// (see the contract test).
-INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Values(false),
+INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Cluster" : "Standalone";
                          });
