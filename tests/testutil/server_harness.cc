@@ -21,6 +21,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -194,6 +197,32 @@ std::string StorageUnderTest() {
   return s != nullptr && *s != '\0' ? std::string(s) : std::string("embedded");
 }
 
+namespace {
+
+// Two nodes: the peer's port of each first node's port.
+std::mutex peers_mu;
+std::map<uint16_t, uint16_t>& Peers() {
+  static auto* peers = new std::map<uint16_t, uint16_t>();
+  return *peers;
+}
+
+uint16_t PeerOf(uint16_t port) {
+  std::lock_guard<std::mutex> lock(peers_mu);
+  auto it = Peers().find(port);
+  return it == Peers().end() ? 0 : it->second;
+}
+
+void SetPeer(uint16_t port, uint16_t peer) {
+  std::lock_guard<std::mutex> lock(peers_mu);
+  if (peer == 0) {
+    Peers().erase(port);
+  } else {
+    Peers()[port] = peer;
+  }
+}
+
+}  // namespace
+
 std::string ServerProcess::Stderr() const {
   return stderr_path_.empty() ? std::string() : ReadFile(stderr_path_);
 }
@@ -211,6 +240,8 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
                        [&](const std::string& f) { return f.rfind(name, 0) == 0; });
   };
   std::string storage = StorageUnderTest();
+  const bool two_nodes = storage == "redis2" && !is_peer_;
+  if (storage == "redis2") storage = "redis";
   if (!has_flag("--storage")) args.push_back("--storage=" + storage);
   bool embedded =
       has_flag("--storage=embedded") || (!has_flag("--storage") && storage == "embedded");
@@ -299,10 +330,48 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
     return fail(fmt::format("no port in '{}'", line_));
   }
   port_ = static_cast<uint16_t>(v);
+  if (two_nodes && redis && !has_flag("--redis-url") && !has_flag("--namespace")) {
+    return StartPeer(flags, timeout, extra_env);
+  }
+  return Status::Ok();
+}
+
+Status ServerProcess::StartPeer(const std::vector<std::string>& flags,
+                                std::chrono::milliseconds timeout,
+                                const std::vector<std::string>& extra_env) {
+  if (peer_ == nullptr) {
+    peer_ = std::make_unique<ServerProcess>();
+    peer_->is_peer_ = true;
+  }
+  std::vector<std::string> peer_flags = flags;
+  peer_flags.push_back("--namespace=" + redis_ns_);
+  Status s = peer_->Start(peer_flags, timeout, extra_env);
+  if (!s.ok()) {
+    Kill();
+    return Internal(fmt::format("the second node did not start: {}", s.message()));
+  }
+  // Test mode: both clocks start at their process's start; move the earlier one to the later.
+  if (std::find(flags.begin(), flags.end(), "--test-clock") != flags.end()) {
+    ApiClient a(endpoint());
+    ApiClient b(peer_->endpoint());
+    int64_t now_a = a.Now();
+    int64_t now_b = b.Now();
+    if (now_a < 0 || now_b < 0) {
+      Kill();
+      return Internal("cannot read the two nodes' test clocks");
+    }
+    if (now_a < now_b) a.AdvanceClock(now_b - now_a);
+    if (now_b < now_a) b.AdvanceClock(now_a - now_b);
+  }
+  SetPeer(port_, peer_->port_);
   return Status::Ok();
 }
 
 int ServerProcess::Stop(int sig, std::chrono::milliseconds timeout) {
+  if (peer_ != nullptr && peer_->running()) {
+    SetPeer(port_, 0);
+    peer_->Stop(sig, timeout);
+  }
   if (!running()) return kStillRunning;
   ::kill(pid_, sig);
   int wstatus = 0;
@@ -317,6 +386,10 @@ int ServerProcess::Stop(int sig, std::chrono::milliseconds timeout) {
 }
 
 void ServerProcess::Kill() {
+  if (peer_ != nullptr) {
+    SetPeer(port_, 0);
+    peer_->Kill();
+  }
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     int wstatus = 0;
@@ -370,17 +443,37 @@ std::string ApiResponse::Describe() const {
 // ---------------------------------------------------------------------------------------------
 // ApiClient
 
-client::HttpConnection& ApiClient::connection() {
-  if (!conn_.connected()) {
-    Result<client::HttpConnection> c = client::HttpConnection::Connect(ep_);
-    if (c.has_value()) conn_ = std::move(c).value();
+ApiClient::ApiClient(client::Endpoint ep) : ep_(std::move(ep)), peer_port_(PeerOf(ep_.port)) {}
+
+bool ApiClient::OnPeer(std::string_view target) const {
+  if (peer_port_ == 0 || one_node_) return false;
+  if (target.rfind("/chronoq/test/longPolls", 0) == 0) return true;
+  if (target.rfind(kQueuePath, 0) != 0) return false;
+  std::string_view op = target.substr(kQueuePath.size());
+  op = op.substr(0, op.find('?'));
+  return op != "sendMsg" && op != "getMonitorData";
+}
+
+client::HttpConnection& ApiClient::Connection(bool peer) {
+  client::HttpConnection& conn = peer ? peer_conn_ : conn_;
+  if (!conn.connected()) {
+    client::Endpoint ep = ep_;
+    if (peer) ep.port = peer_port_;
+    Result<client::HttpConnection> c = client::HttpConnection::Connect(ep);
+    if (c.has_value()) conn = std::move(c).value();
   }
-  return conn_;
+  return conn;
 }
 
 ApiResponse ApiClient::Request(std::string_view method, std::string_view target,
                                std::string_view body, std::string_view content_type,
                                std::chrono::milliseconds timeout) {
+  // Two nodes: the peer's clock moves too (first, so that the answer is the first node's).
+  if (peer_port_ != 0 && target.rfind("/chronoq/test/advanceClock", 0) == 0) {
+    Status s = BeginOn(true, method, target, body, content_type);
+    ApiResponse a = Finish(timeout);
+    if (!s.ok() || a.status != 200) return a;
+  }
   Status s = Begin(method, target, body, content_type);
   if (!s.ok()) {
     ApiResponse a;
@@ -392,30 +485,38 @@ ApiResponse ApiClient::Request(std::string_view method, std::string_view target,
 
 Status ApiClient::Begin(std::string_view method, std::string_view target, std::string_view body,
                         std::string_view content_type) {
-  client::HttpConnection& c = connection();
-  if (!c.connected()) return Unavailable(fmt::format("cannot connect to port {}", ep_.port));
+  return BeginOn(OnPeer(target), method, target, body, content_type);
+}
+
+Status ApiClient::BeginOn(bool peer, std::string_view method, std::string_view target,
+                          std::string_view body, std::string_view content_type) {
+  last_on_peer_ = peer;
+  const uint16_t port = peer ? peer_port_ : ep_.port;
+  client::HttpConnection& c = Connection(peer);
+  if (!c.connected()) return Unavailable(fmt::format("cannot connect to port {}", port));
   Status s = c.SendRaw(c.Format(method, target, body, content_type));
   if (!s.ok()) {
     // The server may have closed an idle keep-alive connection: retry once on a new one.
-    conn_.Close();
-    client::HttpConnection& c2 = connection();
-    if (!c2.connected()) return Unavailable(fmt::format("cannot connect to port {}", ep_.port));
+    c.Close();
+    client::HttpConnection& c2 = Connection(peer);
+    if (!c2.connected()) return Unavailable(fmt::format("cannot connect to port {}", port));
     s = c2.SendRaw(c2.Format(method, target, body, content_type));
   }
   return s;
 }
 
 ApiResponse ApiClient::Finish(std::chrono::milliseconds timeout) {
-  Result<client::Response> r = conn_.ReadResponse(timeout);
+  client::HttpConnection& conn = last_on_peer_ ? peer_conn_ : conn_;
+  Result<client::Response> r = conn.ReadResponse(timeout);
   if (!r.has_value()) {
     ApiResponse a;
     a.transport_error = r.error().message();
-    conn_.Close();
+    conn.Close();
     return a;
   }
   ApiResponse a = ToApiResponse(std::move(r).value());
   std::string connection = a.http.Header("Connection");
-  if (connection == "close") conn_.Close();
+  if (connection == "close") conn.Close();
   return a;
 }
 

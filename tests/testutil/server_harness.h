@@ -11,6 +11,12 @@
 //   int rc = server.Stop(SIGTERM);                   // exit code, or -signal
 //
 // The binary is the one built with the tests (CQ_BINARY_PATH), or $CQ_BINARY when set.
+//
+// Two nodes (CQ_TEST_STORAGE=redis2): Start() runs a second server (the peer) on the same Redis
+// namespace, with the same flags and (in test mode) the same clock. An ApiClient of the first
+// server then sends sendMsg and getMonitorData there and every other queue operation (pull, ack,
+// get, delete, topic info, parked long polls) to the peer; clock moves go to both. So every
+// integration test also checks that nodes sharing one Redis behave as one queue.
 // Tests never sleep to let time pass: they start the server with --test-clock and advance it.
 //
 // Thread-safety: a ServerProcess is used by one thread; an ApiClient (one connection) too. Use one
@@ -22,6 +28,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -86,8 +93,14 @@ class ServerProcess {
   // The embedded store's directory (empty for memory storage). Kept across Start()s of this
   // object, removed by its destructor.
   const std::string& data_dir() const { return data_dir_; }
+  // The second node (CQ_TEST_STORAGE=redis2), or nullptr.
+  const ServerProcess* peer() const { return peer_.get(); }
 
  private:
+  Status StartPeer(const std::vector<std::string>& flags, std::chrono::milliseconds timeout,
+                   const std::vector<std::string>& extra_env);
+  std::unique_ptr<ServerProcess> peer_;
+  bool is_peer_ = false;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   int stdout_fd_ = -1;
@@ -97,7 +110,8 @@ class ServerProcess {
   std::string line_;
 };
 
-// The storage integration tests run against: $CQ_TEST_STORAGE, "embedded" (default) or "memory".
+// The storage integration tests run against: $CQ_TEST_STORAGE, "embedded" (default), "memory",
+// "redis" or "redis2" (redis, two nodes).
 std::string StorageUnderTest();
 
 // An answer of the server: HTTP status and, when the body is JSON, the parsed value.
@@ -122,7 +136,8 @@ struct ApiResponse {
 // One keep-alive connection to a server, reconnecting when the server closed it.
 class ApiClient {
  public:
-  explicit ApiClient(client::Endpoint ep) : ep_(std::move(ep)) {}
+  // Requests go to `ep`, and to its peer when `ep` is a server with two nodes (see above).
+  explicit ApiClient(client::Endpoint ep);
 
   ApiResponse Request(std::string_view method, std::string_view target, std::string_view body = {},
                       std::string_view content_type = "application/x-www-form-urlencoded",
@@ -160,12 +175,28 @@ class ApiClient {
   }
   ApiResponse Finish(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  client::HttpConnection& connection();  // connects when needed
-  void Close() { conn_.Close(); }
+  // Two nodes: from now on every request goes to the first node (clock moves still reach both).
+  // For what is per node by design (getMonitorData) and for raw connections to the first node.
+  void OneNode() { one_node_ = true; }
+
+  client::HttpConnection& connection() { return Connection(false); }  // connects when needed
+  void Close() {
+    conn_.Close();
+    peer_conn_.Close();
+  }
 
  private:
+  // True when `target` goes to the peer.
+  bool OnPeer(std::string_view target) const;
+  client::HttpConnection& Connection(bool peer);
+  Status BeginOn(bool peer, std::string_view method, std::string_view target, std::string_view body,
+                 std::string_view content_type);
   client::Endpoint ep_;
   client::HttpConnection conn_;
+  uint16_t peer_port_ = 0;  // 0: no peer
+  client::HttpConnection peer_conn_;
+  bool last_on_peer_ = false;  // where the request Finish() reads came from
+  bool one_node_ = false;
 };
 
 // Parses an answer (status, headers, body) into an ApiResponse.
