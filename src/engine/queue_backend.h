@@ -88,6 +88,11 @@ class QueueBackend {
   // from now on that the listener hears when the topic's messages become consumable, whichever
   // node changed them. Cheap; may be called for every parked request.
   virtual void WatchTopic(const std::string& /*topic*/) {}
+
+  // True when the backend knows, without asking its store, that nothing of a watched `topic` is
+  // consumable now, and that the listener will hear when that changes. A long poll then parks
+  // without pulling first. False when unsure (the default).
+  virtual bool KnownIdle(const std::string& /*topic*/) { return false; }
 };
 
 }  // namespace chronoq::engine

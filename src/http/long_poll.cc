@@ -1,5 +1,6 @@
 #include "http/long_poll.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "base/check.h"
@@ -69,7 +70,8 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
     return w;
   }
   backend_->WatchTopic(topic);
-  Kick(topic);
+  // Parked first, then asked: news of readiness after this point kicks the queue.
+  if (!backend_->KnownIdle(topic)) Kick(topic);
   return w;
 }
 
@@ -166,18 +168,27 @@ bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<W
                                Result<Messages> result) {
   const bool got = result.has_value() && !result->empty();
   if (!result.has_value() || got) {
+    // A full batch may have left more behind. A short one took everything consumable at that
+    // moment: the drain goes on only if news came meanwhile. A backend error stops it; other
+    // requests wait for the next wake-up or their timeout.
+    const bool full = got && result->size() >= static_cast<size_t>(std::max(1, w->req.batch));
+    bool again = full;
     base::TimerId timer;
     {
       std::lock_guard lock(mu_);
       timer = MarkDone(*w);
-      if (!got) {  // backend error: stop; other requests wait for the next wake-up or timeout
-        topics_[topic].draining = false;
-        EraseIfIdle(topic);
+      if (!full) {
+        TopicQueue& q = topics_[topic];
+        again = got && q.rekick && !q.waiters.empty();
+        if (!again) {
+          q.draining = false;
+          EraseIfIdle(topic);
+        }
       }
     }
     if (timer != 0) scheduler_->Cancel(timer);
     Finish(w, std::move(result));
-    return got;
+    return again;
   }
   // Nothing ready: the request goes back to the head unless its time is up.
   bool answer = false;

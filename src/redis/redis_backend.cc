@@ -199,6 +199,7 @@ void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms)
   TimePoint at = FromEpochMs(static_cast<int64_t>(score));
   if (at <= clock_->Now()) {
     // Already due (the news came late, e.g. a publication from another node): look now.
+    News(topic);
     CheckTopic(topic, nullptr);
     return;
   }
@@ -211,7 +212,31 @@ void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms)
   w.timer = scheduler_->Schedule(at, [this, topic] { Wake(topic); });
 }
 
+void RedisBackend::News(const std::string& topic) {
+  std::lock_guard lock(mu_);
+  ++news_;
+  known_idle_.erase(topic);
+}
+
+uint64_t RedisBackend::NewsSeen() {
+  std::lock_guard lock(mu_);
+  return news_;
+}
+
+void RedisBackend::MarkIdle(const std::string& topic, uint64_t seen) {
+  std::lock_guard lock(mu_);
+  if (news_ == seen && watched_.contains(topic)) known_idle_[topic] = clock_->Now();
+}
+
+bool RedisBackend::KnownIdle(const std::string& topic) {
+  std::lock_guard lock(mu_);
+  auto it = known_idle_.find(topic);
+  return it != known_idle_.end() && !closing_ && watched_.contains(topic) &&
+         clock_->Now() - it->second < Millis(1000);
+}
+
 void RedisBackend::Wake(const std::string& topic) {
+  News(topic);
   {
     std::lock_guard lock(mu_);
     wakeups_.erase(topic);
@@ -221,19 +246,60 @@ void RedisBackend::Wake(const std::string& topic) {
   // this time is counted and notified at this time, and the next wake-up is armed before the
   // scheduler moves on (a test clock jumping ahead still runs every wake-up on the way).
   std::promise<void> done;
-  CheckTopic(topic, [&done] { done.set_value(); });
+  CheckTopic(
+      topic, [&done] { done.set_value(); }, /*timer=*/true);
   done.get_future().wait();
 }
 
-void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then) {
+void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer) {
+  std::vector<UniqueFunction<void()>> thens;
+  if (then) thens.push_back(std::move(then));
+  {
+    std::lock_guard lock(mu_);
+    auto [it, first] = checks_.try_emplace(topic);
+    if (!first) {
+      it->second.again = true;
+      it->second.again_timer |= timer;
+      for (auto& t : thens) it->second.thens.push_back(std::move(t));
+      return;
+    }
+  }
+  RunCheck(topic, std::move(thens), timer);
+}
+
+void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens,
+                            bool timer) {
   TimePoint now = clock_->Now();
+  const uint64_t seen = NewsSeen();
   Eval(kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
-       [this, topic, then = std::move(then)](Result<RedisReply> r) mutable {
-         if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 2) {
-           if (r->elements[0].integer == 1) NotifyReady(topic);
-           ArmWake(topic, Str(r->elements[1]));
+       [this, topic, seen, timer, thens = std::move(thens)](Result<RedisReply> r) mutable {
+         if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 3) {
+           const std::string next = Str(r->elements[1]);
+           if (r->elements[0].integer == 1) {
+             NotifyReady(topic);
+             if (timer && r->elements[2].integer == 1) Publish(topic, true, next);
+           } else {
+             MarkIdle(topic, seen);
+           }
+           ArmWake(topic, next);
          }  // else: the next operation on the topic arms a new wake-up
-         if (then) then();
+         std::vector<UniqueFunction<void()>> later;
+         bool again = false, again_timer = false;
+         {
+           std::lock_guard lock(mu_);
+           auto it = checks_.find(topic);
+           if (it != checks_.end() && it->second.again && !closing_) {
+             again = true;
+             again_timer = it->second.again_timer;
+             later = std::move(it->second.thens);
+             it->second = Check{};
+           } else if (it != checks_.end()) {
+             for (auto& t : it->second.thens) thens.push_back(std::move(t));
+             checks_.erase(it);
+           }
+         }
+         for (auto& t : thens) t();
+         if (again) RunCheck(topic, std::move(later), again_timer);
        });
 }
 
@@ -278,6 +344,7 @@ void RedisBackend::OnPublished(std::string_view payload) {
   const bool ready = payload.substr(0, a) == "1";
   std::string next(payload.substr(a + 1, b - a - 1));
   std::string topic(payload.substr(b + 1));
+  if (ready) News(topic);
   {
     std::lock_guard lock(mu_);
     if (!watched_.contains(topic)) return;  // no long poll here cares
@@ -291,6 +358,8 @@ void RedisBackend::OnResubscribed() {
   {
     std::lock_guard lock(mu_);
     for (const auto& [topic, at] : watched_) topics.push_back(topic);
+    ++news_;  // publications may have been missed
+    known_idle_.clear();
   }
   for (const std::string& t : topics) CheckTopic(t, nullptr);
 }
@@ -303,6 +372,7 @@ void RedisBackend::WatchTopic(const std::string& topic) {
     if (closing_) return;
     // Forget topics nobody parked on for ten minutes (long polls last two at most).
     std::erase_if(watched_, [&](const auto& e) { return now - e.second > Millis(600'000); });
+    std::erase_if(known_idle_, [&](const auto& e) { return !watched_.contains(e.first); });
     first = watched_.insert_or_assign(topic, now).second;
   }
   // A topic new to this node: learn when it next changes (sends through other nodes publish).
@@ -357,7 +427,10 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                          return join->Arrive(Unexpected(*r, "send"));
                        rec.seq = static_cast<uint64_t>(ToInt(Str(e[1])));
                        MsgStatus st = core::StatusAt(rec, now);
-                       if (st == MsgStatus::kReady) NotifyReady(topic);
+                       if (st == MsgStatus::kReady) {
+                         News(topic);
+                         NotifyReady(topic);
+                       }
                        ArmWake(topic, Str(e[2]));
                        Publish(topic, st == MsgStatus::kReady, Str(e[2]));
                        join->Arrive(Message{std::move(rec), st});
@@ -370,22 +443,26 @@ void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Mes
                                    Ms(SaturatingAdd(now, req.ack_timeout)),
                                    std::to_string(options_.retention.count())};
   std::string topic = req.topic;
+  const size_t batch = static_cast<size_t>(std::max(1, req.batch));
+  const uint64_t seen = NewsSeen();
   Eval(kPullScript, topic, std::move(args),
-       AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         const auto& e = r->elements;
-         if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
-             (e.size() - 2) % kRecordFields != 0) {
-           return done(Unexpected(*r, "pull"));
-         }
-         std::vector<Message> out;
-         out.reserve((e.size() - 2) / kRecordFields);
-         for (size_t i = 2; i < e.size(); i += kRecordFields) {
-           out.push_back(Message{ParseRecord(topic, e, i), MsgStatus::kConsuming});
-         }
-         ArmWake(topic, Str(e[1]));
-         done(std::move(out));
-       }));
+       AfterReplicas(
+           topic, [this, topic, batch, seen, done = std::move(done)](Result<RedisReply> r) mutable {
+             if (!r.has_value()) return done(r.error());
+             const auto& e = r->elements;
+             if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
+                 (e.size() - 2) % kRecordFields != 0) {
+               return done(Unexpected(*r, "pull"));
+             }
+             std::vector<Message> out;
+             out.reserve((e.size() - 2) / kRecordFields);
+             for (size_t i = 2; i < e.size(); i += kRecordFields) {
+               out.push_back(Message{ParseRecord(topic, e, i), MsgStatus::kConsuming});
+             }
+             if (out.size() < batch) MarkIdle(topic, seen);  // it took everything consumable
+             ArmWake(topic, Str(e[1]));
+             done(std::move(out));
+           }));
   conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
                  [](Result<RedisReply>) {});
 }
@@ -421,6 +498,7 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
          Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
          if (s.ok() && r->elements.size() == 3) {
            if (r->elements[1].str == "READY") {
+             News(topic);
              NotifyReady(topic);
              Publish(topic, true, Str(r->elements[2]));
            }

@@ -55,6 +55,10 @@ class RedisBackend final : public engine::QueueBackend {
   void ListTopics(engine::Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SetReadyListener(engine::ReadyListener* listener) override;
   void WatchTopic(const std::string& topic) override;
+  // True for a watched topic when this node's latest script on it found nothing consumable, no
+  // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
+  // (a bound on what a node that died before its wake-up could hide).
+  bool KnownIdle(const std::string& topic) override;
 
   // The channel every node publishes sends and nacks on, and subscribes to (subscriber.h).
   std::string ReadyChannel() const;
@@ -89,8 +93,18 @@ class RedisBackend final : public engine::QueueBackend {
   // Keeps one timer per topic at the next time something in it may change by itself.
   void ArmWake(const std::string& topic, const std::string& next_ms);
   void Wake(const std::string& topic);
-  // Runs the wake script for `topic` now; `then` (may be empty) when it answered.
-  void CheckTopic(const std::string& topic, UniqueFunction<void()> then);
+  // Runs the wake script for `topic` now, or right after the one in flight (at most one per
+  // topic is: when the node is behind, one script covers everything due meanwhile); `then` (may
+  // be empty) once a script sent after this call answered. `timer`: asked by this node's
+  // wake-up (publishes deadlines that passed, which other nodes do not know).
+  void CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer = false);
+  void RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens, bool timer);
+  // What may have made something of `topic` consumable: it is not known idle any more.
+  void News(const std::string& topic);
+  // How many news came so far; a script's "nothing consumable" counts only if none came since
+  // it was sent (MarkIdle).
+  uint64_t NewsSeen();
+  void MarkIdle(const std::string& topic, uint64_t seen);
   void Publish(const std::string& topic, bool ready, const std::string& next_ms);
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
@@ -115,9 +129,18 @@ class RedisBackend final : public engine::QueueBackend {
     base::TimerId timer = 0;
   };
   std::map<std::string, Wakeup> wakeups_;  // guarded by mu_
+  struct Check {                           // a wake script in flight for a topic
+    bool again = false;                    // asked again meanwhile
+    bool again_timer = false;
+    std::vector<UniqueFunction<void()>> thens;  // of the calls that asked again
+  };
+  std::map<std::string, Check> checks_;  // guarded by mu_
   // Topics with long polls parked here, and when one was last parked; forgotten after a while.
   std::map<std::string, TimePoint> watched_;  // guarded by mu_
   bool closing_ = false;                      // guarded by mu_
+  uint64_t news_ = 0;                         // guarded by mu_
+  // Topics known idle (KnownIdle), and since when.
+  std::map<std::string, TimePoint> known_idle_;  // guarded by mu_
 };
 
 }  // namespace chronoq::redis

@@ -277,13 +277,15 @@ return reply(out)
 )lua";
 
 // ARGV: now, retention. At a time something may have changed by itself: finishes what ran out,
-// then returns {1 if a message is consumable now else 0, next_visible}.
+// then returns {1 if a message is consumable now else 0, next_visible, 1 if one of them is a
+// delivery whose ack deadline passed (other nodes cannot know its time) else 0}.
 const std::string_view kWake = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 account(ARGV[1], now)
 finish_due(ARGV[1], now, retention)
-local ready = redis.call('ZCOUNT', P..'p', '-inf', ARGV[1]) + redis.call('ZCOUNT', P..'d', '-inf', ARGV[1])
-return reply({ready > 0 and 1 or 0, next_visible(ARGV[1])})
+local late = redis.call('ZCOUNT', P..'d', '-inf', ARGV[1])
+local ready = redis.call('ZCOUNT', P..'p', '-inf', ARGV[1]) + late
+return reply({ready > 0 and 1 or 0, next_visible(ARGV[1]), late > 0 and 1 or 0})
 )lua";
 
 }  // namespace chronoq::redis::scripts
