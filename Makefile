@@ -5,8 +5,9 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 ARGS ?=
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
 
-.PHONY: all deps configure build run test check format clean
+.PHONY: all deps configure build run test check format clean install
 
 all: build
 
@@ -24,6 +25,11 @@ run: build
 
 test: build check
 	ctest --test-dir $(BUILD) --output-on-failure -j2
+
+# Installs the binary, the sample config and the systemd unit under $(PREFIX) (DESTDIR honoured):
+# cmake --install, rules in cmake/CqInstall.cmake.
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Static checks: module layering (STYLE.md section 2), file sizes, formatting (.clang-format).
 check: deps

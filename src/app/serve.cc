@@ -39,20 +39,21 @@ sigset_t BlockSignals() {
 int RunServe(const std::vector<std::string>& args) {
   sigset_t signals = BlockSignals();
 
-  config::ServerConfig cfg;
-  // Environment first, then flags (which win); every problem of every source is reported.
-  std::vector<std::string> errors = config::ApplyEnvironment(environ, &cfg);
-  config::FlagResult flags = config::ParseFlags(args, &cfg);
-  if (flags.help) {
+  // Defaults < --config file < environment < flags; every problem of every source is reported.
+  config::LoadResult loaded = config::Load(args, environ);
+  if (loaded.help) {
     std::fputs(config::HelpText().c_str(), stdout);
     return 0;
   }
-  errors.insert(errors.end(), flags.errors.begin(), flags.errors.end());
-  for (std::string& e : config::Validate(cfg)) errors.push_back(std::move(e));
-  if (!errors.empty()) {
-    for (const std::string& e : errors) std::fprintf(stderr, "chronoq: %s\n", e.c_str());
+  if (!loaded.errors.empty()) {
+    for (const std::string& e : loaded.errors) std::fprintf(stderr, "chronoq: %s\n", e.c_str());
     std::fprintf(stderr, "Run 'chronoq serve --help' for the list of settings.\n");
     return 2;
+  }
+  const config::ServerConfig& cfg = loaded.config;
+  if (loaded.print_config) {
+    std::fputs(config::PrintToml(cfg).c_str(), stdout);
+    return 0;
   }
   base::LogLevel level = base::LogLevel::kInfo;
   base::ParseLogLevel(cfg.log_level, &level);
@@ -120,14 +121,12 @@ int RunServe(const std::vector<std::string>& args) {
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
     return 1;
   }
+  // The log line first: once the listening line is out, the start is complete.
+  CQ_LOG_FIELDS(base::LogLevel::kInfo, kLog, config::Summary(cfg),
+                "chronoq {} started on {}:{}, {}", CQ_VERSION, host, server.port(),
+                opened.serving->Describe());
   std::printf("chronoq listening on %s:%u\n", host.c_str(), server.port());
   std::fflush(stdout);
-  CQ_LOG_INFO(kLog,
-              "started: {} namespace={} http-threads={} ttl-millis={} max-retry={} "
-              "ack-timeout-millis={} end-life-msg-expire-millis={} long-polling-timeout-millis={}",
-              opened.serving->Describe(), cfg.ns, cfg.http_threads, cfg.ttl_millis, cfg.max_retry,
-              cfg.ack_timeout_millis, cfg.end_life_msg_expire_millis,
-              cfg.long_polling_timeout_millis);
 
   int sig = 0;
   sigwait(&signals, &sig);

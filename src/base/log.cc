@@ -7,6 +7,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "base/utf8.h"
+
 namespace chronoq::base {
 namespace {
 
@@ -60,19 +62,39 @@ std::string_view Name(LogLevel l) {
   return "info";
 }
 
+// A JSON string. Control characters are escaped; text that is not valid UTF-8 (a malformed
+// topic quoted in an error) has each byte above 0x7F escaped as \u00XX, so every line is valid
+// JSON whatever it quotes.
 void AppendJsonString(std::string& out, std::string_view s) {
+  bool utf8 = IsValidUtf8(s);
   out.push_back('"');
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(c));
-    } else if (c < 0x20) {
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8)) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
     } else {
       out.push_back(static_cast<char>(c));
     }
   }
   out.push_back('"');
+}
+
+// key=value, the value quoted (JSON-style) when it is empty or holds a space, quote or '='.
+void AppendTextField(std::string& out, std::string_view key, std::string_view value) {
+  out.push_back(' ');
+  out += key;
+  out.push_back('=');
+  bool plain = !value.empty() && value.find_first_of(" \"=\\") == std::string_view::npos &&
+               !HasControlChars(value);
+  if (plain) {
+    out += value;
+  } else {
+    AppendJsonString(out, value);
+  }
 }
 
 std::string_view BaseName(const char* file) {
@@ -116,22 +138,39 @@ bool LogEnabled(LogLevel level) {
          level != LogLevel::kOff;
 }
 
-void LogMessage(LogLevel level, std::string_view logger, const char* file, int line,
-                std::string_view msg) {
-  std::string ts = Timestamp();
+std::string FormatLogLine(bool json, std::string_view time, LogLevel level, std::string_view logger,
+                          std::string_view src, std::string_view msg, const LogFields& fields) {
   std::string out;
-  if (g_json.load(std::memory_order_relaxed)) {
-    out =
-        fmt::format("{{\"ts\":\"{}\",\"level\":\"{}\",\"logger\":\"{}\",", ts, Name(level), logger);
-    out += "\"src\":";
-    AppendJsonString(out, fmt::format("{}:{}", BaseName(file), line));
-    out += ",\"msg\":";
-    AppendJsonString(out, msg);
-    out += "}";
-  } else {
-    out = fmt::format("{} {:<5} {} {}:{}] {}", ts, Name(level), logger, BaseName(file), line, msg);
+  if (!json) {
+    out = fmt::format("{} {:<5} {} {}] {}", time, Name(level), logger, src, msg);
+    for (const auto& [k, v] : fields) AppendTextField(out, k, v);
+    return out;
   }
-  Sink().log(ToSpd(level), out);
+  out = fmt::format(R"({{"time":"{}","level":"{}","logger":)", time, Name(level));
+  AppendJsonString(out, logger);
+  out += ",\"src\":";
+  AppendJsonString(out, src);
+  out += ",\"msg\":";
+  AppendJsonString(out, msg);
+  if (!fields.empty()) {
+    out += ",\"fields\":{";
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      AppendJsonString(out, fields[i].first);
+      out.push_back(':');
+      AppendJsonString(out, fields[i].second);
+    }
+    out.push_back('}');
+  }
+  out.push_back('}');
+  return out;
+}
+
+void LogMessage(LogLevel level, std::string_view logger, const char* file, int line,
+                std::string_view msg, const LogFields& fields) {
+  std::string src = fmt::format("{}:{}", BaseName(file), line);
+  Sink().log(ToSpd(level), FormatLogLine(g_json.load(std::memory_order_relaxed), Timestamp(), level,
+                                         logger, src, msg, fields));
 }
 
 }  // namespace chronoq::base

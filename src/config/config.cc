@@ -8,34 +8,29 @@
 #include <variant>
 
 #include "base/log.h"
+#include "config/key_table.h"
 
 namespace chronoq::config {
-namespace {
-
-using Field =
-    std::variant<std::string ServerConfig::*, int64_t ServerConfig::*, bool ServerConfig::*>;
-
-struct Key {
-  std::string_view name;
-  Field field;
-  std::string_view help;
-  bool hidden = false;
-};
+namespace internal {
 
 const std::vector<Key>& Keys() {
   static const std::vector<Key> keys = {
       {"listen", &ServerConfig::listen,
-       "Address to listen on, HOST:PORT (port 0 picks a free one)"},
-      {"http-threads", &ServerConfig::http_threads, "HTTP worker threads"},
+       "Address to listen on, HOST:PORT ([::1]:8080 for IPv6; port 0 picks a free one)", "",
+       "Network"},
+      {"http-threads", &ServerConfig::http_threads, "HTTP worker threads (1 to 64)", "threads"},
       {"storage", &ServerConfig::storage,
        "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
-       "redis (several nodes on one Redis, see redis-url)"},
+       "redis (several nodes on one Redis, see redis-url)",
+       "", "Storage"},
       {"redis-url", &ServerConfig::redis_url,
-       "Redis storage: redis://[:password@]host:port[/db] or "
-       "redis-sentinel://[:password@]h1:p1,h2:p2/<master-name> (Cluster URLs: not yet)"},
+       "Redis storage: redis://[:password@]host:port[/db], "
+       "redis-sentinel://[:password@]h1:p1,h2:p2/<master-name> or "
+       "redis-cluster://[:password@]h1:p1,h2:p2 (docs/redis.md)"},
       {"redis-wait-replicas", &ServerConfig::redis_wait_replicas,
        "Redis storage: a write answers only once this many replicas have it (WAIT); 0: do not "
-       "wait"},
+       "wait",
+       "replicas"},
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
       {"sync-writes", &ServerConfig::sync_writes,
@@ -43,40 +38,45 @@ const std::vector<Key>& Keys() {
        "an answered write survives a crash of the process but not of the machine"},
       {"memory-horizon-millis", &ServerConfig::memory_horizon_millis,
        "Pending messages due later than this from now stay on disk, counted but not held in "
-       "memory, ms"},
+       "memory (at least 1000)",
+       "ms"},
       {"namespace", &ServerConfig::ns,
        "Namespace isolating servers that share one storage backend"},
       {"ttl-millis", &ServerConfig::ttl_millis,
-       "Default ttl of a message after its trigger time, ms (sendMsg ttlMillis <= 0)"},
+       "Default ttl of a message after its trigger time (sendMsg ttlMillis <= 0 or absent)", "ms",
+       "Queue defaults (camellia's keys)"},
       {"max-retry", &ServerConfig::max_retry,
-       "Default maxRetry (at most maxRetry + 1 deliveries) when sendMsg gives none"},
+       "Default maxRetry (at most maxRetry + 1 deliveries) when sendMsg gives none", "retries"},
       {"ack-timeout-millis", &ServerConfig::ack_timeout_millis,
-       "Default time to ack a pulled message before it is delivered again, ms"},
+       "Default time to ack a pulled message before it is delivered again", "ms"},
       {"end-life-msg-expire-millis", &ServerConfig::end_life_msg_expire_millis,
-       "How long ended messages stay readable with getMsg, ms"},
+       "How long ended messages stay readable with getMsg", "ms"},
       {"long-polling-timeout-millis", &ServerConfig::long_polling_timeout_millis,
-       "Default time a longPollingMsg request waits for a message, ms"},
+       "Default time a longPollingMsg request waits for a message", "ms"},
       {"monitor-interval-seconds", &ServerConfig::monitor_interval_seconds,
-       "Length of a getMonitorData statistics interval, s"},
+       "Length of a getMonitorData statistics interval", "s"},
       {"topic-inactive-millis", &ServerConfig::topic_inactive_millis,
-       "A topic idle and empty this long is forgotten (leaves getTopicInfoList), ms"},
-      {"max-topic-bytes", &ServerConfig::max_topic_bytes, "Longest topic, bytes of UTF-8"},
-      {"max-msg-id-bytes", &ServerConfig::max_msg_id_bytes, "Longest msgId, bytes of UTF-8"},
-      {"max-msg-bytes", &ServerConfig::max_msg_bytes, "Largest payload (msg), bytes"},
-      {"max-body-bytes", &ServerConfig::max_body_bytes,
-       "Largest request body, bytes (larger: HTTP 413)"},
+       "A topic idle and empty this long is forgotten (leaves getTopicInfoList)", "ms"},
+      {"max-topic-bytes", &ServerConfig::max_topic_bytes, "Longest topic (UTF-8)", "bytes",
+       "Limits"},
+      {"max-msg-id-bytes", &ServerConfig::max_msg_id_bytes, "Longest msgId (UTF-8)", "bytes"},
+      {"max-msg-bytes", &ServerConfig::max_msg_bytes, "Largest payload (msg)", "bytes"},
+      {"max-body-bytes", &ServerConfig::max_body_bytes, "Largest request body (larger: HTTP 413)",
+       "bytes"},
       {"max-header-bytes", &ServerConfig::max_header_bytes,
-       "Largest request header block, bytes (larger: HTTP 431)"},
+       "Largest request header block (larger: HTTP 431; at least 1024)", "bytes"},
       {"max-pull-batch", &ServerConfig::max_pull_batch,
-       "Largest pull batch; larger requests are clamped"},
+       "Largest pull batch; larger requests are clamped", "messages"},
       {"max-long-polling-timeout-millis", &ServerConfig::max_long_polling_timeout_millis,
-       "Longest long-poll wait; longer requests are clamped, ms"},
+       "Longest long-poll wait; longer requests are clamped", "ms"},
       {"max-delay-millis", &ServerConfig::max_delay_millis,
-       "Largest delayMillis accepted, ms (default 10 years)"},
-      {"log-level", &ServerConfig::log_level, "trace, debug, info, warn, error or off"},
-      {"log-format", &ServerConfig::log_format, "text or json"},
+       "Largest delayMillis accepted (default 10 years)", "ms"},
+      {"log-level", &ServerConfig::log_level,
+       "Least severe level logged: trace, debug, info, warn, error or off", "", "Logging"},
+      {"log-format", &ServerConfig::log_format,
+       "text (one line per event) or json (one JSON object per line)"},
       {"test-clock", &ServerConfig::test_clock,
-       "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", true},
+       "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
   };
   return keys;
 }
@@ -101,6 +101,22 @@ std::string Text(const ServerConfig& cfg, const Field& f) {
       f);
 }
 
+std::string_view TypeName(const Field& f) {
+  if (std::holds_alternative<std::string ServerConfig::*>(f)) return "string";
+  if (std::holds_alternative<int64_t ServerConfig::*>(f)) return "integer";
+  return "boolean";
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Field;
+using internal::FindKey;
+using internal::Key;
+using internal::Keys;
+using internal::Text;
+
 bool IsBool(const Field& f) { return std::holds_alternative<bool ServerConfig::*>(f); }
 
 }  // namespace
@@ -108,7 +124,9 @@ bool IsBool(const Field& f) { return std::holds_alternative<bool ServerConfig::*
 std::vector<KeyDoc> ConfigKeys() {
   ServerConfig defaults;
   std::vector<KeyDoc> out;
-  for (const Key& k : Keys()) out.push_back({k.name, k.help, Text(defaults, k.field), k.hidden});
+  for (const Key& k : Keys()) {
+    out.push_back({k.name, k.help, k.unit, Text(defaults, k.field), k.hidden});
+  }
   return out;
 }
 
@@ -225,12 +243,16 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   return errors;
 }
 
-FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
+FlagResult ParseFlags(const std::vector<std::string>& args) {
   FlagResult out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
       out.help = true;
+      continue;
+    }
+    if (a == "--print-config") {
+      out.print_config = true;
       continue;
     }
     if (a.rfind("--", 0) != 0 || a.size() == 2) {
@@ -242,14 +264,14 @@ FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
     size_t eq = body.find('=');
     std::string_view name = body.substr(0, eq);
     const Key* k = FindKey(name);
-    if (k == nullptr) {
+    if (k == nullptr && name != "config") {
       out.errors.push_back(fmt::format("unknown flag '--{}'", name));
       continue;
     }
     std::string value;
     if (eq != std::string_view::npos) {
       value = std::string(body.substr(eq + 1));
-    } else if (IsBool(k->field)) {
+    } else if (k != nullptr && IsBool(k->field)) {
       value = "true";
     } else if (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) {
       value = args[++i];
@@ -257,9 +279,33 @@ FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg) {
       out.errors.push_back(fmt::format("flag '--{}' needs a value (--{}=VALUE)", name, name));
       continue;
     }
-    Status s = SetKey(*cfg, name, value);
+    if (k != nullptr) {
+      out.settings.emplace_back(std::string(name), std::move(value));
+    } else if (value.empty()) {
+      out.errors.push_back("flag --config needs a file (--config=/etc/chronoq/chronoq.toml)");
+    } else {
+      out.config_file = std::move(value);
+    }
+  }
+  return out;
+}
+
+LoadResult Load(const std::vector<std::string>& args, const char* const* env) {
+  LoadResult out;
+  FlagResult flags = ParseFlags(args);
+  out.help = flags.help;
+  out.print_config = flags.print_config;
+  auto append = [&out](std::vector<std::string> more) {
+    for (std::string& e : more) out.errors.push_back(std::move(e));
+  };
+  if (!flags.config_file.empty()) append(ApplyConfigFile(flags.config_file, &out.config));
+  append(ApplyEnvironment(env, &out.config));
+  append(std::move(flags.errors));
+  for (const auto& [key, value] : flags.settings) {
+    Status s = SetKey(out.config, key, value);
     if (!s.ok()) out.errors.push_back(fmt::format("flag --{}", s.message()));
   }
+  append(Validate(out.config));
   return out;
 }
 
@@ -288,20 +334,6 @@ std::vector<std::string> ApplyEnvironment(const char* const* env, ServerConfig* 
     }
   }
   return errors;
-}
-
-std::string HelpText() {
-  std::string out =
-      "Usage: chronoq serve [--key=value ...]\n\n"
-      "Runs the chronoq delay-queue server (camellia-delay-queue HTTP API).\n"
-      "Each setting can also come from the environment as CHRONOQ_<KEY> (for example\n"
-      "CHRONOQ_TTL_MILLIS=60000); flags win over the environment.\n\nSettings:\n";
-  for (const KeyDoc& k : ConfigKeys()) {
-    if (k.hidden) continue;
-    out +=
-        fmt::format("  --{:<34} {}\n  {:<36} (default: {})\n", k.name, k.help, "", k.default_text);
-  }
-  return out;
 }
 
 core::Limits ToLimits(const ServerConfig& c) {

@@ -1,18 +1,22 @@
 // ServerConfig: every setting of `chronoq serve`, with its meaning, unit and default, in one
-// table (ConfigKeys) that the flag parser, the help text and validation share. Keys of API.md
-// sections 7 and 8 keep camellia's names.
+// table (ConfigKeys) that the parsers, validation, `serve --help`, docs/configuration.md and the
+// sample deploy/chronoq.toml share. Keys of API.md sections 7 and 8 keep camellia's names. Every
+// setting is read once at start: changing one needs a restart.
 //
-// Sources, later ones winning: environment variables `CHRONOQ_<KEY>` (the key upper-cased with '-'
-// as '_', e.g. CHRONOQ_TTL_MILLIS), then command-line flags `--<key>=<value>` (or `--<key>
-// <value>`; a bare `--<flag>` sets a boolean). Every value is checked; all problems are reported,
-// not only the first.
+// Sources, later ones winning (Load): the defaults below, the TOML file of `--config=FILE` (keys
+// as the flags, e.g. `ttl-millis = 60000`), environment variables `CHRONOQ_<KEY>` (the key
+// upper-cased with '-' as '_', e.g. CHRONOQ_TTL_MILLIS), then command-line flags
+// `--<key>=<value>` (or `--<key> <value>`; a bare `--<flag>` sets a boolean). Every value is
+// checked; all problems of all sources are reported, not only the first.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "core/limits.h"
 
@@ -51,11 +55,14 @@ struct ServerConfig {
   std::string log_level = "info";   // trace|debug|info|warn|error|off
   std::string log_format = "text";  // text|json
   bool test_clock = false;          // tests only: manual clock advanced over HTTP
+
+  bool operator==(const ServerConfig&) const = default;
 };
 
 struct KeyDoc {
   std::string_view name;
   std::string_view help;
+  std::string_view unit;  // "ms", "bytes", ...; empty when none
   std::string default_text;
   bool hidden = false;  // not shown in --help (test-only keys)
 };
@@ -70,11 +77,32 @@ Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value);
 std::vector<std::string> Validate(const ServerConfig& cfg);
 
 struct FlagResult {
-  std::vector<std::string> errors;  // one sentence per bad flag
+  std::vector<std::string> errors;  // one sentence per bad flag (unknown, or without its value)
+  std::vector<std::pair<std::string, std::string>> settings;  // key, value: in order
+  std::string config_file;                                    // --config=FILE
   bool help = false;
+  bool print_config = false;
 };
-// Parses the arguments after "serve".
-FlagResult ParseFlags(const std::vector<std::string>& args, ServerConfig* cfg);
+// Parses the arguments after "serve" (values are checked when applied, by Load).
+FlagResult ParseFlags(const std::vector<std::string>& args);
+
+// The effective configuration of `chronoq serve <args>` and every problem found on the way:
+// defaults < the --config file < the CHRONOQ_<KEY> variables of `env` < flags, then Validate.
+struct LoadResult {
+  ServerConfig config;
+  std::vector<std::string> errors;  // file, environment, flags, then semantic problems
+  bool help = false;                // --help: print HelpText() instead of running
+  bool print_config = false;        // --print-config: print PrintToml(config) instead of running
+};
+LoadResult Load(const std::vector<std::string>& args, const char* const* env);
+
+// Applies the settings of a TOML document; `source` names it in the problems ("config file
+// /etc/chronoq/chronoq.toml line 3: unknown setting 'tll-millis'"). A syntax error is one problem
+// (with its line); otherwise each unknown key, wrong type or malformed value is one.
+std::vector<std::string> ApplyToml(std::string_view text, std::string_view source,
+                                   ServerConfig* cfg);
+// Reads `path` and applies it (ApplyToml); an unreadable file is one problem.
+std::vector<std::string> ApplyConfigFile(const std::string& path, ServerConfig* cfg);
 
 // Applies the CHRONOQ_<KEY> variables found in `env` ("NAME=value" strings, nullptr-terminated,
 // like `environ`) for every documented key (test-only keys are never read from the environment).
@@ -86,6 +114,17 @@ std::string EnvName(std::string_view key);
 
 // `chronoq serve --help`.
 std::string HelpText();
+// `chronoq serve --print-config`: every documented key as TOML that --config reads back; the
+// password of redis-url redacted.
+std::string PrintToml(const ServerConfig& cfg);
+// deploy/chronoq.toml: every documented key commented out with its meaning, unit and default.
+std::string SampleToml();
+// The table of docs/configuration.md (between its generated-section markers).
+std::string MarkdownReference();
+// The configuration for the start log line, key by key; no secrets (redis-url redacted).
+base::LogFields Summary(const ServerConfig& cfg);
+// A redis URL with the password replaced by "***" (it stays recognisable).
+std::string RedactUrl(std::string_view url);
 
 // "HOST:PORT" or "[v6]:PORT" -> host (brackets kept) and port.
 Status ParseListen(std::string_view text, std::string* host, uint16_t* port);

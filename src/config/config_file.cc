@@ -1,0 +1,133 @@
+// The --config file: TOML through toml++ (whose types stay in this file).
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "config/config.h"
+#include "config/key_table.h"
+
+namespace chronoq::config {
+namespace {
+
+using internal::FindKey;
+using internal::Key;
+
+struct Problem {
+  int64_t line;
+  std::string text;
+};
+
+std::string_view TomlTypeName(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a floating-point number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time:
+      return "a date or time";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+// "ttl-millis" for "ttl_millis" or "TTL_MILLIS", when that is a key: a likely slip.
+std::string Suggestion(std::string_view name) {
+  std::string guess;
+  for (char c : name) {
+    guess.push_back(c == '_' ? '-'
+                             : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  const Key* k = FindKey(guess);
+  return k != nullptr && !k->hidden ? fmt::format(" (did you mean '{}'?)", k->name) : "";
+}
+
+// Sets `k` from `node`; a problem when the TOML type is not the key's.
+std::string Apply(const Key& k, const toml::node& node, ServerConfig* cfg) {
+  std::string wrong = fmt::format("{} must be {} {}, got {}", k.name,
+                                  internal::TypeName(k.field) == "integer" ? "an" : "a",
+                                  internal::TypeName(k.field), TomlTypeName(node));
+  return std::visit(
+      [&](auto member) -> std::string {
+        using T = std::decay_t<decltype(cfg->*member)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (!node.is_boolean()) return wrong;
+          cfg->*member = node.as_boolean()->get();
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          if (!node.is_integer()) return wrong;
+          cfg->*member = node.as_integer()->get();
+        } else {
+          if (!node.is_string()) return wrong;
+          cfg->*member = node.as_string()->get();
+        }
+        return "";
+      },
+      k.field);
+}
+
+}  // namespace
+
+std::vector<std::string> ApplyToml(std::string_view text, std::string_view source,
+                                   ServerConfig* cfg) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const toml::source_position& at = e.source().begin;
+    return {fmt::format("{} line {}, column {}: TOML syntax error: {}", source, at.line, at.column,
+                        e.description())};
+  }
+  std::vector<Problem> problems;
+  for (const auto& [key, node] : doc) {
+    int64_t line = key.source().begin.line;
+    std::string_view name = key.str();
+    const Key* k = FindKey(name);
+    if (k == nullptr || k->hidden) {
+      std::string what = node.is_table()
+                             ? fmt::format(
+                                   "unknown section [{}]: settings are "
+                                   "top-level keys, as ttl-millis = 60000",
+                                   name)
+                             : fmt::format("unknown setting '{}'{}", name, Suggestion(name));
+      problems.push_back({line, std::move(what)});
+      continue;
+    }
+    if (std::string p = Apply(*k, node, cfg); !p.empty()) problems.push_back({line, std::move(p)});
+  }
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const Problem& a, const Problem& b) { return a.line < b.line; });
+  std::vector<std::string> out;
+  for (const Problem& p : problems)
+    out.push_back(fmt::format("{} line {}: {}", source, p.line, p.text));
+  return out;
+}
+
+std::vector<std::string> ApplyConfigFile(const std::string& path, ServerConfig* cfg) {
+  std::string source = "config file " + path;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return {fmt::format("{}: cannot open it: {}", source, std::strerror(errno))};
+  std::string text;
+  char buf[8192];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (err != 0) return {fmt::format("{}: cannot read it: {}", source, std::strerror(err))};
+  return ApplyToml(text, source, cfg);
+}
+
+}  // namespace chronoq::config

@@ -1,0 +1,281 @@
+// The configuration sources (file < environment < flags), every problem reported, and the
+// renderings that must not drift from the table: --print-config (read back by --config), the
+// sample deploy/chronoq.toml and docs/configuration.md.
+//
+// After changing the table, regenerate the two files with
+//   CQ_UPDATE_GOLDEN=1 build/tests/unit/config_test --gtest_filter='ConfigDocs*'
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace chronoq::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> Apply(std::string_view toml, ServerConfig* cfg) {
+  return ApplyToml(toml, "config file t.toml", cfg);
+}
+
+// An environment array (nullptr-terminated) over `vars`.
+struct Env {
+  explicit Env(std::vector<std::string> v) : vars(std::move(v)) {
+    for (const std::string& s : vars) ptrs.push_back(s.c_str());
+    ptrs.push_back(nullptr);
+  }
+  const char* const* get() const { return ptrs.data(); }
+  std::vector<std::string> vars;
+  std::vector<const char*> ptrs;
+};
+
+std::string ReadSource(const std::string& rel) {
+  std::ifstream in(std::string(CQ_SOURCE_DIR) + "/" + rel, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteSource(const std::string& rel, const std::string& text) {
+  std::ofstream(std::string(CQ_SOURCE_DIR) + "/" + rel, std::ios::binary) << text;
+}
+
+bool UpdateGolden() {
+  const char* v = std::getenv("CQ_UPDATE_GOLDEN");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+TEST(ConfigFileTest, AnEmptyFileMeansTheDefaults) {
+  ServerConfig cfg;
+  EXPECT_TRUE(Apply("", &cfg).empty());
+  EXPECT_TRUE(Apply("# only a comment\n\n", &cfg).empty());
+  EXPECT_EQ(cfg, ServerConfig{});
+}
+
+TEST(ConfigFileTest, SetsKeysOfEveryType) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"(
+listen = "127.0.0.1:9999"
+ttl-millis = 60_000
+sync-writes = true
+namespace = "shop"
+)",
+                                          &cfg);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(cfg.listen, "127.0.0.1:9999");
+  EXPECT_EQ(cfg.ttl_millis, 60000);
+  EXPECT_TRUE(cfg.sync_writes);
+  EXPECT_EQ(cfg.ns, "shop");
+  EXPECT_EQ(cfg.max_retry, ServerConfig{}.max_retry);  // untouched
+}
+
+TEST(ConfigFileTest, EveryProblemIsListedWithItsLine) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"(ttl-millis = "60000"
+ttl_millis = 5
+bogus = 1
+sync-writes = 1
+max-retry = 1.5
+listen = 8080
+[server]
+port = 1
+)",
+                                          &cfg);
+  EXPECT_THAT(
+      errors,
+      ElementsAre(
+          "config file t.toml line 1: ttl-millis must be an integer, got a string",
+          "config file t.toml line 2: unknown setting 'ttl_millis' (did you mean 'ttl-millis'?)",
+          "config file t.toml line 3: unknown setting 'bogus'",
+          "config file t.toml line 4: sync-writes must be a boolean, got an integer",
+          "config file t.toml line 5: max-retry must be an integer, got a floating-point number",
+          "config file t.toml line 6: listen must be a string, got an integer",
+          "config file t.toml line 7: unknown section [server]: settings are top-level keys, as "
+          "ttl-millis = 60000"));
+}
+
+TEST(ConfigFileTest, TestOnlyKeysAreNotReadFromAFile) {
+  ServerConfig cfg;
+  EXPECT_THAT(Apply("test-clock = true\n", &cfg),
+              ElementsAre(HasSubstr("unknown setting 'test-clock'")));
+  EXPECT_FALSE(cfg.test_clock);
+}
+
+TEST(ConfigFileTest, ASyntaxErrorNamesItsLine) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply("ttl-millis = 5\n\nmax-retry = = 3\n", &cfg);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("config file t.toml line 3, column"));
+  EXPECT_THAT(errors[0], HasSubstr("TOML syntax error"));
+}
+
+TEST(ConfigFileTest, AnUnreadableFileIsAProblem) {
+  ServerConfig cfg;
+  EXPECT_THAT(ApplyConfigFile("/nonexistent/chronoq.toml", &cfg),
+              ElementsAre("config file /nonexistent/chronoq.toml: cannot open it: No such file or "
+                          "directory"));
+  EXPECT_THAT(ApplyConfigFile("/", &cfg),
+              ElementsAre("config file /: cannot read it: Is a directory"));
+}
+
+TEST(ConfigLoadTest, FileThenEnvironmentThenFlags) {
+  std::string path = ::testing::TempDir() + "/precedence.toml";
+  std::ofstream(path) << "ttl-millis = 1111\nmax-retry = 1\nack-timeout-millis = 1111\n";
+  Env env({"PATH=/bin", "CHRONOQ_MAX_RETRY=2", "CHRONOQ_ACK_TIMEOUT_MILLIS=2222"});
+  LoadResult r = Load({"--config=" + path, "--ack-timeout-millis=3333"}, env.get());
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.config.ttl_millis, 1111);          // file only
+  EXPECT_EQ(r.config.max_retry, 2);              // the environment wins over the file
+  EXPECT_EQ(r.config.ack_timeout_millis, 3333);  // the flag wins over both
+  // The file may come anywhere among the flags; `--config FILE` works too.
+  r = Load({"--ack-timeout-millis=3333", "--config", path}, Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.ack_timeout_millis, 3333);
+  EXPECT_EQ(r.config.max_retry, 1);
+}
+
+TEST(ConfigLoadTest, EveryProblemOfEverySourceIsListed) {
+  std::string path = ::testing::TempDir() + "/bad.toml";
+  std::ofstream(path) << "bogus = 1\nttl-millis = 0\n";
+  Env env({"CHRONOQ_MAX_RETRY=lots"});
+  LoadResult r = Load({"--config=" + path, "--nope", "--http-threads=0"}, env.get());
+  EXPECT_THAT(r.errors,
+              ElementsAre("config file " + path + " line 1: unknown setting 'bogus'",
+                          "environment variable CHRONOQ_MAX_RETRY: max-retry: 'lots' is not an "
+                          "integer",
+                          "unknown flag '--nope'", "http-threads must be between 1 and 64, got 0",
+                          "ttl-millis must be > 0, got 0"));
+}
+
+TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {
+  LoadResult r = Load({"--config="}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre(HasSubstr("--config needs a file")));
+  r = Load({"--print-config", "--help"}, Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.print_config);
+  EXPECT_TRUE(r.help);
+}
+
+TEST(PrintConfigTest, ReadsBackAsTheSameConfiguration) {
+  ServerConfig cfg;
+  cfg.listen = "[::1]:7070";
+  cfg.storage = "redis";
+  cfg.redis_url = "redis-sentinel://s1:26379,s2:26379/mymaster";
+  cfg.ns = "quote\" backslash\\ tab\t newline\n é";
+  cfg.sync_writes = true;
+  cfg.ttl_millis = 123;
+  cfg.max_delay_millis = INT64_MAX;
+  ServerConfig back;
+  std::vector<std::string> errors = Apply(PrintToml(cfg), &back);
+  EXPECT_TRUE(errors.empty()) << errors.front() << "\n" << PrintToml(cfg);
+  EXPECT_EQ(back, cfg) << PrintToml(cfg);
+}
+
+TEST(PrintConfigTest, RedactsTheRedisPassword) {
+  ServerConfig cfg;
+  cfg.redis_url = "redis://app:s3cret@db:6379/2";
+  std::string out = PrintToml(cfg);
+  EXPECT_THAT(out, HasSubstr("redis-url = \"redis://app:***@db:6379/2\""));
+  EXPECT_THAT(out, Not(HasSubstr("s3cret")));
+  for (const auto& [k, v] : Summary(cfg)) EXPECT_THAT(v, Not(HasSubstr("s3cret"))) << k;
+}
+
+TEST(PrintConfigTest, RedactUrl) {
+  EXPECT_EQ(RedactUrl("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+  EXPECT_EQ(RedactUrl("redis://:pw@h:1"), "redis://:***@h:1");
+  EXPECT_EQ(RedactUrl("redis://u:p@w@h:1/3"), "redis://u:***@h:1/3");
+  EXPECT_EQ(RedactUrl("redis-cluster://:pw@a:1,b:2"), "redis-cluster://:***@a:1,b:2");
+  EXPECT_EQ(RedactUrl("redis-sentinel://:pw@a:1/m@x"), "redis-sentinel://:***@a:1/m@x");
+  EXPECT_EQ(RedactUrl("redis://justapassword@h:1"), "redis://:***@h:1");
+  EXPECT_EQ(RedactUrl(""), "");
+}
+
+// Lines of `text` that set a key, uncommented ("# ttl-millis = 1" -> "ttl-millis = 1").
+std::string Uncommented(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.rfind("# ", 0) == 0 && line.find(" = ") != std::string::npos &&
+        line.find(' ', 2) == line.find(" = ")) {
+      out += line.substr(2) + "\n";
+    }
+  }
+  return out;
+}
+
+TEST(ConfigDocsTest, TheSampleFileIsGeneratedFromTheTable) {
+  std::string sample = SampleToml();
+  if (UpdateGolden()) WriteSource("deploy/chronoq.toml", sample);
+  EXPECT_EQ(ReadSource("deploy/chronoq.toml"), sample)
+      << "deploy/chronoq.toml is out of date; regenerate it (see the top of this file)";
+}
+
+TEST(ConfigDocsTest, TheSampleFileParsesAndEqualsTheDefaults) {
+  std::string sample = ReadSource("deploy/chronoq.toml");
+  ASSERT_FALSE(sample.empty());
+  ServerConfig cfg;
+  EXPECT_TRUE(Apply(sample, &cfg).empty());
+  EXPECT_EQ(cfg, ServerConfig{});
+  // Uncommenting every line sets every key to the value the docs call its default.
+  std::string active = "\n" + Uncommented(sample);
+  std::vector<std::string> errors = Apply(active, &cfg);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(cfg, ServerConfig{}) << active;
+  for (const KeyDoc& k : ConfigKeys()) {
+    if (k.hidden) continue;
+    EXPECT_THAT(active, HasSubstr("\n" + std::string(k.name) + " = ")) << k.name;
+  }
+}
+
+TEST(ConfigDocsTest, TheReferenceIsGeneratedFromTheTable) {
+  const std::string kBegin = "<!-- BEGIN GENERATED: config keys -->\n";
+  const std::string kEnd = "<!-- END GENERATED -->";
+  std::string doc = ReadSource("docs/configuration.md");
+  size_t b = doc.find(kBegin);
+  size_t e = doc.find(kEnd);
+  ASSERT_NE(b, std::string::npos) << "docs/configuration.md lacks " << kBegin;
+  ASSERT_NE(e, std::string::npos) << "docs/configuration.md lacks " << kEnd;
+  b += kBegin.size();
+  std::string table = MarkdownReference() + "\n";
+  if (UpdateGolden()) {
+    doc.replace(b, e - b, table);
+    WriteSource("docs/configuration.md", doc);
+    e = b + table.size();
+  }
+  EXPECT_EQ(doc.substr(b, e - b), table)
+      << "docs/configuration.md is out of date; regenerate it (see the top of this file)";
+  for (const KeyDoc& k : ConfigKeys()) {
+    if (k.hidden) continue;
+    EXPECT_THAT(doc, HasSubstr("| `" + std::string(k.name) + "` |")) << k.name;
+    EXPECT_THAT(doc, HasSubstr(EnvName(k.name))) << k.name;
+  }
+}
+
+TEST(ConfigDocsTest, HelpShowsEveryKeyWithItsUnitAndDefault) {
+  std::string help = HelpText();
+  for (const KeyDoc& k : ConfigKeys()) {
+    if (k.hidden) {
+      EXPECT_THAT(help, Not(HasSubstr(std::string(k.name))));
+      continue;
+    }
+    size_t at = help.find("--" + std::string(k.name) + " ");
+    ASSERT_NE(at, std::string::npos) << k.name;
+    size_t end = help.find('\n', help.find('\n', at) + 1);  // the entry's two lines
+    std::string entry = help.substr(at, end - at);
+    EXPECT_THAT(entry, HasSubstr("default: " + k.default_text)) << entry;
+    if (!k.unit.empty()) {
+      EXPECT_THAT(entry, HasSubstr("unit: " + std::string(k.unit))) << entry;
+    }
+  }
+  EXPECT_THAT(help, HasSubstr("--config=FILE"));
+  EXPECT_THAT(help, HasSubstr("--print-config"));
+}
+
+}  // namespace
+}  // namespace chronoq::config
