@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Redis backend's figures of docs/benchmarks.md: a private redis-server (no persistence) on
-# port 16500, one node (produce, e2e), two nodes producing at once, and Redis memory per waiting
-# message. Prints the bench tool's JSON reports. Run from the repository root.
+# port 16500, one node (produce, e2e), two nodes producing at once, two nodes e2e (E2E_RATES),
+# and Redis memory per waiting message. Prints the bench tool's JSON reports. Run from the repository root.
 set -u
 R=$(mktemp -d /tmp/cq-redis-figures.XXXXXX); rm -rf $R; mkdir -p $R
 redis-server --port 16500 --save '' --appendonly no --dir $R --daemonize yes --logfile $R/redis.log >/dev/null
@@ -19,6 +19,11 @@ build/chronoq bench --server=http://127.0.0.1:18702 --no-progress --json produce
 wait %1 2>/dev/null; sleep 1
 cat $R/pa.json; cat $R/pb.json
 redis-cli -p 16500 flushall >/dev/null
+for rate in ${E2E_RATES:-500 2000 5000}; do
+  echo "== two nodes e2e at $rate/s (sends through one node, consumers on the other)"
+  build/chronoq bench --server=http://127.0.0.1:18701 --no-progress --json e2e --count=$((rate * 4)) --delay-min-ms=1000 --delay-max-ms=3000 --consumers=8 --batch=100 --rate=$rate --consume-server=http://127.0.0.1:18702 2>/dev/null
+  redis-cli -p 16500 flushall >/dev/null
+done
 echo "== memory per waiting message"
 m0=$(redis-cli -p 16500 info memory | grep '^used_memory:' | cut -d: -f2 | tr -d '\r')
 build/chronoq bench --server=http://127.0.0.1:18701 --no-progress --json backlog --count=200000 --delay-ms=3600000 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('backlog sends/s', round(d['throughput']))"

@@ -38,6 +38,8 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--consumers", eo.consumers, "Long-polling consumers")->capture_default_str();
   e2e->add_option("--ackers", eo.ackers, "Connections sending acks")->capture_default_str();
   e2e->add_option("--batch", eo.batch, "Pull batch")->capture_default_str();
+  e2e->add_option("--consume-server", eo.consume_server,
+                  "Consumers and ackers use this server (another node sharing the storage)");
   e2e->add_option("--rate", eo.rate, "Sends per second (0: unlimited)")->capture_default_str();
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();

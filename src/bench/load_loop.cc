@@ -39,7 +39,8 @@ LoadLoop::~LoadLoop() {
 
 Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
   for (Session* s : sessions) {
-    auto conn = client::HttpConnection::Connect(ep_);
+    const client::Endpoint* target = s->Target();
+    auto conn = client::HttpConnection::Connect(target != nullptr ? *target : ep_);
     if (!conn.has_value()) return conn.error();
     auto c = std::make_unique<Conn>();
     c->fd = conn->ReleaseFd();  // the loop owns the socket from here

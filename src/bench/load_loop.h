@@ -41,6 +41,8 @@ class Session {
   virtual void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) = 0;
   // The connection failed (reset, closed by the server, refused); the session is then done.
   virtual void OnError(std::string_view /*what*/) {}
+  // Where its connection goes; nullptr: the loop's endpoint.
+  virtual const client::Endpoint* Target() const { return nullptr; }
 };
 
 struct LoopCounters {

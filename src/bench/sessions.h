@@ -73,6 +73,7 @@ struct ConsumeState {
 class ConsumerSession final : public Session {
  public:
   explicit ConsumerSession(ConsumeState* st) : st_(st) {}
+  const client::Endpoint* Target() const override { return &st_->endpoint; }
   Next NextRequest(std::string* out) override;
   void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) override;
   void OnError(std::string_view what) override;
@@ -84,6 +85,7 @@ class ConsumerSession final : public Session {
 class AckerSession final : public Session {
  public:
   explicit AckerSession(ConsumeState* st) : st_(st) {}
+  const client::Endpoint* Target() const override { return &st_->endpoint; }
   Next NextRequest(std::string* out) override;
   void OnResponse(int status, std::string_view body, std::chrono::microseconds latency) override;
 

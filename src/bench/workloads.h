@@ -31,7 +31,8 @@ struct E2eOptions {
   double rate = 20'000;  // sends per second
   size_t payload_bytes = 100;
   bool ack = true;
-  int64_t grace_ms = 30'000;  // after the last trigger time, before missing messages count
+  int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
+  std::string consume_server;  // empty: consumers and ackers use --server too
 };
 
 struct BurstOptions {

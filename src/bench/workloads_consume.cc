@@ -96,6 +96,11 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
     body->append(std::to_string(delay));
   };
   p.cs.endpoint = c.endpoint;
+  if (!o.consume_server.empty()) {
+    Result<client::Endpoint> ep = client::ParseServerUrl(o.consume_server);
+    if (!ep.has_value()) return InvalidArgument("--consume-server: " + ep.error().message());
+    p.cs.endpoint = *ep;
+  }
   p.cs.topic = topic;
   p.cs.batch = o.batch;
   p.cs.ack = o.ack;
@@ -114,6 +119,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   r.Num("send_rate_target", o.rate, "msgs/s");
   r.Int("consumers", o.consumers);
   r.Int("batch", o.batch);
+  if (!o.consume_server.empty()) r.Str("consume_server", o.consume_server);
   CpuMeter cpu;
   auto t0 = SteadyClock::now();
   CQ_RETURN_IF_ERROR(

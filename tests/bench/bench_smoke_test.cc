@@ -2,6 +2,7 @@
 // benchmark measures real time, so no test clock here). Small counts keep each run to a second
 // or two; the assertions check completeness and that the report has its figures, not speed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <string>
@@ -61,6 +62,25 @@ TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
   EXPECT_EQ(Int(r, "acked"), 1000);
   ASSERT_TRUE(r.contains("lateness"));
   EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+}
+
+// Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
+TEST_F(BenchSmokeTest, E2eAcrossTwoNodesOnRedis) {
+  ServerProcess a, b;
+  const std::string ns = "--namespace=bench-two-" + std::to_string(::getpid());
+  ASSERT_TRUE(a.Start({"--storage=redis", ns}).ok());
+  ASSERT_TRUE(b.Start({"--storage=redis", ns}).ok());
+  ExitResult r = RunBinary(
+      {"bench", "--no-progress", "--json", "--server=http://127.0.0.1:" + std::to_string(a.port()),
+       "e2e", "--count=500", "--delay-min-ms=50", "--delay-max-ms=300", "--rate=2000",
+       "--grace-ms=5000", "--consume-server=http://127.0.0.1:" + std::to_string(b.port())},
+      std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json::object o = json::parse(r.out).as_object();
+  EXPECT_EQ(Int(o, "delivered"), 500);
+  EXPECT_EQ(Int(o, "duplicates"), 0);
+  EXPECT_EQ(Int(o, "acked"), 500);
+  EXPECT_EQ(o["consume_server"], json::value("http://127.0.0.1:" + std::to_string(b.port())));
 }
 
 TEST_F(BenchSmokeTest, BurstDrainsEverything) {
