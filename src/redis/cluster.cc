@@ -59,6 +59,7 @@ RedisClusterClient::~RedisClusterClient() {
   std::map<std::string, std::unique_ptr<RedisConnection>> nodes;
   {
     std::lock_guard lock(mu_);
+    closing_ = true;
     nodes.swap(nodes_);
   }
   nodes.clear();  // each destructor fails what is pending and closes
@@ -102,19 +103,64 @@ Status RedisClusterClient::LoadSlots() {
       continue;
     }
     std::lock_guard lock(mu_);
-    for (const RedisReply& range : r->elements) {
-      if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
-      const int lo = static_cast<int>(range.elements[0].integer);
-      const int hi = static_cast<int>(range.elements[1].integer);
-      std::string host = range.elements[2].elements[0].str;
-      if (host.empty()) host = seed.host;
-      const int port = static_cast<int>(range.elements[2].elements[1].integer);
-      Node(host, port);
-      for (int s = std::max(lo, 0); s <= std::min(hi, 16383); ++s) slots_[s] = NodeKey(host, port);
-    }
+    ApplySlots(*r, seed.host);
     return Status::Ok();
   }
   return Unavailable("cannot load the Redis Cluster slot map: " + why);
+}
+
+void RedisClusterClient::ApplySlots(const RedisReply& r, const std::string& asked_host) {
+  for (const RedisReply& range : r.elements) {
+    if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+    const int lo = static_cast<int>(range.elements[0].integer);
+    const int hi = static_cast<int>(range.elements[1].integer);
+    std::string host = range.elements[2].elements[0].str;
+    if (host.empty()) host = asked_host;
+    const int port = static_cast<int>(range.elements[2].elements[1].integer);
+    Node(host, port);
+    for (int s = std::max(lo, 0); s <= std::min(hi, 16383); ++s) slots_[s] = NodeKey(host, port);
+  }
+}
+
+void RedisClusterClient::RefreshSlots() {
+  std::vector<RedisEndpoint> nodes;
+  {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (refreshing_ || closing_ || now - last_refresh_ < std::chrono::seconds(1)) return;
+    refreshing_ = true;
+    last_refresh_ = now;
+    // Known masters first (the seeds may be gone), then the seeds.
+    for (const auto& [key, conn] : nodes_) {
+      const size_t colon = key.rfind(':');
+      nodes.push_back(RedisEndpoint{key.substr(0, colon), std::stoi(key.substr(colon + 1))});
+    }
+    for (const RedisEndpoint& s : seeds_) {
+      if (!nodes_.contains(NodeKey(s.host, s.port))) nodes.push_back(s);
+    }
+  }
+  AskSlots(std::move(nodes), 0);
+}
+
+void RedisClusterClient::AskSlots(std::vector<RedisEndpoint> nodes, size_t i) {
+  RedisConnection* conn = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (closing_ || i >= nodes.size()) {
+      refreshing_ = false;
+      return;
+    }
+    conn = Node(nodes[i].host, nodes[i].port);
+  }
+  conn->Command({"CLUSTER", "SLOTS"}, [this, nodes = std::move(nodes), i](Result<RedisReply> r) {
+    if (r.has_value() && r->type == RedisReply::Type::kArray && !r->elements.empty()) {
+      std::lock_guard lock(mu_);
+      if (!closing_) ApplySlots(*r, nodes[i].host);
+      refreshing_ = false;
+      return;
+    }
+    AskSlots(std::move(nodes), i + 1);
+  });
 }
 
 RedisConnection* RedisClusterClient::NodeFor(int slot) {
@@ -146,7 +192,8 @@ void RedisClusterClient::Send(int slot, std::vector<std::string> args, Done done
           target = Node(host, port);
           if (r->error_kind() == "MOVED") slots_[to_slot] = NodeKey(host, port);
         }
-        if (r->error_kind() == "MOVED") {  // the map is corrected slot by slot
+        if (r->error_kind() == "MOVED") {  // this slot now, the whole map in the background
+          RefreshSlots();
           Send(slot, std::move(copy), std::move(done), redirects + 1);
         } else {
           target->Command({"ASKING"}, [](Result<RedisReply>) {});
@@ -155,6 +202,7 @@ void RedisClusterClient::Send(int slot, std::vector<std::string> args, Done done
         return;
       }
     }
+    if (!r.has_value() || (r->is_error() && r->error_kind() == "MOVED")) RefreshSlots();
     done(std::move(r));
   });
 }
