@@ -89,7 +89,9 @@ int RunServe(const std::vector<std::string>& args) {
   }
   engine::QueueBackend& backend = *opened.serving->backend();
 
-  http::LongPollWaiters waiters(&backend, clock, scheduler);
+  const core::Limits limits = config::ToLimits(cfg);
+  http::LongPollWaiters waiters(&backend, clock, scheduler, limits.max_parked_long_polls,
+                                limits.max_parked_long_polls_per_topic);
   backend.SetReadyListener(&waiters);
   http::HealthState health;
   http::HandlerContext ctx;
@@ -97,7 +99,7 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.waiters = &waiters;
   ctx.monitor = &monitor;
   ctx.clock = clock;
-  ctx.limits = config::ToLimits(cfg);
+  ctx.limits = limits;
   ctx.defaults = config::ToDefaults(cfg);
   ctx.health = &health;
   http::Router router;

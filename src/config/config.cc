@@ -69,6 +69,12 @@ const std::vector<Key>& Keys() {
        "Largest pull batch; larger requests are clamped", "messages"},
       {"max-long-polling-timeout-millis", &ServerConfig::max_long_polling_timeout_millis,
        "Longest long-poll wait; longer requests are clamped", "ms"},
+      {"max-parked-long-polls", &ServerConfig::max_parked_long_polls,
+       "Most long polls parked at once; more are answered at once with what one pull finds "
+       "(usually an empty list)",
+       "requests"},
+      {"max-parked-long-polls-per-topic", &ServerConfig::max_parked_long_polls_per_topic,
+       "Most long polls parked at once on one topic; more are answered like the above", "requests"},
       {"max-delay-millis", &ServerConfig::max_delay_millis,
        "Largest delayMillis accepted (default 10 years)", "ms"},
       {"log-level", &ServerConfig::log_level,
@@ -231,6 +237,8 @@ std::vector<std::string> Validate(const ServerConfig& c) {
                                  c.max_pull_batch));
   }
   positive("max-long-polling-timeout-millis", c.max_long_polling_timeout_millis);
+  positive("max-parked-long-polls", c.max_parked_long_polls);
+  positive("max-parked-long-polls-per-topic", c.max_parked_long_polls_per_topic);
   positive("max-delay-millis", c.max_delay_millis);
   base::LogLevel level;
   if (!base::ParseLogLevel(c.log_level, &level)) {
@@ -343,6 +351,8 @@ core::Limits ToLimits(const ServerConfig& c) {
   l.max_msg_bytes = static_cast<size_t>(c.max_msg_bytes);
   l.max_pull_batch = static_cast<int32_t>(c.max_pull_batch);
   l.max_long_polling_timeout = Millis(c.max_long_polling_timeout_millis);
+  l.max_parked_long_polls = static_cast<size_t>(c.max_parked_long_polls);
+  l.max_parked_long_polls_per_topic = static_cast<size_t>(c.max_parked_long_polls_per_topic);
   l.max_delay = Millis(c.max_delay_millis);
   return l;
 }

@@ -50,6 +50,8 @@ struct ServerConfig {
   int64_t max_header_bytes = 16 * 1024;
   int64_t max_pull_batch = 1000;
   int64_t max_long_polling_timeout_millis = 120'000;
+  int64_t max_parked_long_polls = 10'000;  // in total; more are answered at once
+  int64_t max_parked_long_polls_per_topic = 1'000;
   int64_t max_delay_millis = core::kTenYears.count();
   // Operations.
   std::string log_level = "info";   // trace|debug|info|warn|error|off

@@ -22,8 +22,13 @@ struct LongPollWaiters::Waiter {
 };
 
 LongPollWaiters::LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
-                                 base::Scheduler* scheduler)
-    : backend_(backend), clock_(clock), scheduler_(scheduler) {}
+                                 base::Scheduler* scheduler, size_t max_parked,
+                                 size_t max_parked_per_topic)
+    : backend_(backend),
+      clock_(clock),
+      scheduler_(scheduler),
+      max_parked_(max_parked),
+      max_parked_per_topic_(max_parked_per_topic) {}
 
 LongPollWaiters::~LongPollWaiters() { Shutdown(); }
 
@@ -53,9 +58,14 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
   w->alive = std::move(alive);
   w->done = std::move(done);
   std::string topic = w->req.topic;
+  bool full = false;
   {
     std::lock_guard lock(mu_);
-    if (!shutdown_) {
+    auto it = topics_.find(topic);
+    full =
+        !shutdown_ && (parked_.load() >= max_parked_ ||
+                       (it != topics_.end() && it->second.waiters.size() >= max_parked_per_topic_));
+    if (!shutdown_ && !full) {
       TopicQueue& q = topics_[topic];
       w->pos = q.waiters.insert(q.waiters.end(), w);
       parked_.fetch_add(1);
@@ -64,6 +74,11 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
     } else {
       w->state = Waiter::State::kDone;
     }
+  }
+  if (full) {  // answered at once with what one pull finds
+    backend_->Pull(engine::PullRequest{topic, w->req.batch, w->req.ack_timeout},
+                   [this, w](Result<Messages> r) { Finish(w, std::move(r)); });
+    return w;
   }
   if (w->state == Waiter::State::kDone) {
     Finish(w, Messages{});

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
@@ -43,8 +44,12 @@ class LongPollWaiters final : public engine::ReadyListener {
  public:
   struct Waiter;
 
+  // At most `max_parked` requests are parked at once, and `max_parked_per_topic` per topic; a
+  // request beyond is answered at once with what one pull finds (usually nothing), so that
+  // clients keep polling at their own pace and the server's connections stay bounded.
   LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
-                  base::Scheduler* scheduler);
+                  base::Scheduler* scheduler, size_t max_parked = SIZE_MAX,
+                  size_t max_parked_per_topic = SIZE_MAX);
   ~LongPollWaiters() override;
 
   // Parks a request; `done` is called exactly once: with messages, with an empty list when the
@@ -82,6 +87,8 @@ class LongPollWaiters final : public engine::ReadyListener {
   engine::QueueBackend* const backend_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
+  const size_t max_parked_;
+  const size_t max_parked_per_topic_;
   std::atomic<size_t> parked_{0};
 
   std::mutex mu_;

@@ -252,5 +252,40 @@ TEST_F(LongPollTest, ManyParkedRequestsEachGetOneMessage) {
   }
 }
 
+// The caps on parked long polls: beyond them a request is answered at once (200, with what one
+// pull finds), never with an error, and parks again once there is room.
+class LongPollLimitsTest : public LongPollTest {
+ protected:
+  std::vector<std::string> Flags() const override {
+    return {"--max-parked-long-polls=3", "--max-parked-long-polls-per-topic=2"};
+  }
+  // A long poll beyond a cap: answered without waiting for its 60 s.
+  ApiResponse Refused(const std::string& topic) {
+    auto c = NewClient();
+    return c->Queue("longPollingMsg", {{"topic", topic}, {"longPollingTimeoutMillis", "60000"}});
+  }
+};
+
+TEST_F(LongPollLimitsTest, BeyondTheCapsRequestsAreAnsweredAtOnce) {
+  std::string a = Topic("a"), b = Topic("b"), c = Topic("c");
+  auto a1 = Park(a, 1000, 0, 1);
+  auto a2 = Park(a, 1000, 0, 2);
+  EXPECT_EQ(Ids(Refused(a)), Ids_{});  // per topic
+  EXPECT_EQ(api().ParkedLongPolls(), 2);
+  auto b1 = Park(b, 1000, 0, 3);
+  EXPECT_EQ(Ids(Refused(c)), Ids_{});  // in total
+  EXPECT_EQ(api().ParkedLongPolls(), 3);
+  // Beyond the cap a request still gets what is ready: one pull, no wait.
+  SendOk(c, "m", 0, {{"msgId", "x"}});
+  EXPECT_EQ(Ids(Refused(c)), (Ids_{"x"}));
+  // Room again once the parked ones leave.
+  Advance(1000);
+  for (auto* p : {&a1, &a2, &b1}) EXPECT_EQ(Ids((*p)->Finish()), Ids_{});
+  ASSERT_TRUE(api().WaitParked(0));
+  auto a3 = Park(a, 1000, 0, 1);
+  SendOk(a, "m", 0, {{"msgId", "y"}});
+  EXPECT_EQ(Ids(a3->Finish()), (Ids_{"y"}));
+}
+
 }  // namespace
 }  // namespace chronoq::it
