@@ -1,0 +1,120 @@
+#include "cli/call.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+
+namespace chronoq::cli {
+
+namespace {
+
+constexpr std::string_view kQueuePath = "/camellia/delayQueue/";
+constexpr std::string_view kDefaultServer = "http://127.0.0.1:8080";
+// The longest this client waits for one answer (keeps deadlines far from overflow).
+constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24);
+
+// What the user sees for an answer that is not the API's JSON.
+std::string Garbage(int http_status, std::string_view body) {
+  std::string excerpt(body.substr(0, 80));
+  for (char& c : excerpt) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return fmt::format("the server answered HTTP {} without a chronoq JSON answer{}{}", http_status,
+                     excerpt.empty() ? "" : ": ", excerpt);
+}
+
+}  // namespace
+
+Answer Classify(int http_status, std::string body) {
+  Answer a;
+  Result<client::Json> parsed = client::Json::Parse(body);
+  if (!parsed.has_value() || !parsed->is_object() || !parsed->Has("code") ||
+      (*parsed)["code"].type() != client::Json::Type::kNumber) {
+    a.error = Garbage(http_status, body);
+    a.body = std::move(body);
+    return a;
+  }
+  a.json = std::move(*parsed);
+  a.body = std::move(body);
+  int64_t code = a.json["code"].AsInt();
+  if (code == 200 && http_status == 200) {
+    a.exit = kExitOk;
+    return a;
+  }
+  a.exit = kExitRefused;
+  const std::string& msg = a.json["msg"].AsString();
+  a.error = msg.empty() ? fmt::format("the server answered code {}", code)
+                        : fmt::format("{} (code {})", msg, code);
+  return a;
+}
+
+Result<Session> Session::FromArgs(const ParsedArgs& args) {
+  Session s;
+  if (std::optional<std::string> server = args.Get("server")) {
+    s.server = *server;
+  } else if (const char* env = std::getenv("CHRONOQ_SERVER"); env != nullptr && *env != '\0') {
+    s.server = env;
+  } else {
+    s.server = std::string(kDefaultServer);
+  }
+  Result<client::Endpoint> ep = client::ParseServerUrl(s.server);
+  if (!ep.has_value()) {
+    return InvalidArgument(fmt::format("option '--server': '{}' is not a server URL: {}", s.server,
+                                       ep.error().message()));
+  }
+  s.endpoint = *ep;
+  CQ_ASSIGN_OR_RETURN(std::optional<std::chrono::milliseconds> timeout,
+                      DurationOption(args, "timeout", /*positive=*/true));
+  if (timeout.has_value()) {
+    if (*timeout > kMaxWait) return InvalidArgument("option '--timeout': at most 1d");
+    s.timeout = *timeout;
+  }
+  s.json = args.Flag("json");
+  return s;
+}
+
+namespace {
+
+Answer Send(const Session& s, std::string_view method, const std::string& target,
+            std::string_view body, std::chrono::milliseconds wait) {
+  Answer a;
+  Result<client::HttpConnection> conn = client::HttpConnection::Connect(s.endpoint, s.timeout);
+  if (!conn.has_value()) {
+    a.error = fmt::format("cannot reach the server at {}: {}", s.server, conn.error().message());
+    return a;
+  }
+  // The client reads headers with std::stoul; a malformed answer must not end the process.
+  try {
+    Result<client::Response> r =
+        conn->Request(method, target, body, "application/x-www-form-urlencoded", wait);
+    if (!r.has_value()) {
+      a.error =
+          r.error().code() == Errc::kTimeout
+              ? fmt::format("the server at {} did not answer within {} ms", s.server, wait.count())
+              : fmt::format("no answer from the server at {}: {}", s.server, r.error().message());
+      return a;
+    }
+    return Classify(r->status, std::move(r->body));
+  } catch (const std::exception& e) {
+    a.error = fmt::format("unreadable answer from the server at {}: {}", s.server, e.what());
+    return a;
+  }
+}
+
+}  // namespace
+
+Answer Session::Post(std::string_view op, const Params& params,
+                     std::chrono::milliseconds extra_wait) const {
+  return Send(*this, "POST", fmt::format("{}{}", kQueuePath, op), client::FormEncode(params),
+              timeout + std::min(extra_wait, kMaxWait));
+}
+
+Answer Session::Get(std::string_view op, const Params& params) const {
+  std::string target = fmt::format("{}{}", kQueuePath, op);
+  if (!params.empty()) target += "?" + client::FormEncode(params);
+  return Send(*this, "GET", target, {}, timeout);
+}
+
+}  // namespace chronoq::cli
