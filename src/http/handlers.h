@@ -49,7 +49,7 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
 // Test mode only: GET /chronoq/test/longPolls answers {"code":200,"parked":N}, the number of
 // longPollingMsg requests parked or being served, so that integration tests can wait until a
 // request is parked instead of sleeping.
-void RegisterTestLongPollRoutes(Router& router, const LongPollWaiters* waiters);
+void RegisterTestLongPollRoutes(Router& router, LongPollWaiters* waiters);
 
 // Helpers shared by the handler files.
 HttpResponse JsonResponse(std::string body);

@@ -60,11 +60,12 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
       });
 }
 
-void RegisterTestLongPollRoutes(Router& router, const LongPollWaiters* waiters) {
-  router.Add(
-      "/chronoq/test/longPolls", {"GET"}, [waiters](HttpRequest&, RequestContext&, Reply reply) {
-        reply(JsonResponse(fmt::format("{{\"code\":200,\"parked\":{}}}", waiters->parked())));
-      });
+void RegisterTestLongPollRoutes(Router& router, LongPollWaiters* waiters) {
+  router.Add("/chronoq/test/longPolls", {"GET"},
+             [waiters](HttpRequest&, RequestContext&, Reply reply) {
+               reply(JsonResponse(fmt::format("{{\"code\":200,\"parked\":{},\"draining\":{}}}",
+                                              waiters->parked(), waiters->draining())));
+             });
 }
 
 }  // namespace chronoq::http

@@ -90,6 +90,13 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
   return w;
 }
 
+size_t LongPollWaiters::draining() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [topic, q] : topics_) n += q.draining ? 1 : 0;
+  return n;
+}
+
 void LongPollWaiters::Cancel(const std::shared_ptr<Waiter>& w) { Expire(w, /*cancel_timer=*/true); }
 
 void LongPollWaiters::Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) {

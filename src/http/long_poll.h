@@ -64,6 +64,8 @@ class LongPollWaiters final : public engine::ReadyListener {
 
   // Requests parked or being served.
   size_t parked() const { return parked_.load(); }
+  // Topics whose parked requests are being served (a pull in flight) right now.
+  size_t draining();
 
  private:
   struct TopicQueue {

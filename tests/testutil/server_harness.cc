@@ -550,21 +550,24 @@ int64_t ApiClient::AdvanceClock(int64_t millis) {
   return now.as_int64();
 }
 
-int64_t ApiClient::ParkedLongPolls() {
+int64_t ApiClient::ParkedLongPolls(bool* draining) {
   ApiResponse r = Request("GET", "/chronoq/test/longPolls");
   const boost::json::value& n = r.at("parked");
   if (r.status != 200 || !n.is_int64()) {
     ADD_FAILURE() << "GET /chronoq/test/longPolls failed: " << r.Describe();
     return -1;
   }
+  if (draining != nullptr)
+    *draining = r.at("draining").is_int64() && r.at("draining").as_int64() > 0;
   return n.as_int64();
 }
 
 bool ApiClient::WaitParked(int64_t n, std::chrono::milliseconds timeout) {
   auto deadline = SteadyClock::now() + timeout;
   for (;;) {
-    int64_t parked = ParkedLongPolls();
-    if (parked == n) return true;
+    bool draining = false;
+    int64_t parked = ParkedLongPolls(&draining);
+    if (parked == n && !draining) return true;
     if (parked < 0 || SteadyClock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

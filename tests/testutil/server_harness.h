@@ -163,8 +163,11 @@ class ApiClient {
   int64_t AdvanceClock(int64_t millis);
   int64_t Now() { return AdvanceClock(0); }
   // Test mode: number of long polls parked (or being served) right now; -1 on failure.
-  int64_t ParkedLongPolls();
-  // Waits (polling, up to `timeout`) until ParkedLongPolls() == n. False on timeout.
+  // `draining` (optional): set when a pull for parked requests is in flight.
+  int64_t ParkedLongPolls(bool* draining = nullptr);
+  // Waits (polling, up to `timeout`) until ParkedLongPolls() == n and no pull for parked
+  // requests is in flight (so that what the test does next cannot race with one). False on
+  // timeout.
   bool WaitParked(int64_t n, std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
   // Starts a request without reading its answer (long polls); read it with Finish().
@@ -179,7 +182,8 @@ class ApiClient {
   // For what is per node by design (getMonitorData) and for raw connections to the first node.
   void OneNode() { one_node_ = true; }
 
-  client::HttpConnection& connection() { return Connection(false); }  // connects when needed
+  // The connection of the last request (two nodes: maybe the peer's); connects when needed.
+  client::HttpConnection& connection() { return Connection(last_on_peer_); }
   void Close() {
     conn_.Close();
     peer_conn_.Close();
