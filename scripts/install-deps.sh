@@ -8,7 +8,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server curl systemd
+  redis-server curl systemd prometheus
 )
 
 missing=()

@@ -10,6 +10,8 @@
 #include "config/config.h"
 #include "engine/queue_backend.h"
 #include "metrics/monitor.h"
+#include "metrics/queue_probe.h"
+#include "metrics/registry.h"
 
 namespace chronoq::app {
 
@@ -22,6 +24,9 @@ class ServingBackend {
   virtual void Close() = 0;
   // "storage=embedded data-dir=... sync-writes=..." for the start log line.
   virtual std::string Describe() const = 0;
+  // Adds the storage's figures (RocksDB sizes and stalls, Redis errors) to GET /metrics.
+  // REQUIRES: no scrape after Close().
+  virtual void RegisterMetrics(metrics::Registry* registry) = 0;
 };
 
 struct OpenedBackend {
@@ -31,7 +36,9 @@ struct OpenedBackend {
 };
 
 // Opens the storage (recovering the embedded store) and builds the backend.
+// `probe` hears of the ack timeouts, expirations and retry exhaustions the backend observes.
 OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* clock,
-                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor);
+                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
+                          metrics::QueueProbe* probe);
 
 }  // namespace chronoq::app

@@ -16,6 +16,8 @@
 #include "http/router.h"
 #include "http/server.h"
 #include "metrics/monitor.h"
+#include "metrics/queue_probe.h"
+#include "metrics/registry.h"
 
 namespace chronoq::app {
 namespace {
@@ -32,6 +34,24 @@ sigset_t BlockSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return set;
+}
+
+// The HTTP, long-poll, storage and process figures of GET /metrics (the queue's come from the
+// probe).
+void RegisterServeMetrics(metrics::Registry* registry, const http::Router* router,
+                          const http::HttpServer* server, const http::LongPollWaiters* waiters,
+                          ServingBackend* serving) {
+  registry->Add([router](metrics::TextWriter& w) { router->RenderMetrics(w); });
+  registry->Add([server, waiters](metrics::TextWriter& w) {
+    using metrics::MetricType;
+    w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
+             MetricType::kGauge);
+    w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters->parked()));
+    w.Family("cq_http_connections", "Open HTTP connections", MetricType::kGauge);
+    w.Sample("cq_http_connections", {}, server->connections());
+  });
+  serving->RegisterMetrics(registry);
+  registry->Add(metrics::RenderProcess);
 }
 
 }  // namespace
@@ -81,7 +101,9 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
   metrics::MonitorRecorder monitor(std::chrono::seconds(cfg.monitor_interval_seconds));
-  OpenedBackend opened = OpenBackend(cfg, clock, scheduler, &monitor);
+  metrics::QueueProbe probe(static_cast<size_t>(cfg.metrics_max_topics));
+  metrics::Registry registry;  // GET /metrics; every collector's source outlives the scrapes
+  OpenedBackend opened = OpenBackend(cfg, clock, scheduler, &monitor, &probe);
   if (!opened.serving) {
     CQ_LOG_ERROR(kLog, "{}", opened.error);
     std::fprintf(stderr, "chronoq: %s\n", opened.error.c_str());
@@ -98,6 +120,8 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.backend = &backend;
   ctx.waiters = &waiters;
   ctx.monitor = &monitor;
+  ctx.probe = &probe;
+  ctx.registry = &registry;
   ctx.clock = clock;
   ctx.limits = limits;
   ctx.defaults = config::ToDefaults(cfg);
@@ -106,6 +130,7 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterQueueRoutes(router, &ctx);
   http::RegisterMonitorRoutes(router, &ctx);
   http::RegisterHealthRoutes(router, &ctx);
+  http::RegisterMetricsRoute(router, &ctx);
   if (manual_scheduler) {
     http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
     http::RegisterTestLongPollRoutes(router, &waiters);
@@ -118,6 +143,7 @@ int RunServe(const std::vector<std::string>& args) {
   sopts.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
   sopts.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
   http::HttpServer server(sopts, &router);
+  RegisterServeMetrics(&registry, &router, &server, &waiters, opened.serving.get());
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());

@@ -81,6 +81,10 @@ const std::vector<Key>& Keys() {
        "Least severe level logged: trace, debug, info, warn, error or off", "", "Logging"},
       {"log-format", &ServerConfig::log_format,
        "text (one line per event) or json (one JSON object per line)"},
+      {"metrics-max-topics", &ServerConfig::metrics_max_topics,
+       "GET /metrics: topics with their own topic label (the first seen since the start); "
+       "further topics are counted under topic=\"_other\"",
+       "topics", "Metrics"},
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
   };
@@ -224,6 +228,9 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   }
   positive("long-polling-timeout-millis", c.long_polling_timeout_millis);
   positive("monitor-interval-seconds", c.monitor_interval_seconds);
+  if (c.metrics_max_topics < 0) {
+    errors.push_back(fmt::format("metrics-max-topics must be >= 0, got {}", c.metrics_max_topics));
+  }
   positive("topic-inactive-millis", c.topic_inactive_millis);
   positive("max-topic-bytes", c.max_topic_bytes);
   positive("max-msg-id-bytes", c.max_msg_id_bytes);

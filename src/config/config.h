@@ -54,9 +54,10 @@ struct ServerConfig {
   int64_t max_parked_long_polls_per_topic = 1'000;
   int64_t max_delay_millis = core::kTenYears.count();
   // Operations.
-  std::string log_level = "info";   // trace|debug|info|warn|error|off
-  std::string log_format = "text";  // text|json
-  bool test_clock = false;          // tests only: manual clock advanced over HTTP
+  std::string log_level = "info";     // trace|debug|info|warn|error|off
+  std::string log_format = "text";    // text|json
+  int64_t metrics_max_topics = 1000;  // GET /metrics: topics with their own label; more: "_other"
+  bool test_clock = false;            // tests only: manual clock advanced over HTTP
 
   bool operator==(const ServerConfig&) const = default;
 };

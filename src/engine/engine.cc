@@ -54,8 +54,14 @@ bool Waiting(const MessageRecord& r) { return r.phase == Phase::kPending && r.re
 }  // namespace
 
 Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
-               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor)
-    : options_(options), store_(store), clock_(clock), scheduler_(scheduler), monitor_(monitor) {
+               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
+               metrics::QueueProbe* probe)
+    : options_(options),
+      store_(store),
+      clock_(clock),
+      scheduler_(scheduler),
+      monitor_(monitor),
+      probe_(probe) {
   int n = std::max(1, options_.shards);
   for (int i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
   store_->kv()->SetFailureHandler([this](Status s) { OnAsyncCommitFailure(std::move(s)); });
@@ -154,6 +160,17 @@ void Engine::Report(Effects& fx) {
     monitor_->Add(fx.topic, metrics::MonitorCounter::kTriggerMsgTimeout, a.ack_timeouts, now);
     monitor_->Add(fx.topic, metrics::MonitorCounter::kTriggerMsgEndLife,
                   static_cast<int64_t>(a.finalized.size()) + fx.ended, now);
+    if (probe_ != nullptr) {
+      using metrics::QueueEvent;
+      probe_->Add(fx.topic, QueueEvent::kAckTimeout, static_cast<uint64_t>(a.ack_timeouts));
+      uint64_t expired = 0;
+      for (const EndedByTime& e : a.finalized) {
+        if (e.after.end_status == core::MsgStatus::kExpire) ++expired;
+      }
+      probe_->Add(fx.topic, QueueEvent::kExpiration, expired);
+      probe_->Add(fx.topic, QueueEvent::kRetryExhaust,
+                  a.finalized.size() - expired + static_cast<uint64_t>(fx.ended));
+    }
   }
   if (fx.ready || a.became_ready) {
     if (ReadyListener* l = listener_.load()) l->OnReady(fx.topic);

@@ -14,7 +14,8 @@
 // periodically. When messages become consumable the ReadyListener hears of it.
 //
 // Lifecycle: construct, Recover() once, use; stop the Scheduler before destroying the Engine
-// (timers hold a pointer to it). The store, clock, scheduler and monitor must outlive it.
+// (timers hold a pointer to it). The store, clock, scheduler, monitor and probe must outlive it.
+// The probe (optional) hears of ack timeouts, expirations and retry exhaustions.
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,7 @@
 #include "engine/queue_backend.h"
 #include "engine/topic.h"
 #include "metrics/monitor.h"
+#include "metrics/queue_probe.h"
 #include "storage/message_store.h"
 
 namespace chronoq::engine {
@@ -47,7 +49,8 @@ struct EngineOptions {
 class Engine final : public QueueBackend {
  public:
   Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
-         base::Scheduler* scheduler, metrics::MonitorRecorder* monitor);
+         base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
+         metrics::QueueProbe* probe = nullptr);
   ~Engine() override;
 
   // Loads the in-memory state from the store: every topic's near messages and far histogram,
@@ -145,6 +148,7 @@ class Engine final : public QueueBackend {
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
   metrics::MonitorRecorder* const monitor_;
+  metrics::QueueProbe* const probe_;  // may be null
   std::atomic<ReadyListener*> listener_{nullptr};
   std::vector<std::unique_ptr<Shard>> shards_;
 

@@ -12,6 +12,8 @@
 #include "http/long_poll.h"
 #include "http/router.h"
 #include "metrics/monitor.h"
+#include "metrics/queue_probe.h"
+#include "metrics/registry.h"
 
 namespace chronoq::base {
 class ManualScheduler;
@@ -28,6 +30,8 @@ struct HandlerContext {
   engine::QueueBackend* backend = nullptr;
   LongPollWaiters* waiters = nullptr;
   metrics::MonitorRecorder* monitor = nullptr;
+  metrics::QueueProbe* probe = nullptr;   // Prometheus queue figures
+  metrics::Registry* registry = nullptr;  // everything else GET /metrics renders
   const base::Clock* clock = nullptr;
   core::Limits limits;
   core::Defaults defaults;
@@ -40,6 +44,9 @@ inline constexpr std::string_view kQueueBase = "/camellia/delayQueue/";
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
+// GET /metrics: Prometheus text format (docs/metrics.md): the queue probe with each topic's depth
+// read from the backend now, then the registry's collectors.
+void RegisterMetricsRoute(Router& router, const HandlerContext* ctx);
 // /camellia/health/{check,status,online,offline} (any method).
 void RegisterHealthRoutes(Router& router, const HandlerContext* ctx);
 // Test mode only (`serve --test-clock`): POST /chronoq/test/advanceClock?millis=N moves the

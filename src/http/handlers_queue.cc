@@ -29,7 +29,8 @@ bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply) {
   return true;
 }
 
-void CountPulled(const HandlerContext* ctx, const std::string& topic, const Messages& list) {
+void CountPulled(const HandlerContext* ctx, const std::string& topic, const Messages& list,
+                 bool long_poll) {
   if (list.empty()) return;
   TimePoint now = ctx->clock->Now();
   int64_t sum = 0;
@@ -38,8 +39,10 @@ void CountPulled(const HandlerContext* ctx, const std::string& topic, const Mess
     int64_t gap = std::max<int64_t>(0, (now - m.record.trigger_time).count());
     sum += gap;
     max = std::max(max, gap);
+    ctx->probe->ObserveLateness(long_poll, gap);
   }
   auto n = static_cast<int64_t>(list.size());
+  ctx->probe->Add(topic, metrics::QueueEvent::kDelivery, static_cast<uint64_t>(n));
   ctx->monitor->Add(topic, MonitorCounter::kPullMsg, n, now);
   ctx->monitor->AddPullGap(topic, n, sum, max, now);
 }
@@ -85,6 +88,7 @@ void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
           return;
         }
         ctx->monitor->Add(name, MonitorCounter::kSendMsg, 1, ctx->clock->Now());
+        ctx->probe->Add(name, metrics::QueueEvent::kSend);
         reply(JsonResponse(EncodeMessageAnswer(200, "success", &*res)));
       });
 }
@@ -123,14 +127,15 @@ std::optional<PullParams> ReadPull(const HandlerContext* ctx, HttpRequest& req, 
 }
 
 // Completion for both pulls: encodes the list and counts it.
-LongPollDone PullAnswer(const HandlerContext* ctx, std::string topic, Reply reply) {
-  return [ctx, topic = std::move(topic), reply = std::move(reply)](Result<Messages> res) mutable {
+LongPollDone PullAnswer(const HandlerContext* ctx, std::string topic, bool long_poll, Reply reply) {
+  return [ctx, topic = std::move(topic), long_poll,
+          reply = std::move(reply)](Result<Messages> res) mutable {
     if (!res.has_value()) {
       reply(JsonResponse(
           EncodeMessageListAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
       return;
     }
-    CountPulled(ctx, topic, *res);
+    CountPulled(ctx, topic, *res, long_poll);
     reply(JsonResponse(EncodeMessageListAnswer(200, "success", &*res)));
   };
 }
@@ -139,7 +144,7 @@ void PullMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<PullParams> p = ReadPull(ctx, req, reply, false);
   if (!p) return;
   engine::PullRequest pr{p->topic, p->batch, p->ack_timeout};
-  ctx->backend->Pull(std::move(pr), PullAnswer(ctx, p->topic, std::move(reply)));
+  ctx->backend->Pull(std::move(pr), PullAnswer(ctx, p->topic, false, std::move(reply)));
 }
 
 void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext& rc, Reply reply) {
@@ -155,7 +160,7 @@ void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext&
   RequestContext* conn = &rc;  // valid until the reply is given (http_types.h)
   auto waiter = ctx->waiters->Park(
       std::move(lp), [conn] { return conn->PeerAlive(); },
-      PullAnswer(ctx, p->topic, std::move(reply)));
+      PullAnswer(ctx, p->topic, true, std::move(reply)));
   rc.OnPeerGone([waiters = ctx->waiters, waiter] { waiters->Cancel(waiter); });
 }
 
@@ -180,13 +185,14 @@ std::optional<TopicAndId> ReadTopicAndId(const HandlerContext* ctx, ParamReader&
 }
 
 engine::Callback<Status> StatusAnswer(const HandlerContext* ctx, std::string topic,
-                                      MonitorCounter c, Reply reply) {
-  return [ctx, topic = std::move(topic), c, reply = std::move(reply)](Status s) mutable {
+                                      MonitorCounter c, metrics::QueueEvent e, Reply reply) {
+  return [ctx, topic = std::move(topic), c, e, reply = std::move(reply)](Status s) mutable {
     if (!s.ok()) {
       reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
       return;
     }
     ctx->monitor->Add(topic, c, 1, ctx->clock->Now());
+    ctx->probe->Add(topic, e);
     reply(JsonResponse(EncodeStatusAnswer(200, "success")));
   };
 }
@@ -202,7 +208,9 @@ void AckMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!ids) return;
   std::string topic = ids->topic;
   ctx->backend->Ack(std::move(ids->topic), std::move(ids->msg_id), *ack,
-                    StatusAnswer(ctx, std::move(topic), MonitorCounter::kAckMsg, std::move(reply)));
+                    StatusAnswer(ctx, std::move(topic), MonitorCounter::kAckMsg,
+                                 *ack ? metrics::QueueEvent::kAck : metrics::QueueEvent::kNack,
+                                 std::move(reply)));
 }
 
 void DeleteMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
@@ -214,9 +222,9 @@ void DeleteMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
       ReadTopicAndId(ctx, r, req, reply, StatusBody, [&] { release = r.Bool("release", false); });
   if (!ids) return;
   std::string topic = ids->topic;
-  ctx->backend->Delete(
-      std::move(ids->topic), std::move(ids->msg_id), release.value_or(false),
-      StatusAnswer(ctx, std::move(topic), MonitorCounter::kDeleteMsg, std::move(reply)));
+  ctx->backend->Delete(std::move(ids->topic), std::move(ids->msg_id), release.value_or(false),
+                       StatusAnswer(ctx, std::move(topic), MonitorCounter::kDeleteMsg,
+                                    metrics::QueueEvent::kDeletion, std::move(reply)));
 }
 
 void GetMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {

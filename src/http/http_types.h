@@ -28,7 +28,8 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
-  std::string body;                                          // JSON
+  std::string body;                                          // JSON unless content_type says
+  std::string_view content_type = "application/json";        // a static string
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
   bool close = false;  // close the connection after this response
 };

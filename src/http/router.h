@@ -1,14 +1,22 @@
 // Router: exact-path dispatch with per-route methods. Unknown path -> HTTP 404; known path, wrong
 // method -> HTTP 405 with an Allow header (API.md section 1). Routes are added before serving and
 // never change afterwards, so Dispatch is thread-safe.
+//
+// Metrics: per route (unknown paths under route="other"), requests by status class, answers
+// whose application code (API.md section 2) is a 5xx, and a latency histogram (from dispatch to
+// reply; a long poll's includes its wait). Lock-free atomics.
 #pragma once
 
+#include <array>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "http/http_types.h"
+#include "metrics/exposition.h"
+#include "metrics/instruments.h"
 
 namespace chronoq::http {
 
@@ -21,17 +29,31 @@ class Router {
   void Add(std::string path, std::vector<std::string> methods, Handler handler);
   void Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const;
 
+  // cq_http_requests_total, cq_http_app_errors_total and cq_http_request_duration_seconds.
+  void RenderMetrics(metrics::TextWriter& w) const;
+
  private:
+  // Counts of one route, by status class 2xx, 4xx, 5xx (anything below 400 counts as 2xx).
+  struct RouteStats {
+    explicit RouteStats(std::string r) : route(std::move(r)), latency(metrics::LatencyBuckets()) {}
+    std::string route;
+    std::array<metrics::Counter, 3> by_class;
+    metrics::Counter app_errors;  // HTTP 200 answers with "code":5xx (server-side failures)
+    metrics::DurationHistogram latency;
+  };
   struct Route {
     std::vector<std::string> methods;
     Handler handler;
+    std::unique_ptr<RouteStats> stats;
   };
+  static Reply Counted(RouteStats* stats, Reply reply);
   // Transparent hashing: lookups by string_view, without a copy of the path.
   struct PathHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, Route, PathHash, std::equal_to<>> routes_;
+  std::unique_ptr<RouteStats> unmatched_ = std::make_unique<RouteStats>("other");
 };
 
 // An HTTP error response with the standard five-field body.

@@ -64,7 +64,9 @@ std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, 
   out += ReasonPhrase(r.status);
   out += "\r\nServer: chronoq\r\nDate: ";
   out += HttpDate();
-  out += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  out += "\r\nContent-Type: ";
+  out += r.content_type;
+  out += "\r\nContent-Length: ";
   out += std::to_string(r.body.size());
   out += "\r\n";
   for (const auto& [k, v] : r.headers) {

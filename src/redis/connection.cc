@@ -14,6 +14,9 @@
 namespace chronoq::redis {
 namespace {
 
+std::atomic<uint64_t> g_errors{0};
+std::atomic<uint64_t> g_reconnects{0};
+
 using Clock = EventLoop::Clock;
 
 RedisReply Convert(const redisReply* r) {
@@ -63,6 +66,7 @@ struct RedisConnection::State {
   std::string where;  // "host:port", for messages
 
   Phase phase = Phase::kBackoff;
+  bool connected_once = false;
   redisAsyncContext* ac = nullptr;
   std::unique_ptr<HiredisIo> io;
   std::deque<std::unique_ptr<Pending>> inflight;  // in send order, like the replies
@@ -145,6 +149,8 @@ struct RedisConnection::State {
       return;
     }
     s->phase = Phase::kReady;
+    if (s->connected_once) g_reconnects.fetch_add(1, std::memory_order_relaxed);
+    s->connected_once = true;
     s->backoff = std::chrono::milliseconds(0);
     s->ready->store(true);
   }
@@ -245,6 +251,7 @@ struct RedisConnection::State {
     if (command_timer != 0) loop->Cancel(command_timer);
     command_timer = 0;
     if (phase == Phase::kClosed) return;
+    if (phase != Phase::kBackoff) g_errors.fetch_add(1, std::memory_order_relaxed);
     phase = Phase::kBackoff;
     if (reconnect_timer != 0) return;
     backoff = std::clamp(backoff * 2, options.reconnect_min, options.reconnect_max);
@@ -293,6 +300,10 @@ void RedisConnection::Command(std::vector<std::string> args, Done done) {
   loop_->Post([s = state_, args = std::move(args), done = std::move(done)]() mutable {
     s->Send(std::move(args), std::move(done));
   });
+}
+
+ConnectionCounts GlobalConnectionCounts() {
+  return {g_errors.load(std::memory_order_relaxed), g_reconnects.load(std::memory_order_relaxed)};
 }
 
 }  // namespace chronoq::redis

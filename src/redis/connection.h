@@ -69,4 +69,12 @@ class RedisConnection {
   std::shared_ptr<State> state_;
 };
 
+// Counts over every RedisConnection of the process (metrics; the subscriber's connection too).
+struct ConnectionCounts {
+  uint64_t errors = 0;      // failures: connect failed or timed out, connection lost, a command
+                            // timed out, READONLY; each leads to a reconnect attempt
+  uint64_t reconnects = 0;  // successful connects after the connection's first one
+};
+ConnectionCounts GlobalConnectionCounts();
+
 }  // namespace chronoq::redis

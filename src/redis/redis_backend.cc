@@ -84,22 +84,30 @@ std::string_view Source(RedisBackend::ScriptId id) {
 }  // namespace
 
 RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
-                           base::Scheduler* scheduler, metrics::MonitorRecorder* monitor)
+                           base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
+                           metrics::QueueProbe* probe)
     : options_(std::move(options)),
       conn_(conn),
       clock_(clock),
       scheduler_(scheduler),
-      monitor_(monitor) {}
+      monitor_(monitor),
+      probe_(probe) {}
 
 void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
-      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 5) {
+      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 6) {
     return;
   }
   const auto& st = r.elements[0].elements;
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
-  const int64_t timeouts = st[3].integer, ended = st[4].integer;
+  const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
   r.elements.erase(r.elements.begin());
+  if (probe_ != nullptr) {
+    using metrics::QueueEvent;
+    probe_->Add(topic, QueueEvent::kAckTimeout, static_cast<uint64_t>(timeouts));
+    probe_->Add(topic, QueueEvent::kExpiration, static_cast<uint64_t>(ended - exhausted));
+    probe_->Add(topic, QueueEvent::kRetryExhaust, static_cast<uint64_t>(exhausted));
+  }
   if (monitor_ == nullptr) return;
   const TimePoint now = clock_->Now();
   using metrics::MonitorCounter;
@@ -502,8 +510,11 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
              NotifyReady(topic);
              Publish(topic, true, Str(r->elements[2]));
            }
-           if (!ack && r->elements[1].str == "ENDED" && monitor_ != nullptr) {
-             monitor_->Add(topic, metrics::MonitorCounter::kTriggerMsgEndLife, 1, clock_->Now());
+           if (!ack && r->elements[1].str == "ENDED") {
+             if (monitor_ != nullptr) {
+               monitor_->Add(topic, metrics::MonitorCounter::kTriggerMsgEndLife, 1, clock_->Now());
+             }
+             if (probe_ != nullptr) probe_->Add(topic, metrics::QueueEvent::kRetryExhaust);
            }
            ArmWake(topic, Str(r->elements[2]));
          }

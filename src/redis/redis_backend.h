@@ -21,6 +21,7 @@
 #include "base/scheduler.h"
 #include "engine/queue_backend.h"
 #include "metrics/monitor.h"
+#include "metrics/queue_probe.h"
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 
@@ -38,9 +39,11 @@ struct RedisBackendOptions {
 class RedisBackend final : public engine::QueueBackend {
  public:
   // `monitor` (may be null) receives the trigger counts of getMonitorData that this node's
-  // scripts observe (with several nodes, each counts what its own scripts saw).
+  // scripts observe, and `probe` (may be null) the ack timeouts, expirations and retry
+  // exhaustions they observe (with several nodes, each counts what its own scripts saw).
   RedisBackend(RedisBackendOptions options, CommandSink* redis, const base::Clock* clock,
-               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor = nullptr);
+               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor = nullptr,
+               metrics::QueueProbe* probe = nullptr);
   ~RedisBackend() override;
 
   void Send(core::NewMessage m, engine::Callback<Result<core::Message>> done) override;
@@ -118,6 +121,7 @@ class RedisBackend final : public engine::QueueBackend {
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
   metrics::MonitorRecorder* const monitor_;
+  metrics::QueueProbe* const probe_;
   std::atomic<engine::ReadyListener*> listener_{nullptr};
 
   std::mutex mu_;

@@ -12,7 +12,7 @@ namespace {
 // members are the zero-padded seq followed by the msgId.
 #define CQ_LUA_COMMON                                                                            \
   "local P = KEYS[1]\n"                                                                          \
-  "local TRIG, GSUM, GMAX, TOUT, ENDED = 0, 0, 0, 0, 0\n"                                        \
+  "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH = 0, 0, 0, 0, 0, 0\n"                                \
   "local function account(now_arg, now)\n"                                                       \
   "  local wm = redis.call('GET', P..'wm')\n"                                                    \
   "  if wm and tonumber(wm) >= now then return end\n"                                            \
@@ -35,7 +35,7 @@ namespace {
   "  end\n"                                                                                      \
   "end\n"                                                                                        \
   "local function reply(t)\n"                                                                    \
-  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED})\n"                                      \
+  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED, EXH})\n"                                 \
   "  return t\n"                                                                                 \
   "end\n"                                                                                        \
   "local F = {'pt','tt','et','mr','r','ph','es','va','ea','sq'}\n"                               \
@@ -79,7 +79,7 @@ namespace {
   "  redis.call('HSET', P..'r:'..m.id, ...)\n"                                                   \
   "end\n"                                                                                        \
   "local function finish(m, st, at_raw, now, retention, by_time)\n"                              \
-  "  if by_time then ENDED = ENDED + 1 end\n"                                                    \
+  "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                 \
   "  redis.call('ZREM', P..'p', m.member); redis.call('ZREM', P..'d', m.member)\n"               \
   "  redis.call('ZREM', P..'e', m.member)\n"                                                     \
   "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                               \

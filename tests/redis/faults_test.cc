@@ -27,6 +27,15 @@ class RedisFaultsTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
     api_ = std::make_unique<ApiClient>(node_.endpoint());
   }
+  // A sample of GET /metrics ("name" or "name{labels}"); -1 when absent.
+  double Metric(const std::string& series) {
+    ApiResponse r = api_->Get("/metrics");
+    EXPECT_EQ(r.status, 200) << r.Describe();
+    std::string needle = "\n" + series + " ";
+    size_t at = r.http.body.find(needle);
+    if (at == std::string::npos) return -1;
+    return std::stod(r.http.body.substr(at + needle.size()));
+  }
   ApiResponse Send(const std::string& id) {
     return api_->Queue("sendMsg",
                        {{"topic", "f"}, {"msgId", id}, {"msg", "m"}, {"delayMillis", "0"}});
@@ -39,6 +48,9 @@ class RedisFaultsTest : public ::testing::Test {
 
 TEST_F(RedisFaultsTest, UnreachableRedisAnswers500QuicklyAndTheNodeRecoversByItself) {
   ASSERT_EQ(Send("before").code(), 200);
+  const std::string app_errors = "cq_http_app_errors_total{route=\"/camellia/delayQueue/sendMsg\"}";
+  EXPECT_EQ(Metric("cq_redis_errors_total"), 0);
+  EXPECT_EQ(Metric(app_errors), 0);
   redis_.Kill();
 
   // Every operation answers code 500 naming Redis, within the bounded timeouts.
@@ -59,6 +71,11 @@ TEST_F(RedisFaultsTest, UnreachableRedisAnswers500QuicklyAndTheNodeRecoversByIts
   EXPECT_LT(SteadyClock::now() - start, 3s);
   EXPECT_EQ(lp.status, 200) << lp.Describe();
 
+  // The outage shows in the metrics (docs/metrics.md).
+  EXPECT_EQ(Metric(app_errors), 1);
+  EXPECT_EQ(Metric("cq_queue_depth_read_ok"), 0);
+  EXPECT_GE(Metric("cq_redis_errors_total"), 1);
+
   ASSERT_TRUE(redis_.Restart().ok());
   // Recovers without a restart of the node (reconnect backoff is at most a second).
   bool back = false;
@@ -67,6 +84,8 @@ TEST_F(RedisFaultsTest, UnreachableRedisAnswers500QuicklyAndTheNodeRecoversByIts
     if (!back) std::this_thread::sleep_for(50ms);  // real time: the reconnect backoff
   }
   ASSERT_TRUE(back);
+  EXPECT_GE(Metric("cq_redis_reconnects_total"), 1);
+  EXPECT_EQ(Metric("cq_queue_depth_read_ok"), 1);
   // The message acknowledged before the outage is still there (appendfsync always).
   ApiResponse r = api_->Queue("getMsg", {{"topic", "f"}, {"msgId", "before"}});
   EXPECT_EQ(r.code(), 200) << r.Describe();

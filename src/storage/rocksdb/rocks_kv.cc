@@ -14,8 +14,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "storage/codec.h"
@@ -445,6 +447,25 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
   uint64_t stopped = 0;
   if (impl_->db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped)) {
     out.emplace_back("write_stopped", static_cast<int64_t>(stopped));
+  }
+  // Writes slowed down or stopped since the open, over every column family.
+  int64_t stalls = 0;
+  std::vector<rocksdb::ColumnFamilyHandle*> all = impl_->cfs;
+  all.push_back(impl_->default_cf);
+  for (rocksdb::ColumnFamilyHandle* cf : all) {
+    std::map<std::string, std::string> m;
+    if (!impl_->db->GetMapProperty(cf, rocksdb::DB::Properties::kCFStats, &m)) continue;
+    for (const char* key : {"io_stalls.total_stop", "io_stalls.total_slowdown"}) {
+      auto it = m.find(key);
+      if (it != m.end()) stalls += std::atoll(it->second.c_str());
+    }
+  }
+  out.emplace_back("write_stalls", stalls);
+  std::error_code ec;
+  std::filesystem::space_info space = std::filesystem::space(impl_->db->GetName(), ec);
+  if (!ec) {
+    out.emplace_back("data_dir_free_bytes", static_cast<int64_t>(space.available));
+    out.emplace_back("data_dir_size_bytes", static_cast<int64_t>(space.capacity));
   }
   return out;
 }

@@ -410,6 +410,10 @@ TEST_P(RocksKvModeTest, StatsAreReported) {
   EXPECT_TRUE(stats.count("memtable_bytes"));
   EXPECT_TRUE(stats.count("write_stopped"));
   EXPECT_EQ(stats["write_stopped"], 0);
+  EXPECT_TRUE(stats.count("pending_compaction_bytes"));
+  EXPECT_EQ(stats["write_stalls"], 0);
+  EXPECT_GT(stats["data_dir_free_bytes"], 0);
+  EXPECT_GE(stats["data_dir_size_bytes"], stats["data_dir_free_bytes"]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Durability, RocksKvModeTest, ::testing::Values(false, true),

@@ -1,0 +1,111 @@
+#include "metrics/queue_probe.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace chronoq::metrics {
+namespace {
+
+struct EventFamily {
+  std::string_view name;
+  std::string_view help;
+};
+
+// Indexed by QueueEvent.
+constexpr std::array<EventFamily, kQueueEventCount> kEventFamilies = {{
+    {"cq_queue_sends_total", "Messages accepted by sendMsg (idempotent repeats included)"},
+    {"cq_queue_deliveries_total", "Messages handed out by pullMsg and longPollingMsg"},
+    {"cq_queue_acks_total", "Successful ackMsg with ack=true"},
+    {"cq_queue_nacks_total", "Successful ackMsg with ack=false"},
+    {"cq_queue_ack_timeouts_total", "Deliveries whose ack deadline passed without an ack"},
+    {"cq_queue_expirations_total", "Messages ended by their ttl without a delivery (status 5)"},
+    {"cq_queue_retry_exhaustions_total",
+     "Messages ended after their last delivery: nacked, ack timeout or ttl (status 6)"},
+    {"cq_queue_deletions_total", "Successful deleteMsg"},
+}};
+
+}  // namespace
+
+QueueProbe::QueueProbe(size_t max_topics)
+    : max_topics_(max_topics),
+      lateness_pull_(LatenessBuckets()),
+      lateness_long_poll_(LatenessBuckets()) {
+  other_.label = std::string(kOtherTopic);
+}
+
+QueueProbe::Cells& QueueProbe::CellsFor(std::string_view topic) {
+  Shard& shard = shards_[std::hash<std::string_view>{}(topic) % kShards];
+  std::lock_guard lock(shard.mu);
+  auto it = shard.topics.find(topic);
+  if (it != shard.topics.end()) return *it->second;
+  // Reserve a name slot; give it back when the cap is reached.
+  if (named_.fetch_add(1, std::memory_order_relaxed) >= max_topics_) {
+    named_.fetch_sub(1, std::memory_order_relaxed);
+    return other_;
+  }
+  auto cells = std::make_unique<Cells>();
+  cells->label = std::string(topic);
+  Cells& out = *cells;
+  shard.topics.emplace(std::string(topic), std::move(cells));
+  return out;
+}
+
+void QueueProbe::Add(std::string_view topic, QueueEvent e, uint64_t n) {
+  if (n == 0) return;
+  CellsFor(topic).counts[static_cast<int>(e)].Add(n);
+}
+
+void QueueProbe::ObserveLateness(bool long_poll, int64_t millis) {
+  (long_poll ? lateness_long_poll_ : lateness_pull_).ObserveMillis(millis);
+}
+
+std::string_view QueueProbe::LabelFor(std::string_view topic) { return CellsFor(topic).label; }
+
+void QueueProbe::Render(TextWriter& w, std::span<const TopicDepth> depths) {
+  // Depth first: it may name topics seen only now.
+  std::map<std::string_view, std::array<int64_t, 3>> depth;
+  for (const TopicDepth& d : depths) {
+    std::array<int64_t, 3>& sum = depth[LabelFor(d.topic)];
+    sum[0] += d.waiting;
+    sum[1] += d.ready;
+    sum[2] += d.consuming;
+  }
+  w.Family("cq_queue_messages",
+           "In-life messages per topic and state (waiting, ready, consuming), read at scrape time",
+           MetricType::kGauge);
+  static constexpr std::array<std::string_view, 3> kStates = {"waiting", "ready", "consuming"};
+  for (const auto& [label, counts] : depth) {
+    for (size_t i = 0; i < kStates.size(); ++i) {
+      w.Sample("cq_queue_messages", {{"topic", label}, {"state", kStates[i]}},
+               static_cast<double>(counts[i]));
+    }
+  }
+
+  std::vector<const Cells*> all;
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mu);
+    for (const auto& [name, cells] : shard.topics) all.push_back(cells.get());
+  }
+  std::sort(all.begin(), all.end(),
+            [](const Cells* a, const Cells* b) { return a->label < b->label; });
+  all.push_back(&other_);
+  for (int e = 0; e < kQueueEventCount; ++e) {
+    const EventFamily& f = kEventFamilies[e];
+    w.Family(f.name, f.help, MetricType::kCounter);
+    for (const Cells* c : all) {
+      w.Sample(f.name, {{"topic", c->label}}, static_cast<double>(c->counts[e].value()));
+    }
+  }
+
+  w.Family("cq_queue_trigger_lateness_seconds",
+           "Delivery time minus trigger time of delivered messages; via=long_poll: handed to a "
+           "parked long poll as soon as deliverable (the server's own lateness)",
+           MetricType::kHistogram);
+  const Label pull[] = {{"via", "pull"}};
+  const Label long_poll[] = {{"via", "long_poll"}};
+  w.Histogram("cq_queue_trigger_lateness_seconds", pull, lateness_pull_.Read());
+  w.Histogram("cq_queue_trigger_lateness_seconds", long_poll, lateness_long_poll_.Read());
+}
+
+}  // namespace chronoq::metrics
