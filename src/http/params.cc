@@ -75,6 +75,10 @@ bool IsIntegerSyntax(std::string_view s) {
 }  // namespace
 
 const Params::Value* Params::FindValue(std::string_view name) const {
+  if (!index_.empty()) {
+    auto it = index_.find(std::string(name));
+    return it == index_.end() ? nullptr : &values_[it->second];
+  }
   for (const Value& v : values_) {
     if (v.name == name) return &v;
   }
@@ -82,17 +86,20 @@ const Params::Value* Params::FindValue(std::string_view name) const {
 }
 
 Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
-  for (Value& v : values_) {
-    if (v.name != name) continue;
-    if (v.source == source) {
+  if (index_.empty() && values_.size() >= kIndexFrom) {
+    for (size_t i = 0; i < values_.size(); ++i) index_.emplace(values_[i].name, i);
+  }
+  if (auto* v = const_cast<Value*>(FindValue(name)); v != nullptr) {
+    if (v->source == source) {
       return InvalidArgument(
           fmt::format("parameter '{}' is given twice in the {}", Quote(name), source));
     }
-    v.text = std::move(value);  // the body wins over the query string
-    v.non_scalar = non_scalar;
-    v.source = source;
+    v->text = std::move(value);  // the body wins over the query string
+    v->non_scalar = non_scalar;
+    v->source = source;
     return Status::Ok();
   }
+  if (!index_.empty()) index_.emplace(name, values_.size());
   values_.push_back(Value{std::move(name), std::move(value), non_scalar, source});
   return Status::Ok();
 }
