@@ -111,6 +111,20 @@ bool IsParseError(const beast::error_code& ec) {
          ec != bhttp::error::need_more && ec != bhttp::error::need_buffer;
 }
 
+// What RFC 9112 makes a server reject and Beast lets through: a Transfer-Encoding whose final
+// coding is not chunked (section 6.3: the body's length is unknown, and answering would read the
+// body as the next request), and an HTTP/1.1 request without exactly one Host (section 3.2).
+std::optional<std::string> FramingProblem(const bhttp::request_parser<bhttp::string_body>& parser) {
+  const auto& msg = parser.get();
+  if (msg.find(bhttp::field::transfer_encoding) != msg.end() && !parser.chunked()) {
+    return "the last Transfer-Encoding must be chunked";
+  }
+  if (msg.version() >= 11 && msg.count(bhttp::field::host) != 1) {
+    return "an HTTP/1.1 request needs exactly one Host header";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -422,6 +436,10 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
       co_return;  // closed, reset, timed out
     }
     auto& msg = parser.get();
+    if (std::optional<std::string> problem = FramingProblem(parser)) {
+      co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", *problem), path);
+      co_return;
+    }
     if (parser.content_length() && *parser.content_length() > opts.max_body_bytes) {
       co_await WriteError(
           c, 413,
