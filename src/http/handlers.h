@@ -10,6 +10,7 @@
 #include "core/limits.h"
 #include "engine/queue_backend.h"
 #include "http/long_poll.h"
+#include "http/params.h"
 #include "http/router.h"
 #include "metrics/monitor.h"
 #include "metrics/queue_probe.h"
@@ -60,5 +61,8 @@ void RegisterTestLongPollRoutes(Router& router, LongPollWaiters* waiters);
 
 // Helpers shared by the handler files.
 HttpResponse JsonResponse(std::string body);
+// The request's parameters (API.md section 1); on a request error (broken percent-encoding, a
+// parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.
+std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply);
 
 }  // namespace chronoq::http

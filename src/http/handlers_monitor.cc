@@ -8,12 +8,8 @@ namespace chronoq::http {
 namespace {
 
 void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
-  Result<Params> params =
-      Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
-  if (!params.has_value()) {
-    reply(RequestError(400, params.error().message(), req.path()));
-    return;
-  }
+  std::optional<Params> params = ParseParams(req, reply);
+  if (!params) return;
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);
   if (!r.ok()) {
@@ -36,7 +32,10 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
       });
 }
 
-void GetTopicInfoList(const HandlerContext* ctx, Reply reply) {
+// Takes no parameters, but reads them by the same rules as every other delayQueue endpoint:
+// unknown ones are ignored, malformed ones are a request error.
+void GetTopicInfoList(const HandlerContext* ctx, const HttpRequest& req, Reply reply) {
+  if (!ParseParams(req, reply)) return;
   ctx->backend->ListTopics(
       [reply = std::move(reply)](Result<std::vector<core::TopicInfo>> res) mutable {
         if (!res.has_value()) {
@@ -55,12 +54,15 @@ void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx) {
   router.Add(base + "getTopicInfo", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
     GetTopicInfo(ctx, req, std::move(reply));
   });
-  router.Add(base + "getTopicInfoList", {"GET"}, [ctx](HttpRequest&, RequestContext&, Reply reply) {
-    GetTopicInfoList(ctx, std::move(reply));
-  });
-  router.Add(base + "getMonitorData", {"GET"}, [ctx](HttpRequest&, RequestContext&, Reply reply) {
-    reply(JsonResponse(EncodeMonitorAnswer(ctx->monitor->LastCompleted(ctx->clock->Now()))));
-  });
+  router.Add(base + "getTopicInfoList", {"GET"},
+             [ctx](HttpRequest& req, RequestContext&, Reply reply) {
+               GetTopicInfoList(ctx, req, std::move(reply));
+             });
+  router.Add(
+      base + "getMonitorData", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
+        if (!ParseParams(req, reply)) return;  // as getTopicInfoList
+        reply(JsonResponse(EncodeMonitorAnswer(ctx->monitor->LastCompleted(ctx->clock->Now()))));
+      });
 }
 
 }  // namespace chronoq::http

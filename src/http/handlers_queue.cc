@@ -13,16 +13,6 @@ using core::Message;
 using Messages = std::vector<core::Message>;
 using metrics::MonitorCounter;
 
-// Parses the request's parameters; on a request error replies HTTP 400 and returns nullopt.
-std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply) {
-  Result<Params> p = Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
-  if (!p.has_value()) {
-    reply(RequestError(400, p.error().message(), req.path()));
-    return std::nullopt;
-  }
-  return std::move(p).value();
-}
-
 bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply) {
   if (r.ok()) return false;
   reply(RequestError(400, r.status().message(), req.path()));
@@ -256,6 +246,15 @@ HttpResponse JsonResponse(std::string body) {
   r.status = 200;
   r.body = std::move(body);
   return r;
+}
+
+std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply) {
+  Result<Params> p = Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
+  if (!p.has_value()) {
+    reply(RequestError(400, p.error().message(), req.path()));
+    return std::nullopt;
+  }
+  return std::move(p).value();
 }
 
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx) {

@@ -122,7 +122,9 @@ Status ParseJsonBody(std::string_view body, Params* out) {
   error_code ec;
   std::size_t n = parser.write_some(false, body.data(), body.size(), ec);
   if (!err.ok()) return err;
-  if (ec) return InvalidArgument(fmt::format("malformed JSON body: {}", ec.message()));
+  if (ec) {
+    return InvalidArgument(fmt::format("malformed JSON body: {} at byte {}", ec.message(), n));
+  }
   if (n != body.size()) return InvalidArgument("malformed JSON body: data after the object");
   return Status::Ok();
 }
