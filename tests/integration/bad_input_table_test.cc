@@ -14,6 +14,8 @@
 //
 // Parameter rows are sent three ways where the API accepts them: as a form body, as a query string
 // and as a JSON body. Protocol rows go over a raw connection.
+#include <fmt/format.h>
+
 #include <map>
 #include <optional>
 
@@ -154,6 +156,11 @@ class Table {
       // A JSON body that is not UTF-8 is malformed JSON (RFC 8259 section 8.1).
       Each(name + " invalid UTF-8 " + client::UrlEncode(bad), Set(ep_.valid, name, base + bad),
            App(400, name), Req(400, "JSON"));
+      // The same bytes unencoded in the request target.
+      Raw(name + " invalid UTF-8 unencoded in the query " + client::UrlEncode(bad),
+          "?" + client::FormEncode(Drop(ep_.valid, name)) + "&" + name + "=" +
+              client::UrlEncode(base) + bad,
+          "", kForm, App(400, name));
     }
     Each(name + " of 256 bytes", Set(ep_.valid, name, std::string(256, 'x')), App(400, name));
   }
@@ -206,6 +213,11 @@ class Table {
       std::string json = JsonOf(ep_.valid);
       json.insert(json.size() - 1, "," + JsonString(name) + ":" + JsonString(value));
       Json(name + " twice in the JSON body", json, Req(400, name));
+      // The second time spelled with an escape.
+      std::string escaped = JsonOf(ep_.valid);
+      escaped.insert(escaped.size() - 1, ",\"\\u00" + fmt::format("{:02x}", name[0]) +
+                                             name.substr(1) + "\":" + JsonString(value));
+      Json(name + " twice in the JSON body, once escaped", escaped, Req(400, name));
     }
     Raw("unknown parameter twice in the form body", "", client::FormEncode(ep_.valid) + "&x=1&x=1",
         kForm, Req(400, "x"));
