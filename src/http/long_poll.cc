@@ -35,6 +35,8 @@ LongPollWaiters::~LongPollWaiters() { Shutdown(); }
 base::TimerId LongPollWaiters::MarkDone(Waiter& w) {
   w.state = Waiter::State::kDone;
   parked_.fetch_sub(1);
+  auto it = topics_.find(w.req.topic);
+  if (it != topics_.end() && it->second.count > 0) --it->second.count;
   base::TimerId t = w.timer;
   w.timer = 0;
   return t;
@@ -62,12 +64,12 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
   {
     std::lock_guard lock(mu_);
     auto it = topics_.find(topic);
-    full =
-        !shutdown_ && (parked_.load() >= max_parked_ ||
-                       (it != topics_.end() && it->second.waiters.size() >= max_parked_per_topic_));
+    full = !shutdown_ && (parked_.load() >= max_parked_ ||
+                          (it != topics_.end() && it->second.count >= max_parked_per_topic_));
     if (!shutdown_ && !full) {
       TopicQueue& q = topics_[topic];
       w->pos = q.waiters.insert(q.waiters.end(), w);
+      ++q.count;
       parked_.fetch_add(1);
       TimePoint deadline = SaturatingAdd(clock_->Now(), w->req.timeout);
       w->timer = scheduler_->Schedule(deadline, [this, w] { Expire(w, /*cancel_timer=*/false); });

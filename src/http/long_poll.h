@@ -69,7 +69,8 @@ class LongPollWaiters final : public engine::ReadyListener {
 
  private:
   struct TopicQueue {
-    std::list<std::shared_ptr<Waiter>> waiters;
+    std::list<std::shared_ptr<Waiter>> waiters;  // parked, not being served
+    size_t count = 0;                            // parked or being served
     bool draining = false;
     bool rekick = false;  // woken during the drain: try again before stopping
   };
