@@ -24,6 +24,8 @@ std::string Quote(std::string_view v) {
 }
 
 Result<std::string> Decode(std::string_view s, std::string_view source) {
+  // A default string_view (no '=' in a pair) has a null data(), which memchr must not get.
+  if (s.empty()) return std::string();
   // memchr is vectorised; find_first_of compares byte by byte against the set.
   const void* pct = std::memchr(s.data(), '%', s.size());
   const void* plus = std::memchr(s.data(), '+', s.size());
