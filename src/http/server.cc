@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "http/codec.h"
+#include "http/target.h"
 
 namespace chronoq::http {
 namespace {
@@ -83,26 +84,6 @@ std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, 
   out += "\r\n";
   if (!head) out += r.body;
   return out;
-}
-
-// The origin-form of a request target: an absolute-form one ("http://host:port/path?q", which
-// RFC 9112 section 3.2.2 says a server must accept) loses its scheme and authority.
-// Returns a view of `target` (or of *storage, when the path must be made up).
-std::string_view OriginForm(std::string_view target, std::string* storage) {
-  for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
-    if (target.size() < scheme.size() || !beast::iequals(target.substr(0, scheme.size()), scheme)) {
-      continue;
-    }
-    std::string_view rest = target.substr(scheme.size());
-    size_t start = rest.find_first_of("/?");
-    if (start == std::string_view::npos) return "/";
-    if (rest[start] == '?') {
-      *storage = "/" + std::string(rest.substr(start));
-      return *storage;
-    }
-    return rest.substr(start);
-  }
-  return target;
 }
 
 bool IsParseError(const beast::error_code& ec) {
