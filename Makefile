@@ -7,7 +7,9 @@ ARGS ?=
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build run test check format clean install
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps configure build run test check format clean install fuzz
 
 all: build
 
@@ -25,6 +27,11 @@ run: build
 
 test: build check
 	ctest --test-dir $(BUILD) --output-on-failure -j2
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libFuzzer targets (docs/fuzzing.md): clang-14 build in build-fuzz, FUZZ_SECONDS per target.
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Installs the binary, the sample config and the systemd unit under $(PREFIX) (DESTDIR honoured):
 # cmake --install, rules in cmake/CqInstall.cmake.
@@ -41,4 +48,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-fuzz

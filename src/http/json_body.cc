@@ -20,6 +20,10 @@ struct Handler {
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
+  // basic_parser constructs its handler as Handler(args...): parenthesised aggregate
+  // initialisation, which clang 14 does not implement.
+  Handler(Params* o, Status* e) : out(o), err(e) {}
+
   Params* out;
   Status* err;
   int depth = 0;  // 1 = inside the top-level object
