@@ -1,6 +1,7 @@
 #include "app/serve.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -36,19 +37,68 @@ sigset_t BlockSignals() {
   return set;
 }
 
+// File descriptors kept for everything but the HTTP connections: the store's files, Redis
+// connections, the listening socket, the event loops, the log.
+constexpr int64_t kFdReserve = 256;
+
+// max-connections as the file-descriptor limit allows: the soft limit is raised (toward the hard
+// one) when it is too low for `wanted` connections plus kFdReserve; if it stays too low, fewer
+// connections are allowed, with a warning. 0 (and *error) when the limit leaves no room at all.
+int64_t FitConnectionsToFdLimit(int64_t wanted, std::string* error) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+  const rlim_t needed = static_cast<rlim_t>(wanted + kFdReserve);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < needed && rl.rlim_max > rl.rlim_cur) {
+    rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ? needed : std::min(rl.rlim_max, needed);
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      CQ_LOG_INFO(kLog, "raised the file-descriptor limit from {} to {} for max-connections",
+                  rl.rlim_cur, raised.rlim_cur);
+      rl = raised;
+    }
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= needed) return wanted;
+  const int64_t fit = std::max<int64_t>(0, static_cast<int64_t>(rl.rlim_cur) - kFdReserve);
+  if (fit == 0) {
+    *error = fmt::format(
+        "the file-descriptor limit ({}, ulimit -n) leaves no room for connections: {} are kept "
+        "for the store and the server itself; raise it",
+        rl.rlim_cur, kFdReserve);
+  } else {
+    CQ_LOG_WARN(kLog,
+                "max-connections lowered from {} to {}: the file-descriptor limit is {} (ulimit "
+                "-n) and {} are kept for the store and the server itself",
+                wanted, fit, rl.rlim_cur, kFdReserve);
+  }
+  return fit;
+}
+
 // The HTTP, long-poll, storage and process figures of GET /metrics (the queue's come from the
 // probe).
 void RegisterServeMetrics(metrics::Registry* registry, const http::Router* router,
-                          const http::HttpServer* server, const http::LongPollWaiters* waiters,
-                          ServingBackend* serving) {
+                          const http::HttpServer* server, int64_t max_connections,
+                          const http::LongPollWaiters* waiters, ServingBackend* serving) {
   registry->Add([router](metrics::TextWriter& w) { router->RenderMetrics(w); });
-  registry->Add([server, waiters](metrics::TextWriter& w) {
+  registry->Add([server, waiters, max_connections](metrics::TextWriter& w) {
     using metrics::MetricType;
     w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
              MetricType::kGauge);
     w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters->parked()));
     w.Family("cq_http_connections", "Open HTTP connections", MetricType::kGauge);
     w.Sample("cq_http_connections", {}, server->connections());
+    w.Family("cq_http_max_connections",
+             "Most open HTTP connections (max-connections, as fitted to the fd limit)",
+             MetricType::kGauge);
+    w.Sample("cq_http_max_connections", {}, static_cast<double>(max_connections));
+    w.Family("cq_http_connections_refused_total",
+             "Connections refused (HTTP 503) because max-connections were open",
+             MetricType::kCounter);
+    w.Sample("cq_http_connections_refused_total", {},
+             static_cast<double>(server->refused_connections()));
+    w.Family("cq_http_accept_errors_total",
+             "Failed accepts (out of file descriptors, usually); each backs off up to 500 ms",
+             MetricType::kCounter);
+    w.Sample("cq_http_accept_errors_total", {}, static_cast<double>(server->accept_errors()));
   });
   serving->RegisterMetrics(registry);
   registry->Add(metrics::RenderProcess);
@@ -82,6 +132,13 @@ int RunServe(const std::vector<std::string>& args) {
   std::string host;
   uint16_t port = 0;
   config::ParseListen(cfg.listen, &host, &port).IgnoreError();  // validated above
+  std::string msg;
+  const int64_t max_connections = FitConnectionsToFdLimit(cfg.max_connections, &msg);
+  if (max_connections == 0) {
+    CQ_LOG_ERROR(kLog, "{}", msg);
+    std::fprintf(stderr, "chronoq: %s\n", msg.c_str());
+    return 2;
+  }
 
   // Time: the real clock, or in test mode a manual one that tests move over HTTP.
   std::unique_ptr<base::ManualClock> manual_clock;
@@ -142,8 +199,12 @@ int RunServe(const std::vector<std::string>& args) {
   sopts.threads = static_cast<int>(cfg.http_threads);
   sopts.max_header_bytes = static_cast<size_t>(cfg.max_header_bytes);
   sopts.max_body_bytes = static_cast<size_t>(cfg.max_body_bytes);
+  sopts.max_connections = max_connections;
+  sopts.idle_timeout = std::chrono::milliseconds(cfg.idle_timeout_millis);
+  sopts.request_timeout = std::chrono::milliseconds(cfg.request_timeout_millis);
   http::HttpServer server(sopts, &router);
-  RegisterServeMetrics(&registry, &router, &server, &waiters, opened.serving.get());
+  RegisterServeMetrics(&registry, &router, &server, max_connections, &waiters,
+                       opened.serving.get());
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());

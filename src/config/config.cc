@@ -19,6 +19,19 @@ const std::vector<Key>& Keys() {
        "Address to listen on, HOST:PORT ([::1]:8080 for IPv6; port 0 picks a free one)", "",
        "Network"},
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads (1 to 64)", "threads"},
+      {"max-connections", &ServerConfig::max_connections,
+       "Most open HTTP connections; a connection beyond is answered HTTP 503 with Retry-After: 1 "
+       "and closed at once. Lowered at start, with a warning, to fit the file-descriptor limit "
+       "(ulimit -n) minus 256 kept for the store and the server itself; the soft limit is raised "
+       "toward the hard one first",
+       "connections"},
+      {"idle-timeout-millis", &ServerConfig::idle_timeout_millis,
+       "A keep-alive connection waiting this long for its next request is closed", "ms"},
+      {"request-timeout-millis", &ServerConfig::request_timeout_millis,
+       "Time a client has to send a whole request, header and body, counted from its first byte; "
+       "a slower client (slow-loris) is disconnected without an answer. Also bounds writing an "
+       "answer",
+       "ms"},
       {"storage", &ServerConfig::storage,
        "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
        "redis (several nodes on one Redis, see redis-url)",
@@ -199,6 +212,12 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
   }
+  if (c.max_connections < 1 || c.max_connections > 10'000'000) {
+    errors.push_back(
+        fmt::format("max-connections must be between 1 and 10000000, got {}", c.max_connections));
+  }
+  positive("idle-timeout-millis", c.idle_timeout_millis);
+  positive("request-timeout-millis", c.request_timeout_millis);
   if (c.storage != "memory" && c.storage != "embedded" && c.storage != "redis") {
     errors.push_back(fmt::format(
         "storage: unknown engine '{}' (available: embedded, memory, redis)", c.storage));

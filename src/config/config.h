@@ -24,8 +24,11 @@ namespace chronoq::config {
 
 struct ServerConfig {
   // Network.
-  std::string listen = "0.0.0.0:8080";  // HOST:PORT; port 0 picks a free port
-  int64_t http_threads = 2;             // HTTP worker threads
+  std::string listen = "0.0.0.0:8080";      // HOST:PORT; port 0 picks a free port
+  int64_t http_threads = 2;                 // HTTP worker threads
+  int64_t max_connections = 10'000;         // more are answered 503 and closed; fits the fd limit
+  int64_t idle_timeout_millis = 120'000;    // keep-alive connection without a request: closed
+  int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
   // Storage.
   std::string storage = "embedded";        // embedded (RocksDB in data_dir), memory or redis
   std::string redis_url;                   // redis storage: where (docs/redis.md)

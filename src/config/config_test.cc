@@ -153,6 +153,22 @@ TEST(ConfigLoadTest, EveryProblemOfEverySourceIsListed) {
                           "ttl-millis must be > 0, got 0"));
 }
 
+TEST(ConfigLoadTest, ConnectionLimitsAndTimeoutsAreCheckedAndReachTheConfig) {
+  LoadResult r =
+      Load({"--max-connections=0", "--idle-timeout-millis=0", "--request-timeout-millis=-1"},
+           Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("max-connections must be between 1 and 10000000, got 0",
+                                    "idle-timeout-millis must be > 0, got 0",
+                                    "request-timeout-millis must be > 0, got -1"));
+  r = Load({"--max-connections=50", "--request-timeout-millis=500"},
+           Env({"CHRONOQ_IDLE_TIMEOUT_MILLIS=700"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.max_connections, 50);
+  EXPECT_EQ(r.config.idle_timeout_millis, 700);
+  EXPECT_EQ(r.config.request_timeout_millis, 500);
+  EXPECT_EQ(ServerConfig().max_connections, 10'000);
+}
+
 TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {
   LoadResult r = Load({"--config="}, Env({}).get());
   EXPECT_THAT(r.errors, ElementsAre(HasSubstr("--config needs a file")));

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/as_tuple.hpp>
 #include <boost/beast/core.hpp>
@@ -27,6 +28,12 @@ namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto kUseTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr const char* kLog = "cq.http";
+// A refused connection (max_connections open) is answered 503 and then drained for at most this
+// long; at most kMaxRefusing are drained at once, more are closed without an answer.
+constexpr auto kRefusalLinger = std::chrono::seconds(1);
+constexpr int kMaxRefusing = 64;
+// Longest wait between two accepts while accepting fails (out of file descriptors).
+constexpr auto kMaxAcceptBackoff = std::chrono::milliseconds(500);
 
 // False once the client has closed (or reset) its side. POLLRDHUP reports the peer's FIN even
 // when unread bytes (a pipelined request) are still queued, which a MSG_PEEK read would return
@@ -147,12 +154,18 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<bool> stopping{false};
-  std::atomic<int> live{0};
+  std::atomic<int> live{0};      // counted by Accept (so that its cap check is exact)
+  std::atomic<int> refusing{0};  // refused connections still being answered
+  std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> accept_errors{0};
+  std::chrono::milliseconds sweep_period{1000};
   uint16_t bound_port = 0;
 
   asio::awaitable<void> Accept();
   asio::awaitable<void> Sweep(Worker* w);
   asio::awaitable<void> Session(tcp::socket sock, Worker* w);
+  asio::awaitable<void> Refuse(tcp::socket sock, Worker* w);
+  void Admit(tcp::socket sock, Worker* w);
   asio::awaitable<void> Serve(Conn& c);
   struct ReplySlot;
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
@@ -174,6 +187,8 @@ HttpServer::~HttpServer() {
 
 uint16_t HttpServer::port() const { return impl_->bound_port; }
 int HttpServer::connections() const { return impl_->live.load(); }
+uint64_t HttpServer::refused_connections() const { return impl_->refused.load(); }
+uint64_t HttpServer::accept_errors() const { return impl_->accept_errors.load(); }
 
 Status HttpServer::Start() {
   Impl& m = *impl_;
@@ -205,6 +220,9 @@ Status HttpServer::Start() {
         fmt::format("cannot listen on {}:{}: {}", m.opts.host, m.opts.port, ec.message()));
   }
   m.bound_port = m.acceptor->local_endpoint().port();
+  // The sweep closes connections past their deadline: often enough for short timeouts.
+  m.sweep_period = std::clamp(std::min(m.opts.idle_timeout, m.opts.request_timeout) / 4,
+                              std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
   for (auto& w : m.workers) asio::co_spawn(w->ioc, m.Sweep(w.get()), asio::detached);
   for (auto& w : m.workers) {
@@ -246,32 +264,90 @@ void HttpServer::Stop(std::chrono::milliseconds grace) {
 asio::awaitable<void> HttpServer::Impl::Accept() {
   size_t next = 0;
   auto backoff = std::chrono::milliseconds(0);
+  uint64_t failed = 0;  // accepts failed in a row
   for (;;) {
     Worker* w = workers[next++ % workers.size()].get();
     auto [ec, sock] = co_await acceptor->async_accept(w->ioc, kUseTuple);
     if (stopping.load() || ec == asio::error::operation_aborted) co_return;
     if (ec) {
-      // Out of file descriptors or similar: back off instead of spinning on the error.
-      backoff =
-          std::min(std::chrono::milliseconds(1000), backoff * 2 + std::chrono::milliseconds(10));
-      CQ_LOG_WARN(kLog, "accept failed: {}; retrying in {} ms", ec.message(), backoff.count());
+      // Out of file descriptors (EMFILE, ENFILE) or similar: the connection stays in the listen
+      // backlog; wait (10 ms, doubling up to kMaxAcceptBackoff) instead of spinning on the error,
+      // and take it once a descriptor is free again. Logged once per streak.
+      accept_errors.fetch_add(1);
+      if (failed++ == 0) {
+        CQ_LOG_WARN(kLog, "accept failed: {}; retrying every {} ms at most until it succeeds",
+                    ec.message(), kMaxAcceptBackoff.count());
+      }
+      backoff = std::min(kMaxAcceptBackoff, backoff * 2 + std::chrono::milliseconds(10));
       asio::steady_timer t(co_await asio::this_coro::executor, backoff);
       co_await t.async_wait(kUseTuple);
       continue;
     }
+    if (failed > 0) {
+      CQ_LOG_WARN(kLog, "accepting again after {} failed accepts", failed);
+      failed = 0;
+    }
     backoff = std::chrono::milliseconds(0);
-    boost::system::error_code opt_ec;
-    sock.set_option(tcp::no_delay(true), opt_ec);
-    asio::co_spawn(w->ioc, Session(std::move(sock), w), asio::detached);
+    Admit(std::move(sock), w);
   }
 }
 
+// A new connection is served, or refused when max_connections are open: refused at once rather
+// than left waiting in the backlog, with an answer a client can act on (503, retry later).
+void HttpServer::Impl::Admit(tcp::socket sock, Worker* w) {
+  boost::system::error_code ec;
+  if (live.load() >= opts.max_connections) {
+    refused.fetch_add(1);
+    if (refusing.fetch_add(1) < kMaxRefusing) {
+      asio::co_spawn(w->ioc, Refuse(std::move(sock), w), asio::detached);
+    } else {
+      refusing.fetch_sub(1);
+      sock.close(ec);
+    }
+    return;
+  }
+  live.fetch_add(1);
+  sock.set_option(tcp::no_delay(true), ec);
+  asio::co_spawn(w->ioc, Session(std::move(sock), w), asio::detached);
+}
+
+asio::awaitable<void> HttpServer::Impl::Refuse(tcp::socket sock, Worker* w) {
+  Conn c(std::move(sock));
+  w->conns.insert(&c);
+  c.DeadlineIn(kRefusalLinger);  // the sweep closes it then
+  HttpResponse r;
+  r.status = 503;
+  r.headers.emplace_back("Retry-After", "1");
+  r.body = EncodeRequestError(
+      503,
+      fmt::format("too many connections: {} are open (max-connections); retry later",
+                  opts.max_connections),
+      "");
+  std::string out = Serialize(r, 11, /*keep_alive=*/false);
+  auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
+  boost::system::error_code ec;
+  if (!wec) {
+    // Closing a socket with unread bytes (the request) resets the connection, which can destroy
+    // the answer before the client reads it: read until the client closes, or the deadline.
+    c.sock.shutdown(tcp::socket::shutdown_send, ec);
+    char scratch[4096];
+    for (;;) {
+      auto [rec, rn] = co_await c.sock.async_read_some(asio::buffer(scratch), kUseTuple);
+      if (rec) break;
+    }
+  }
+  w->conns.erase(&c);
+  c.sock.close(ec);
+  refusing.fetch_sub(1);
+}
+
 // Closes the connections of one worker whose read or write deadline has passed. Deadlines are
-// plain time stamps set on the hot path; this once-a-second check replaces a timer per operation.
+// plain time stamps set on the hot path; this periodic check (every second, or a quarter of the
+// shortest timeout) replaces a timer per operation.
 asio::awaitable<void> HttpServer::Impl::Sweep(Worker* w) {
   asio::steady_timer timer(w->ioc);
   while (!stopping.load()) {
-    timer.expires_after(std::chrono::seconds(1));
+    timer.expires_after(sweep_period);
     co_await timer.async_wait(kUseTuple);
     auto now = std::chrono::steady_clock::now();
     for (Conn* c : w->conns) {
@@ -286,7 +362,6 @@ asio::awaitable<void> HttpServer::Impl::Sweep(Worker* w) {
 asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   Conn c(std::move(sock));
   w->conns.insert(&c);
-  live.fetch_add(1);
   try {
     co_await Serve(c);
   } catch (const std::exception& e) {
@@ -388,7 +463,16 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     // The body limit is checked once the header is complete, so that the 413 answer can name the
     // path; Beast would report it while still parsing the header.
     parser.body_limit(boost::none);
-    c.DeadlineIn(buffer.size() > 0 ? opts.request_timeout : opts.idle_timeout);
+    if (buffer.size() == 0) {
+      // Idle until the next request's first byte; from there the client has request_timeout to
+      // send the whole request, however it spreads the bytes (slow-loris).
+      // (Waiting, not reading: the header is read by Beast alone, whose header limit holds only
+      // for what it reads itself.)
+      c.DeadlineIn(opts.idle_timeout);
+      auto [wec] = co_await c.sock.async_wait(tcp::socket::wait_read, kUseTuple);
+      if (wec) co_return;  // closed by the sweep (timed out) or by Stop
+    }
+    c.DeadlineIn(opts.request_timeout);
     auto [ec, n] = co_await bhttp::async_read_header(c.sock, buffer, parser, kUseTuple);
     c.idle = false;
     // The start line is parsed (and its target stored) before the rest of the header, so even a
@@ -436,7 +520,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
             c.sock, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);
         if (wec) co_return;
       }
-      c.DeadlineIn(opts.request_timeout);
+      // Still the deadline set at the request's first byte: a trickled body counts too.
       auto [bec, bn] = co_await bhttp::async_read(c.sock, buffer, parser, kUseTuple);
       if (bec == bhttp::error::body_limit) {
         co_await WriteError(c, 413,

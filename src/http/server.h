@@ -1,7 +1,8 @@
 // HttpServer: HTTP/1.1 over TCP (Boost.Beast on Asio with C++20 coroutines; those types stay in
 // server.cc). Keep-alive, pipelining, HTTP/1.0, `Expect: 100-continue`, header and body size
-// limits (431 / 413), idle timeouts, and graceful shutdown. Each connection is a coroutine on one
-// of `threads` single-threaded io_contexts; requests go to a Router.
+// limits (431 / 413), a connection cap (503), idle and request timeouts, back-off on accept errors
+// (out of file descriptors), and graceful shutdown. Each connection is a coroutine on one of
+// `threads` single-threaded io_contexts; requests go to a Router.
 //
 // Lifecycle: Start() once, Stop() once; Stop() returns when every worker thread has ended. Replies
 // must not arrive after Stop() (answer parked long polls first).
@@ -21,10 +22,16 @@ struct ServerOptions {
   std::string host = "0.0.0.0";
   uint16_t port = 8080;  // 0: pick a free port
   int threads = 2;
-  size_t max_header_bytes = 16 * 1024;                // larger request headers: HTTP 431
-  size_t max_body_bytes = 8 << 20;                    // larger bodies: HTTP 413
-  std::chrono::milliseconds idle_timeout{120'000};    // keep-alive connection with no request
-  std::chrono::milliseconds request_timeout{60'000};  // to receive a request once it started
+  size_t max_header_bytes = 16 * 1024;  // larger request headers: HTTP 431
+  size_t max_body_bytes = 8 << 20;      // larger bodies: HTTP 413
+  // Open connections at most; a connection beyond is answered 503 (Retry-After: 1) and closed at
+  // once, without reading its request.
+  int64_t max_connections = 10'000;
+  // A connection with no request in progress (before the first byte of the next one) is closed.
+  std::chrono::milliseconds idle_timeout{120'000};
+  // From a request's first byte until the request (header and body) is received: a client that
+  // trickles bytes (slow-loris) is closed without an answer. Also bounds writing an answer.
+  std::chrono::milliseconds request_timeout{60'000};
 };
 
 class HttpServer {
@@ -44,6 +51,10 @@ class HttpServer {
 
   // Open connections (for tests and metrics).
   int connections() const;
+  // Connections refused since the start because max_connections were open.
+  uint64_t refused_connections() const;
+  // Failed accepts since the start (out of file descriptors, usually); each one backs off.
+  uint64_t accept_errors() const;
 
  private:
   struct Impl;
