@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,9 +77,14 @@ struct ExecArgs {
   }
 };
 
-// In the child: wires fds and execs; never returns.
-[[noreturn]] void ExecChild(const ExecArgs& a, int out_fd, int err_fd) {
+// In the child: wires fds, sets the fd limit (soft and hard; 0: inherited) and execs; never
+// returns.
+[[noreturn]] void ExecChild(const ExecArgs& a, int out_fd, int err_fd, uint64_t fd_limit = 0) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the server dies with the test
+  if (fd_limit > 0) {
+    rlimit rl{static_cast<rlim_t>(fd_limit), static_cast<rlim_t>(fd_limit)};
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, 0);
   ::dup2(out_fd, 1);
@@ -274,7 +280,7 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
   int err_fd = ::open(stderr_path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   ExecArgs a(args, extra_env);
   pid_t pid = ::fork();
-  if (pid == 0) ExecChild(a, pipe_fds[1], err_fd);
+  if (pid == 0) ExecChild(a, pipe_fds[1], err_fd, fd_limit_);
   ::close(pipe_fds[1]);
   ::close(err_fd);
   if (pid < 0) {

@@ -75,6 +75,9 @@ class ServerProcess {
                std::chrono::milliseconds timeout = std::chrono::seconds(10),
                const std::vector<std::string>& extra_env = {});
 
+  // The next Start()s run the server with RLIMIT_NOFILE = `n` (soft and hard); 0: inherited.
+  void set_fd_limit(uint64_t n) { fd_limit_ = n; }
+
   uint16_t port() const { return port_; }
   client::Endpoint endpoint() const { return client::Endpoint{"127.0.0.1", port_}; }
   pid_t pid() const { return pid_; }
@@ -108,6 +111,7 @@ class ServerProcess {
   std::string redis_ns_;  // storage=redis: this server's namespace, kept across restarts
   std::string data_dir_;
   std::string line_;
+  uint64_t fd_limit_ = 0;
 };
 
 // The storage integration tests run against: $CQ_TEST_STORAGE, "embedded" (default), "memory",
