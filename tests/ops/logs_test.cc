@@ -78,8 +78,9 @@ void Traffic(ApiClient& c, const std::string& payload) {
 
 TEST(LogsTest, JsonLinesCarryTheLifecycleAndNothingPerMessageAtInfo) {
   ServerProcess s;
+  // A max-connections any fd limit allows (a lowered one is logged at warn).
   Status st = s.Start({"--log-format=json", "--log-level=info", "--redis-url=redis://:pw1@h:1",
-                       "--ttl-millis=4321"});
+                       "--ttl-millis=4321", "--max-connections=100"});
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<json::object> start = JsonLines(s.Stderr());
   ApiClient c(s.endpoint());
@@ -145,7 +146,7 @@ TEST(LogsTest, TextLinesByDefault) {
 
 TEST(LogsTest, LogLevelWarnHidesTheLifecycle) {
   ServerProcess s;
-  ASSERT_TRUE(s.Start({"--log-level=warn"}).ok());
+  ASSERT_TRUE(s.Start({"--log-level=warn", "--max-connections=100"}).ok());
   ASSERT_EQ(s.Stop(SIGTERM), 0);
   EXPECT_EQ(s.Stderr(), "");
 }
