@@ -46,6 +46,10 @@ constexpr StorageFigure kStorageFigures[] = {
     {"write_stopped", "cq_storage_write_stopped",
      "Embedded store: 1 while RocksDB stops writes (too many L0 files or pending compaction)",
      metrics::MetricType::kGauge},
+    {"writable", "cq_storage_writable",
+     "Embedded store: 1 while it accepts writes; 0 from a failed write (disk full, I/O error) "
+     "until it accepts writes again",
+     metrics::MetricType::kGauge},
     {"write_stalls", "cq_storage_write_stalls_total",
      "Embedded store: times RocksDB slowed down or stopped writes since the server started",
      metrics::MetricType::kCounter},

@@ -211,11 +211,12 @@ TEST_F(MetricsTest, StorageAndProcessFigures) {
   const bool redis = storage.rfind("redis", 0) == 0;  // redis, redis2
   for (const char* f : {"cq_storage_live_data_bytes", "cq_storage_pending_compaction_bytes",
                         "cq_storage_write_stalls_total", "cq_storage_write_stopped",
-                        "cq_storage_data_dir_free_bytes"}) {
+                        "cq_storage_writable", "cq_storage_data_dir_free_bytes"}) {
     EXPECT_EQ(s.families.count(f), embedded ? 1u : 0u) << f;
   }
   if (embedded) {
     EXPECT_GT(s.Get("cq_storage_data_dir_free_bytes"), 0);
+    EXPECT_EQ(s.Get("cq_storage_writable"), 1);
   }
   for (const char* f : {"cq_redis_errors_total", "cq_redis_reconnects_total"}) {
     EXPECT_EQ(s.families.count(f), redis ? 1u : 0u) << f;

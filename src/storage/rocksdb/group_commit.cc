@@ -4,6 +4,8 @@
 // then, reads see queued batches through the overlay. Callers never write under their own locks,
 // and many requests share one write. A failed write fails every queued batch, empties the
 // overlay (reads see only what is durable) and refuses new batches until ResumeAfterFailure.
+// While RocksDB refuses writes (rocks_faults.cc) and resuming cannot help yet, new batches are
+// refused at once.
 #include <rocksdb/options.h>
 
 #include "base/log.h"
@@ -20,6 +22,11 @@ std::string RocksKv::Impl::OverlayKey(Cf cf, std::string_view key) {
 }
 
 std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) {
+  if (stopped.load()) {
+    // Refused at once while the store cannot write (the disk is still full): the caller reloads
+    // only what it touched, instead of every batch failing later in the committer.
+    if (std::optional<Status> refusal = WriteRefusal()) return refusal;
+  }
   std::lock_guard lock(mu);
   if (failed) return failure;
   if (stop) return Unavailable("the store is closing");
@@ -87,13 +94,20 @@ void RocksKv::Impl::CommitterLoop() {
     std::deque<Queued> group;
     {
       std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return stop || !queue.empty(); });
-      if (queue.empty()) return;  // stopping, and everything is written
+      auto ready = [&] { return stop || !queue.empty(); };
+      if (stopped.load()) {
+        cv.wait_for(lock, std::chrono::seconds(1), ready);  // and retry resuming meanwhile
+      } else {
+        cv.wait(lock, ready);
+      }
+      if (stop && queue.empty()) return;  // stopping, and everything is written
       group.swap(queue);
     }
+    MaybeResume();
+    if (group.empty()) continue;
     rocksdb::WriteBatch wb;
     for (const Queued& q : group) AppendToWriteBatch(q.batch, cfs, &wb);
-    Status s = FromRocks(db->Write(wo, &wb), "group commit");
+    Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
     std::deque<Queued> also_failed;
     {
       std::lock_guard lock(mu);

@@ -296,7 +296,14 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   std::string msg = fmt::format("{}: {}", what, s.ToString());
   if (s.IsCorruption()) return Status(Errc::kCorruption, msg);
   if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) return Status(Errc::kUnavailable, msg);
-  if (s.IsIOError() || s.IsNoSpace()) return Status(Errc::kIOError, msg);
+  if (s.IsNoSpace()) {
+    return Status(Errc::kIOError,
+                  fmt::format("{}: the data directory's disk is full (no space left on device); "
+                              "nothing was written, and writes resume by themselves once space "
+                              "is freed",
+                              what));
+  }
+  if (s.IsIOError()) return Status(Errc::kIOError, msg);
   return Status(Errc::kInternal, msg);
 }
 
@@ -363,7 +370,8 @@ Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   db.enable_write_thread_adaptive_yield = false;
   db.max_background_jobs = 2;
   db.keep_log_file_num = 3;
-  db.max_log_file_size = 8 << 20;
+  db.info_log = NewInfoLog(options.dir, /*max_bytes=*/8 << 20);
+  db.listeners.push_back(impl->NewListener());
   // Bound the WAL so that a restart replays at most about one memtable budget.
   db.max_total_wal_size = options.memtable_bytes * 2;
   db.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(options.memtable_bytes);
@@ -461,6 +469,7 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
     }
   }
   out.emplace_back("write_stalls", stalls);
+  out.emplace_back("writable", impl_->stopped.load() ? 0 : 1);
   std::error_code ec;
   std::filesystem::space_info space = std::filesystem::space(impl_->db->GetName(), ec);
   if (!ec) {

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -23,6 +26,12 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what);
 // Converts a KvBatch to a rocksdb::WriteBatch (appending to `out`).
 void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                         rocksdb::WriteBatch* out);
+
+// The info log (the data directory's LOG file), written so that a full disk only loses lines:
+// RocksDB's own file logger aborts the process (a failed assertion in Debian's build) when it
+// writes again after a failed write. Rolls to LOG.old.<micros> past `max_bytes`; RocksDB deletes
+// old ones beyond keep_log_file_num.
+std::shared_ptr<rocksdb::Logger> NewInfoLog(const std::string& dir, size_t max_bytes);
 
 struct RocksKv::Impl {
   RocksOptions options;
@@ -61,6 +70,28 @@ struct RocksKv::Impl {
   std::deque<std::pair<UniqueFunction<void(Status)>, Status>> completions CQ_GUARDED_BY(done_mu);
   bool done_stop CQ_GUARDED_BY(done_mu) = false;
   std::thread completer;
+
+  // --- write faults, rocks_faults.cc. After a failed write (disk full, I/O error) RocksDB holds
+  // a background error and refuses every write until DB::Resume() clears it. Its own recovery
+  // (waiting until the free space exceeds the largest write buffer, checked every 5 s) is turned
+  // off: the committer resumes as soon as the cause looks gone (MaybeResume).
+  std::atomic<bool> stopped{false};  // RocksDB refuses writes (a hard or worse background error)
+  std::mutex bg_mu;
+  rocksdb::Status bg_error CQ_GUARDED_BY(bg_mu);  // the current background error, or OK
+  std::chrono::steady_clock::time_point last_failed_resume CQ_GUARDED_BY(bg_mu);
+  // The listener RocksDB calls on background errors and recoveries (set in the DB options).
+  std::shared_ptr<rocksdb::EventListener> NewListener();
+  void OnBackgroundError(const rocksdb::Status& s);
+  void OnRecovered();
+  // Whether DB::Resume() may clear `error` now: for a full disk, once the free space exceeds the
+  // memtables by 1 MB (and 100 ms after a failed try); for another hard error, a second after a
+  // failed try; never for a fatal one.
+  bool ResumeMayHelp(const rocksdb::Status& error);
+  // While RocksDB refuses writes and resuming cannot help yet: the error a new batch gets at once
+  // (it is then neither queued nor visible). std::nullopt otherwise.
+  std::optional<Status> WriteRefusal();
+  // Committer thread, before writing: DB::Resume() when RocksDB refuses writes and it may help.
+  void MaybeResume();
 
   void StartCommitter();
   // Writes what is queued, runs the last callbacks and stops (the destructor).

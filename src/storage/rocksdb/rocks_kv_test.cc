@@ -412,6 +412,7 @@ TEST_P(RocksKvModeTest, StatsAreReported) {
   EXPECT_EQ(stats["write_stopped"], 0);
   EXPECT_TRUE(stats.count("pending_compaction_bytes"));
   EXPECT_EQ(stats["write_stalls"], 0);
+  EXPECT_EQ(stats["writable"], 1);
   EXPECT_GT(stats["data_dir_free_bytes"], 0);
   EXPECT_GE(stats["data_dir_size_bytes"], stats["data_dir_free_bytes"]);
 }
