@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/log.h"
 #include "base/random.h"
@@ -139,7 +140,7 @@ bool Engine::CommitFor(Slot* slot, Batch batch, UniqueFunction<void(Status)> on_
   }
   *outcome = store_->Commit(std::move(batch), std::move(on_durable));
   if (*outcome && !(*outcome)->ok()) {
-    CQ_LOG_ERROR("cq.engine", "storage write failed: {}", (*outcome)->ToString());
+    LogWriteFailure(**outcome);
     {
       // The batch may have carried a sequence reservation: write a new one with the next use.
       std::lock_guard lock(seq_mu_);
@@ -149,6 +150,21 @@ bool Engine::CommitFor(Slot* slot, Batch batch, UniqueFunction<void(Status)> on_
     return false;
   }
   return true;
+}
+
+void Engine::LogWriteFailure(const Status& s) {
+  // One line a second at most: a full disk fails every write until space is freed.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
+  int64_t last = last_failure_log_ms_.load();
+  if (now_ms - last < 1000 || !last_failure_log_ms_.compare_exchange_strong(last, now_ms)) {
+    failures_not_logged_.fetch_add(1);
+    return;
+  }
+  const uint64_t more = failures_not_logged_.exchange(0);
+  CQ_LOG_ERROR("cq.engine", "storage write failed{}: {}",
+               more == 0 ? "" : fmt::format(" ({} more since the last line)", more), s.ToString());
 }
 
 void Engine::Report(Effects& fx) {
@@ -209,6 +225,8 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
   std::optional<Status> outcome;
   {
     std::lock_guard lock(shard.mu);
+    const bool created = Find(shard, m.topic) == nullptr;
+    bool refused = false;
     Slot& slot = FindOrCreate(shard, m.topic);
     Topic& t = *slot.topic;
     Batch batch = store_->NewBatch();
@@ -274,9 +292,17 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
           t.Insert(std::move(held), now);
         }
         fx.ready = status == MsgStatus::kReady;
+      } else {
+        refused = true;
       }
     }
-    Reschedule(slot);
+    if (refused && created && slot.topic->empty()) {
+      // The topic came with the refused send: it goes with it (unlisted, as before).
+      if (slot.timer != 0) scheduler_->Cancel(slot.timer);
+      shard.topics.erase(fx.topic);  // (m was moved from)
+    } else {
+      Reschedule(slot);
+    }
   }
   Report(fx);
   if (outcome) answer.Finish(*outcome);

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,6 +83,9 @@ class Engine final : public QueueBackend {
     base::TimerId timer = 0;  // 0: none
     TimePoint timer_at = kTimeMax;
     TimePoint load_retry_at = kTimeMin;  // after a failed load: not before this
+    // After a failed write: the timer not before this, so that a store refusing writes (a full
+    // disk) is not retried in a loop by what time ends (ack timeouts, expiry).
+    TimePoint write_retry_at = kTimeMin;
   };
   struct Shard {
     base::Mutex mu;
@@ -120,6 +124,7 @@ class Engine final : public QueueBackend {
                                          TimePoint now, bool with_payload);
   bool Listed(const Topic& t, TimePoint now) const;
   void Report(Effects& fx);
+  void LogWriteFailure(const Status& s);
 
   // --- engine_time.cc: time passing
   // Loads what comes near, moves the topic to now (never backwards), and puts what ended on the
@@ -163,6 +168,10 @@ class Engine final : public QueueBackend {
   TimePoint purge_at_ CQ_GUARDED_BY(purge_mu_) = kTimeMax;
   std::string purge_cursor_ CQ_GUARDED_BY(purge_mu_);  // last purged retention key
   uint64_t purge_epoch_ CQ_GUARDED_BY(purge_mu_) = 0;  // counts cursor resets
+
+  // Failed writes logged by LogWriteFailure (at most one line a second).
+  std::atomic<int64_t> last_failure_log_ms_{INT64_MIN / 2};  // steady clock
+  std::atomic<uint64_t> failures_not_logged_{0};
 
   std::atomic<bool> rebuilding_{false};
   std::mutex rebuild_mu_;

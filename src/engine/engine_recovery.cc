@@ -10,6 +10,8 @@ using core::MessageRecord;
 
 namespace {
 constexpr const char* kLog = "cq.engine";
+// After a failed write, a topic's timer waits this long before writing what time ended.
+constexpr Millis kWriteRetryDelay{1000};
 }  // namespace
 
 Status Engine::RecoverTopic(const std::string& name, TimePoint now, Slot* slot) {
@@ -73,10 +75,12 @@ Status Engine::Recover() {
 
 void Engine::RebuildTopic(Slot& slot) {
   std::string name = slot.topic->name();
-  Status s = RecoverTopic(name, clock_->Now(), &slot);
+  const TimePoint now = clock_->Now();
+  Status s = RecoverTopic(name, now, &slot);
   if (!s.ok()) {
     CQ_LOG_ERROR(kLog, "reloading topic '{}' from the store failed: {}", name, s.ToString());
   }
+  slot.write_retry_at = SaturatingAdd(now, kWriteRetryDelay);
   Reschedule(slot);
 }
 
@@ -109,6 +113,7 @@ void Engine::Rebuild() {
     Slot& slot = ShardFor(name).topics[name];
     Status ts = RecoverTopic(name, now, &slot);
     if (!ts.ok()) CQ_LOG_ERROR(kLog, "reloading topic '{}' failed: {}", name, ts.ToString());
+    slot.write_retry_at = SaturatingAdd(now, kWriteRetryDelay);
   }
   {
     std::lock_guard lock(seq_mu_);

@@ -89,6 +89,7 @@ void Engine::Reschedule(Slot& slot) {
     TimePoint load_at = t.FirstFar() - options_.memory_horizon / 2;
     next = std::min(next, std::max({load_at, t.processed(), slot.load_retry_at}));
   }
+  if (next != kTimeMax) next = std::max(next, slot.write_retry_at);
   if (slot.timer != 0 && slot.timer_at <= next) return;  // that timer reschedules when it fires
   if (slot.timer != 0) scheduler_->Cancel(slot.timer);
   slot.timer = 0;
