@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <csignal>
 #include <map>
 #include <memory>
 #include <string>
@@ -140,12 +141,22 @@ class ServerTest : public ::testing::Test {
     std::string error;
     server_ = SharedServer(flags, &error);
     ASSERT_NE(server_, nullptr) << error;
+    flags_ = flags;
     api_ = std::make_unique<ApiClient>(server_->endpoint());
     static int runs = 0;
     run_ = ++runs;  // distinguishes repeated runs (--gtest_repeat) on the same shared server
   }
 
   ServerProcess& server() { return *server_; }
+  // Stops the server (SIGTERM; it must exit 0) and starts it again with the same flags (so on
+  // the same store); api() then talks to the new process.
+  Status RestartServer() {
+    int rc = server_->Stop(SIGTERM);
+    if (rc != 0) return Internal("the server exited with " + std::to_string(rc) + " on SIGTERM");
+    Status s = server_->Start(flags_);
+    api_ = std::make_unique<ApiClient>(server_->endpoint());
+    return s;
+  }
   ApiClient& api() { return *api_; }
   std::unique_ptr<ApiClient> NewClient() {
     return std::make_unique<ApiClient>(server_->endpoint());
@@ -244,6 +255,7 @@ class ServerTest : public ::testing::Test {
 
  private:
   ServerProcess* server_ = nullptr;
+  std::vector<std::string> flags_;
   std::unique_ptr<ApiClient> api_;
   int run_ = 0;
 };
