@@ -7,6 +7,12 @@
 // kill -9 loses nothing that was answered; with sync_writes=true the WAL is also fsynced first,
 // once per group. Until a batch is written, reads see it through an in-memory overlay.
 //
+// Failed writes (disk full, I/O error; docs/storage-format.md "Failed writes"). A failed group
+// fails every queued batch (SetFailureHandler). RocksDB then refuses writes until resumed: while
+// resuming cannot help (the disk is still full), Commit refuses new batches at once; the committer
+// resumes the database by itself once it may (free space), so later writes succeed again without
+// reopening. Stats() reports "writable" (0 meanwhile).
+//
 // Lifecycle: Open() once; the destructor writes what is queued, closes the database and releases
 // the directory lock.
 #pragma once
