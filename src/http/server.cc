@@ -514,7 +514,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     }
     parser.body_limit(opts.max_body_bytes);
     if (!parser.is_done()) {
-      if (msg.version() >= 11 && beast::iequals(msg[bhttp::field::expect], "100-continue")) {
+      if (msg.version() >= 11 && EqualsIgnoringCase(msg[bhttp::field::expect], "100-continue")) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [wec, wn] = co_await asio::async_write(
             c.sock, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);

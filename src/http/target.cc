@@ -1,13 +1,11 @@
 #include "http/target.h"
 
-#include <boost/beast/core/string.hpp>
-
 namespace chronoq::http {
 
 std::string_view OriginForm(std::string_view target, std::string* storage) {
   for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
     if (target.size() < scheme.size() ||
-        !boost::beast::iequals(target.substr(0, scheme.size()), scheme)) {
+        !EqualsIgnoringCase(target.substr(0, scheme.size()), scheme)) {
       continue;
     }
     std::string_view rest = target.substr(scheme.size());
@@ -20,6 +18,15 @@ std::string_view OriginForm(std::string_view target, std::string* storage) {
     return rest.substr(start);
   }
   return target;
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
 }
 
 }  // namespace chronoq::http

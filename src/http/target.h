@@ -11,4 +11,8 @@ namespace chronoq::http {
 // Returns a view of `target` (or of *storage, when the path must be made up).
 std::string_view OriginForm(std::string_view target, std::string* storage);
 
+// ASCII case-insensitive equality (header values, URI schemes). Not boost::beast::iequals: in
+// Boost 1.81 it reads one byte past both strings when they differ in case (found by fuzzing).
+bool EqualsIgnoringCase(std::string_view a, std::string_view b);
+
 }  // namespace chronoq::http
