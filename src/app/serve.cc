@@ -172,6 +172,14 @@ int RunServe(const std::vector<std::string>& args) {
   http::LongPollWaiters waiters(&backend, clock, scheduler, limits.max_parked_long_polls,
                                 limits.max_parked_long_polls_per_topic);
   backend.SetReadyListener(&waiters);
+  // However this function returns, the timer thread stops before the waiters and the backend its
+  // callbacks use are destroyed (a callback still running then would use freed memory).
+  struct StopTimers {
+    base::ThreadScheduler* scheduler;
+    ~StopTimers() {
+      if (scheduler != nullptr) scheduler->Stop();
+    }
+  } stop_timers{thread_scheduler.get()};
   http::HealthState health;
   http::HandlerContext ctx;
   ctx.backend = &backend;
