@@ -9,7 +9,7 @@ PREFIX ?= /usr/local
 
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test check format clean install fuzz
+.PHONY: all deps configure build run test check format clean install fuzz sanitize
 
 all: build
 
@@ -28,6 +28,12 @@ run: build
 test: build check
 	ctest --test-dir $(BUILD) --output-on-failure -j2
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+	bash scripts/sanitize.sh
+
+# The unit, contract and integration tests under ASan + UBSan, the engine and HTTP tests under TSan
+# (docs/testing.md): g++ builds in build-asan and build-tsan.
+sanitize: deps
+	bash scripts/sanitize.sh
 
 # The libFuzzer targets (docs/fuzzing.md): clang-14 build in build-fuzz, FUZZ_SECONDS per target.
 fuzz: deps
@@ -48,4 +54,4 @@ format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) build-fuzz
+	rm -rf $(BUILD) build-fuzz build-asan build-tsan

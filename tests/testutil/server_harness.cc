@@ -125,6 +125,19 @@ std::string Shorten(std::string_view s, size_t max = 600) {
 
 }  // namespace
 
+void ExpectNoSanitizerReport(std::string_view who, std::string_view log) {
+  static constexpr std::string_view kMarkers[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                                  "WARNING: ThreadSanitizer", "runtime error:"};
+  for (std::string_view marker : kMarkers) {
+    size_t at = log.find(marker);
+    if (at == std::string_view::npos) continue;
+    size_t line = log.rfind('\n', at);
+    line = line == std::string_view::npos ? 0 : line + 1;
+    ADD_FAILURE() << who << " wrote a sanitizer report:\n" << log.substr(line, 6000);
+    return;
+  }
+}
+
 std::string BinaryPath() {
   if (const char* p = std::getenv("CQ_BINARY"); p != nullptr && *p != '\0') return p;
   return CQ_BINARY_PATH;
@@ -156,6 +169,7 @@ ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::millisec
   }
   res.out = ReadFile(out_path);
   res.err += ReadFile(err_path);
+  ExpectNoSanitizerReport("chronoq " + (args.empty() ? std::string() : args[0]), res.err);
   ::unlink(out_path.c_str());
   ::unlink(err_path.c_str());
   return res;
@@ -165,6 +179,8 @@ ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::millisec
 // ServerProcess
 
 ServerProcess::~ServerProcess() {
+  // A clean stop, not SIGKILL: sanitizer builds then report leaks, and the log is checked.
+  if (running()) Stop(SIGTERM, std::chrono::seconds(10));
   Kill();
   if (!stderr_path_.empty()) ::unlink(stderr_path_.c_str());
   if (!data_dir_.empty()) {
@@ -388,6 +404,7 @@ int ServerProcess::Stop(int sig, std::chrono::milliseconds timeout) {
   pid_ = -1;
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
   stdout_fd_ = -1;
+  ExpectNoSanitizerReport(fmt::format("the server on port {}", port_), Stderr());
   return DecodeWaitStatus(wstatus);
 }
 
@@ -401,6 +418,7 @@ void ServerProcess::Kill() {
     int wstatus = 0;
     ::waitpid(pid_, &wstatus, 0);
     pid_ = -1;
+    ExpectNoSanitizerReport(fmt::format("the server on port {}", port_), Stderr());
   }
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
   stdout_fd_ = -1;

@@ -61,10 +61,15 @@ ExitResult RunBinary(const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
                      const std::vector<std::string>& extra_env = {});
 
+// Fails the current test (gtest ADD_FAILURE) when `log` holds an AddressSanitizer, LeakSanitizer,
+// ThreadSanitizer or UndefinedBehaviorSanitizer report; `who` names the process in the failure.
+// The harness checks every server's and every command's stderr this way.
+void ExpectNoSanitizerReport(std::string_view who, std::string_view log);
+
 class ServerProcess {
  public:
   ServerProcess() = default;
-  ~ServerProcess();  // SIGKILLs a server still running
+  ~ServerProcess();  // stops a server still running (SIGTERM; SIGKILL after 10 s)
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
