@@ -29,7 +29,7 @@ port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/out")
 server=http://127.0.0.1:$port
 
 total() {  # instructions so far (callgrind_control dumps the running counts)
-  callgrind_control -d "$pid" >/dev/null
+  callgrind_control -d "$pid" >/dev/null 2>&1
   sleep 0.5
   local sum=0
   for f in "$work"/cg.*; do

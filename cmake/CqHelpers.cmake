@@ -8,14 +8,41 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND NOT CQ_BUILD_FUZZERS)
 endif()
 
 # cq_library(NAME core SRCS a.cc b.cc DEPS chronoq::base [PRIVATE_DEPS ...])
-# Creates cq_<name> and the alias chronoq::<name>. Includes are rooted at src/.
+# cq_library(NAME backend INTERFACE DEPS chronoq::core)      (header-only)
+# Creates cq_<name> and the alias chronoq::<name>. Headers are included as "<folder>/<file>.h",
+# rooted at src/ (the folder is the one of this CMakeLists.txt, e.g. "storage/rocksdb").
+#
+# Layering is enforced by the build: each library gets an include root of its own that holds
+# links to its own headers only (not those of a sub-folder that is a library itself), published
+# to whoever links it. So a module sees the headers of the modules it links, and including any
+# other fails to compile ("file not found"). STYLE.md section 2 lists who may link whom.
 function(cq_library)
-  cmake_parse_arguments(A "" "NAME" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
-  add_library(cq_${A_NAME} STATIC ${A_SRCS})
+  cmake_parse_arguments(A "INTERFACE" "NAME" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+  set(root ${CMAKE_BINARY_DIR}/include/${A_NAME})
+  file(REMOVE_RECURSE ${root})
+  file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+       ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
+  foreach(h ${headers})
+    get_filename_component(sub ${h} DIRECTORY)
+    if(sub AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${sub}/CMakeLists.txt)
+      continue()  # a library of its own (storage/rocksdb inside storage)
+    endif()
+    get_filename_component(dir ${root}/${folder}/${h} DIRECTORY)
+    file(MAKE_DIRECTORY ${dir})
+    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR}/${h} ${root}/${folder}/${h} SYMBOLIC)
+  endforeach()
+  if(A_INTERFACE)
+    add_library(cq_${A_NAME} INTERFACE)
+    target_include_directories(cq_${A_NAME} INTERFACE ${root})
+    target_link_libraries(cq_${A_NAME} INTERFACE ${A_DEPS})
+  else()
+    add_library(cq_${A_NAME} STATIC ${A_SRCS})
+    target_include_directories(cq_${A_NAME} PUBLIC ${root})
+    target_compile_options(cq_${A_NAME} PRIVATE ${CQ_WARNINGS})
+    target_link_libraries(cq_${A_NAME} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
+  endif()
   add_library(chronoq::${A_NAME} ALIAS cq_${A_NAME})
-  target_include_directories(cq_${A_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src)
-  target_compile_options(cq_${A_NAME} PRIVATE ${CQ_WARNINGS})
-  target_link_libraries(cq_${A_NAME} PUBLIC ${A_DEPS} PRIVATE ${A_PRIVATE_DEPS})
 endfunction()
 
 # cq_test(NAME core_test SRCS x_test.cc DEPS chronoq::core LABELS unit [TIMEOUT 120]

@@ -17,10 +17,8 @@
 #include "fuzz/fuzz_check.h"
 #include "http/handlers.h"
 #include "http/in_process.h"
-#include "http/long_poll.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "metrics/registry.h"
+#include "service/queue_service.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 
@@ -75,42 +73,34 @@ void CheckExchange(const http::InProcessExchange& x) {
 struct World {
   base::ManualClock clock{FromEpochMs(1'700'000'000'000)};
   base::ManualScheduler scheduler{&clock};
-  metrics::MonitorRecorder monitor{Millis(60'000)};
-  metrics::QueueProbe probe{100};
-  metrics::Registry registry;  // empty: /metrics answers with no families
+  metrics::Registry registry;  // empty: /metrics shows only the queue's families
   storage::MemKv kv;
   storage::MessageStore store{&kv, "fuzz"};
   std::unique_ptr<engine::Engine> engine;
-  std::unique_ptr<http::LongPollWaiters> waiters;
-  http::HealthState health;
+  std::unique_ptr<service::QueueService> service;
   http::HandlerContext ctx;
   http::Router router;
 
   World() {
     engine::EngineOptions eo;
     eo.shards = 2;
-    engine = std::make_unique<engine::Engine>(eo, &store, &clock, &scheduler, &monitor, &probe);
+    engine = std::make_unique<engine::Engine>(eo, &store, &clock, &scheduler);
     FUZZ_CHECK(engine->Recover().ok());
-    waiters = std::make_unique<http::LongPollWaiters>(engine.get(), &clock, &scheduler);
-    engine->SetReadyListener(waiters.get());
-    ctx.backend = engine.get();
-    ctx.waiters = waiters.get();
-    ctx.monitor = &monitor;
-    ctx.probe = &probe;
+    service::ServiceOptions so;
+    so.metrics_max_topics = 100;
+    service = std::make_unique<service::QueueService>(engine.get(), &clock, &scheduler, so);
+    ctx.service = service.get();
     ctx.registry = &registry;
-    ctx.clock = &clock;
-    ctx.health = &health;
     http::RegisterQueueRoutes(router, &ctx);
     http::RegisterMonitorRoutes(router, &ctx);
     http::RegisterHealthRoutes(router, &ctx);
+    http::RegisterMetricsRoute(router, &ctx);
     http::RegisterTestClockRoutes(router, &scheduler, &clock);
-    http::RegisterTestLongPollRoutes(router, waiters.get());
+    http::RegisterTestLongPollRoutes(router, service.get());
   }
   ~World() {
-    waiters->Shutdown();
-    engine->SetReadyListener(nullptr);
+    service.reset();  // answers parked long polls, leaves the engine
     engine.reset();
-    waiters.reset();
   }
 };
 

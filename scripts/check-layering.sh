@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Fails when a module includes a module it may not (STYLE.md section 2) or a third-party header
-# outside the module that wraps it. Run from the repository root.
+# outside the module that wraps it. Run from the repository root. The build enforces the module
+# table too (cq_library gives each library an include root with only its own headers, so an
+# include of a module it does not link does not compile); this script says it sooner and also
+# covers third-party headers and file sizes.
 set -euo pipefail
 
 declare -A ALLOWED=(
@@ -8,14 +11,16 @@ declare -A ALLOWED=(
   [core]="base"
   [metrics]="base"
   [config]="core base"
-  [storage]="core base"
-  [engine]="core storage metrics base"
-  [redis]="core engine metrics base"
-  [http]="engine core metrics config base"
+  [storage]="core metrics base"
+  [backend]="core base"
+  [engine]="backend core storage base"
+  [redis]="backend core metrics base"
+  [service]="backend core metrics base"
+  [http]="service backend core metrics base"
   [client]="base"
   [cli]="client base"
   [bench]="client base"
-  [app]="base core storage engine redis http metrics config client cli bench"
+  [app]="base core storage backend engine redis service http metrics config client cli bench"
 )
 
 fail=0

@@ -13,9 +13,11 @@
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
+#include "redis/redis_metrics.h"
 #include "redis/redis_url.h"
 #include "redis/sentinel.h"
 #include "redis/subscriber.h"
+#include "storage/kv_metrics.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
@@ -25,86 +27,27 @@ namespace {
 
 constexpr const char* kLog = "cq.app";
 
-// The RocksDB figures of KvStore::Stats() GET /metrics shows, by their Stats() key.
-struct StorageFigure {
-  std::string_view key;
-  std::string_view name;
-  std::string_view help;
-  metrics::MetricType type;
-};
-constexpr StorageFigure kStorageFigures[] = {
-    {"live_data_bytes", "cq_storage_live_data_bytes",
-     "Embedded store: estimated size of the live data (RocksDB estimate-live-data-size)",
-     metrics::MetricType::kGauge},
-    {"sst_files_bytes", "cq_storage_sst_files_bytes", "Embedded store: size of all SST files",
-     metrics::MetricType::kGauge},
-    {"memtable_bytes", "cq_storage_memtable_bytes", "Embedded store: size of the memtables",
-     metrics::MetricType::kGauge},
-    {"pending_compaction_bytes", "cq_storage_pending_compaction_bytes",
-     "Embedded store: estimated bytes compaction still has to rewrite",
-     metrics::MetricType::kGauge},
-    {"write_stopped", "cq_storage_write_stopped",
-     "Embedded store: 1 while RocksDB stops writes (too many L0 files or pending compaction)",
-     metrics::MetricType::kGauge},
-    {"writable", "cq_storage_writable",
-     "Embedded store: 1 while it accepts writes; 0 from a failed write (disk full, I/O error) "
-     "until it accepts writes again",
-     metrics::MetricType::kGauge},
-    {"write_stalls", "cq_storage_write_stalls_total",
-     "Embedded store: times RocksDB slowed down or stopped writes since the server started",
-     metrics::MetricType::kCounter},
-    {"data_dir_free_bytes", "cq_storage_data_dir_free_bytes",
-     "Embedded store: bytes available to the server on the data directory's file system",
-     metrics::MetricType::kGauge},
-    {"data_dir_size_bytes", "cq_storage_data_dir_size_bytes",
-     "Embedded store: size of the data directory's file system", metrics::MetricType::kGauge},
-};
-
-void RenderStorage(metrics::TextWriter& w, storage::KvStore* kv) {
-  std::vector<std::pair<std::string, int64_t>> stats = kv->Stats();
-  for (const StorageFigure& f : kStorageFigures) {
-    for (const auto& [key, value] : stats) {
-      if (key != f.key) continue;
-      w.Family(f.name, f.help, f.type);
-      w.Sample(f.name, {}, static_cast<double>(value));
-    }
-  }
-}
-
-void RenderRedis(metrics::TextWriter& w) {
-  redis::ConnectionCounts c = redis::GlobalConnectionCounts();
-  w.Family("cq_redis_errors_total",
-           "Redis connection failures seen by this node (connect failed, connection lost, "
-           "command timeout, READONLY)",
-           metrics::MetricType::kCounter);
-  w.Sample("cq_redis_errors_total", {}, static_cast<double>(c.errors));
-  w.Family("cq_redis_reconnects_total", "Successful Redis reconnects of this node",
-           metrics::MetricType::kCounter);
-  w.Sample("cq_redis_reconnects_total", {}, static_cast<double>(c.reconnects));
-}
-
 class EngineServing final : public ServingBackend {
  public:
   EngineServing(const config::ServerConfig& cfg, std::unique_ptr<storage::KvStore> kv,
-                const base::Clock* clock, base::Scheduler* scheduler,
-                metrics::MonitorRecorder* monitor, metrics::QueueProbe* probe)
+                const base::Clock* clock, base::Scheduler* scheduler)
       : cfg_(cfg), kv_(std::move(kv)), store_(kv_.get(), cfg.ns) {
     engine::EngineOptions eopts;
     eopts.retention = Millis(cfg.end_life_msg_expire_millis);
     eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
     eopts.memory_horizon = Millis(cfg.memory_horizon_millis);
-    engine_ = std::make_unique<engine::Engine>(eopts, &store_, clock, scheduler, monitor, probe);
+    engine_ = std::make_unique<engine::Engine>(eopts, &store_, clock, scheduler);
   }
   Status Recover() { return engine_->Recover(); }
-  engine::QueueBackend* backend() override { return engine_.get(); }
+  backend::QueueBackend* backend() override { return engine_.get(); }
   void Close() override { kv_->Close(); }
   std::string Describe() const override {
     return cfg_.storage == "embedded" ? fmt::format("storage=embedded data-dir={} sync-writes={}",
                                                     cfg_.data_dir, cfg_.sync_writes)
                                       : std::string("storage=memory");
   }
-  void RegisterMetrics(metrics::Registry* registry) override {
-    registry->Add([kv = kv_.get()](metrics::TextWriter& w) { RenderStorage(w, kv); });
+  void RegisterMetrics(metrics::Registry& registry) override {
+    storage::RegisterMetrics(kv_.get(), registry);
   }
 
  private:
@@ -117,8 +60,7 @@ class EngineServing final : public ServingBackend {
 class RedisServing final : public ServingBackend {
  public:
   RedisServing(const config::ServerConfig& cfg, const redis::RedisUrl& url,
-               const base::Clock* clock, base::Scheduler* scheduler,
-               metrics::MonitorRecorder* monitor, metrics::QueueProbe* probe)
+               const base::Clock* clock, base::Scheduler* scheduler)
       : url_(url.Redacted()) {
     redis::ConnectionOptions co;
     co.endpoint = url.endpoints.front();
@@ -149,8 +91,7 @@ class RedisServing final : public ServingBackend {
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
     bo.publish = true;
     bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
-    backend_ =
-        std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler, monitor, probe);
+    backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler);
     // Long polls parked here hear of sends and nacks made through other nodes. In a cluster any
     // node relays every publication: subscribe on the seeds in turn, the next after a failure.
     redis::ConnectionOptions so = co;
@@ -176,7 +117,7 @@ class RedisServing final : public ServingBackend {
     });
     return p.get_future().get();
   }
-  engine::QueueBackend* backend() override { return backend_.get(); }
+  backend::QueueBackend* backend() override { return backend_.get(); }
   void Close() override {
     subscriber_.reset();
     backend_.reset();
@@ -184,7 +125,7 @@ class RedisServing final : public ServingBackend {
     conn_.reset();
   }
   std::string Describe() const override { return "storage=redis redis-url=" + url_; }
-  void RegisterMetrics(metrics::Registry* registry) override { registry->Add(RenderRedis); }
+  void RegisterMetrics(metrics::Registry& registry) override { redis::RegisterMetrics(registry); }
 
  private:
   std::string url_;
@@ -206,13 +147,12 @@ OpenedBackend Failed(int code, std::string error) {
 }  // namespace
 
 OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* clock,
-                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
-                          metrics::QueueProbe* probe) {
+                          base::Scheduler* scheduler) {
   OpenedBackend out;
   if (cfg.storage == "redis") {
     Result<redis::RedisUrl> url = redis::ParseRedisUrl(cfg.redis_url);
     if (!url.has_value()) return Failed(2, url.error().message());
-    auto serving = std::make_unique<RedisServing>(cfg, *url, clock, scheduler, monitor, probe);
+    auto serving = std::make_unique<RedisServing>(cfg, *url, clock, scheduler);
     if (!serving->start_error().ok()) return Failed(1, serving->start_error().message());
     if (Status s = serving->Ping(); !s.ok()) {
       CQ_LOG_WARN(kLog, "{}; serving anyway, requests answer code 500 until it is reachable",
@@ -235,8 +175,7 @@ OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* cl
   } else {
     kv = std::make_unique<storage::MemKv>();
   }
-  auto serving =
-      std::make_unique<EngineServing>(cfg, std::move(kv), clock, scheduler, monitor, probe);
+  auto serving = std::make_unique<EngineServing>(cfg, std::move(kv), clock, scheduler);
   auto start = std::chrono::steady_clock::now();
   if (Status s = serving->Recover(); !s.ok()) {
     return Failed(1, "recovery failed: " + s.ToString());

@@ -5,12 +5,10 @@
 #include <memory>
 #include <string>
 
+#include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "config/config.h"
-#include "engine/queue_backend.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "metrics/registry.h"
 
 namespace chronoq::app {
@@ -18,7 +16,7 @@ namespace chronoq::app {
 class ServingBackend {
  public:
   virtual ~ServingBackend() = default;
-  virtual engine::QueueBackend* backend() = 0;
+  virtual backend::QueueBackend* backend() = 0;
   // Finishes what is queued (its answers' callbacks run) and stops the storage threads. Call it
   // while the HTTP server's executors still exist.
   virtual void Close() = 0;
@@ -26,7 +24,7 @@ class ServingBackend {
   virtual std::string Describe() const = 0;
   // Adds the storage's figures (RocksDB sizes and stalls, Redis errors) to GET /metrics.
   // REQUIRES: no scrape after Close().
-  virtual void RegisterMetrics(metrics::Registry* registry) = 0;
+  virtual void RegisterMetrics(metrics::Registry& registry) = 0;
 };
 
 struct OpenedBackend {
@@ -36,9 +34,7 @@ struct OpenedBackend {
 };
 
 // Opens the storage (recovering the embedded store) and builds the backend.
-// `probe` hears of the ack timeouts, expirations and retry exhaustions the backend observes.
 OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* clock,
-                          base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
-                          metrics::QueueProbe* probe);
+                          base::Scheduler* scheduler);
 
 }  // namespace chronoq::app

@@ -13,12 +13,11 @@
 #include "base/scheduler.h"
 #include "config/config.h"
 #include "http/handlers.h"
-#include "http/long_poll.h"
+#include "http/http_metrics.h"
 #include "http/router.h"
 #include "http/server.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "metrics/registry.h"
+#include "service/queue_service.h"
 
 namespace chronoq::app {
 namespace {
@@ -71,37 +70,6 @@ int64_t FitConnectionsToFdLimit(int64_t wanted, std::string* error) {
                 wanted, fit, rl.rlim_cur, kFdReserve);
   }
   return fit;
-}
-
-// The HTTP, long-poll, storage and process figures of GET /metrics (the queue's come from the
-// probe).
-void RegisterServeMetrics(metrics::Registry* registry, const http::Router* router,
-                          const http::HttpServer* server, int64_t max_connections,
-                          const http::LongPollWaiters* waiters, ServingBackend* serving) {
-  registry->Add([router](metrics::TextWriter& w) { router->RenderMetrics(w); });
-  registry->Add([server, waiters, max_connections](metrics::TextWriter& w) {
-    using metrics::MetricType;
-    w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
-             MetricType::kGauge);
-    w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters->parked()));
-    w.Family("cq_http_connections", "Open HTTP connections", MetricType::kGauge);
-    w.Sample("cq_http_connections", {}, server->connections());
-    w.Family("cq_http_max_connections",
-             "Most open HTTP connections (max-connections, as fitted to the fd limit)",
-             MetricType::kGauge);
-    w.Sample("cq_http_max_connections", {}, static_cast<double>(max_connections));
-    w.Family("cq_http_connections_refused_total",
-             "Connections refused (HTTP 503) because max-connections were open",
-             MetricType::kCounter);
-    w.Sample("cq_http_connections_refused_total", {},
-             static_cast<double>(server->refused_connections()));
-    w.Family("cq_http_accept_errors_total",
-             "Failed accepts (out of file descriptors, usually); each backs off up to 500 ms",
-             MetricType::kCounter);
-    w.Sample("cq_http_accept_errors_total", {}, static_cast<double>(server->accept_errors()));
-  });
-  serving->RegisterMetrics(registry);
-  registry->Add(metrics::RenderProcess);
 }
 
 }  // namespace
@@ -157,40 +125,33 @@ int RunServe(const std::vector<std::string>& args) {
     scheduler = thread_scheduler.get();
   }
 
-  metrics::MonitorRecorder monitor(std::chrono::seconds(cfg.monitor_interval_seconds));
-  metrics::QueueProbe probe(static_cast<size_t>(cfg.metrics_max_topics));
   metrics::Registry registry;  // GET /metrics; every collector's source outlives the scrapes
-  OpenedBackend opened = OpenBackend(cfg, clock, scheduler, &monitor, &probe);
+  OpenedBackend opened = OpenBackend(cfg, clock, scheduler);
   if (!opened.serving) {
     CQ_LOG_ERROR(kLog, "{}", opened.error);
     std::fprintf(stderr, "chronoq: %s\n", opened.error.c_str());
     return opened.exit_code;
   }
-  engine::QueueBackend& backend = *opened.serving->backend();
 
-  const core::Limits limits = config::ToLimits(cfg);
-  http::LongPollWaiters waiters(&backend, clock, scheduler, limits.max_parked_long_polls,
-                                limits.max_parked_long_polls_per_topic);
-  backend.SetReadyListener(&waiters);
-  // However this function returns, the timer thread stops before the waiters and the backend its
-  // callbacks use are destroyed (a callback still running then would use freed memory).
+  service::ServiceOptions so;
+  so.limits = config::ToLimits(cfg);
+  so.defaults = config::ToDefaults(cfg);
+  so.monitor_interval = std::chrono::seconds(cfg.monitor_interval_seconds);
+  so.metrics_max_topics = static_cast<size_t>(cfg.metrics_max_topics);
+  auto service =
+      std::make_unique<service::QueueService>(opened.serving->backend(), clock, scheduler, so);
+  // However this function returns, the timer thread stops before the service (whose long polls
+  // it times out) and the backend its callbacks use are destroyed (a callback still running then
+  // would use freed memory).
   struct StopTimers {
     base::ThreadScheduler* scheduler;
     ~StopTimers() {
       if (scheduler != nullptr) scheduler->Stop();
     }
   } stop_timers{thread_scheduler.get()};
-  http::HealthState health;
   http::HandlerContext ctx;
-  ctx.backend = &backend;
-  ctx.waiters = &waiters;
-  ctx.monitor = &monitor;
-  ctx.probe = &probe;
+  ctx.service = service.get();
   ctx.registry = &registry;
-  ctx.clock = clock;
-  ctx.limits = limits;
-  ctx.defaults = config::ToDefaults(cfg);
-  ctx.health = &health;
   http::Router router;
   http::RegisterQueueRoutes(router, &ctx);
   http::RegisterMonitorRoutes(router, &ctx);
@@ -198,7 +159,7 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterMetricsRoute(router, &ctx);
   if (manual_scheduler) {
     http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
-    http::RegisterTestLongPollRoutes(router, &waiters);
+    http::RegisterTestLongPollRoutes(router, service.get());
   }
 
   http::ServerOptions sopts;
@@ -211,8 +172,9 @@ int RunServe(const std::vector<std::string>& args) {
   sopts.idle_timeout = std::chrono::milliseconds(cfg.idle_timeout_millis);
   sopts.request_timeout = std::chrono::milliseconds(cfg.request_timeout_millis);
   http::HttpServer server(sopts, &router);
-  RegisterServeMetrics(&registry, &router, &server, max_connections, &waiters,
-                       opened.serving.get());
+  http::RegisterMetrics(&router, &server, max_connections, registry);
+  opened.serving->RegisterMetrics(registry);
+  registry.Add(metrics::RenderProcess);
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
@@ -229,10 +191,10 @@ int RunServe(const std::vector<std::string>& args) {
   sigwait(&signals, &sig);
   CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
-  waiters.Shutdown();  // parked long polls answer an empty list now
+  service->Shutdown();  // parked long polls answer an empty list now
   server.Stop(std::chrono::milliseconds(700));
-  backend.SetReadyListener(nullptr);
   if (thread_scheduler) thread_scheduler->Stop();
+  service.reset();  // no longer the backend's listener and event sink
   // Close the storage now, while the HTTP server's executors still exist: it finishes what is
   // still queued and runs those answers' callbacks (they post to the executors).
   opened.serving->Close();

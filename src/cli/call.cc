@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <exception>
 
@@ -11,6 +12,14 @@ namespace chronoq::cli {
 namespace {
 
 constexpr std::string_view kQueuePath = "/camellia/delayQueue/";
+// Set by the server on a sendMsg answered by an existing message (http/handlers.h).
+constexpr std::string_view kExistingHeader = "x-chronoq-existing";
+
+bool IsExistingHeader(std::string_view name) {
+  return std::equal(
+      name.begin(), name.end(), kExistingHeader.begin(), kExistingHeader.end(),
+      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
 constexpr std::string_view kDefaultServer = "http://127.0.0.1:8080";
 // The longest this client waits for one answer (keeps deadlines far from overflow).
 constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24);
@@ -96,7 +105,11 @@ Answer Send(const Session& s, std::string_view method, const std::string& target
               : fmt::format("no answer from the server at {}: {}", s.server, r.error().message());
       return a;
     }
-    return Classify(r->status, std::move(r->body));
+    a = Classify(r->status, std::move(r->body));
+    for (const auto& [name, value] : r->headers) {
+      if (IsExistingHeader(name) && value == "true") a.existing = true;
+    }
+    return a;
   } catch (const std::exception& e) {
     a.error = fmt::format("unreadable answer from the server at {}: {}", s.server, e.what());
     return a;

@@ -34,6 +34,9 @@ struct Answer {
   std::string body;   // the server's answer as sent (a JSON document when exit is 0 or 1)
   client::Json json;  // parsed body (null when it did not parse)
   std::string error;  // kExitRefused: the server's msg; kExitUnreachable: what went wrong
+  // sendMsg only: an in-life message with the given msgId answered, nothing new was stored (the
+  // server's X-Chronoq-Existing header; the body is the existing message).
+  bool existing = false;
 };
 
 // Settings shared by every subcommand: where the server is, how long to wait, output format.

@@ -73,7 +73,11 @@ int RunCliCaptured(std::string_view name, const std::vector<std::string>& args, 
     output->err += fmt::format("chronoq {}: {}\n", name, answer.error);
     return answer.exit;
   }
-  if (!session->json) output->out += cmd->render(answer.json, *parsed);
+  if (!session->json) {
+    const auto& render =
+        answer.existing && cmd->render_existing ? cmd->render_existing : cmd->render;
+    output->out += render(answer.json, *parsed);
+  }
   return kExitOk;
 }
 

@@ -31,6 +31,10 @@ struct Command {
   std::function<Result<Request>(const ParsedArgs& args)> build;
   // The text printed on stdout for a code-200 answer (the whole parsed answer document).
   std::function<std::string(const client::Json& answer, const ParsedArgs& args)> render;
+  // Instead of `render` when the server says an existing message answered (Answer::existing);
+  // empty: `render`.
+  std::function<std::string(const client::Json& answer, const ParsedArgs& args)> render_existing =
+      nullptr;
 };
 
 // The subcommands, one per file.

@@ -38,6 +38,17 @@ std::string Render(const client::Json& answer, const ParsedArgs&) {
                      IsoUtc(m["expireTime"].AsInt()));
 }
 
+// The send changed nothing: say so first, then what is stored.
+std::string RenderExisting(const client::Json& answer, const ParsedArgs&) {
+  const client::Json& m = answer["delayMsg"];
+  return fmt::format(
+      "not sent: {} is already in topic {} ({}); nothing was stored. The existing message "
+      "triggers at {}, expires at {}\n",
+      Printable(m["msgId"].AsString()), Printable(m["topic"].AsString()),
+      StatusName(m["status"].AsInt()), IsoUtc(m["triggerTime"].AsInt()),
+      IsoUtc(m["expireTime"].AsInt()));
+}
+
 }  // namespace
 
 Command SendCommand() {
@@ -47,7 +58,8 @@ Command SendCommand() {
                .details = "Calls sendMsg. Prints the message's id, status and trigger and expire "
                           "times (UTC).\n"
                           "Sending again with the same --msg-id while the message is in life "
-                          "changes nothing\nand prints the existing message.",
+                          "changes nothing:\nit prints \"not sent\" and the existing message's "
+                          "times (exit code 0).",
                .options =
                    {TopicOption(),
                     {.name = "msg", .help = "the payload", .required = true, .value_name = "TEXT"},
@@ -65,6 +77,7 @@ Command SendCommand() {
                      .value_name = "ID"}}},
       .build = Build,
       .render = Render,
+      .render_existing = RenderExisting,
   };
 }
 

@@ -55,14 +55,8 @@ bool Waiting(const MessageRecord& r) { return r.phase == Phase::kPending && r.re
 }  // namespace
 
 Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
-               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
-               metrics::QueueProbe* probe)
-    : options_(options),
-      store_(store),
-      clock_(clock),
-      scheduler_(scheduler),
-      monitor_(monitor),
-      probe_(probe) {
+               base::Scheduler* scheduler)
+    : options_(options), store_(store), clock_(clock), scheduler_(scheduler) {
   int n = std::max(1, options_.shards);
   for (int i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>());
   store_->kv()->SetFailureHandler([this](Status s) { OnAsyncCommitFailure(std::move(s)); });
@@ -169,24 +163,17 @@ void Engine::LogWriteFailure(const Status& s) {
 
 void Engine::Report(Effects& fx) {
   const AdvanceResult& a = fx.advanced;
-  if (a.triggered > 0 || a.ack_timeouts > 0 || !a.finalized.empty() || fx.ended > 0) {
-    TimePoint now = clock_->Now();
-    monitor_->Add(fx.topic, metrics::MonitorCounter::kTriggerMsgReady, a.triggered, now);
-    monitor_->AddReadyGap(fx.topic, a.triggered, a.ready_gap_sum_ms, a.ready_gap_max_ms, now);
-    monitor_->Add(fx.topic, metrics::MonitorCounter::kTriggerMsgTimeout, a.ack_timeouts, now);
-    monitor_->Add(fx.topic, metrics::MonitorCounter::kTriggerMsgEndLife,
-                  static_cast<int64_t>(a.finalized.size()) + fx.ended, now);
-    if (probe_ != nullptr) {
-      using metrics::QueueEvent;
-      probe_->Add(fx.topic, QueueEvent::kAckTimeout, static_cast<uint64_t>(a.ack_timeouts));
-      uint64_t expired = 0;
-      for (const EndedByTime& e : a.finalized) {
-        if (e.after.end_status == core::MsgStatus::kExpire) ++expired;
-      }
-      probe_->Add(fx.topic, QueueEvent::kExpiration, expired);
-      probe_->Add(fx.topic, QueueEvent::kRetryExhaust,
-                  a.finalized.size() - expired + static_cast<uint64_t>(fx.ended));
-    }
+  backend::TopicEvents e;
+  e.triggered = a.triggered;
+  e.ready_gap_sum_ms = a.ready_gap_sum_ms;
+  e.ready_gap_max_ms = a.ready_gap_max_ms;
+  e.ack_timeouts = a.ack_timeouts;
+  for (const EndedByTime& ended : a.finalized) {
+    ++(ended.after.end_status == MsgStatus::kExpire ? e.expired : e.retries_exhausted);
+  }
+  e.retries_exhausted += fx.ended;
+  if (!e.empty()) {
+    if (backend::EventSink* sink = sink_.load()) sink->OnEvents(fx.topic, e);
   }
   if (fx.ready || a.became_ready) {
     if (ReadyListener* l = listener_.load()) l->OnReady(fx.topic);
@@ -214,14 +201,14 @@ Result<MessageRecord> Engine::FindStored(const std::string& topic, const std::st
   return std::move(*stored);
 }
 
-void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
+void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
   // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
   // idempotence or replacement lookups for it.
   const bool generated = m.msg_id.empty();
   if (generated) m.msg_id = base::NewMsgId();
   Shard& shard = ShardFor(m.topic);
   Effects fx{m.topic, {}, 0, false};
-  Answer<Result<core::Message>> answer(std::move(done));
+  Answer<Result<backend::Sent>> answer(std::move(done));
   std::optional<Status> outcome;
   {
     std::lock_guard lock(shard.mu);
@@ -267,7 +254,7 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
     if (!lookup.ok() || existing) {
       if (lookup.ok()) {
         MsgStatus status = core::StatusAt(*existing, now);
-        answer.Set(core::Message{std::move(*existing), status});
+        answer.Set(backend::Sent{core::Message{std::move(*existing), status}, true});
       } else {
         answer.Set(lookup);
       }
@@ -284,7 +271,7 @@ void Engine::Send(core::NewMessage m, Callback<Result<core::Message>> done) {
       const bool far = t.IsFar(rec.visible_at, rec.seq);
       MessageRecord held = far ? MessageRecord() : core::CopyWithoutPayload(rec);
       const TimePoint trigger = rec.trigger_time;
-      answer.Set(core::Message{std::move(rec), status});
+      answer.Set(backend::Sent{core::Message{std::move(rec), status}, false});
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
         if (far) {
           t.AddFar(trigger, 1, now);

@@ -14,8 +14,8 @@
 // periodically. When messages become consumable the ReadyListener hears of it.
 //
 // Lifecycle: construct, Recover() once, use; stop the Scheduler before destroying the Engine
-// (timers hold a pointer to it). The store, clock, scheduler, monitor and probe must outlive it.
-// The probe (optional) hears of ack timeouts, expirations and retry exhaustions.
+// (timers hold a pointer to it). The store, clock and scheduler must outlive it. What time does to
+// messages (triggers, ack timeouts, expirations, retry exhaustions) goes to the EventSink.
 #pragma once
 
 #include <atomic>
@@ -26,17 +26,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
-#include "engine/queue_backend.h"
 #include "engine/topic.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "storage/message_store.h"
 
 namespace chronoq::engine {
+
+using backend::Callback;
+using backend::PullRequest;
+using backend::ReadyListener;
 
 struct EngineOptions {
   Millis retention{300'000};         // end-life-msg-expire-millis
@@ -47,11 +49,10 @@ struct EngineOptions {
   int shards = 16;
 };
 
-class Engine final : public QueueBackend {
+class Engine final : public backend::QueueBackend {
  public:
   Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
-         base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
-         metrics::QueueProbe* probe = nullptr);
+         base::Scheduler* scheduler);
   ~Engine() override;
 
   // Loads the in-memory state from the store: every topic's near messages and far histogram,
@@ -59,7 +60,7 @@ class Engine final : public QueueBackend {
   // horizon, whatever the backlog. Call once, before use.
   Status Recover();
 
-  void Send(core::NewMessage m, Callback<Result<core::Message>> done) override;
+  void Send(core::NewMessage m, Callback<Result<backend::Sent>> done) override;
   void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) override;
   void Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) override;
   void Delete(std::string topic, std::string msg_id, bool release, Callback<Status> done) override;
@@ -67,6 +68,7 @@ class Engine final : public QueueBackend {
   void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
+  void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 
   // Runs the retention purge now (tests).
   void TEST_Purge() { Purge(); }
@@ -152,9 +154,8 @@ class Engine final : public QueueBackend {
   storage::MessageStore* const store_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
-  metrics::MonitorRecorder* const monitor_;
-  metrics::QueueProbe* const probe_;  // may be null
   std::atomic<ReadyListener*> listener_{nullptr};
+  std::atomic<backend::EventSink*> sink_{nullptr};
   std::vector<std::unique_ptr<Shard>> shards_;
 
   // Sequence numbers: unique, increasing; reserved on disk a block ahead (see AllocSeq).

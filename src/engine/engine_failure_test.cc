@@ -13,7 +13,6 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/engine.h"
-#include "metrics/monitor.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
@@ -49,7 +48,7 @@ class EngineFailureTest : public ::testing::TestWithParam<Backend> {
     }
     faulty_ = std::make_unique<testutil::FaultyKv>(inner_);
     store_ = std::make_unique<storage::MessageStore>(faulty_.get(), "ns");
-    engine_ = std::make_unique<Engine>(Options(), store_.get(), &clock_, &sched_, &monitor_);
+    engine_ = std::make_unique<Engine>(Options(), store_.get(), &clock_, &sched_);
     ASSERT_TRUE(engine_->Recover().ok());
     sched_.RunDue();
     b_ = std::make_unique<testutil::SyncBackend>(engine_.get());
@@ -107,8 +106,7 @@ class EngineFailureTest : public ::testing::TestWithParam<Backend> {
     testutil::DiscardWritesKv view(inner_);
     storage::MessageStore store(&view, "ns");
     base::ManualScheduler sched(&clock_);  // never advanced
-    metrics::MonitorRecorder monitor(Millis(60'000));
-    Engine fresh(Options(), &store, &clock_, &sched, &monitor);
+    Engine fresh(Options(), &store, &clock_, &sched);
     ASSERT_TRUE(fresh.Recover().ok());
     testutil::SyncBackend b(&fresh);
     std::set<std::string> topics;
@@ -129,7 +127,6 @@ class EngineFailureTest : public ::testing::TestWithParam<Backend> {
   testutil::TempDir tmp_;
   base::ManualClock clock_{kT0};
   base::ManualScheduler sched_{&clock_};
-  metrics::MonitorRecorder monitor_{Millis(60'000)};
   std::unique_ptr<storage::MemKv> mem_;
   std::unique_ptr<storage::RocksKv> rocks_;
   storage::KvStore* inner_ = nullptr;
@@ -298,7 +295,7 @@ TEST_P(EngineFailureTest, RecoverReportsAFailedRead) {
   testutil::DiscardWritesKv view(faulty_.get());
   storage::MessageStore store(&view, "ns");
   base::ManualScheduler sched(&clock_);
-  Engine other(Options(), &store, &clock_, &sched, &monitor_);
+  Engine other(Options(), &store, &clock_, &sched);
   faulty_->FailNextReads(1);
   Status s = other.Recover();
   EXPECT_EQ(s.code(), Errc::kIOError) << s.ToString();
@@ -365,7 +362,7 @@ TEST_P(EngineFailureTest, SequenceNumbersStayUniqueAfterALostReservationAndARest
   // Restart over the same store, in the same millisecond.
   b_.reset();
   engine_.reset();
-  engine_ = std::make_unique<Engine>(Options(), store_.get(), &clock_, &sched_, &monitor_);
+  engine_ = std::make_unique<Engine>(Options(), store_.get(), &clock_, &sched_);
   ASSERT_TRUE(engine_->Recover().ok());
   sched_.RunDue();
   b_ = std::make_unique<testutil::SyncBackend>(engine_.get());

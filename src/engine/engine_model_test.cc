@@ -19,7 +19,6 @@
 #include "base/scheduler.h"
 #include "core/state_machine.h"
 #include "engine/engine.h"
-#include "metrics/monitor.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
@@ -85,8 +84,7 @@ class EngineModel {
         sched_(&clock_),
         kv_(MakeKv(config, dir_)),
         store_(kv_.get(), "ns"),
-        monitor_(Millis(60'000)),
-        engine_(OptionsFor(config), &store_, &clock_, &sched_, &monitor_),
+        engine_(OptionsFor(config), &store_, &clock_, &sched_),
         b_(&engine_) {
     EXPECT_TRUE(engine_.Recover().ok());
     sched_.RunDue();
@@ -348,7 +346,6 @@ class EngineModel {
   testutil::TempDir dir_;
   std::unique_ptr<storage::KvStore> kv_;
   storage::MessageStore store_;
-  metrics::MonitorRecorder monitor_;
   Engine engine_;
   testutil::SyncBackend b_;
   std::map<Key, MessageRecord> ref_;

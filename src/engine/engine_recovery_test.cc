@@ -15,7 +15,6 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/engine.h"
-#include "metrics/monitor.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
 #include "tests/testutil/sync_backend.h"
@@ -54,7 +53,7 @@ class EngineRecoveryTest : public ::testing::TestWithParam<bool> {
     e.memory_horizon = kHorizon;
     e.load_chunk = load_chunk_;
     e.shards = 3;
-    engine_ = std::make_unique<Engine>(e, store_.get(), &clock_, &sched_, &monitor_);
+    engine_ = std::make_unique<Engine>(e, store_.get(), &clock_, &sched_);
     ASSERT_TRUE(engine_->Recover().ok());
     sched_.RunDue();  // the first retention purge
     b_ = std::make_unique<testutil::SyncBackend>(engine_.get());
@@ -143,7 +142,6 @@ class EngineRecoveryTest : public ::testing::TestWithParam<bool> {
   testutil::TempDir tmp_;
   base::ManualClock clock_{kT0};
   base::ManualScheduler sched_{&clock_};
-  metrics::MonitorRecorder monitor_{Millis(60'000)};
   size_t load_chunk_ = 4096;
   std::unique_ptr<storage::RocksKv> kv_;
   std::unique_ptr<storage::MessageStore> store_;

@@ -10,21 +10,18 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
-#include "metrics/monitor.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
+#include "tests/testutil/recording_sink.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::engine {
 namespace {
 
 using core::MsgStatus;
-using metrics::MonitorCounter;
 
-// Aligned to a monitor interval (60 s) so interval arithmetic stays readable.
 const TimePoint kT0 = FromEpochMs(1'700'000'040'000);
 constexpr int64_t kMin = 60'000;
-constexpr Millis kInterval(kMin);
 constexpr Millis kRetention(5 * kMin);
 constexpr Millis kInactive(30 * kMin);
 
@@ -50,12 +47,12 @@ class EngineTest : public ::testing::Test {
       : clock_(kT0),
         sched_(&clock_),
         store_(&kv_, "ns"),
-        monitor_(kInterval),
-        engine_(std::make_unique<Engine>(Options(), &store_, &clock_, &sched_, &monitor_)),
+        engine_(std::make_unique<Engine>(Options(), &store_, &clock_, &sched_)),
         b_(engine_.get()) {
     EXPECT_TRUE(engine_->Recover().ok());
     sched_.RunDue();  // the first retention purge, scheduled by Recover
     engine_->SetReadyListener(&listener_);
+    engine_->SetEventSink(&events_);
   }
   static EngineOptions Options() {
     EngineOptions o;
@@ -66,6 +63,7 @@ class EngineTest : public ::testing::Test {
   }
   ~EngineTest() override {
     if (engine_) engine_->SetReadyListener(nullptr);
+    if (engine_) engine_->SetEventSink(nullptr);
   }
 
   TimePoint Now() const { return clock_.Now(); }
@@ -104,22 +102,11 @@ class EngineTest : public ::testing::Test {
     return n;
   }
   size_t StoredRecords() { return Stored(storage::Cf::kRecords); }
-  metrics::RequestStats StatsAfterRotation(const std::string& topic) {
-    // The interval that holds Now() completes at its end; look from the next one.
-    int64_t now_ms = ToEpochMs(Now());
-    TimePoint next = FromEpochMs((now_ms / kMin + 1) * kMin);
-    metrics::MonitorSnapshot snap = monitor_.LastCompleted(next);
-    for (const auto& s : snap.request_stats) {
-      if (s.topic == topic) return s;
-    }
-    return metrics::RequestStats{topic, {}};
-  }
-
   base::ManualClock clock_;
   base::ManualScheduler sched_;
   storage::MemKv kv_;
   storage::MessageStore store_;
-  metrics::MonitorRecorder monitor_;
+  testutil::RecordingSink events_;
   RecordingListener listener_;
   std::unique_ptr<Engine> engine_;
   testutil::SyncBackend b_;
@@ -448,48 +435,52 @@ TEST_F(EngineTest, MessagesBeyondTheHorizonStayOnDisk) {
   EXPECT_EQ(MustPull("t", 10).size(), 3u);
 }
 
-// ---- Monitor ----
+// ---- Events (what time does, for the service's recorders) ----
 
-TEST_F(EngineTest, MonitorCountsTriggersPerMessage) {
+TEST_F(EngineTest, ReportsEachTriggerOnce) {
   MustSend("t", "a", 1'000);
   MustSend("t", "b", 1'000);
   MustSend("t", "c", 2'000);
   MustSend("t", "now", 0);  // ready at once: not a trigger
   Advance(2'500);
-  metrics::RequestStats s = StatsAfterRotation("t");
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgReady), 3);
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgEndLife), 0);
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgTimeout), 0);
-  metrics::MonitorSnapshot snap = monitor_.LastCompleted(kT0 + kInterval);
-  ASSERT_EQ(snap.ready_gaps.size(), 1u);
-  EXPECT_EQ(snap.ready_gaps[0].count, 3);
-  EXPECT_EQ(snap.ready_gaps[0].max, 0);  // the timers ran exactly on time
+  backend::TopicEvents e = events_.For("t");
+  EXPECT_EQ(e.triggered, 3);
+  EXPECT_EQ(e.ready_gap_max_ms, 0);  // the timers ran exactly on time
+  EXPECT_EQ(e.expired + e.retries_exhausted, 0);
+  EXPECT_EQ(e.ack_timeouts, 0);
+  Advance(60'000);
+  EXPECT_EQ(events_.For("t").triggered, 3);  // not again
 }
 
-TEST_F(EngineTest, MonitorCountsTimeoutsAndEndsOfLife) {
+TEST_F(EngineTest, ReportsTimeoutsAndEndsOfLife) {
   MustSend("t", "expire", 0, 10'000);
   MustSend("t", "timeout", 0, 3'600'000, 1);
   MustSend("t", "nacklast", 0, 3'600'000, 0);
   ASSERT_EQ(MustPull("t", 1, 2'000).size(), 1u);  // "expire" is oldest: delivered, then...
   ASSERT_EQ(MustPull("t", 2, 2'000).size(), 2u);
-  ASSERT_TRUE(b_.Ack("t", "nacklast", false).ok());  // ends at once: 1 end of life
+  ASSERT_TRUE(b_.Ack("t", "nacklast", false).ok());  // ends at once: retries exhausted
+  EXPECT_EQ(events_.For("t").retries_exhausted, 1);
   Advance(2'000);  // "expire" and "timeout" time out: 2 timeouts, both ready again
   MustPull("t", 2, 2'000);
   Advance(2'000);   // both time out again (2 more); "timeout" was on its last delivery: it ends
-  Advance(10'000);  // "expire", ready since 4,000, reaches its ttl: end of life
-  metrics::RequestStats s = StatsAfterRotation("t");
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgTimeout), 4);
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgEndLife), 3);
-  EXPECT_EQ(s.get(MonitorCounter::kTriggerMsgReady), 0);
+  Advance(10'000);  // "expire", ready since 4,000, reaches its ttl: it ends (delivered before)
+  backend::TopicEvents e = events_.For("t");
+  EXPECT_EQ(e.ack_timeouts, 4);
+  EXPECT_EQ(e.retries_exhausted, 3);
+  EXPECT_EQ(e.expired, 0);
+  EXPECT_EQ(e.triggered, 0);
   EXPECT_EQ(StatusOf("t", "expire"), MsgStatus::kRetryExhaust);
   EXPECT_EQ(StatusOf("t", "timeout"), MsgStatus::kRetryExhaust);
 }
 
-TEST_F(EngineTest, MonitorShowsNothingBeforeTheIntervalCompletes) {
-  MustSend("t", "a", 10);
-  Advance(10);
-  EXPECT_TRUE(monitor_.LastCompleted(Now()).request_stats.empty());
-  EXPECT_EQ(StatsAfterRotation("t").get(MonitorCounter::kTriggerMsgReady), 1);
+TEST_F(EngineTest, ReportsExpirationsOfMessagesNeverDelivered) {
+  MustSend("t", "x", 0, 1'000);
+  MustSend("t", "y", 5'000, 1'000);
+  Advance(10'000);
+  backend::TopicEvents e = events_.For("t");
+  EXPECT_EQ(e.expired, 2);
+  EXPECT_EQ(e.retries_exhausted, 0);
+  EXPECT_EQ(StatusOf("t", "x"), MsgStatus::kExpire);
 }
 
 // ---- Persistence: the store holds every state change (what a durable store recovers from) ----

@@ -1,52 +1,41 @@
-// The camellia endpoints (API.md section 4), registered on a Router. Handlers parse parameters
-// (params.h), check them (core/validation.h), apply server defaults, call the QueueBackend and
-// encode its answer (codec.h). Request errors answer HTTP 400; application outcomes answer HTTP
-// 200 with a `code`.
+// The camellia endpoints (API.md section 4), registered on a Router. Handlers are protocol only:
+// they parse parameters (params.h; a missing or malformed parameter is a request error, HTTP
+// 400), call the QueueService, which owns every rule (validation, defaults, limits, long polls,
+// counting), and encode its answer (codec.h, error_map.h: application outcomes answer HTTP 200
+// with a `code`).
 #pragma once
 
-#include <atomic>
+#include <optional>
 
-#include "base/clock.h"
-#include "core/limits.h"
-#include "engine/queue_backend.h"
-#include "http/long_poll.h"
 #include "http/params.h"
 #include "http/router.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "metrics/registry.h"
+#include "service/queue_service.h"
 
 namespace chronoq::base {
 class ManualScheduler;
-}
+class Clock;
+}  // namespace chronoq::base
 
 namespace chronoq::http {
 
-struct HealthState {
-  std::atomic<bool> online{true};
-};
-
 // Everything the handlers use. Must outlive the Router it is registered on.
 struct HandlerContext {
-  engine::QueueBackend* backend = nullptr;
-  LongPollWaiters* waiters = nullptr;
-  metrics::MonitorRecorder* monitor = nullptr;
-  metrics::QueueProbe* probe = nullptr;   // Prometheus queue figures
-  metrics::Registry* registry = nullptr;  // everything else GET /metrics renders
-  const base::Clock* clock = nullptr;
-  core::Limits limits;
-  core::Defaults defaults;
-  HealthState* health = nullptr;
+  service::QueueService* service = nullptr;
+  const metrics::Registry* registry = nullptr;  // what GET /metrics adds to the queue's figures
 };
 
 inline constexpr std::string_view kQueueBase = "/camellia/delayQueue/";
+// On a sendMsg answer: "true" when an in-life message with the given msgId answered the send and
+// nothing new was stored (the body is camellia's either way: API.md section 4).
+inline constexpr std::string_view kExistingHeader = "X-Chronoq-Existing";
 
 // sendMsg, pullMsg, longPollingMsg, ackMsg, deleteMsg, getMsg (POST).
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
-// GET /metrics: Prometheus text format (docs/metrics.md): the queue probe with each topic's depth
-// read from the backend now, then the registry's collectors.
+// GET /metrics: Prometheus text format (docs/metrics.md): the service's queue figures, then the
+// registry's collectors.
 void RegisterMetricsRoute(Router& router, const HandlerContext* ctx);
 // /camellia/health/{check,status,online,offline} (any method).
 void RegisterHealthRoutes(Router& router, const HandlerContext* ctx);
@@ -57,7 +46,7 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
 // Test mode only: GET /chronoq/test/longPolls answers {"code":200,"parked":N}, the number of
 // longPollingMsg requests parked or being served, so that integration tests can wait until a
 // request is parked instead of sleeping.
-void RegisterTestLongPollRoutes(Router& router, LongPollWaiters* waiters);
+void RegisterTestLongPollRoutes(Router& router, const service::QueueService* service);
 
 // Helpers shared by the handler files.
 HttpResponse JsonResponse(std::string body);

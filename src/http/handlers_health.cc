@@ -18,18 +18,18 @@ HttpResponse Code(int code) {
 }  // namespace
 
 void RegisterHealthRoutes(Router& router, const HandlerContext* ctx) {
-  HealthState* health = ctx->health;
+  service::QueueService* service = ctx->service;
   router.Add("/camellia/health/check", {},
              [](HttpRequest&, RequestContext&, Reply reply) { reply(Code(200)); });
-  router.Add("/camellia/health/status", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
-    reply(Code(health->online.load() ? 200 : 500));
+  router.Add("/camellia/health/status", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
+    reply(Code(service->online() ? 200 : 500));
   });
-  router.Add("/camellia/health/online", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
-    health->online.store(true);
+  router.Add("/camellia/health/online", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
+    service->SetOnline(true);
     reply(Code(200));
   });
-  router.Add("/camellia/health/offline", {}, [health](HttpRequest&, RequestContext&, Reply reply) {
-    health->online.store(false);
+  router.Add("/camellia/health/offline", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
+    service->SetOnline(false);
     reply(Code(200));
   });
 }
@@ -60,11 +60,12 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
       });
 }
 
-void RegisterTestLongPollRoutes(Router& router, LongPollWaiters* waiters) {
+void RegisterTestLongPollRoutes(Router& router, const service::QueueService* service) {
   router.Add("/chronoq/test/longPolls", {"GET"},
-             [waiters](HttpRequest&, RequestContext&, Reply reply) {
+             [service](HttpRequest&, RequestContext&, Reply reply) {
+               const service::LongPollWaiters& w = service->long_polls();
                reply(JsonResponse(fmt::format("{{\"code\":200,\"parked\":{},\"draining\":{}}}",
-                                              waiters->parked(), waiters->draining())));
+                                              w.parked(), w.draining())));
              });
 }
 

@@ -1,4 +1,3 @@
-#include "core/validation.h"
 #include "http/codec.h"
 #include "http/error_map.h"
 #include "http/handlers.h"
@@ -16,12 +15,7 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
     reply(RequestError(400, r.status().message(), req.path()));
     return;
   }
-  Status v = core::ValidateTopic(*topic, ctx->limits);
-  if (!v.ok()) {
-    reply(JsonResponse(EncodeTopicInfoAnswer(400, v.message(), nullptr)));
-    return;
-  }
-  ctx->backend->GetTopicInfo(
+  ctx->service->GetTopicInfo(
       std::move(*topic), [reply = std::move(reply)](Result<core::TopicInfo> res) mutable {
         if (!res.has_value()) {
           reply(JsonResponse(
@@ -36,7 +30,7 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 // unknown ones are ignored, malformed ones are a request error.
 void GetTopicInfoList(const HandlerContext* ctx, const HttpRequest& req, Reply reply) {
   if (!ParseParams(req, reply)) return;
-  ctx->backend->ListTopics(
+  ctx->service->ListTopics(
       [reply = std::move(reply)](Result<std::vector<core::TopicInfo>> res) mutable {
         if (!res.has_value()) {
           reply(JsonResponse(
@@ -58,11 +52,11 @@ void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx) {
              [ctx](HttpRequest& req, RequestContext&, Reply reply) {
                GetTopicInfoList(ctx, req, std::move(reply));
              });
-  router.Add(
-      base + "getMonitorData", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
-        if (!ParseParams(req, reply)) return;  // as getTopicInfoList
-        reply(JsonResponse(EncodeMonitorAnswer(ctx->monitor->LastCompleted(ctx->clock->Now()))));
-      });
+  router.Add(base + "getMonitorData", {"GET"},
+             [ctx](HttpRequest& req, RequestContext&, Reply reply) {
+               if (!ParseParams(req, reply)) return;  // as getTopicInfoList
+               reply(JsonResponse(EncodeMonitorAnswer(ctx->service->MonitorData())));
+             });
 }
 
 }  // namespace chronoq::http

@@ -17,10 +17,10 @@
 
 namespace chronoq::redis {
 
+using backend::Callback;
 using core::Message;
 using core::MessageRecord;
 using core::MsgStatus;
-using engine::Callback;
 
 namespace {
 
@@ -84,14 +84,13 @@ std::string_view Source(RedisBackend::ScriptId id) {
 }  // namespace
 
 RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
-                           base::Scheduler* scheduler, metrics::MonitorRecorder* monitor,
-                           metrics::QueueProbe* probe)
-    : options_(std::move(options)),
-      conn_(conn),
-      clock_(clock),
-      scheduler_(scheduler),
-      monitor_(monitor),
-      probe_(probe) {}
+                           base::Scheduler* scheduler)
+    : options_(std::move(options)), conn_(conn), clock_(clock), scheduler_(scheduler) {}
+
+void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& e) {
+  if (e.empty()) return;
+  if (backend::EventSink* sink = sink_.load()) sink->OnEvents(topic, e);
+}
 
 void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
@@ -102,21 +101,14 @@ void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
   r.elements.erase(r.elements.begin());
-  if (probe_ != nullptr) {
-    using metrics::QueueEvent;
-    probe_->Add(topic, QueueEvent::kAckTimeout, static_cast<uint64_t>(timeouts));
-    probe_->Add(topic, QueueEvent::kExpiration, static_cast<uint64_t>(ended - exhausted));
-    probe_->Add(topic, QueueEvent::kRetryExhaust, static_cast<uint64_t>(exhausted));
-  }
-  if (monitor_ == nullptr) return;
-  const TimePoint now = clock_->Now();
-  using metrics::MonitorCounter;
-  if (triggered > 0) {
-    monitor_->Add(topic, MonitorCounter::kTriggerMsgReady, triggered, now);
-    monitor_->AddReadyGap(topic, triggered, gap_sum, gap_max, now);
-  }
-  if (timeouts > 0) monitor_->Add(topic, MonitorCounter::kTriggerMsgTimeout, timeouts, now);
-  if (ended > 0) monitor_->Add(topic, MonitorCounter::kTriggerMsgEndLife, ended, now);
+  backend::TopicEvents e;
+  e.triggered = triggered;
+  e.ready_gap_sum_ms = gap_sum;
+  e.ready_gap_max_ms = gap_max;
+  e.ack_timeouts = timeouts;
+  e.expired = ended - exhausted;
+  e.retries_exhausted = exhausted;
+  Report(topic, e);
 }
 
 RedisBackend::~RedisBackend() {
@@ -194,10 +186,10 @@ void RedisBackend::Touch(const std::string& topic, TimePoint now, UniqueFunction
 }
 
 void RedisBackend::NotifyReady(const std::string& topic) {
-  if (engine::ReadyListener* l = listener_.load()) l->OnReady(topic);
+  if (backend::ReadyListener* l = listener_.load()) l->OnReady(topic);
 }
 
-void RedisBackend::SetReadyListener(engine::ReadyListener* listener) { listener_.store(listener); }
+void RedisBackend::SetReadyListener(backend::ReadyListener* listener) { listener_.store(listener); }
 
 void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms) {
   if (next_ms.empty()) return;
@@ -387,7 +379,7 @@ void RedisBackend::WatchTopic(const std::string& topic) {
   if (first) CheckTopic(topic, nullptr);
 }
 
-void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
+void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
   if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
   const TimePoint now = clock_->Now();
   std::string topic = m.topic;
@@ -398,9 +390,9 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
   struct Join {
     std::mutex mu;
     int left = 2;
-    std::optional<Result<Message>> answer;
-    Callback<Result<Message>> done;
-    void Arrive(std::optional<Result<Message>> a) {
+    std::optional<Result<backend::Sent>> answer;
+    Callback<Result<backend::Sent>> done;
+    void Arrive(std::optional<Result<backend::Sent>> a) {
       std::unique_lock lock(mu);
       if (a) answer = std::move(a);
       if (--left > 0) return;
@@ -429,7 +421,7 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                        if (e[0].str == "EXISTS" && e.size() == 1 + kRecordFields) {
                          MessageRecord old = ParseRecord(topic, e, 1);
                          MsgStatus st = core::StatusAt(old, now);
-                         return join->Arrive(Message{std::move(old), st});
+                         return join->Arrive(backend::Sent{Message{std::move(old), st}, true});
                        }
                        if (e[0].str != "NEW" || e.size() != 3)
                          return join->Arrive(Unexpected(*r, "send"));
@@ -441,11 +433,11 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<Message>> done) {
                        }
                        ArmWake(topic, Str(e[2]));
                        Publish(topic, st == MsgStatus::kReady, Str(e[2]));
-                       join->Arrive(Message{std::move(rec), st});
+                       join->Arrive(backend::Sent{Message{std::move(rec), st}, false});
                      }));
 }
 
-void RedisBackend::Pull(engine::PullRequest req, Callback<Result<std::vector<Message>>> done) {
+void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
   std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
                                    Ms(SaturatingAdd(now, req.ack_timeout)),
@@ -511,10 +503,9 @@ void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback
              Publish(topic, true, Str(r->elements[2]));
            }
            if (!ack && r->elements[1].str == "ENDED") {
-             if (monitor_ != nullptr) {
-               monitor_->Add(topic, metrics::MonitorCounter::kTriggerMsgEndLife, 1, clock_->Now());
-             }
-             if (probe_ != nullptr) probe_->Add(topic, metrics::QueueEvent::kRetryExhaust);
+             backend::TopicEvents e;
+             e.retries_exhausted = 1;  // the nack of its last delivery
+             Report(topic, e);
            }
            ArmWake(topic, Str(r->elements[2]));
          }

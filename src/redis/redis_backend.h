@@ -2,8 +2,9 @@
 // every operation is one Lua script on the keys of one topic; this node keeps only timers that
 // tell its ReadyListener when a topic's messages become consumable.
 //
-// Status: standalone Redis, one node. Not yet: Sentinel and Cluster routing, cross-node wake-ups
-// (pub/sub), --redis-wait-replicas.
+// Standalone, Sentinel and Cluster deployments (through the CommandSink), several nodes on one
+// Redis: sends and nacks are published so that long polls parked on any node wake up; writes
+// may wait for replicas (--redis-wait-replicas).
 //
 // Thread-safety: all methods from any thread; callbacks run on the Redis event loop thread or,
 // for ready notifications at trigger times, on the scheduler's thread.
@@ -17,11 +18,9 @@
 #include <string>
 #include <string_view>
 
+#include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
-#include "engine/queue_backend.h"
-#include "metrics/monitor.h"
-#include "metrics/queue_probe.h"
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 
@@ -36,27 +35,28 @@ struct RedisBackendOptions {
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
 };
 
-class RedisBackend final : public engine::QueueBackend {
+class RedisBackend final : public backend::QueueBackend {
  public:
-  // `monitor` (may be null) receives the trigger counts of getMonitorData that this node's
-  // scripts observe, and `probe` (may be null) the ack timeouts, expirations and retry
-  // exhaustions they observe (with several nodes, each counts what its own scripts saw).
+  // The EventSink (SetEventSink) hears of the triggers, ack timeouts, expirations and retry
+  // exhaustions this node's scripts observe (with several nodes, each reports what its own
+  // scripts saw).
   RedisBackend(RedisBackendOptions options, CommandSink* redis, const base::Clock* clock,
-               base::Scheduler* scheduler, metrics::MonitorRecorder* monitor = nullptr,
-               metrics::QueueProbe* probe = nullptr);
+               base::Scheduler* scheduler);
   ~RedisBackend() override;
 
-  void Send(core::NewMessage m, engine::Callback<Result<core::Message>> done) override;
-  void Pull(engine::PullRequest req,
-            engine::Callback<Result<std::vector<core::Message>>> done) override;
-  void Ack(std::string topic, std::string msg_id, bool ack, engine::Callback<Status> done) override;
+  void Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) override;
+  void Pull(backend::PullRequest req,
+            backend::Callback<Result<std::vector<core::Message>>> done) override;
+  void Ack(std::string topic, std::string msg_id, bool ack,
+           backend::Callback<Status> done) override;
   void Delete(std::string topic, std::string msg_id, bool release,
-              engine::Callback<Status> done) override;
+              backend::Callback<Status> done) override;
   void Get(std::string topic, std::string msg_id,
-           engine::Callback<Result<core::Message>> done) override;
-  void GetTopicInfo(std::string topic, engine::Callback<Result<core::TopicInfo>> done) override;
-  void ListTopics(engine::Callback<Result<std::vector<core::TopicInfo>>> done) override;
-  void SetReadyListener(engine::ReadyListener* listener) override;
+           backend::Callback<Result<core::Message>> done) override;
+  void GetTopicInfo(std::string topic, backend::Callback<Result<core::TopicInfo>> done) override;
+  void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
+  void SetReadyListener(backend::ReadyListener* listener) override;
+  void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
   void WatchTopic(const std::string& topic) override;
   // True for a watched topic when this node's latest script on it found nothing consumable, no
   // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
@@ -115,14 +115,14 @@ class RedisBackend final : public engine::QueueBackend {
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
   void TakeStats(const std::string& topic, RedisReply& r);
+  void Report(const std::string& topic, const backend::TopicEvents& e);
 
   const RedisBackendOptions options_;
   CommandSink* const conn_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
-  metrics::MonitorRecorder* const monitor_;
-  metrics::QueueProbe* const probe_;
-  std::atomic<engine::ReadyListener*> listener_{nullptr};
+  std::atomic<backend::ReadyListener*> listener_{nullptr};
+  std::atomic<backend::EventSink*> sink_{nullptr};
 
   std::mutex mu_;
   std::condition_variable idle_;

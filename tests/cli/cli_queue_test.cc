@@ -24,6 +24,23 @@ TEST_F(CliTest, SendMapsOptionsAndPrintsIdAndTimes) {
                      cli::IsoUtc(Int(m["expireTime"])) + "\n");
 }
 
+TEST_F(CliTest, SendSaysWhenAnExistingMessageAnsweredInsteadOfANewOne) {
+  std::string t = Topic();
+  CliOk({"send", "--topic=" + t, "--msg=first", "--delay=30s", "--msg-id=order-42"});
+  json::object m = GetOk(t, "order-42");
+  std::string out =
+      CliOk({"send", "--topic=" + t, "--msg=second", "--delay=1s", "--msg-id=order-42"});
+  EXPECT_EQ(out, "not sent: order-42 is already in topic " + t +
+                     " (WAITING); nothing was stored. The existing message triggers at " +
+                     cli::IsoUtc(Int(m["triggerTime"])) + ", expires at " +
+                     cli::IsoUtc(Int(m["expireTime"])) + "\n");
+  EXPECT_EQ(Str(GetOk(t, "order-42")["msg"]), "first");
+  // Once it has ended, the same id is a new message again.
+  CliOk({"delete", "--topic=" + t, "--msg-id=order-42"});
+  out = CliOk({"send", "--topic=" + t, "--msg=third", "--msg-id=order-42"});
+  EXPECT_TRUE(out.starts_with("sent order-42 to topic " + t + ": READY")) << out;
+}
+
 TEST_F(CliTest, SendAcceptsPlainMillisecondsAndCompoundDurations) {
   std::string t = Topic();
   CliOk({"send", "--topic", t, "--msg", "a", "--delay", "1500", "--msg-id", "a"});

@@ -1,6 +1,6 @@
 // The backend contract suite: one set of value-parameterized GoogleTest cases that every
 // QueueBackend must pass (the embedded engine over each Store, and the Redis backend). It checks
-// the behaviour of engine/queue_backend.h and docs/API.md sections 4-5 at the backend level.
+// the behaviour of backend/queue_backend.h and docs/API.md sections 4-5 at the backend level.
 //
 // Adding a backend: implement BackendHarness (the backend plus a ManualClock and ManualScheduler
 // that drive its notion of time) and a BackendFactory, then, in a *_test.cc of this folder:
@@ -24,9 +24,9 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
-#include "engine/queue_backend.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::contract {
@@ -41,7 +41,7 @@ struct HarnessOptions {
 class BackendHarness {
  public:
   virtual ~BackendHarness() = default;
-  virtual engine::QueueBackend* backend() = 0;
+  virtual backend::QueueBackend* backend() = 0;
   // The clock the backend reads "now" from; starts at HarnessOptions::start.
   virtual base::ManualClock* clock() = 0;
   // The scheduler the backend's timers run on (it advances clock()).
@@ -61,7 +61,7 @@ class BackendFactory {
 std::string FactoryName(const ::testing::TestParamInfo<BackendFactory*>& info);
 
 // Records OnReady calls. Thread-safe.
-class RecordingListener final : public engine::ReadyListener {
+class RecordingListener final : public backend::ReadyListener {
  public:
   void OnReady(std::string_view topic) override;
   std::vector<std::string> Take();  // the calls so far, cleared

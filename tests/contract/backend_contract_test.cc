@@ -182,6 +182,25 @@ TEST_P(BackendContractTest, SendIsIdempotentWhileInLife) {
   EXPECT_EQ(info.ready + info.waiting, 0);  // nothing new was stored
 }
 
+TEST_P(BackendContractTest, SendSaysWhetherAnExistingMessageAnswered) {
+  auto send = [&](const std::string& id, const std::string& payload) {
+    Result<backend::Sent> r =
+        b_->SendFull(core::NewMessage{"t", id, payload, Millis(1'000), Millis(60'000), 3});
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : backend::Sent{};
+  };
+  backend::Sent fresh = send("a", "first");
+  EXPECT_FALSE(fresh.existing);
+  backend::Sent again = send("a", "second");
+  EXPECT_TRUE(again.existing);
+  EXPECT_EQ(again.message.record.payload, "first");
+  EXPECT_FALSE(send("", "generated").existing);
+  ASSERT_TRUE(b_->Delete("t", "a").ok());
+  backend::Sent replaced = send("a", "third");  // an ended message is replaced: a new one
+  EXPECT_FALSE(replaced.existing);
+  EXPECT_EQ(replaced.message.record.payload, "third");
+}
+
 TEST_P(BackendContractTest, SendReplacesAnEndedMessage) {
   // One ended message in each end status, then a send with each id.
   Send("t", "ok", 0);

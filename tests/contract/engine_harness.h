@@ -11,7 +11,6 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/engine.h"
-#include "metrics/monitor.h"
 #include "storage/kv.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
@@ -31,7 +30,7 @@ struct EngineVariant {
 class EngineHarness final : public BackendHarness {
  public:
   EngineHarness(const HarnessOptions& o, const EngineVariant& v)
-      : clock_(o.start), scheduler_(&clock_), monitor_(Millis(60'000)) {
+      : clock_(o.start), scheduler_(&clock_) {
     if (v.kv == EngineVariant::Kv::kMemory) {
       kv_ = std::make_unique<storage::MemKv>();
     } else {
@@ -56,7 +55,7 @@ class EngineHarness final : public BackendHarness {
     e.memory_horizon = v.memory_horizon;
     e.load_chunk = v.load_chunk;
     e.shards = 4;
-    engine_ = std::make_unique<engine::Engine>(e, store_.get(), &clock_, &scheduler_, &monitor_);
+    engine_ = std::make_unique<engine::Engine>(e, store_.get(), &clock_, &scheduler_);
     Status s = engine_->Recover();
     if (!s.ok()) ADD_FAILURE() << s.ToString();
     scheduler_.RunDue();  // the first retention purge
@@ -67,7 +66,7 @@ class EngineHarness final : public BackendHarness {
     kv_.reset();
   }
 
-  engine::QueueBackend* backend() override { return engine_.get(); }
+  backend::QueueBackend* backend() override { return engine_.get(); }
   base::ManualClock* clock() override { return &clock_; }
   base::ManualScheduler* scheduler() override { return &scheduler_; }
   // Waits until every write so far is durable (writes made by timers are not waited for
@@ -83,7 +82,6 @@ class EngineHarness final : public BackendHarness {
  private:
   base::ManualClock clock_;
   base::ManualScheduler scheduler_;
-  metrics::MonitorRecorder monitor_;
   std::unique_ptr<testutil::TempDir> dir_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<storage::MessageStore> store_;

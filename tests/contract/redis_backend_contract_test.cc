@@ -73,7 +73,7 @@ class RedisHarness final : public BackendHarness {
     sink_.reset();
     conn_.reset();
   }
-  engine::QueueBackend* backend() override { return backend_.get(); }
+  backend::QueueBackend* backend() override { return backend_.get(); }
   base::ManualClock* clock() override { return &clock_; }
   base::ManualScheduler* scheduler() override { return &scheduler_; }
   // Commands are answered in order on the one connection: a PING answered means every script

@@ -119,7 +119,9 @@ TEST(BinaryTest, PortZeroPrintsTheRealPort) {
 TEST(BinaryTest, ABusyPortIsReportedAndTheServerExits) {
   ServerProcess a;
   ASSERT_TRUE(a.Start({"--log-level=warn"}).ok());
-  ExitResult r = RunBinary({"serve", "--listen=127.0.0.1:" + std::to_string(a.port())}, 5s);
+  // In memory: the default ./data is shared by the variants of this test running at once.
+  ExitResult r = RunBinary(
+      {"serve", "--storage=memory", "--listen=127.0.0.1:" + std::to_string(a.port())}, 5s);
   EXPECT_FALSE(r.timed_out);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find(std::to_string(a.port())), std::string::npos) << r.err;

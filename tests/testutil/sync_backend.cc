@@ -22,13 +22,19 @@ Result<core::Message> SyncBackend::Send(const std::string& topic, const std::str
 }
 
 Result<core::Message> SyncBackend::Send(core::NewMessage m) {
-  return Wait<Result<core::Message>>([&](auto cb) { b_->Send(std::move(m), std::move(cb)); });
+  Result<backend::Sent> sent = SendFull(std::move(m));
+  if (!sent.has_value()) return sent.error();
+  return std::move(sent->message);
+}
+
+Result<backend::Sent> SyncBackend::SendFull(core::NewMessage m) {
+  return Wait<Result<backend::Sent>>([&](auto cb) { b_->Send(std::move(m), std::move(cb)); });
 }
 
 Result<std::vector<core::Message>> SyncBackend::Pull(const std::string& topic, int32_t batch,
                                                      Millis ack_timeout) {
   return Wait<Result<std::vector<core::Message>>>([&](auto cb) {
-    b_->Pull(engine::PullRequest{topic, batch, ack_timeout}, std::move(cb));
+    b_->Pull(backend::PullRequest{topic, batch, ack_timeout}, std::move(cb));
   });
 }
 

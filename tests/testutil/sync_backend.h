@@ -5,18 +5,20 @@
 #include <string>
 #include <vector>
 
-#include "engine/queue_backend.h"
+#include "backend/queue_backend.h"
 
 namespace chronoq::testutil {
 
 class SyncBackend {
  public:
-  explicit SyncBackend(engine::QueueBackend* backend) : b_(backend) {}
+  explicit SyncBackend(backend::QueueBackend* backend) : b_(backend) {}
 
   Result<core::Message> Send(const std::string& topic, const std::string& msg_id,
                              const std::string& payload, Millis delay,
                              Millis ttl = Millis(3'600'000), int32_t max_retry = 10);
   Result<core::Message> Send(core::NewMessage m);
+  // With whether an in-life message with that id was answered instead (nothing stored).
+  Result<backend::Sent> SendFull(core::NewMessage m);
   Result<std::vector<core::Message>> Pull(const std::string& topic, int32_t batch = 1,
                                           Millis ack_timeout = Millis(30'000));
   Status Ack(const std::string& topic, const std::string& msg_id, bool ack = true);
@@ -26,7 +28,7 @@ class SyncBackend {
   Result<std::vector<core::TopicInfo>> List();
 
  private:
-  engine::QueueBackend* b_;
+  backend::QueueBackend* b_;
 };
 
 }  // namespace chronoq::testutil

@@ -1,17 +1,17 @@
-#include "http/long_poll.h"
+#include "service/long_poll.h"
 
 #include <algorithm>
 #include <optional>
 
 #include "base/check.h"
 
-namespace chronoq::http {
+namespace chronoq::service {
 
 using Messages = std::vector<core::Message>;
 
 struct LongPollWaiters::Waiter {
   enum class State { kParked, kClaimed, kDone };
-  LongPollRequest req;
+  PollSpec req;
   std::function<bool()> alive;
   LongPollDone done;
   // Guarded by the owner's mu_:
@@ -21,7 +21,7 @@ struct LongPollWaiters::Waiter {
   std::list<std::shared_ptr<Waiter>>::iterator pos;  // valid while kParked
 };
 
-LongPollWaiters::LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
+LongPollWaiters::LongPollWaiters(backend::QueueBackend* backend, const base::Clock* clock,
                                  base::Scheduler* scheduler, size_t max_parked,
                                  size_t max_parked_per_topic)
     : backend_(backend),
@@ -52,7 +52,7 @@ void LongPollWaiters::Finish(const std::shared_ptr<Waiter>& w, Result<Messages> 
   if (done) done(std::move(result));
 }
 
-std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest req,
+std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
                                                                std::function<bool()> alive,
                                                                LongPollDone done) {
   auto w = std::make_shared<Waiter>();
@@ -78,7 +78,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
     }
   }
   if (full) {  // answered at once with what one pull finds
-    backend_->Pull(engine::PullRequest{topic, w->req.batch, w->req.ack_timeout},
+    backend_->Pull(backend::PullRequest{topic, w->req.batch, w->req.ack_timeout},
                    [this, w](Result<Messages> r) { Finish(w, std::move(r)); });
     return w;
   }
@@ -92,7 +92,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(LongPollRequest r
   return w;
 }
 
-size_t LongPollWaiters::draining() {
+size_t LongPollWaiters::draining() const {
   std::lock_guard lock(mu_);
   size_t n = 0;
   for (const auto& [topic, q] : topics_) n += q.draining ? 1 : 0;
@@ -176,7 +176,7 @@ void LongPollWaiters::Drain(const std::string& topic) {
       std::optional<Result<Messages>> result;
     };
     auto step = std::make_shared<Step>();
-    backend_->Pull(engine::PullRequest{topic, w->req.batch, w->req.ack_timeout},
+    backend_->Pull(backend::PullRequest{topic, w->req.batch, w->req.ack_timeout},
                    [this, step, w, topic](Result<Messages> r) {
                      step->result.emplace(std::move(r));
                      if (step->state.exchange(1) == 2) {
@@ -258,4 +258,4 @@ void LongPollWaiters::Shutdown() {
   }
 }
 
-}  // namespace chronoq::http
+}  // namespace chronoq::service

@@ -1,12 +1,13 @@
-// QueueBackend: the one interface the HTTP layer talks to. Implemented by the embedded engine
-// (engine.h, over a Store) and by the Redis backend. Every backend must pass the contract suite in
-// tests/contract/.
+// QueueBackend: the storage-facing interface below the service layer (service/queue_service.h).
+// Implemented by the embedded engine (engine/engine.h, over a MessageStore) and by the Redis
+// backend (redis/redis_backend.h), siblings that both depend on this header-only module and on
+// nothing of each other. Every backend must pass the contract suite in tests/contract/.
 //
 // Operation. Calls are asynchronous: each takes a completion callback that is invoked exactly
 // once, possibly before the call returns (inline) and possibly on another thread. Callbacks must
 // not call back into the backend synchronously with assumptions about locks; they may call it.
-// Arguments are already validated and have server defaults applied (see core/validation.h,
-// core/limits.h).
+// Arguments are already validated and have server and topic defaults applied by the service
+// (core/validation.h, core/limits.h): a backend checks nothing a request could get wrong.
 //
 // Errors shared by all operations: kIOError / kUnavailable / kInternal when storage fails (the
 // operation then changed nothing).
@@ -19,16 +20,23 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/events.h"
 #include "base/result.h"
 #include "base/unique_function.h"
 #include "core/message.h"
 #include "core/state_machine.h"
 #include "core/topic_info.h"
 
-namespace chronoq::engine {
+namespace chronoq::backend {
 
 template <typename T>
 using Callback = UniqueFunction<void(T)>;
+
+// The answer to a send.
+struct Sent {
+  core::Message message;
+  bool existing = false;  // an in-life message with that msgId was answered; nothing was stored
+};
 
 struct PullRequest {
   std::string topic;
@@ -50,9 +58,10 @@ class QueueBackend {
   virtual ~QueueBackend() = default;
 
   // Stores a new message, or answers the in-life message with the same topic+msgId (idempotent
-  // send; nothing stored). A retained ended message with that id is replaced. An empty msg_id
-  // means "generate one". Answers the message with its status at the time of the send.
-  virtual void Send(core::NewMessage m, Callback<Result<core::Message>> done) = 0;
+  // send; nothing stored; `existing` set). A retained ended message with that id is replaced. An
+  // empty msg_id means "generate one". Answers the message with its status at the time of the
+  // send.
+  virtual void Send(core::NewMessage m, Callback<Result<Sent>> done) = 0;
 
   // Delivers up to req.batch READY messages, in visibility order (oldest first), each now
   // CONSUMING until now + ack_timeout. Messages found ended on the way are finalized and skipped.
@@ -84,6 +93,10 @@ class QueueBackend {
   // is cleared first.
   virtual void SetReadyListener(ReadyListener* listener) = 0;
 
+  // Registers the sink that hears what time did to messages (nullptr to clear: not counted).
+  // REQUIRES: the sink outlives the backend or is cleared first.
+  virtual void SetEventSink(EventSink* sink) = 0;
+
   // A long poll is parked for `topic` on this node. A backend shared by several nodes makes sure
   // from now on that the listener hears when the topic's messages become consumable, whichever
   // node changed them. Cheap; may be called for every parked request.
@@ -95,4 +108,4 @@ class QueueBackend {
   virtual bool KnownIdle(const std::string& /*topic*/) { return false; }
 };
 
-}  // namespace chronoq::engine
+}  // namespace chronoq::backend

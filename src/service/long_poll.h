@@ -27,11 +27,12 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
-#include "engine/queue_backend.h"
+#include "backend/queue_backend.h"
 
-namespace chronoq::http {
+namespace chronoq::service {
 
-struct LongPollRequest {
+// One parked request, its values checked and defaults applied (by the QueueService).
+struct PollSpec {
   std::string topic;
   int32_t batch = 1;
   Millis ack_timeout{30'000};
@@ -40,14 +41,14 @@ struct LongPollRequest {
 
 using LongPollDone = UniqueFunction<void(Result<std::vector<core::Message>>)>;
 
-class LongPollWaiters final : public engine::ReadyListener {
+class LongPollWaiters final : public backend::ReadyListener {
  public:
   struct Waiter;
 
   // At most `max_parked` requests are parked at once, and `max_parked_per_topic` per topic; a
   // request beyond is answered at once with what one pull finds (usually nothing), so that
   // clients keep polling at their own pace and the server's connections stay bounded.
-  LongPollWaiters(engine::QueueBackend* backend, const base::Clock* clock,
+  LongPollWaiters(backend::QueueBackend* backend, const base::Clock* clock,
                   base::Scheduler* scheduler, size_t max_parked = SIZE_MAX,
                   size_t max_parked_per_topic = SIZE_MAX);
   ~LongPollWaiters() override;
@@ -55,7 +56,7 @@ class LongPollWaiters final : public engine::ReadyListener {
   // Parks a request; `done` is called exactly once: with messages, with an empty list when the
   // timeout passes or on shutdown, or with the backend's error. `alive` tells whether the client
   // is still connected (nullptr: assume it is).
-  std::shared_ptr<Waiter> Park(LongPollRequest req, std::function<bool()> alive, LongPollDone done);
+  std::shared_ptr<Waiter> Park(PollSpec req, std::function<bool()> alive, LongPollDone done);
   // The client went away: the request is answered (empty) if it is still parked.
   void Cancel(const std::shared_ptr<Waiter>& w);
 
@@ -65,7 +66,7 @@ class LongPollWaiters final : public engine::ReadyListener {
   // Requests parked or being served.
   size_t parked() const { return parked_.load(); }
   // Topics whose parked requests are being served (a pull in flight) right now.
-  size_t draining();
+  size_t draining() const;
 
  private:
   struct TopicQueue {
@@ -87,16 +88,19 @@ class LongPollWaiters final : public engine::ReadyListener {
   base::TimerId MarkDone(Waiter& w) CQ_REQUIRES(mu_);
   void EraseIfIdle(const std::string& topic) CQ_REQUIRES(mu_);
 
-  engine::QueueBackend* const backend_;
+  backend::QueueBackend* const backend_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;
   const size_t max_parked_;
   const size_t max_parked_per_topic_;
   std::atomic<size_t> parked_{0};
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<std::string, TopicQueue> topics_ CQ_GUARDED_BY(mu_);
   bool shutdown_ CQ_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace chronoq::http
+// Identifies a parked request (to cancel it); null when the request was answered at once.
+using LongPollTicket = std::shared_ptr<LongPollWaiters::Waiter>;
+
+}  // namespace chronoq::service

@@ -1,0 +1,181 @@
+#include "service/queue_service.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/validation.h"
+#include "metrics/exposition.h"
+
+namespace chronoq::service {
+namespace {
+
+// The first failing check of a message reference, or OK.
+Status CheckRef(const MessageRef& ref, const core::Limits& limits) {
+  Status s = core::ValidateTopic(ref.topic, limits);
+  if (s.ok()) s = core::ValidateMsgId(ref.msg_id, limits);
+  return s;
+}
+
+// Shared by Pull and LongPoll: the checked request, or the error.
+Result<PollSpec> CheckPull(PullRequest& req, const ServiceOptions& o) {
+  CQ_RETURN_IF_ERROR(core::ValidateTopic(req.topic, o.limits));
+  PollSpec spec;
+  spec.topic = std::move(req.topic);
+  spec.batch = req.batch && *req.batch > 0 ? std::min(*req.batch, o.limits.max_pull_batch) : 1;
+  spec.ack_timeout = req.ack_timeout_millis && *req.ack_timeout_millis > 0
+                         ? Millis(*req.ack_timeout_millis)
+                         : o.defaults.ack_timeout;
+  return spec;
+}
+
+}  // namespace
+
+QueueService::QueueService(backend::QueueBackend* backend, const base::Clock* clock,
+                           base::Scheduler* scheduler, ServiceOptions options)
+    : backend_(backend),
+      clock_(clock),
+      options_(std::move(options)),
+      recorder_(clock, options_.monitor_interval, options_.metrics_max_topics),
+      waiters_(backend, clock, scheduler, options_.limits.max_parked_long_polls,
+               options_.limits.max_parked_long_polls_per_topic) {
+  backend_->SetReadyListener(&waiters_);
+  backend_->SetEventSink(&recorder_);
+}
+
+QueueService::~QueueService() {
+  waiters_.Shutdown();
+  backend_->SetReadyListener(nullptr);
+  backend_->SetEventSink(nullptr);
+}
+
+void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
+  const core::Limits& limits = options_.limits;
+  Status v = core::ValidateTopic(req.topic, limits);
+  if (v.ok() && !req.msg_id.empty()) v = core::ValidateMsgId(req.msg_id, limits);
+  if (v.ok()) v = core::ValidatePayload(req.msg, limits);
+  if (v.ok()) v = core::ValidateDelay(Millis(req.delay_millis), limits);
+  if (!v.ok()) return done(std::move(v));
+  core::NewMessage m;
+  m.topic = std::move(req.topic);
+  m.msg_id = std::move(req.msg_id);
+  m.payload = std::move(req.msg);
+  m.delay = Millis(req.delay_millis);
+  m.ttl = req.ttl_millis && *req.ttl_millis > 0 ? Millis(*req.ttl_millis) : options_.defaults.ttl;
+  m.max_retry =
+      req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
+  std::string topic = m.topic;
+  backend_->Send(std::move(m), [this, topic = std::move(topic),
+                                done = std::move(done)](Result<backend::Sent> res) mutable {
+    if (res.has_value()) recorder_.Sent(topic);
+    done(std::move(res));
+  });
+}
+
+void QueueService::Pull(PullRequest req, Callback<Result<Messages>> done) {
+  Result<PollSpec> spec = CheckPull(req, options_);
+  if (!spec.has_value()) return done(spec.error());
+  std::string topic = spec->topic;
+  backend_->Pull(backend::PullRequest{spec->topic, spec->batch, spec->ack_timeout},
+                 [this, topic = std::move(topic),
+                  done = std::move(done)](Result<Messages> res) mutable {
+                   if (res.has_value()) recorder_.Delivered(topic, *res, /*long_poll=*/false);
+                   done(std::move(res));
+                 });
+}
+
+LongPollTicket QueueService::LongPoll(LongPollRequest req, std::function<bool()> alive,
+                                      Callback<Result<Messages>> done) {
+  Result<PollSpec> spec = CheckPull(req.pull, options_);
+  if (!spec.has_value()) {
+    done(spec.error());
+    return nullptr;
+  }
+  spec->timeout = req.timeout_millis && *req.timeout_millis > 0
+                      ? std::min(Millis(*req.timeout_millis),
+                                 options_.limits.max_long_polling_timeout)
+                      : options_.defaults.long_polling_timeout;
+  std::string topic = spec->topic;
+  return waiters_.Park(std::move(*spec), std::move(alive),
+                       [this, topic = std::move(topic),
+                        done = std::move(done)](Result<Messages> res) mutable {
+                         if (res.has_value()) recorder_.Delivered(topic, *res, /*long_poll=*/true);
+                         done(std::move(res));
+                       });
+}
+
+void QueueService::CancelLongPoll(const LongPollTicket& ticket) {
+  if (ticket) waiters_.Cancel(ticket);
+}
+
+void QueueService::Ack(AckRequest req, Callback<Status> done) {
+  if (Status v = CheckRef(req.ref, options_.limits); !v.ok()) return done(std::move(v));
+  std::string topic = req.ref.topic;
+  const bool ack = req.ack;
+  backend_->Ack(std::move(req.ref.topic), std::move(req.ref.msg_id), ack,
+                [this, topic = std::move(topic), ack, done = std::move(done)](Status s) mutable {
+                  if (s.ok()) recorder_.Acked(topic, ack);
+                  done(std::move(s));
+                });
+}
+
+void QueueService::Delete(DeleteRequest req, Callback<Status> done) {
+  if (Status v = CheckRef(req.ref, options_.limits); !v.ok()) return done(std::move(v));
+  std::string topic = req.ref.topic;
+  backend_->Delete(std::move(req.ref.topic), std::move(req.ref.msg_id), req.release,
+                   [this, topic = std::move(topic), done = std::move(done)](Status s) mutable {
+                     if (s.ok()) recorder_.Deleted(topic);
+                     done(std::move(s));
+                   });
+}
+
+void QueueService::Get(MessageRef req, Callback<Result<core::Message>> done) {
+  if (Status v = CheckRef(req, options_.limits); !v.ok()) return done(std::move(v));
+  std::string topic = req.topic;
+  backend_->Get(std::move(req.topic), std::move(req.msg_id),
+                [this, topic = std::move(topic),
+                 done = std::move(done)](Result<core::Message> res) mutable {
+                  if (res.has_value()) recorder_.Got(topic);
+                  done(std::move(res));
+                });
+}
+
+void QueueService::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) {
+  if (Status v = core::ValidateTopic(topic, options_.limits); !v.ok()) return done(std::move(v));
+  backend_->GetTopicInfo(std::move(topic), std::move(done));
+}
+
+void QueueService::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
+  backend_->ListTopics(std::move(done));
+}
+
+metrics::MonitorSnapshot QueueService::MonitorData() {
+  return recorder_.monitor().LastCompleted(clock_->Now());
+}
+
+void QueueService::Scrape(const metrics::Registry* others, UniqueFunction<void(std::string)> done) {
+  backend_->ListTopics([this, others, done = std::move(done)](
+                           Result<std::vector<core::TopicInfo>> res) mutable {
+    std::vector<metrics::TopicDepth> depths;
+    if (res.has_value()) {
+      depths.reserve(res->size());
+      for (core::TopicInfo& t : *res) {
+        depths.push_back({std::move(t.topic), t.waiting, t.ready, t.consuming});
+      }
+    }
+    using metrics::MetricType;
+    metrics::TextWriter w;
+    w.Family("cq_queue_depth_read_ok",
+             "1 when this scrape read the topics' depth from the storage, 0 when it failed "
+             "(cq_queue_messages is then missing)",
+             MetricType::kGauge);
+    w.Sample("cq_queue_depth_read_ok", {}, res.has_value() ? 1 : 0);
+    recorder_.probe().Render(w, depths);
+    w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
+             MetricType::kGauge);
+    w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters_.parked()));
+    if (others != nullptr) others->Render(w);
+    done(w.Take());
+  });
+}
+
+}  // namespace chronoq::service

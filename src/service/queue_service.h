@@ -1,0 +1,110 @@
+// QueueService: the queue's rules, once, below every protocol. HTTP (and later gRPC and the
+// dashboard) decode their wire format into the requests of service/requests.h, call one method
+// here and encode what comes back; nothing a user relies on is decided above this layer:
+//
+//   - validation: every value against core::Limits, with the sentences of core/validation.h;
+//   - defaults: a value left out (or out of its range where API.md says it falls back) gets the
+//     server default (core::Defaults); batches and long-poll timeouts are clamped to the limits;
+//   - long polls: parking, waking, the parking caps (service/long_poll.h);
+//   - counting: every event is recorded once (service/recorder.h), for getMonitorData and for
+//     the Prometheus counters, whichever protocol or backend caused it;
+//   - the node's online/offline state (health).
+//
+// A refused request never reaches the backend and changes nothing. Errors are Status codes of
+// base/status.h: kInvalidArgument (a value out of its limits, with a sentence naming it),
+// kNotFound / kInvalidState (API.md's 404 cases), kUnavailable / kIOError / kInternal (storage);
+// each protocol maps them in one table (http/error_map.h).
+//
+// Operation: asynchronous like the backend: each call's `done` is called exactly once, inline
+// (validation errors, inline backends) or later on another thread.
+//
+// Lifecycle: construct over a backend (it registers itself as the backend's ReadyListener and
+// EventSink), serve, Shutdown() (parked long polls answer empty), stop the scheduler, destroy
+// (it unregisters). REQUIRES: backend, clock and scheduler outlive it.
+//
+// Thread-safety: all methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/queue_backend.h"
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "core/limits.h"
+#include "metrics/monitor.h"
+#include "metrics/registry.h"
+#include "service/long_poll.h"
+#include "service/recorder.h"
+#include "service/requests.h"
+
+namespace chronoq::service {
+
+using backend::Callback;
+using Messages = std::vector<core::Message>;
+
+struct ServiceOptions {
+  core::Limits limits;
+  core::Defaults defaults;
+  Millis monitor_interval{60'000};  // monitor-interval-seconds
+  size_t metrics_max_topics = 1000;
+};
+
+class QueueService {
+ public:
+  QueueService(backend::QueueBackend* backend, const base::Clock* clock,
+               base::Scheduler* scheduler, ServiceOptions options);
+  ~QueueService();
+  QueueService(const QueueService&) = delete;
+  QueueService& operator=(const QueueService&) = delete;
+
+  // Stores a message, or answers the in-life one with the same msgId (Sent::existing).
+  void Send(SendRequest req, Callback<Result<backend::Sent>> done);
+  // Delivers up to `batch` consumable messages now (an empty list when none is).
+  void Pull(PullRequest req, Callback<Result<Messages>> done);
+  // Waits up to the long-poll timeout for consumable messages; answers at once when some are,
+  // or when the parking caps are reached (with what one pull finds). `alive` tells whether the
+  // client is still there (nullptr: assume it is); a client that left takes nothing. The
+  // ticket cancels the wait (CancelLongPoll) when the client goes away; null when `done` was
+  // already called.
+  LongPollTicket LongPoll(LongPollRequest req, std::function<bool()> alive,
+                          Callback<Result<Messages>> done);
+  void CancelLongPoll(const LongPollTicket& ticket);
+  // ack=true: done; ack=false: deliver again now (or end it on its last delivery).
+  void Ack(AckRequest req, Callback<Status> done);
+  void Delete(DeleteRequest req, Callback<Status> done);
+  void Get(MessageRef req, Callback<Result<core::Message>> done);
+  void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done);
+  void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done);
+  // camellia's getMonitorData: the statistics of the last completed interval.
+  metrics::MonitorSnapshot MonitorData();
+
+  // GET /metrics: the queue's families (each topic's depth read from the backend now, the event
+  // counters, the lateness histograms, the parked long polls), then every collector of
+  // `others` (may be null). `done` gets the Prometheus text.
+  void Scrape(const metrics::Registry* others, UniqueFunction<void(std::string)> done);
+
+  // Health (camellia's /camellia/health/*): a node set offline keeps serving requests but tells
+  // load balancers to stop sending them.
+  void SetOnline(bool online) { online_.store(online); }
+  bool online() const { return online_.load(); }
+
+  // Answers every parked long poll with an empty list; later long polls answer at once.
+  void Shutdown() { waiters_.Shutdown(); }
+
+  const LongPollWaiters& long_polls() const { return waiters_; }
+  const ServiceOptions& options() const { return options_; }
+
+ private:
+  backend::QueueBackend* const backend_;
+  const base::Clock* const clock_;
+  const ServiceOptions options_;
+  Recorder recorder_;
+  LongPollWaiters waiters_;
+  std::atomic<bool> online_{true};
+};
+
+}  // namespace chronoq::service

@@ -1,0 +1,370 @@
+#include "service/queue_service.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "tests/testutil/fake_backend.h"
+
+namespace chronoq::service {
+namespace {
+
+using core::MsgStatus;
+using metrics::MonitorCounter;
+using testutil::FakeBackend;
+
+// Aligned to a monitor interval (60 s) so that interval arithmetic stays readable.
+const TimePoint kT0 = FromEpochMs(1'700'000'040'000);
+
+// Waits for nothing: the fake answers inline unless held.
+template <typename T>
+struct Got {
+  std::optional<T> value;
+  backend::Callback<T> Cb() {
+    return [this](T v) { value.emplace(std::move(v)); };
+  }
+};
+
+class QueueServiceTest : public ::testing::Test {
+ protected:
+  QueueServiceTest() : clock_(kT0), sched_(&clock_) { Make(Options()); }
+
+  static ServiceOptions Options() {
+    ServiceOptions o;
+    o.limits.max_topic_bytes = 16;
+    o.limits.max_msg_id_bytes = 8;
+    o.limits.max_msg_bytes = 32;
+    o.limits.max_pull_batch = 50;
+    o.limits.max_delay = Millis(1'000'000);
+    o.limits.max_long_polling_timeout = Millis(20'000);
+    o.limits.max_parked_long_polls = 4;
+    o.limits.max_parked_long_polls_per_topic = 2;
+    o.defaults.ttl = Millis(111'000);
+    o.defaults.max_retry = 7;
+    o.defaults.ack_timeout = Millis(22'000);
+    o.defaults.long_polling_timeout = Millis(5'000);
+    return o;
+  }
+  void Make(ServiceOptions o) {
+    service_.reset();
+    service_ = std::make_unique<QueueService>(&fake_, &clock_, &sched_, std::move(o));
+  }
+
+  Result<backend::Sent> Send(SendRequest r) {
+    Got<Result<backend::Sent>> g;
+    service_->Send(std::move(r), g.Cb());
+    EXPECT_TRUE(g.value.has_value());
+    return g.value ? std::move(*g.value) : Result<backend::Sent>(Internal("no answer"));
+  }
+  Result<backend::Sent> Send(const std::string& topic, const std::string& id, int64_t delay = 0) {
+    return Send(SendRequest{topic, id, "payload", delay, std::nullopt, std::nullopt});
+  }
+  Result<Messages> Pull(PullRequest r) {
+    Got<Result<Messages>> g;
+    service_->Pull(std::move(r), g.Cb());
+    EXPECT_TRUE(g.value.has_value());
+    return g.value ? std::move(*g.value) : Result<Messages>(Internal("no answer"));
+  }
+  Status Ack(const std::string& topic, const std::string& id, bool ack = true) {
+    Got<Status> g;
+    service_->Ack(AckRequest{{topic, id}, ack}, g.Cb());
+    return g.value.value_or(Internal("no answer"));
+  }
+  // The monitor counts of `topic` in the interval that holds now, seen from the next one.
+  metrics::RequestStats Counted(const std::string& topic) {
+    clock_.Advance(Millis(60'000));
+    for (const metrics::RequestStats& s : service_->MonitorData().request_stats) {
+      if (s.topic == topic) return s;
+    }
+    return metrics::RequestStats{topic, {}};
+  }
+  std::string Scrape() {
+    std::string text;
+    service_->Scrape(nullptr, [&text](std::string t) { text = std::move(t); });
+    return text;
+  }
+  static bool Has(const std::string& text, const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+  }
+
+  base::ManualClock clock_;
+  base::ManualScheduler sched_;
+  FakeBackend fake_;
+  std::unique_ptr<QueueService> service_;
+};
+
+// ---- Validation: a refused request never reaches the backend ----
+
+TEST_F(QueueServiceTest, RefusedSendsNeverReachTheBackend) {
+  struct Row {
+    SendRequest req;
+    std::string sentence;
+  };
+  const std::vector<Row> rows = {
+      {{"", "id", "m", 0, {}, {}}, "topic is empty"},
+      {{std::string(17, 't'), "id", "m", 0, {}, {}}, "topic is 17 bytes long; the limit is 16 bytes"},
+      {{"t", std::string(9, 'i'), "m", 0, {}, {}}, "msgId is 9 bytes long; the limit is 8 bytes"},
+      {{"t", "id", "", 0, {}, {}}, "msg is empty"},
+      {{"t", "id", std::string(33, 'm'), 0, {}, {}}, "msg is 33 bytes long; the limit is 32 bytes"},
+      {{"t", "id", "m", 1'000'001, {}, {}}, "delayMillis is 1000001; the limit is 1000000 ms"},
+  };
+  for (const Row& row : rows) {
+    Result<backend::Sent> r = Send(row.req);
+    ASSERT_FALSE(r.has_value()) << row.sentence;
+    EXPECT_EQ(r.error().code(), Errc::kInvalidArgument);
+    EXPECT_NE(r.error().message().find(row.sentence), std::string::npos) << r.error().message();
+  }
+  EXPECT_TRUE(fake_.calls().empty());
+  EXPECT_EQ(Counted("t").get(MonitorCounter::kSendMsg), 0);
+}
+
+TEST_F(QueueServiceTest, EveryOperationChecksItsTopicAndMsgId) {
+  Got<Status> ack, del;
+  Got<Result<core::Message>> get;
+  Got<Result<core::TopicInfo>> info;
+  service_->Ack(AckRequest{{"", "id"}, true}, ack.Cb());
+  service_->Delete(DeleteRequest{{"t", ""}, false}, del.Cb());
+  service_->Get(MessageRef{"t", std::string(9, 'x')}, get.Cb());
+  service_->GetTopicInfo("", info.Cb());
+  EXPECT_EQ(ack.value->message(), "topic is empty");
+  EXPECT_EQ(del.value->code(), Errc::kInvalidArgument);
+  EXPECT_EQ(get.value->error().code(), Errc::kInvalidArgument);
+  EXPECT_EQ(info.value->error().message(), "topic is empty");
+  Result<Messages> pull = Pull(PullRequest{"", {}, {}});
+  EXPECT_EQ(pull.error().message(), "topic is empty");
+  Got<Result<Messages>> lp;
+  EXPECT_EQ(service_->LongPoll(LongPollRequest{{"", {}, {}}, {}}, nullptr, lp.Cb()), nullptr);
+  EXPECT_EQ(lp.value->error().code(), Errc::kInvalidArgument);
+  EXPECT_TRUE(fake_.calls().empty());
+}
+
+// ---- Defaults and clamps ----
+
+TEST_F(QueueServiceTest, SendAppliesServerDefaults) {
+  ASSERT_TRUE(Send(SendRequest{"t", "a", "m", 5, std::nullopt, std::nullopt}).has_value());
+  ASSERT_TRUE(Send(SendRequest{"t", "b", "m", 5, 0, -1}).has_value());  // out of range: default
+  ASSERT_TRUE(Send(SendRequest{"t", "c", "m", 5, 9'000, 0}).has_value());
+  std::vector<FakeBackend::Call> calls = fake_.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].send.ttl, Millis(111'000));
+  EXPECT_EQ(calls[0].send.max_retry, 7);
+  EXPECT_EQ(calls[1].send.ttl, Millis(111'000));
+  EXPECT_EQ(calls[1].send.max_retry, 7);
+  EXPECT_EQ(calls[2].send.ttl, Millis(9'000));
+  EXPECT_EQ(calls[2].send.max_retry, 0);
+  EXPECT_EQ(calls[2].send.delay, Millis(5));
+}
+
+TEST_F(QueueServiceTest, PullClampsTheBatchAndDefaultsTheAckTimeout) {
+  ASSERT_TRUE(Pull(PullRequest{"t", std::nullopt, std::nullopt}).has_value());
+  ASSERT_TRUE(Pull(PullRequest{"t", 0, -5}).has_value());
+  ASSERT_TRUE(Pull(PullRequest{"t", 1'000, 3'000}).has_value());
+  std::vector<FakeBackend::Call> calls = fake_.calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].pull.batch, 1);
+  EXPECT_EQ(calls[0].pull.ack_timeout, Millis(22'000));
+  EXPECT_EQ(calls[1].pull.batch, 1);
+  EXPECT_EQ(calls[1].pull.ack_timeout, Millis(22'000));
+  EXPECT_EQ(calls[2].pull.batch, 50);
+  EXPECT_EQ(calls[2].pull.ack_timeout, Millis(3'000));
+}
+
+// ---- Counting: each event once, in both recorders ----
+
+TEST_F(QueueServiceTest, RequestsAreCountedOnceInBothRecorders) {
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());  // an idempotent repeat counts as a send
+  ASSERT_TRUE(Send("t", "b").has_value());
+  ASSERT_EQ(Pull(PullRequest{"t", 10, {}})->size(), 2u);
+  ASSERT_TRUE(Ack("t", "a").ok());
+  ASSERT_TRUE(Ack("t", "b", false).ok());
+  EXPECT_EQ(Ack("t", "zz").code(), Errc::kNotFound);  // failures count nothing
+  fake_.FailNext(Unavailable("down"));
+  EXPECT_FALSE(Send("t", "c").has_value());
+  std::string text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_sends_total{topic=\"t\"} 3")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_deliveries_total{topic=\"t\"} 2")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_acks_total{topic=\"t\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_nacks_total{topic=\"t\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_trigger_lateness_seconds_count{via=\"pull\"} 2")) << text;
+  metrics::RequestStats s = Counted("t");
+  EXPECT_EQ(s.get(MonitorCounter::kSendMsg), 3);
+  EXPECT_EQ(s.get(MonitorCounter::kPullMsg), 2);
+  EXPECT_EQ(s.get(MonitorCounter::kAckMsg), 2);
+}
+
+TEST_F(QueueServiceTest, WhatTheBackendReportsIsCountedOnceInBothRecorders) {
+  backend::TopicEvents e;
+  e.triggered = 3;
+  e.ready_gap_sum_ms = 30;
+  e.ready_gap_max_ms = 20;
+  e.ack_timeouts = 2;
+  e.expired = 1;
+  e.retries_exhausted = 4;
+  fake_.Emit("t", e);
+  std::string text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_ack_timeouts_total{topic=\"t\"} 2")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_expirations_total{topic=\"t\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_retry_exhaustions_total{topic=\"t\"} 4")) << text;
+  clock_.Advance(Millis(60'000));
+  metrics::MonitorSnapshot snap = service_->MonitorData();
+  ASSERT_EQ(snap.request_stats.size(), 1u);
+  EXPECT_EQ(snap.request_stats[0].get(MonitorCounter::kTriggerMsgReady), 3);
+  EXPECT_EQ(snap.request_stats[0].get(MonitorCounter::kTriggerMsgTimeout), 2);
+  EXPECT_EQ(snap.request_stats[0].get(MonitorCounter::kTriggerMsgEndLife), 5);
+  ASSERT_EQ(snap.ready_gaps.size(), 1u);
+  EXPECT_EQ(snap.ready_gaps[0].count, 3);
+  EXPECT_EQ(snap.ready_gaps[0].max, 20);
+}
+
+TEST_F(QueueServiceTest, MonitorShowsNothingBeforeTheIntervalCompletes) {
+  ASSERT_TRUE(Send("t", "a").has_value());
+  EXPECT_TRUE(service_->MonitorData().request_stats.empty());
+  EXPECT_EQ(Counted("t").get(MonitorCounter::kSendMsg), 1);
+}
+
+TEST_F(QueueServiceTest, AnswersThatComeLaterAreCountedWhenTheyCome) {
+  fake_.Hold();
+  Got<Result<backend::Sent>> sent;
+  service_->Send(SendRequest{"t", "a", "m", 0, {}, {}}, sent.Cb());
+  EXPECT_FALSE(sent.value.has_value());
+  EXPECT_FALSE(Has(Scrape(), "cq_queue_sends_total{topic=\"t\"} 1"));
+  fake_.Release();
+  ASSERT_TRUE(sent.value.has_value());
+  EXPECT_TRUE((*sent.value)->message.status == MsgStatus::kReady);
+  EXPECT_TRUE(Has(Scrape(), "cq_queue_sends_total{topic=\"t\"} 1"));
+}
+
+TEST_F(QueueServiceTest, ScrapeShowsDepthsAndSaysWhenItCouldNotReadThem) {
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_TRUE(Send("t", "b", 1'000).has_value());
+  std::string text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_depth_read_ok 1")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_messages{topic=\"t\",state=\"ready\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "cq_queue_messages{topic=\"t\",state=\"waiting\"} 1")) << text;
+  fake_.FailNext(Unavailable("down"));
+  text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_depth_read_ok 0")) << text;
+  metrics::Registry others;
+  others.Add([](metrics::TextWriter& w) {
+    w.Family("cq_other", "other", metrics::MetricType::kGauge);
+    w.Sample("cq_other", {}, 5);
+  });
+  service_->Scrape(&others, [&text](std::string t) { text = std::move(t); });
+  EXPECT_TRUE(Has(text, "cq_other 5")) << text;
+}
+
+// ---- Long polls ----
+
+TEST_F(QueueServiceTest, ALongPollIsAnsweredWhenAMessageBecomesReady) {
+  ASSERT_TRUE(Send("t", "a", 1'000).has_value());
+  Got<Result<Messages>> lp;
+  LongPollTicket ticket = service_->LongPoll(LongPollRequest{{"t", 5, {}}, 10'000}, nullptr,
+                                             lp.Cb());
+  ASSERT_NE(ticket, nullptr);
+  EXPECT_FALSE(lp.value.has_value());
+  EXPECT_EQ(service_->long_polls().parked(), 1u);
+  fake_.MakeReady("t", "a");
+  ASSERT_TRUE(lp.value.has_value());
+  ASSERT_EQ((*lp.value)->size(), 1u);
+  EXPECT_EQ((*lp.value)->at(0).record.msg_id, "a");
+  EXPECT_EQ(service_->long_polls().parked(), 0u);
+  // The pull made for it had the request's batch and the default ack timeout.
+  FakeBackend::Call last = fake_.calls().back();
+  EXPECT_EQ(last.op, "pull");
+  EXPECT_EQ(last.pull.batch, 5);
+  EXPECT_EQ(last.pull.ack_timeout, Millis(22'000));
+  EXPECT_TRUE(Has(Scrape(), "cq_queue_trigger_lateness_seconds_count{via=\"long_poll\"} 1"));
+}
+
+TEST_F(QueueServiceTest, LongPollTimeoutsAreDefaultedAndClamped) {
+  Got<Result<Messages>> by_default, clamped, given;
+  service_->LongPoll(LongPollRequest{{"t", {}, {}}, std::nullopt}, nullptr, by_default.Cb());
+  service_->LongPoll(LongPollRequest{{"u", {}, {}}, 3'600'000}, nullptr, clamped.Cb());
+  service_->LongPoll(LongPollRequest{{"v", {}, {}}, 7'000}, nullptr, given.Cb());
+  sched_.Advance(Millis(4'999));
+  EXPECT_FALSE(by_default.value.has_value());
+  sched_.Advance(Millis(1));
+  ASSERT_TRUE(by_default.value.has_value());
+  EXPECT_TRUE((*by_default.value)->empty());
+  sched_.Advance(Millis(2'000));
+  EXPECT_TRUE(given.value.has_value());
+  sched_.Advance(Millis(12'999));  // 19,999 ms
+  EXPECT_FALSE(clamped.value.has_value());
+  sched_.Advance(Millis(1));
+  EXPECT_TRUE(clamped.value.has_value());
+}
+
+TEST_F(QueueServiceTest, LongPollsBeyondTheCapsAreAnsweredAtOnce) {
+  std::vector<Got<Result<Messages>>> got(5);
+  for (int i = 0; i < 3; ++i) {  // per-topic cap 2
+    service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, got[i].Cb());
+  }
+  EXPECT_FALSE(got[0].value.has_value());
+  EXPECT_FALSE(got[1].value.has_value());
+  ASSERT_TRUE(got[2].value.has_value());  // answered with what one pull found: nothing
+  EXPECT_TRUE((*got[2].value)->empty());
+  service_->LongPoll(LongPollRequest{{"u", {}, {}}, 10'000}, nullptr, got[3].Cb());
+  Got<Result<Messages>> fifth;
+  service_->LongPoll(LongPollRequest{{"u", {}, {}}, 10'000}, nullptr, got[4].Cb());
+  service_->LongPoll(LongPollRequest{{"v", {}, {}}, 10'000}, nullptr, fifth.Cb());  // total 4
+  EXPECT_FALSE(got[4].value.has_value());
+  EXPECT_TRUE(fifth.value.has_value());
+  EXPECT_EQ(service_->long_polls().parked(), 4u);
+}
+
+TEST_F(QueueServiceTest, ACancelledOrLeftLongPollTakesNothing) {
+  Got<Result<Messages>> cancelled, left, stays;
+  bool alive = true;
+  LongPollTicket t1 =
+      service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, cancelled.Cb());
+  service_->CancelLongPoll(t1);
+  ASSERT_TRUE(cancelled.value.has_value());
+  EXPECT_TRUE((*cancelled.value)->empty());
+  service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, [&alive] { return alive; },
+                     left.Cb());
+  service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, stays.Cb());
+  alive = false;
+  ASSERT_TRUE(Send("t", "a").has_value());  // ready at once: wakes the topic
+  ASSERT_TRUE(left.value.has_value());
+  EXPECT_TRUE((*left.value)->empty());
+  ASSERT_TRUE(stays.value.has_value());
+  ASSERT_EQ((*stays.value)->size(), 1u);
+  service_->CancelLongPoll(t1);  // already answered: nothing happens
+}
+
+TEST_F(QueueServiceTest, ShutdownAnswersParkedLongPollsAndLaterOnesAtOnce) {
+  Got<Result<Messages>> parked, later;
+  service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, parked.Cb());
+  service_->Shutdown();
+  ASSERT_TRUE(parked.value.has_value());
+  EXPECT_TRUE((*parked.value)->empty());
+  service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, later.Cb());
+  EXPECT_TRUE(later.value.has_value());
+}
+
+// ---- Lifecycle and health ----
+
+TEST_F(QueueServiceTest, RegistersWithTheBackendForItsLifetime) {
+  EXPECT_TRUE(fake_.has_listener());
+  EXPECT_TRUE(fake_.has_sink());
+  service_.reset();
+  EXPECT_FALSE(fake_.has_listener());
+  EXPECT_FALSE(fake_.has_sink());
+}
+
+TEST_F(QueueServiceTest, HealthGoesOfflineAndBack) {
+  EXPECT_TRUE(service_->online());
+  service_->SetOnline(false);
+  EXPECT_FALSE(service_->online());
+  ASSERT_TRUE(Send("t", "a").has_value());  // an offline node still serves
+  service_->SetOnline(true);
+  EXPECT_TRUE(service_->online());
+}
+
+}  // namespace
+}  // namespace chronoq::service

@@ -1,0 +1,89 @@
+// FakeBackend: a small in-memory backend::QueueBackend for tests of the layers above it (the
+// service, the HTTP handlers), fast and with no time of its own. It keeps messages in a map and
+// gives them statuses by simple rules: a send with delay <= 0 is READY, otherwise WAITING until
+// the test calls MakeReady(); a pull takes READY messages in send order and makes them
+// CONSUMING; ack ends a CONSUMING message, nack makes it READY again; delete ends any in-life
+// one. It records every call as the layer above made it (values checked, defaults applied), can
+// fail the next call with a given Status, can hold answers back until Release() (asynchronous
+// completion), and lets the test play the backend's part towards the ReadyListener and the
+// EventSink.
+//
+// Thread-safety: all methods are thread-safe; answers are given without the lock held.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/queue_backend.h"
+
+namespace chronoq::testutil {
+
+class FakeBackend final : public backend::QueueBackend {
+ public:
+  // One call as received.
+  struct Call {
+    std::string op;  // "send", "pull", "ack", "delete", "get", "info", "list"
+    std::string topic;
+    std::string msg_id;
+    core::NewMessage send;      // for "send"
+    backend::PullRequest pull;  // for "pull"
+    bool flag = false;          // ack (for "ack"), release (for "delete")
+  };
+
+  void Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) override;
+  void Pull(backend::PullRequest req,
+            backend::Callback<Result<std::vector<core::Message>>> done) override;
+  void Ack(std::string topic, std::string msg_id, bool ack,
+           backend::Callback<Status> done) override;
+  void Delete(std::string topic, std::string msg_id, bool release,
+              backend::Callback<Status> done) override;
+  void Get(std::string topic, std::string msg_id,
+           backend::Callback<Result<core::Message>> done) override;
+  void GetTopicInfo(std::string topic, backend::Callback<Result<core::TopicInfo>> done) override;
+  void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
+  void SetReadyListener(backend::ReadyListener* listener) override;
+  void SetEventSink(backend::EventSink* sink) override;
+
+  // The calls so far, in order.
+  std::vector<Call> calls();
+  // The next call (of any operation) answers `s` and changes nothing.
+  void FailNext(Status s);
+  // While held, answers are kept back; Release() gives them all, in order.
+  void Hold();
+  void Release();
+  // A WAITING message becomes READY; the listener hears of its topic.
+  void MakeReady(const std::string& topic, const std::string& msg_id);
+  // Plays the backend reporting what time did.
+  void Emit(const std::string& topic, const backend::TopicEvents& e);
+  // Whether a ReadyListener / EventSink is registered now.
+  bool has_listener();
+  bool has_sink();
+
+ private:
+  struct Entry {
+    core::Message message;
+    uint64_t order = 0;  // send order
+  };
+  // Records the call; returns the failure to answer with, if one was asked for.
+  std::optional<Status> Begin(Call call);
+  void Answer(UniqueFunction<void()> answer);
+  void NotifyReady(const std::string& topic);
+
+  std::mutex mu_;
+  std::vector<Call> calls_;
+  std::optional<Status> fail_next_;
+  bool held_ = false;
+  std::deque<UniqueFunction<void()>> pending_;
+  std::map<std::pair<std::string, std::string>, Entry> messages_;
+  uint64_t next_order_ = 0;
+  uint64_t next_id_ = 0;
+  backend::ReadyListener* listener_ = nullptr;
+  backend::EventSink* sink_ = nullptr;
+};
+
+}  // namespace chronoq::testutil
