@@ -204,7 +204,7 @@ TEST_F(GrpcShapeTest, UnaryCallsGetTheServiceRulesAndSentences) {
   ASSERT_EQ(api.Get("t", "a", &got).code, GrpcCode::kOk);
   EXPECT_EQ(got.record.payload, "x");
   EXPECT_EQ(api.Ack("t", "a", true).code, GrpcCode::kFailedPrecondition);  // still waiting
-  EXPECT_EQ(api.Delete("t", "a").code, GrpcCode::kOk);                      // cancel the task
+  EXPECT_EQ(api.Delete("t", "a").code, GrpcCode::kOk);                     // cancel the task
   EXPECT_EQ(api.Get("t", "nope", &got).code, GrpcCode::kNotFound);
 }
 
@@ -232,8 +232,7 @@ TEST_F(GrpcShapeTest, MessagesAreStreamedAsTheyBecomeConsumable) {
 }
 
 TEST_F(GrpcShapeTest, ABrokenStreamReturnsItsUnackedMessagesAtTheirAckDeadline) {
-  auto stream =
-      std::make_unique<DelayQueueHandlers::ConsumeStream>(service_.get(), "t", 5'000, 10);
+  auto stream = std::make_unique<DelayQueueHandlers::ConsumeStream>(service_.get(), "t", 5'000, 10);
   SendNow("a");
   EXPECT_EQ(Ids(stream->Read()), std::vector<std::string>{"a"});
   stream.reset();  // the client's connection breaks

@@ -24,10 +24,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
-#include "backend/queue_backend.h"
 
 namespace chronoq::service {
 

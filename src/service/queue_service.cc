@@ -61,12 +61,9 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   m.payload = std::move(req.msg);
   m.delay = Millis(req.delay_millis);
   m.ttl = req.ttl_millis && *req.ttl_millis > 0 ? Millis(*req.ttl_millis) : options_.defaults.ttl;
-  m.max_retry =
-      req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
-  std::string topic = m.topic;
-  backend_->Send(std::move(m), [this, topic = std::move(topic),
-                                done = std::move(done)](Result<backend::Sent> res) mutable {
-    if (res.has_value()) recorder_.Sent(topic);
+  m.max_retry = req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
+  backend_->Send(std::move(m), [this, done = std::move(done)](Result<backend::Sent> res) mutable {
+    if (res.has_value()) recorder_.Sent(res->message.record.topic);
     done(std::move(res));
   });
 }
@@ -74,11 +71,9 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
 void QueueService::Pull(PullRequest req, Callback<Result<Messages>> done) {
   Result<PollSpec> spec = CheckPull(req, options_);
   if (!spec.has_value()) return done(spec.error());
-  std::string topic = spec->topic;
-  backend_->Pull(backend::PullRequest{spec->topic, spec->batch, spec->ack_timeout},
-                 [this, topic = std::move(topic),
-                  done = std::move(done)](Result<Messages> res) mutable {
-                   if (res.has_value()) recorder_.Delivered(topic, *res, /*long_poll=*/false);
+  backend_->Pull(backend::PullRequest{std::move(spec->topic), spec->batch, spec->ack_timeout},
+                 [this, done = std::move(done)](Result<Messages> res) mutable {
+                   if (res.has_value()) recorder_.Delivered(*res, /*long_poll=*/false);
                    done(std::move(res));
                  });
 }
@@ -90,15 +85,13 @@ LongPollTicket QueueService::LongPoll(LongPollRequest req, std::function<bool()>
     done(spec.error());
     return nullptr;
   }
-  spec->timeout = req.timeout_millis && *req.timeout_millis > 0
-                      ? std::min(Millis(*req.timeout_millis),
-                                 options_.limits.max_long_polling_timeout)
-                      : options_.defaults.long_polling_timeout;
-  std::string topic = spec->topic;
+  spec->timeout =
+      req.timeout_millis && *req.timeout_millis > 0
+          ? std::min(Millis(*req.timeout_millis), options_.limits.max_long_polling_timeout)
+          : options_.defaults.long_polling_timeout;
   return waiters_.Park(std::move(*spec), std::move(alive),
-                       [this, topic = std::move(topic),
-                        done = std::move(done)](Result<Messages> res) mutable {
-                         if (res.has_value()) recorder_.Delivered(topic, *res, /*long_poll=*/true);
+                       [this, done = std::move(done)](Result<Messages> res) mutable {
+                         if (res.has_value()) recorder_.Delivered(*res, /*long_poll=*/true);
                          done(std::move(res));
                        });
 }
@@ -130,11 +123,9 @@ void QueueService::Delete(DeleteRequest req, Callback<Status> done) {
 
 void QueueService::Get(MessageRef req, Callback<Result<core::Message>> done) {
   if (Status v = CheckRef(req, options_.limits); !v.ok()) return done(std::move(v));
-  std::string topic = req.topic;
   backend_->Get(std::move(req.topic), std::move(req.msg_id),
-                [this, topic = std::move(topic),
-                 done = std::move(done)](Result<core::Message> res) mutable {
-                  if (res.has_value()) recorder_.Got(topic);
+                [this, done = std::move(done)](Result<core::Message> res) mutable {
+                  if (res.has_value()) recorder_.Got(res->record.topic);
                   done(std::move(res));
                 });
 }
@@ -153,29 +144,29 @@ metrics::MonitorSnapshot QueueService::MonitorData() {
 }
 
 void QueueService::Scrape(const metrics::Registry* others, UniqueFunction<void(std::string)> done) {
-  backend_->ListTopics([this, others, done = std::move(done)](
-                           Result<std::vector<core::TopicInfo>> res) mutable {
-    std::vector<metrics::TopicDepth> depths;
-    if (res.has_value()) {
-      depths.reserve(res->size());
-      for (core::TopicInfo& t : *res) {
-        depths.push_back({std::move(t.topic), t.waiting, t.ready, t.consuming});
-      }
-    }
-    using metrics::MetricType;
-    metrics::TextWriter w;
-    w.Family("cq_queue_depth_read_ok",
-             "1 when this scrape read the topics' depth from the storage, 0 when it failed "
-             "(cq_queue_messages is then missing)",
-             MetricType::kGauge);
-    w.Sample("cq_queue_depth_read_ok", {}, res.has_value() ? 1 : 0);
-    recorder_.probe().Render(w, depths);
-    w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
-             MetricType::kGauge);
-    w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters_.parked()));
-    if (others != nullptr) others->Render(w);
-    done(w.Take());
-  });
+  backend_->ListTopics(
+      [this, others, done = std::move(done)](Result<std::vector<core::TopicInfo>> res) mutable {
+        std::vector<metrics::TopicDepth> depths;
+        if (res.has_value()) {
+          depths.reserve(res->size());
+          for (core::TopicInfo& t : *res) {
+            depths.push_back({std::move(t.topic), t.waiting, t.ready, t.consuming});
+          }
+        }
+        using metrics::MetricType;
+        metrics::TextWriter w;
+        w.Family("cq_queue_depth_read_ok",
+                 "1 when this scrape read the topics' depth from the storage, 0 when it failed "
+                 "(cq_queue_messages is then missing)",
+                 MetricType::kGauge);
+        w.Sample("cq_queue_depth_read_ok", {}, res.has_value() ? 1 : 0);
+        recorder_.probe().Render(w, depths);
+        w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
+                 MetricType::kGauge);
+        w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters_.parked()));
+        if (others != nullptr) others->Render(w);
+        done(w.Take());
+      });
 }
 
 }  // namespace chronoq::service

@@ -55,8 +55,8 @@ struct ServiceOptions {
 
 class QueueService {
  public:
-  QueueService(backend::QueueBackend* backend, const base::Clock* clock,
-               base::Scheduler* scheduler, ServiceOptions options);
+  QueueService(backend::QueueBackend* backend, const base::Clock* clock, base::Scheduler* scheduler,
+               ServiceOptions options);
   ~QueueService();
   QueueService(const QueueService&) = delete;
   QueueService& operator=(const QueueService&) = delete;

@@ -106,7 +106,8 @@ TEST_F(QueueServiceTest, RefusedSendsNeverReachTheBackend) {
   };
   const std::vector<Row> rows = {
       {{"", "id", "m", 0, {}, {}}, "topic is empty"},
-      {{std::string(17, 't'), "id", "m", 0, {}, {}}, "topic is 17 bytes long; the limit is 16 bytes"},
+      {{std::string(17, 't'), "id", "m", 0, {}, {}},
+       "topic is 17 bytes long; the limit is 16 bytes"},
       {{"t", std::string(9, 'i'), "m", 0, {}, {}}, "msgId is 9 bytes long; the limit is 8 bytes"},
       {{"t", "id", "", 0, {}, {}}, "msg is empty"},
       {{"t", "id", std::string(33, 'm'), 0, {}, {}}, "msg is 33 bytes long; the limit is 32 bytes"},
@@ -263,8 +264,8 @@ TEST_F(QueueServiceTest, ScrapeShowsDepthsAndSaysWhenItCouldNotReadThem) {
 TEST_F(QueueServiceTest, ALongPollIsAnsweredWhenAMessageBecomesReady) {
   ASSERT_TRUE(Send("t", "a", 1'000).has_value());
   Got<Result<Messages>> lp;
-  LongPollTicket ticket = service_->LongPoll(LongPollRequest{{"t", 5, {}}, 10'000}, nullptr,
-                                             lp.Cb());
+  LongPollTicket ticket =
+      service_->LongPoll(LongPollRequest{{"t", 5, {}}, 10'000}, nullptr, lp.Cb());
   ASSERT_NE(ticket, nullptr);
   EXPECT_FALSE(lp.value.has_value());
   EXPECT_EQ(service_->long_polls().parked(), 1u);
@@ -325,8 +326,8 @@ TEST_F(QueueServiceTest, ACancelledOrLeftLongPollTakesNothing) {
   service_->CancelLongPoll(t1);
   ASSERT_TRUE(cancelled.value.has_value());
   EXPECT_TRUE((*cancelled.value)->empty());
-  service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, [&alive] { return alive; },
-                     left.Cb());
+  service_->LongPoll(
+      LongPollRequest{{"t", {}, {}}, 10'000}, [&alive] { return alive; }, left.Cb());
   service_->LongPoll(LongPollRequest{{"t", {}, {}}, 10'000}, nullptr, stays.Cb());
   alive = false;
   ASSERT_TRUE(Send("t", "a").has_value());  // ready at once: wakes the topic

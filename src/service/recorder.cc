@@ -15,9 +15,9 @@ void Recorder::Sent(std::string_view topic) {
   probe_.Add(topic, QueueEvent::kSend);
 }
 
-void Recorder::Delivered(std::string_view topic, const std::vector<core::Message>& list,
-                         bool long_poll) {
+void Recorder::Delivered(const std::vector<core::Message>& list, bool long_poll) {
   if (list.empty()) return;
+  const std::string& topic = list.front().record.topic;
   const TimePoint now = clock_->Now();
   int64_t sum = 0;
   int64_t max = 0;

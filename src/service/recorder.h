@@ -26,9 +26,9 @@ class Recorder final : public backend::EventSink {
 
   // A send answered with success (an idempotent repeat included).
   void Sent(std::string_view topic);
-  // Messages handed out by a pull or a long poll: counts, and the lateness of each (delivery
-  // time minus trigger time).
-  void Delivered(std::string_view topic, const std::vector<core::Message>& list, bool long_poll);
+  // Messages of one topic handed out by a pull or a long poll: counts, and the lateness of each
+  // (delivery time minus trigger time).
+  void Delivered(const std::vector<core::Message>& list, bool long_poll);
   void Acked(std::string_view topic, bool ack);
   void Deleted(std::string_view topic);
   void Got(std::string_view topic);

@@ -15,9 +15,9 @@ struct SendRequest {
   std::string topic;
   std::string msg_id;  // empty: the server generates one
   std::string msg;
-  int64_t delay_millis = 0;              // <= 0: consumable now
-  std::optional<int64_t> ttl_millis;     // absent or <= 0: the server default
-  std::optional<int32_t> max_retry;      // absent or < 0: the server default
+  int64_t delay_millis = 0;           // <= 0: consumable now
+  std::optional<int64_t> ttl_millis;  // absent or <= 0: the server default
+  std::optional<int32_t> max_retry;   // absent or < 0: the server default
 };
 
 struct PullRequest {
