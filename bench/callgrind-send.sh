@@ -49,5 +49,6 @@ dump
 dump
 all=$(counts 2 | awk '{s += $1} END {print s}')
 busiest=$(counts 2 | sort -n | tail -1)
+[ -n "${VERBOSE:-}" ] && counts 2 | awk -v n="$N2" '{printf "  thread: %d per send\n", $1 / n}'
 echo "instructions per send: $((all / N2)) in all threads, $((busiest / N2)) in the busiest" \
   "($STORAGE, $BIN, $N2 sends)"
