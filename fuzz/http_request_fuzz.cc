@@ -91,12 +91,8 @@ struct World {
     service = std::make_unique<service::QueueService>(engine.get(), &clock, &scheduler, so);
     ctx.service = service.get();
     ctx.registry = &registry;
-    http::RegisterQueueRoutes(router, &ctx);
-    http::RegisterMonitorRoutes(router, &ctx);
-    http::RegisterHealthRoutes(router, &ctx);
-    http::RegisterMetricsRoute(router, &ctx);
-    http::RegisterTestClockRoutes(router, &scheduler, &clock);
-    http::RegisterTestLongPollRoutes(router, service.get());
+    http::RegisterRoutes(router, &ctx);
+    http::RegisterTestRoutes(router, &scheduler, &clock, service.get());
   }
   ~World() {
     service.reset();  // answers parked long polls, leaves the engine

@@ -153,13 +153,9 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.service = service.get();
   ctx.registry = &registry;
   http::Router router;
-  http::RegisterQueueRoutes(router, &ctx);
-  http::RegisterMonitorRoutes(router, &ctx);
-  http::RegisterHealthRoutes(router, &ctx);
-  http::RegisterMetricsRoute(router, &ctx);
+  http::RegisterRoutes(router, &ctx);
   if (manual_scheduler) {
-    http::RegisterTestClockRoutes(router, manual_scheduler.get(), clock);
-    http::RegisterTestLongPollRoutes(router, service.get());
+    http::RegisterTestRoutes(router, manual_scheduler.get(), clock, service.get());
   }
 
   http::ServerOptions sopts;

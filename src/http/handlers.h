@@ -48,6 +48,12 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
 // request is parked instead of sleeping.
 void RegisterTestLongPollRoutes(Router& router, const service::QueueService* service);
 
+// Every public route: queue, monitor, health and metrics (what `chronoq serve` serves).
+void RegisterRoutes(Router& router, const HandlerContext* ctx);
+// The test-mode routes (advanceClock, longPolls), for a server on a manual clock.
+void RegisterTestRoutes(Router& router, base::ManualScheduler* scheduler, const base::Clock* clock,
+                        const service::QueueService* service);
+
 // Helpers shared by the handler files.
 HttpResponse JsonResponse(std::string body);
 // The request's parameters (API.md section 1); on a request error (broken percent-encoding, a

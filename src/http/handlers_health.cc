@@ -69,4 +69,17 @@ void RegisterTestLongPollRoutes(Router& router, const service::QueueService* ser
              });
 }
 
+void RegisterRoutes(Router& router, const HandlerContext* ctx) {
+  RegisterQueueRoutes(router, ctx);
+  RegisterMonitorRoutes(router, ctx);
+  RegisterHealthRoutes(router, ctx);
+  RegisterMetricsRoute(router, ctx);
+}
+
+void RegisterTestRoutes(Router& router, base::ManualScheduler* scheduler, const base::Clock* clock,
+                        const service::QueueService* service) {
+  RegisterTestClockRoutes(router, scheduler, clock);
+  RegisterTestLongPollRoutes(router, service);
+}
+
 }  // namespace chronoq::http

@@ -36,10 +36,7 @@ class HandlersTest : public ::testing::Test {
     o.limits.max_topic_bytes = 16;
     service_ = std::make_unique<service::QueueService>(&fake_, &clock_, &sched_, o);
     ctx_.service = service_.get();
-    RegisterQueueRoutes(router_, &ctx_);
-    RegisterMonitorRoutes(router_, &ctx_);
-    RegisterHealthRoutes(router_, &ctx_);
-    RegisterMetricsRoute(router_, &ctx_);
+    RegisterRoutes(router_, &ctx_);
   }
 
   // Dispatches one request; the answer, if given by the time Dispatch returns (or `settle` ran).

@@ -1,20 +1,13 @@
 #include "http/in_process.h"
 
-#include <fmt/format.h>
-
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <memory>
 #include <optional>
 
-#include "http/codec.h"
-#include "http/target.h"
+#include "http/request_parser.h"
+#include "http/response_writer.h"
 
 namespace chronoq::http {
 namespace {
-
-namespace beast = boost::beast;
-namespace bhttp = beast::http;
 
 // Never gone: the bytes are all there.
 class MemoryContext final : public RequestContext {
@@ -30,91 +23,41 @@ class MemoryContext final : public RequestContext {
   UniqueFunction<void()> on_gone_;
 };
 
-bool IsParseError(const beast::error_code& ec) {
-  return ec != bhttp::error::need_more && ec != bhttp::error::partial_message &&
-         ec != bhttp::error::end_of_stream && ec != bhttp::error::need_buffer;
-}
-
-InProcessExchange ErrorExchange(int status, std::string msg, const std::string& target) {
-  InProcessExchange x;
-  x.target = target;
-  std::string_view path = std::string_view(target).substr(0, target.find('?'));
-  x.response = RequestError(status, msg, path);
-  x.response.close = true;
-  return x;
-}
-
-std::string BodyLimitMsg(const InProcessOptions& o) {
-  return fmt::format("request body is larger than {} bytes (max-body-bytes)", o.max_body_bytes);
-}
-
 }  // namespace
 
 InProcessResult ServeInProcess(const Router& router, const InProcessOptions& options,
                                std::string_view bytes, const std::function<void()>& settle,
                                int max_settles) {
   InProcessResult out;
+  RequestParser parser(RequestLimits{options.max_header_bytes, options.max_body_bytes});
   while (!bytes.empty()) {
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(options.max_header_bytes));
-    parser.body_limit(boost::none);
-    beast::error_code ec;
-    size_t used = parser.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-    bytes.remove_prefix(used);
-    std::string storage;
-    std::string target(OriginForm(parser.get().target(), &storage));
-    if (ec == bhttp::error::header_limit) {
-      out.exchanges.push_back(
-          ErrorExchange(431,
-                        fmt::format("request headers are larger than {} bytes (max-header-bytes)",
-                                    options.max_header_bytes),
-                        target));
-      return out;
-    }
-    if (ec) {
-      if (IsParseError(ec)) {
-        out.exchanges.push_back(
-            ErrorExchange(400, fmt::format("malformed HTTP request: {}", ec.message()), target));
-      }
-      return out;  // need_more: an incomplete request, and the client went away
-    }
-    if (parser.content_length() && *parser.content_length() > options.max_body_bytes) {
-      out.exchanges.push_back(ErrorExchange(413, BodyLimitMsg(options), target));
-      return out;
-    }
-    parser.body_limit(options.max_body_bytes);
-    parser.eager(true);
-    while (!parser.is_done()) {
-      used = parser.put(boost::asio::buffer(bytes.data(), bytes.size()), ec);
-      bytes.remove_prefix(used);
-      if (ec == bhttp::error::body_limit) {
-        out.exchanges.push_back(ErrorExchange(413, BodyLimitMsg(options), target));
-        return out;
-      }
-      if (ec && IsParseError(ec)) {
-        out.exchanges.push_back(
-            ErrorExchange(400, fmt::format("malformed HTTP request: {}", ec.message()), target));
-        return out;
-      }
-      if (ec || used == 0) return out;  // the body is incomplete
-    }
-
-    auto& msg = parser.get();
+    parser.Reset();
     InProcessExchange x;
-    x.method = std::string(msg.method_string());
-    x.target = target;
-    x.head = msg.method() == bhttp::verb::head;
-    HttpRequest req;
-    req.method = x.method;
-    req.target = x.target;
-    auto ct = msg.find(bhttp::field::content_type);
-    req.has_content_type = ct != msg.end();
-    if (req.has_content_type) req.content_type = ct->value();
-    req.body = std::move(msg.body());
+    RequestParser::Step step;
+    for (;;) {
+      step = parser.Feed(bytes);
+      bytes.remove_prefix(step.consumed);
+      if (step.event != RequestParser::Event::kContinue) break;
+      x.wire += kContinueAnswer;
+    }
+    if (step.event == RequestParser::Event::kNeedMore) return out;  // the client went away
+    if (step.event == RequestParser::Event::kError) {
+      const RequestFailure& failure = parser.failure();
+      x.target = failure.path;
+      x.response = FailureResponse(failure);
+      AppendResponse(x.response, 11, /*keep_alive=*/false, /*head=*/false, &x.wire);
+      out.exchanges.push_back(std::move(x));
+      return out;
+    }
 
+    ParsedRequest& parsed = parser.request();
+    x.method = std::string(parsed.request.method);
+    x.target = std::string(parsed.request.target);
+    x.head = parsed.head;
     auto reply = std::make_shared<std::optional<HttpResponse>>();
     MemoryContext ctx;
-    router.Dispatch(req, ctx, Reply([reply](HttpResponse r) { reply->emplace(std::move(r)); }));
+    router.Dispatch(parsed.request, ctx,
+                    Reply([reply](HttpResponse r) { reply->emplace(std::move(r)); }));
     for (int i = 0; i < max_settles && !reply->has_value(); ++i) settle();
     if (!reply->has_value()) {
       ctx.Leave();
@@ -122,8 +65,9 @@ InProcessResult ServeInProcess(const Router& router, const InProcessOptions& opt
       return out;
     }
     x.response = std::move(**reply);
-    x.keep_alive = msg.keep_alive() && !x.response.close;
-    bool keep = x.keep_alive;
+    x.keep_alive = KeepConnection(parsed.keep_alive, x.response);
+    AppendResponse(x.response, parsed.version, x.keep_alive, x.head, &x.wire);
+    const bool keep = x.keep_alive;
     out.exchanges.push_back(std::move(x));
     if (!keep) return out;
   }

@@ -1,12 +1,14 @@
 // ServeInProcess: the server's request path without sockets, for fuzzing and tests. Bytes that
-// one client connection would send are parsed as HTTP/1.1 requests with the same parser, limits
-// and error answers as server.h (400 for a malformed request, 413 and 431 for the size limits,
-// absolute-form targets, keep-alive and pipelining), each complete request is dispatched to the
-// Router, and the answers come back in order. Nothing here is used by the server itself.
+// one client connection would send are read with the server's own RequestParser (request_parser.h:
+// limits, framing checks, error answers, absolute-form targets, 100-continue), each complete
+// request is dispatched to the Router, and the answers come back in order with the bytes the
+// server would write for them (response_writer.h, the same keep-alive decision). What stays in
+// server.cc is only the sockets: reading, writing, timeouts, connection limits.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,11 +22,14 @@ struct InProcessOptions {
 };
 
 struct InProcessExchange {
-  std::string method;  // empty when the request could not be parsed
-  std::string target;
+  std::string method;  // empty when the request could not be read
+  std::string target;  // origin-form; for a request that could not be read, its path (or empty)
   HttpResponse response;
   bool head = false;        // a HEAD request: the server would send no body
   bool keep_alive = false;  // the connection stays open after this answer
+  // The bytes the server writes for this exchange: `100 Continue` when the client waited for
+  // it, then the answer (whose Date header is the time of the call).
+  std::string wire;
 };
 
 // Answers every request in `bytes` until the connection would close (an error, a request without

@@ -7,9 +7,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/as_tuple.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <cerrno>
-#include <ctime>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -17,14 +15,14 @@
 
 #include "base/log.h"
 #include "http/codec.h"
-#include "http/target.h"
+#include "http/request_parser.h"
+#include "http/response_writer.h"
 
 namespace chronoq::http {
 namespace {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto kUseTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr const char* kLog = "cq.http";
@@ -43,74 +41,6 @@ bool PeerAliveFd(int fd) {
   int r = ::poll(&p, 1, 0);
   if (r <= 0) return true;  // nothing to report (or EINTR): assume alive
   return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0;
-}
-
-// "Sat, 21 Nov 2026 19:44:01 GMT", recomputed at most once a second per thread.
-std::string_view HttpDate() {
-  thread_local std::time_t cached_at = 0;
-  thread_local char buf[64];
-  std::time_t now = std::time(nullptr);
-  if (now != cached_at) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    cached_at = now;
-  }
-  return buf;
-}
-
-// `head`: the answer to a HEAD request, which carries the headers of the GET answer but no body
-// (RFC 9110 section 9.3.2); sending one would corrupt the framing of a keep-alive connection.
-std::string Serialize(const HttpResponse& r, unsigned version, bool keep_alive, bool head = false) {
-  std::string out;
-  size_t extra = 0;
-  for (const auto& [k, v] : r.headers) extra += k.size() + v.size() + 4;
-  out.reserve(200 + extra + r.body.size());
-  out += "HTTP/1.1 ";
-  out += std::to_string(r.status);
-  out += ' ';
-  out += ReasonPhrase(r.status);
-  out += "\r\nServer: chronoq\r\nDate: ";
-  out += HttpDate();
-  out += "\r\nContent-Type: ";
-  out += r.content_type;
-  out += "\r\nContent-Length: ";
-  out += std::to_string(r.body.size());
-  out += "\r\n";
-  for (const auto& [k, v] : r.headers) {
-    out += k;
-    out += ": ";
-    out += v;
-    out += "\r\n";
-  }
-  if (!keep_alive) {
-    out += "Connection: close\r\n";
-  } else if (version < 11) {
-    out += "Connection: keep-alive\r\n";
-  }
-  out += "\r\n";
-  if (!head) out += r.body;
-  return out;
-}
-
-bool IsParseError(const beast::error_code& ec) {
-  if (ec.category() != bhttp::make_error_code(bhttp::error::bad_method).category()) return false;
-  return ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message &&
-         ec != bhttp::error::need_more && ec != bhttp::error::need_buffer;
-}
-
-// What RFC 9112 makes a server reject and Beast lets through: a Transfer-Encoding whose final
-// coding is not chunked (section 6.3: the body's length is unknown, and answering would read the
-// body as the next request), and an HTTP/1.1 request without exactly one Host (section 3.2).
-std::optional<std::string> FramingProblem(const bhttp::request_parser<bhttp::string_body>& parser) {
-  const auto& msg = parser.get();
-  if (msg.find(bhttp::field::transfer_encoding) != msg.end() && !parser.chunked()) {
-    return "the last Transfer-Encoding must be chunked";
-  }
-  if (msg.version() >= 11 && msg.count(bhttp::field::host) != 1) {
-    return "an HTTP/1.1 request needs exactly one Host header";
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -169,7 +99,7 @@ struct HttpServer::Impl {
   asio::awaitable<void> Serve(Conn& c);
   struct ReplySlot;
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
-  asio::awaitable<void> WriteError(Conn& c, int status, std::string msg, std::string_view path);
+  asio::awaitable<void> WriteFailure(Conn& c, const RequestFailure& failure);
   void ArmWatch(Conn& c);
 };
 
@@ -323,7 +253,8 @@ asio::awaitable<void> HttpServer::Impl::Refuse(tcp::socket sock, Worker* w) {
       fmt::format("too many connections: {} are open (max-connections); retry later",
                   opts.max_connections),
       "");
-  std::string out = Serialize(r, 11, /*keep_alive=*/false);
+  std::string out;
+  AppendResponse(r, 11, /*keep_alive=*/false, /*head=*/false, &out);
   auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
   boost::system::error_code ec;
   if (!wec) {
@@ -374,12 +305,9 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   live.fetch_sub(1);
 }
 
-asio::awaitable<void> HttpServer::Impl::WriteError(Conn& c, int status, std::string msg,
-                                                   std::string_view path) {
-  HttpResponse r;
-  r.status = status;
-  r.body = EncodeRequestError(status, msg, path);
-  std::string out = Serialize(r, 11, /*keep_alive=*/false);
+asio::awaitable<void> HttpServer::Impl::WriteFailure(Conn& c, const RequestFailure& failure) {
+  std::string out;
+  AppendResponse(FailureResponse(failure), 11, /*keep_alive=*/false, /*head=*/false, &out);
   c.DeadlineIn(std::chrono::seconds(10));
   co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
 }
@@ -453,107 +381,64 @@ asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn&
 }
 
 asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
+  // The connection's unread bytes (a request's, and pipelined ones behind it), the parser that
+  // reads them (reset, not rebuilt, per request) and the answer's bytes, all kept across requests.
   beast::flat_buffer buffer;
+  RequestParser parser(RequestLimits{opts.max_header_bytes, opts.max_body_bytes});
+  std::string out;
+  auto unread = [&buffer] {
+    return std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size());
+  };
+  // Reads what the socket has (at least a byte) into the buffer; false once it is closed, reset,
+  // or closed by the sweep at its deadline.
+  auto read_some = [&]() -> asio::awaitable<bool> {
+    auto [ec, n] = co_await c.sock.async_read_some(
+        buffer.prepare(beast::read_size(buffer, 64 * 1024)), kUseTuple);
+    if (ec) co_return false;
+    buffer.commit(n);
+    co_return true;
+  };
   for (;;) {
     c.idle = true;
     if (stopping.load()) co_return;
     if (buffer.size() == 0 && buffer.capacity() > 64 * 1024) buffer.shrink_to_fit();
-    bhttp::request_parser<bhttp::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
-    // The body limit is checked once the header is complete, so that the 413 answer can name the
-    // path; Beast would report it while still parsing the header.
-    parser.body_limit(boost::none);
+    if (out.capacity() > 64 * 1024) std::string().swap(out);
+    parser.Reset();
     if (buffer.size() == 0) {
       // Idle until the next request's first byte; from there the client has request_timeout to
       // send the whole request, however it spreads the bytes (slow-loris).
-      // (Waiting, not reading: the header is read by Beast alone, whose header limit holds only
-      // for what it reads itself.)
       c.DeadlineIn(opts.idle_timeout);
-      auto [wec] = co_await c.sock.async_wait(tcp::socket::wait_read, kUseTuple);
-      if (wec) co_return;  // closed by the sweep (timed out) or by Stop
+      if (!co_await read_some()) co_return;  // closed, or by the sweep (timed out) or Stop
     }
     c.DeadlineIn(opts.request_timeout);
-    auto [ec, n] = co_await bhttp::async_read_header(c.sock, buffer, parser, kUseTuple);
-    c.idle = false;
-    // The start line is parsed (and its target stored) before the rest of the header, so even a
-    // header that is too large has a path to report.
-    std::string target_storage;
-    std::string_view target = OriginForm(parser.get().target(), &target_storage);
-    std::string_view path = target.substr(0, target.find('?'));
-    if (ec == bhttp::error::header_limit) {
-      co_await WriteError(c, 431,
-                          fmt::format("request headers are larger than {} bytes (max-header-bytes)",
-                                      opts.max_header_bytes),
-                          path);
-      co_return;
-    }
-    if (ec == bhttp::error::body_limit) {
-      co_await WriteError(
-          c, 413,
-          fmt::format("request body is larger than {} bytes (max-body-bytes)", opts.max_body_bytes),
-          path);
-      co_return;
-    }
-    if (ec) {
-      if (IsParseError(ec)) {
-        co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", ec.message()), path);
-      }
-      co_return;  // closed, reset, timed out
-    }
-    auto& msg = parser.get();
-    if (std::optional<std::string> problem = FramingProblem(parser)) {
-      co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", *problem), path);
-      co_return;
-    }
-    if (parser.content_length() && *parser.content_length() > opts.max_body_bytes) {
-      co_await WriteError(
-          c, 413,
-          fmt::format("request body is larger than {} bytes (max-body-bytes)", opts.max_body_bytes),
-          path);
-      co_return;
-    }
-    parser.body_limit(opts.max_body_bytes);
-    if (!parser.is_done()) {
-      if (msg.version() >= 11 && EqualsIgnoringCase(msg[bhttp::field::expect], "100-continue")) {
-        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    RequestParser::Step step;
+    for (;;) {
+      step = parser.Feed(unread());
+      buffer.consume(step.consumed);
+      // Idle (closed by Stop) until the header is complete, as while waiting for it.
+      c.idle = step.event == RequestParser::Event::kNeedMore && !parser.header_done();
+      if (step.event == RequestParser::Event::kContinue) {
         auto [wec, wn] = co_await asio::async_write(
-            c.sock, asio::buffer(kContinue.data(), kContinue.size()), kUseTuple);
+            c.sock, asio::buffer(kContinueAnswer.data(), kContinueAnswer.size()), kUseTuple);
         if (wec) co_return;
+        continue;
       }
+      if (step.event != RequestParser::Event::kNeedMore) break;
       // Still the deadline set at the request's first byte: a trickled body counts too.
-      auto [bec, bn] = co_await bhttp::async_read(c.sock, buffer, parser, kUseTuple);
-      if (bec == bhttp::error::body_limit) {
-        co_await WriteError(c, 413,
-                            fmt::format("request body is larger than {} bytes (max-body-bytes)",
-                                        opts.max_body_bytes),
-                            path);
-        co_return;
-      }
-      if (bec) {
-        if (IsParseError(bec)) {
-          co_await WriteError(c, 400, fmt::format("malformed HTTP request: {}", bec.message()),
-                              path);
-        }
-        co_return;
-      }
+      if (!co_await read_some()) co_return;
+    }
+    if (step.event == RequestParser::Event::kError) {
+      co_await WriteFailure(c, parser.failure());
+      co_return;
     }
     c.NoDeadline();
 
-    HttpRequest req;
-    req.method = msg.method_string();
-    req.target = target;
-    auto ct = msg.find(bhttp::field::content_type);
-    req.has_content_type = ct != msg.end();
-    if (req.has_content_type) req.content_type = ct->value();
-    req.body = std::move(msg.body());
-    const bool keep_alive = msg.keep_alive();
-    const unsigned version = msg.version();
-    const bool head = msg.method() == bhttp::verb::head;
-
-    HttpResponse res = co_await Dispatch(req, c);
+    ParsedRequest& parsed = parser.request();
+    HttpResponse res = co_await Dispatch(parsed.request, c);
     if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
-    const bool keep = keep_alive && !res.close && !stopping.load();
-    std::string out = Serialize(res, version, keep, head);
+    const bool keep = KeepConnection(parsed.keep_alive, res, stopping.load());
+    out.clear();
+    AppendResponse(res, parsed.version, keep, parsed.head, &out);
     c.DeadlineIn(opts.request_timeout);
     auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
     if (wec || !keep) co_return;

@@ -1,8 +1,9 @@
-// HttpServer: HTTP/1.1 over TCP (Boost.Beast on Asio with C++20 coroutines; those types stay in
-// server.cc). Keep-alive, pipelining, HTTP/1.0, `Expect: 100-continue`, header and body size
-// limits (431 / 413), a connection cap (503), idle and request timeouts, back-off on accept errors
-// (out of file descriptors), and graceful shutdown. Each connection is a coroutine on one of
-// `threads` single-threaded io_contexts; requests go to a Router.
+// HttpServer: HTTP/1.1 over TCP (Asio with C++20 coroutines; those types stay in server.cc).
+// Keep-alive, pipelining, HTTP/1.0, `Expect: 100-continue`, header and body size limits
+// (431 / 413), a connection cap (503), idle and request timeouts, back-off on accept errors (out
+// of file descriptors), and graceful shutdown. Each connection is a coroutine on one of `threads`
+// single-threaded io_contexts; it reads requests with RequestParser (request_parser.h, shared
+// with ServeInProcess), sends them to a Router, and writes the answers with response_writer.h.
 //
 // Lifecycle: Start() once, Stop() once; Stop() returns when every worker thread has ended. Replies
 // must not arrive after Stop() (answer parked long polls first).

@@ -638,6 +638,13 @@ Status RawConnection::Send(std::string_view bytes) {
   return Status::Ok();
 }
 
+Status RawConnection::ShutdownWrite() {
+  if (fd_ < 0 || ::shutdown(fd_, SHUT_WR) != 0) {
+    return Unavailable(fmt::format("shutdown failed: {}", std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 int RawConnection::ReadOnce(std::chrono::milliseconds timeout) {
   if (fd_ < 0) return 0;
   pollfd p{fd_, POLLIN, 0};

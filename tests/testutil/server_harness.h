@@ -225,6 +225,8 @@ class RawConnection {
 
   Status Connect(const client::Endpoint& ep);
   Status Send(std::string_view bytes);
+  // Closes the sending side (the server reads end of file); answers can still be read.
+  Status ShutdownWrite();
   // Reads until `needle` appears in what was received (kept in received()); false on timeout or
   // close before it appears.
   bool ReadUntil(std::string_view needle, std::chrono::milliseconds timeout);

@@ -1,0 +1,275 @@
+#include "http/request_parser.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "base/check.h"
+#include "http/target.h"
+
+namespace chronoq::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using beast::error_code;
+
+// A body buffer larger than this is released between requests rather than kept for the next.
+constexpr size_t kKeptBodyCapacity = 64 * 1024;
+
+// What the checks and the handlers need of one request's header, copied out of the bytes as
+// Beast reads them (its own message type would allocate for every header field).
+struct Header {
+  std::string method;
+  std::string target;  // as received (absolute-form too)
+  std::string content_type;
+  bhttp::verb verb = bhttp::verb::unknown;
+  unsigned version = 11;
+  bool request_line_read = false;
+  bool has_content_type = false;
+  bool has_transfer_encoding = false;
+  bool expect_seen = false;
+  bool expect_continue = false;  // the first Expect header is `100-continue`
+  int hosts = 0;
+
+  void Clear() {
+    method.clear();
+    target.clear();
+    content_type.clear();
+    verb = bhttp::verb::unknown;
+    version = 11;
+    request_line_read = has_content_type = has_transfer_encoding = false;
+    expect_seen = expect_continue = false;
+    hosts = 0;
+  }
+};
+
+// Beast's HTTP/1 parser (framing, syntax, limits) feeding a Header and a body string, both owned
+// by RequestParser::Impl (which outlives it).
+class BeastParser final : public bhttp::basic_parser<true> {
+ public:
+  BeastParser(Header* header, std::string* body) : header_(header), body_(body) {}
+
+ private:
+  void on_request_impl(bhttp::verb method, beast::string_view method_str, beast::string_view target,
+                       int version, error_code&) override {
+    header_->method.assign(method_str.data(), method_str.size());
+    header_->target.assign(target.data(), target.size());
+    header_->verb = method;
+    header_->version = static_cast<unsigned>(version);
+    header_->request_line_read = true;
+  }
+  void on_response_impl(int, beast::string_view, int, error_code&) override {}
+  void on_field_impl(bhttp::field name, beast::string_view, beast::string_view value,
+                     error_code&) override {
+    switch (name) {
+      case bhttp::field::host:
+        ++header_->hosts;
+        break;
+      case bhttp::field::content_type:
+        if (!header_->has_content_type) {  // the first one counts
+          header_->has_content_type = true;
+          header_->content_type.assign(value.data(), value.size());
+        }
+        break;
+      case bhttp::field::transfer_encoding:
+        header_->has_transfer_encoding = true;
+        break;
+      case bhttp::field::expect:
+        if (!header_->expect_seen) {
+          header_->expect_seen = true;
+          header_->expect_continue =
+              EqualsIgnoringCase(std::string_view(value.data(), value.size()), "100-continue");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
+    // The length was checked against max_body_bytes before the body is read.
+    if (length) body_->reserve(static_cast<size_t>(*length));
+  }
+  size_t on_body_impl(beast::string_view data, error_code&) override {
+    body_->append(data.data(), data.size());
+    return data.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+  size_t on_chunk_body_impl(std::uint64_t, beast::string_view data, error_code&) override {
+    body_->append(data.data(), data.size());
+    return data.size();
+  }
+  void on_finish_impl(error_code&) override {}
+
+  Header* header_;
+  std::string* body_;
+};
+
+}  // namespace
+
+struct RequestParser::Impl {
+  enum class Phase { kHeader, kBody, kDone };
+
+  explicit Impl(RequestLimits l) : limits(l) {}
+
+  // Whether to attempt the header with the `n` bytes held now (see the header comment).
+  bool ShouldAttempt(std::string_view in);
+  Step Head(std::string_view in);
+  Step Body(std::string_view in);
+  Step Fail(int status, std::string message, size_t consumed);
+  std::string BodyLimitMessage() const {
+    return fmt::format("request body is larger than {} bytes (max-body-bytes)",
+                       limits.max_body_bytes);
+  }
+  // The origin-form target; valid until the next attempt.
+  std::string_view Target() { return OriginForm(header.target, &target_storage); }
+
+  const RequestLimits limits;
+  Phase phase = Phase::kHeader;
+  size_t tried = 0;    // bytes held at the last attempt at this request's header (0: none yet)
+  size_t scanned = 0;  // bytes searched for the end of the header
+  Header header;
+  std::string target_storage;  // OriginForm's, when it makes the target up
+  std::optional<BeastParser> beast;
+  ParsedRequest parsed;  // its body is the one Beast fills
+  RequestFailure failure;
+};
+
+bool RequestParser::Impl::ShouldAttempt(std::string_view in) {
+  const size_t n = in.size();
+  CQ_DCHECK(n >= tried, "bytes given to an earlier call are missing");
+  if (n == 0 || n == tried) return false;
+  const size_t limit = limits.max_header_bytes;
+  bool attempt = tried == 0 || n >= 2 * tried || (tried < limit && n >= limit);
+  if (!attempt) {
+    size_t from = scanned >= 3 ? scanned - 3 : 0;
+    attempt = in.substr(from).find("\r\n\r\n") != std::string_view::npos;
+  }
+  scanned = n;
+  return attempt;
+}
+
+RequestParser::Step RequestParser::Impl::Head(std::string_view in) {
+  if (!ShouldAttempt(in)) return {Event::kNeedMore, 0};
+  tried = in.size();
+  // A fresh parser reads every byte held so far, as if they had come at once.
+  header.Clear();
+  parsed.request.body.clear();
+  beast.emplace(&header, &parsed.request.body);
+  beast->header_limit(static_cast<std::uint32_t>(
+      std::min<size_t>(limits.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  // The body limit is checked once the header is complete, so that the 413 answer can name the
+  // path; Beast would report it while still reading the header.
+  beast->body_limit(boost::none);
+  error_code ec;
+  size_t used = beast->put(boost::asio::buffer(in.data(), in.size()), ec);
+  if (ec == bhttp::error::need_more) return {Event::kNeedMore, 0};
+  if (ec == bhttp::error::header_limit) {
+    return Fail(431,
+                fmt::format("request headers are larger than {} bytes (max-header-bytes)",
+                            limits.max_header_bytes),
+                used);
+  }
+  if (ec) return Fail(400, fmt::format("malformed HTTP request: {}", ec.message()), used);
+  // What RFC 9112 makes a server reject and Beast lets through: a Transfer-Encoding whose final
+  // coding is not chunked (section 6.3: the body's length is unknown, and answering would read
+  // the body as the next request), and an HTTP/1.1 request without exactly one Host (3.2).
+  if (header.has_transfer_encoding && !beast->chunked()) {
+    return Fail(400, "malformed HTTP request: the last Transfer-Encoding must be chunked", used);
+  }
+  if (header.version >= 11 && header.hosts != 1) {
+    return Fail(400, "malformed HTTP request: an HTTP/1.1 request needs exactly one Host header",
+                used);
+  }
+  if (beast->content_length() && *beast->content_length() > limits.max_body_bytes) {
+    return Fail(413, BodyLimitMessage(), used);
+  }
+  beast->body_limit(limits.max_body_bytes);
+  beast->eager(true);
+  phase = Phase::kBody;
+  if (!beast->is_done() && header.version >= 11 && header.expect_continue) {
+    return {Event::kContinue, used};
+  }
+  Step step = Body(in.substr(used));
+  step.consumed += used;
+  return step;
+}
+
+RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
+  size_t used = 0;
+  if (!beast->is_done()) {
+    if (in.empty()) return {Event::kNeedMore, 0};
+    error_code ec;
+    used = beast->put(boost::asio::buffer(in.data(), in.size()), ec);
+    if (ec == bhttp::error::body_limit) return Fail(413, BodyLimitMessage(), used);
+    if (ec && ec != bhttp::error::need_more) {
+      return Fail(400, fmt::format("malformed HTTP request: {}", ec.message()), used);
+    }
+    if (!beast->is_done()) return {Event::kNeedMore, used};
+  }
+  phase = Phase::kDone;
+  HttpRequest& req = parsed.request;
+  req.method = header.method;
+  req.target = Target();
+  req.has_content_type = header.has_content_type;
+  req.content_type = header.content_type;
+  parsed.version = header.version;
+  parsed.keep_alive = beast->keep_alive();
+  parsed.head = header.verb == bhttp::verb::head;
+  return {Event::kRequest, used};
+}
+
+RequestParser::Step RequestParser::Impl::Fail(int status, std::string message, size_t consumed) {
+  phase = Phase::kDone;
+  failure.status = status;
+  failure.message = std::move(message);
+  failure.path.clear();
+  if (header.request_line_read) {
+    std::string_view target = Target();
+    failure.path.assign(target.substr(0, target.find('?')));
+  }
+  return {Event::kError, consumed};
+}
+
+RequestParser::RequestParser(RequestLimits limits) : impl_(std::make_unique<Impl>(limits)) {}
+RequestParser::~RequestParser() = default;
+
+RequestParser::Step RequestParser::Feed(std::string_view bytes) {
+  switch (impl_->phase) {
+    case Impl::Phase::kHeader:
+      return impl_->Head(bytes);
+    case Impl::Phase::kBody:
+      return impl_->Body(bytes);
+    case Impl::Phase::kDone:
+      break;
+  }
+  CQ_CHECK(false, "RequestParser::Feed after a request or an error, without Reset()");
+  return {};
+}
+
+bool RequestParser::header_done() const { return impl_->phase != Impl::Phase::kHeader; }
+
+ParsedRequest& RequestParser::request() { return impl_->parsed; }
+
+const RequestFailure& RequestParser::failure() const { return impl_->failure; }
+
+void RequestParser::Reset() {
+  Impl& m = *impl_;
+  m.phase = Impl::Phase::kHeader;
+  m.tried = m.scanned = 0;
+  HttpRequest& req = m.parsed.request;  // no views into the last request's header
+  req.method = req.target = req.content_type = {};
+  req.has_content_type = false;
+  // The body buffer stays for the next request, unless it grew large.
+  req.body.clear();
+  if (req.body.capacity() > kKeptBodyCapacity) std::string().swap(req.body);
+}
+
+}  // namespace chronoq::http
