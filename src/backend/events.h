@@ -15,8 +15,8 @@ namespace chronoq::backend {
 
 // What one step of a backend observed in one topic. Counts only grow; zero means "none".
 struct TopicEvents {
-  int64_t triggered = 0;          // waiting messages that reached their trigger time
-  int64_t ready_gap_sum_ms = 0;   // over those: when the backend saw it, minus the trigger time
+  int64_t triggered = 0;         // waiting messages that reached their trigger time
+  int64_t ready_gap_sum_ms = 0;  // over those: when the backend saw it, minus the trigger time
   int64_t ready_gap_max_ms = 0;
   int64_t ack_timeouts = 0;       // deliveries whose ack deadline passed (consumable again)
   int64_t expired = 0;            // ended as status 5: the ttl passed, never delivered
