@@ -16,7 +16,7 @@
 namespace chronoq::bench {
 
 struct CommonOptions {
-  std::string server = "http://127.0.0.1:8080";
+  std::string server;  // --server; empty: $CHRONOQ_SERVER, else the default
   client::Endpoint endpoint;
   std::string topic;  // empty: a fresh "bench-<workload>-<random>"
   bool json = false;
