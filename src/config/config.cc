@@ -21,9 +21,11 @@ const std::vector<Key>& Keys() {
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads (1 to 64)", "threads"},
       {"max-connections", &ServerConfig::max_connections,
        "Most open HTTP connections; a connection beyond is answered HTTP 503 with Retry-After: 1 "
-       "and closed at once. Lowered at start, with a warning, to fit the file-descriptor limit "
-       "(ulimit -n) minus 256 kept for the store and the server itself; the soft limit is raised "
-       "toward the hard one first",
+       "and closed at once. Every parked long poll holds one: the default holds "
+       "max-parked-long-polls (10,000) and 6,384 other clients. Lowered at start, with a "
+       "warning, to fit the file-descriptor limit (ulimit -n) minus 256 kept for the store and "
+       "the server itself; the soft limit is raised toward the hard one first "
+       "(docs/configuration.md, Connections)",
        "connections"},
       {"idle-timeout-millis", &ServerConfig::idle_timeout_millis,
        "A keep-alive connection waiting this long for its next request is closed", "ms"},
@@ -87,7 +89,9 @@ const std::vector<Key>& Keys() {
        "(usually an empty list)",
        "requests"},
       {"max-parked-long-polls-per-topic", &ServerConfig::max_parked_long_polls_per_topic,
-       "Most long polls parked at once on one topic; more are answered like the above", "requests"},
+       "Most long polls parked at once on one topic; more are answered like the above. The "
+       "default, as many as in total, lets every consumer of one busy topic park",
+       "requests"},
       {"max-delay-millis", &ServerConfig::max_delay_millis,
        "Largest delayMillis accepted (default 10 years)", "ms"},
       {"log-level", &ServerConfig::log_level,
