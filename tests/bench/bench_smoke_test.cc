@@ -107,6 +107,9 @@ TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
   EXPECT_GT(r["throughput_with_parked"].to_number<double>(), 0);
   EXPECT_EQ(Int(r, "long_poll_errors"), 0);
   EXPECT_EQ(Int(r, "send_failures"), 0);
+  EXPECT_EQ(Int(r, "parked_at_server"), 100);  // the server's cq_http_long_polls_parked
+  EXPECT_EQ(Int(r, "long_polls_answered_early"), 0);
+  EXPECT_EQ(Int(r, "connections_refused"), 0);
 }
 
 TEST_F(BenchSmokeTest, RefusesAnUnreachableServer) {
