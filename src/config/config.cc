@@ -49,8 +49,10 @@ const std::vector<Key>& Keys() {
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
       {"sync-writes", &ServerConfig::sync_writes,
-       "Embedded store: fsync the write-ahead log before answering (group commit); without it "
-       "an answered write survives a crash of the process but not of the machine"},
+       "Embedded store: fsync the write-ahead log before answering (one fsync per group "
+       "commit). Without it a crash of the process loses nothing answered, but a power loss or "
+       "kernel crash loses the answered writes the OS had not yet written back (about the last "
+       "35 s with Linux's defaults; README, Storage and durability)"},
       {"memory-horizon-millis", &ServerConfig::memory_horizon_millis,
        "Pending messages due later than this from now stay on disk, counted but not held in "
        "memory (at least 1000)",
