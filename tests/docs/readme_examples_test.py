@@ -26,6 +26,9 @@ import tempfile
 import time
 
 MARK = "@@readme-example"
+# As the C++ harness (tests/testutil/server_harness.h): a sanitizer report fails the test.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "runtime error:")
 
 
 def blocks_of_section(readme, section):
@@ -152,13 +155,21 @@ def run_section(binary, readme, section, verbose):
                     failures.append(f"[{section}] code {answer['code']}, README expects "
                                     f"{want_code}: {command}\n  answer: {output[:400]}")
             print(f"[{section}] {len(commands)} commands run")
+            server.terminate()
+            rc = server.wait(timeout=10)
+            server = None
+            if rc != 0:
+                failures.append(f"[{section}] the server exited {rc} after SIGTERM")
+            logs = done.stderr + open(os.path.join(work, "server.log")).read()
+            for marker in SANITIZER_MARKERS:
+                if marker in logs:
+                    at = logs.index(marker)
+                    failures.append(f"[{section}] a sanitizer report:\n{logs[at:at + 4000]}")
+                    break
         finally:
             if server is not None:
-                server.terminate()
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
+                server.kill()
+                server.wait()
             shutil.rmtree(work, ignore_errors=True)
     return failures
 
