@@ -22,7 +22,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD)
 
-run: build
+# Builds only what it runs (the chronoq binary, not the tests and benchmarks), then serves.
+run: configure
+	@cmake --build $(BUILD) --target chronoq
 	./$(BUILD)/chronoq serve $(ARGS)
 
 test: build check

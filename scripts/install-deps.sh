@@ -9,7 +9,7 @@ PACKAGES=(
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
-  redis-server curl systemd prometheus
+  redis-server curl systemd prometheus python3
 )
 
 missing=()

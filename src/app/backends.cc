@@ -1,11 +1,10 @@
 #include "app/backends.h"
 
-#include <fmt/format.h>
-
 #include <chrono>
 #include <future>
 #include <memory>
 
+#include "app/start_checks.h"
 #include "base/log.h"
 #include "engine/engine.h"
 #include "redis/cluster.h"
@@ -31,7 +30,7 @@ class EngineServing final : public ServingBackend {
  public:
   EngineServing(const config::ServerConfig& cfg, std::unique_ptr<storage::KvStore> kv,
                 const base::Clock* clock, base::Scheduler* scheduler)
-      : cfg_(cfg), kv_(std::move(kv)), store_(kv_.get(), cfg.ns) {
+      : kv_(std::move(kv)), store_(kv_.get(), cfg.ns) {
     engine::EngineOptions eopts;
     eopts.retention = Millis(cfg.end_life_msg_expire_millis);
     eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
@@ -41,17 +40,11 @@ class EngineServing final : public ServingBackend {
   Status Recover() { return engine_->Recover(); }
   backend::QueueBackend* backend() override { return engine_.get(); }
   void Close() override { kv_->Close(); }
-  std::string Describe() const override {
-    return cfg_.storage == "embedded" ? fmt::format("storage=embedded data-dir={} sync-writes={}",
-                                                    cfg_.data_dir, cfg_.sync_writes)
-                                      : std::string("storage=memory");
-  }
   void RegisterMetrics(metrics::Registry& registry) override {
     storage::RegisterMetrics(kv_.get(), registry);
   }
 
  private:
-  config::ServerConfig cfg_;
   std::unique_ptr<storage::KvStore> kv_;
   storage::MessageStore store_;
   std::unique_ptr<engine::Engine> engine_;
@@ -60,8 +53,7 @@ class EngineServing final : public ServingBackend {
 class RedisServing final : public ServingBackend {
  public:
   RedisServing(const config::ServerConfig& cfg, const redis::RedisUrl& url,
-               const base::Clock* clock, base::Scheduler* scheduler)
-      : url_(url.Redacted()) {
+               const base::Clock* clock, base::Scheduler* scheduler) {
     redis::ConnectionOptions co;
     co.endpoint = url.endpoints.front();
     if (url.mode == redis::RedisMode::kSentinel) {
@@ -124,11 +116,9 @@ class RedisServing final : public ServingBackend {
     sink_.reset();
     conn_.reset();
   }
-  std::string Describe() const override { return "storage=redis redis-url=" + url_; }
   void RegisterMetrics(metrics::Registry& registry) override { redis::RegisterMetrics(registry); }
 
  private:
-  std::string url_;
   redis::EventLoop loop_;
   Status start_error_;
   std::unique_ptr<redis::RedisConnection> conn_;  // standalone and Sentinel
@@ -168,8 +158,7 @@ OpenedBackend OpenBackend(const config::ServerConfig& cfg, const base::Clock* cl
     ropts.sync_writes = cfg.sync_writes;
     Result<std::unique_ptr<storage::RocksKv>> opened = storage::RocksKv::Open(ropts);
     if (!opened.has_value()) {
-      return Failed(opened.error().code() == Errc::kInvalidArgument ? 2 : 1,
-                    opened.error().message());
+      return Failed(ExitCodeForStoreOpen(opened.error()), opened.error().message());
     }
     kv = std::move(opened).value();
   } else {

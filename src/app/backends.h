@@ -20,8 +20,6 @@ class ServingBackend {
   // Finishes what is queued (its answers' callbacks run) and stops the storage threads. Call it
   // while the HTTP server's executors still exist.
   virtual void Close() = 0;
-  // "storage=embedded data-dir=... sync-writes=..." for the start log line.
-  virtual std::string Describe() const = 0;
   // Adds the storage's figures (RocksDB sizes and stalls, Redis errors) to GET /metrics.
   // REQUIRES: no scrape after Close().
   virtual void RegisterMetrics(metrics::Registry& registry) = 0;
@@ -29,7 +27,7 @@ class ServingBackend {
 
 struct OpenedBackend {
   std::unique_ptr<ServingBackend> serving;  // null on failure
-  int exit_code = 0;                        // on failure: 2 bad configuration, 1 other
+  int exit_code = 0;                        // on failure: app/start_checks.h kExit*
   std::string error;                        // on failure
 };
 

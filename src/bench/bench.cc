@@ -11,7 +11,8 @@ int RunBench(const std::vector<std::string>& args) {
   CLI::App app{"Benchmarks a running chronoq server over HTTP/1.1 keep-alive.", "chronoq bench"};
   app.require_subcommand(1, 1);
   CommonOptions common;
-  app.add_option("--server", common.server, "Server URL")->capture_default_str();
+  app.add_option("--server", common.server,
+                 "Server URL (default $CHRONOQ_SERVER, else http://127.0.0.1:8080)");
   app.add_option("--topic", common.topic, "Topic to use (default: a fresh one per run)");
   app.add_flag("--json", common.json, "Print the result as JSON on stdout (summary on stderr)");
   app.add_option("--server-pid", common.server_pid, "PID of a local server, for RSS figures");
@@ -89,6 +90,7 @@ int RunBench(const std::vector<std::string>& args) {
     return rc == 0 ? 0 : 2;
   }
   common.progress = !no_progress;
+  common.server = client::ChooseServerUrl(common.server);  // --server > $CHRONOQ_SERVER > default
   Result<client::Endpoint> ep = client::ParseServerUrl(common.server);
   if (!ep.has_value()) {
     std::fprintf(stderr, "chronoq bench: --server: %s\n", ep.error().message().c_str());

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace chronoq::bench {
 
@@ -74,6 +75,25 @@ Status CheckServer(const client::Endpoint& ep) {
   if (!r.has_value()) return r.error();
   if (r->status != 200) return Unavailable(fmt::format("health check answered HTTP {}", r->status));
   return Status::Ok();
+}
+
+double ServerMetric(const client::Endpoint& ep, std::string_view name) {
+  auto conn = client::HttpConnection::Connect(ep);
+  if (!conn.has_value()) return -1;
+  auto r = conn->Request("GET", "/metrics");
+  if (!r.has_value() || r->status != 200) return -1;
+  std::string_view body = r->body;
+  for (size_t at = 0; at < body.size();) {
+    size_t end = body.find('\n', at);
+    if (end == std::string_view::npos) end = body.size();
+    std::string_view line = body.substr(at, end - at);
+    if (line.size() > name.size() && line.substr(0, name.size()) == name &&
+        line[name.size()] == ' ') {
+      return std::strtod(std::string(line.substr(name.size() + 1)).c_str(), nullptr);
+    }
+    at = end + 1;
+  }
+  return -1;
 }
 
 }  // namespace chronoq::bench

@@ -16,7 +16,7 @@
 namespace chronoq::bench {
 
 struct CommonOptions {
-  std::string server = "http://127.0.0.1:8080";
+  std::string server;  // --server; empty: $CHRONOQ_SERVER, else the default
   client::Endpoint endpoint;
   std::string topic;  // empty: a fresh "bench-<workload>-<random>"
   bool json = false;
@@ -65,6 +65,10 @@ class CpuMeter {
 
 // Checks that the server answers /camellia/health/check.
 Status CheckServer(const client::Endpoint& ep);
+
+// The value of an unlabelled sample of the server's GET /metrics ("cq_http_long_polls_parked");
+// -1 when it cannot be read.
+double ServerMetric(const client::Endpoint& ep, std::string_view name);
 
 // True when body is a JSON answer with "code":200.
 inline bool IsSuccess(std::string_view body) { return body.rfind("{\"code\":200", 0) == 0; }

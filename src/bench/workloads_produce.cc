@@ -219,10 +219,14 @@ Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o) {
     sessions.push_back(std::make_unique<ProducerSession>(&with));
     producers.push_back(sessions.back().get());
   }
+  const double refused_before = ServerMetric(c.endpoint, "cq_http_connections_refused_total");
   CQ_RETURN_IF_ERROR(loop.Connect(ptrs));
   // Let the long polls reach the server and park before producing.
   loop.Run(SteadyClock::now() + std::chrono::seconds(2), nullptr, nullptr);
   int64_t parked_errors_before = loop.counters().connection_errors;
+  const int64_t answered_before = answered;
+  // What the server says it holds: every long poll parked, none answered early by a cap.
+  const double parked_at_server = ServerMetric(c.endpoint, "cq_http_long_polls_parked");
   CQ_RETURN_IF_ERROR(loop.Connect(producers));
   CpuMeter cpu;
   with.start = SteadyClock::now();
@@ -243,6 +247,17 @@ Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o) {
   r.Int("send_failures", base.failed + with.failed);
   r.Int("long_polls_answered_early", answered);
   r.Int("long_poll_errors", lp_failures + parked_errors_before);
+  r.Int("parked_at_server", static_cast<int64_t>(parked_at_server));
+  const double refused_after = ServerMetric(c.endpoint, "cq_http_connections_refused_total");
+  if (refused_before >= 0 && refused_after >= 0) {
+    r.Int("connections_refused", static_cast<int64_t>(refused_after - refused_before));
+  }
+  if (parked_at_server >= 0 && parked_at_server < o.parked) {
+    r.Warn(fmt::format(
+        "only {} of {} long polls were parked at the server before producing ({} answered at "
+        "once: a max-parked-long-polls cap, or max-connections)",
+        parked_at_server, o.parked, answered_before));
+  }
   cpu.Report(r);
   if (!with.first_failure.empty()) r.Warn("first send failure: " + with.first_failure);
   return r;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <exception>
 
 namespace chronoq::cli {
@@ -20,7 +19,6 @@ bool IsExistingHeader(std::string_view name) {
       name.begin(), name.end(), kExistingHeader.begin(), kExistingHeader.end(),
       [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
-constexpr std::string_view kDefaultServer = "http://127.0.0.1:8080";
 // The longest this client waits for one answer (keeps deadlines far from overflow).
 constexpr std::chrono::milliseconds kMaxWait = std::chrono::hours(24);
 
@@ -61,13 +59,8 @@ Answer Classify(int http_status, std::string body) {
 
 Result<Session> Session::FromArgs(const ParsedArgs& args) {
   Session s;
-  if (std::optional<std::string> server = args.Get("server")) {
-    s.server = *server;
-  } else if (const char* env = std::getenv("CHRONOQ_SERVER"); env != nullptr && *env != '\0') {
-    s.server = env;
-  } else {
-    s.server = std::string(kDefaultServer);
-  }
+  std::optional<std::string> server = args.Get("server");
+  s.server = server.has_value() ? *server : client::ChooseServerUrl({});
   Result<client::Endpoint> ep = client::ParseServerUrl(s.server);
   if (!ep.has_value()) {
     return InvalidArgument(fmt::format("option '--server': '{}' is not a server URL: {}", s.server,

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 
 namespace chronoq::client {
@@ -40,6 +41,12 @@ std::string Response::Header(std::string_view name) const {
     if (IEquals(k, name)) return v;
   }
   return "";
+}
+
+std::string ChooseServerUrl(std::string_view flag) {
+  if (!flag.empty()) return std::string(flag);
+  if (const char* env = std::getenv("CHRONOQ_SERVER"); env != nullptr && *env != '\0') return env;
+  return std::string(kDefaultServerUrl);
 }
 
 Result<Endpoint> ParseServerUrl(std::string_view url) {

@@ -35,6 +35,11 @@ struct Endpoint {
 // "http://host:port[/...]" or "host:port" -> Endpoint.
 Result<Endpoint> ParseServerUrl(std::string_view url);
 
+// The server every client command talks to: `flag` (the --server value) when given, else
+// $CHRONOQ_SERVER when set and not empty, else kDefaultServerUrl. Not checked (ParseServerUrl).
+inline constexpr std::string_view kDefaultServerUrl = "http://127.0.0.1:8080";
+std::string ChooseServerUrl(std::string_view flag);
+
 class HttpConnection {
  public:
   HttpConnection() = default;

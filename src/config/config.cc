@@ -21,9 +21,11 @@ const std::vector<Key>& Keys() {
       {"http-threads", &ServerConfig::http_threads, "HTTP worker threads (1 to 64)", "threads"},
       {"max-connections", &ServerConfig::max_connections,
        "Most open HTTP connections; a connection beyond is answered HTTP 503 with Retry-After: 1 "
-       "and closed at once. Lowered at start, with a warning, to fit the file-descriptor limit "
-       "(ulimit -n) minus 256 kept for the store and the server itself; the soft limit is raised "
-       "toward the hard one first",
+       "and closed at once. Every parked long poll holds one: the default holds "
+       "max-parked-long-polls (10,000) and 6,384 other clients. Lowered at start, with a "
+       "warning, to fit the file-descriptor limit (ulimit -n) minus 256 kept for the store and "
+       "the server itself; the soft limit is raised toward the hard one first "
+       "(docs/configuration.md, Connections)",
        "connections"},
       {"idle-timeout-millis", &ServerConfig::idle_timeout_millis,
        "A keep-alive connection waiting this long for its next request is closed", "ms"},
@@ -47,8 +49,10 @@ const std::vector<Key>& Keys() {
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
       {"sync-writes", &ServerConfig::sync_writes,
-       "Embedded store: fsync the write-ahead log before answering (group commit); without it "
-       "an answered write survives a crash of the process but not of the machine"},
+       "Embedded store: fsync the write-ahead log before answering (one fsync per group "
+       "commit). Without it a crash of the process loses nothing answered, but a power loss or "
+       "kernel crash loses the answered writes the OS had not yet written back (about the last "
+       "35 s with Linux's defaults; README, Storage and durability)"},
       {"memory-horizon-millis", &ServerConfig::memory_horizon_millis,
        "Pending messages due later than this from now stay on disk, counted but not held in "
        "memory (at least 1000)",
@@ -87,7 +91,9 @@ const std::vector<Key>& Keys() {
        "(usually an empty list)",
        "requests"},
       {"max-parked-long-polls-per-topic", &ServerConfig::max_parked_long_polls_per_topic,
-       "Most long polls parked at once on one topic; more are answered like the above", "requests"},
+       "Most long polls parked at once on one topic; more are answered like the above. The "
+       "default, as many as in total, lets every consumer of one busy topic park",
+       "requests"},
       {"max-delay-millis", &ServerConfig::max_delay_millis,
        "Largest delayMillis accepted (default 10 years)", "ms"},
       {"log-level", &ServerConfig::log_level,

@@ -24,9 +24,11 @@ namespace chronoq::config {
 
 struct ServerConfig {
   // Network.
-  std::string listen = "0.0.0.0:8080";      // HOST:PORT; port 0 picks a free port
-  int64_t http_threads = 2;                 // HTTP worker threads
-  int64_t max_connections = 10'000;         // more are answered 503 and closed; fits the fd limit
+  std::string listen = "0.0.0.0:8080";  // HOST:PORT; port 0 picks a free port
+  int64_t http_threads = 2;             // HTTP worker threads
+  // More are answered 503 and closed; fitted to the fd limit at start. The default holds every
+  // parked long poll (max_parked_long_polls) plus 6,384 other clients.
+  int64_t max_connections = 16'384;
   int64_t idle_timeout_millis = 120'000;    // keep-alive connection without a request: closed
   int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
   // Storage.
@@ -54,7 +56,8 @@ struct ServerConfig {
   int64_t max_pull_batch = 1000;
   int64_t max_long_polling_timeout_millis = 120'000;
   int64_t max_parked_long_polls = 10'000;  // in total; more are answered at once
-  int64_t max_parked_long_polls_per_topic = 1'000;
+  // As many as in total by default: all consumers of one topic may park (10,000 on one topic).
+  int64_t max_parked_long_polls_per_topic = 10'000;
   int64_t max_delay_millis = core::kTenYears.count();
   // Operations.
   std::string log_level = "info";     // trace|debug|info|warn|error|off

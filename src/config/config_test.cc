@@ -166,7 +166,14 @@ TEST(ConfigLoadTest, ConnectionLimitsAndTimeoutsAreCheckedAndReachTheConfig) {
   EXPECT_EQ(r.config.max_connections, 50);
   EXPECT_EQ(r.config.idle_timeout_millis, 700);
   EXPECT_EQ(r.config.request_timeout_millis, 500);
-  EXPECT_EQ(ServerConfig().max_connections, 10'000);
+  // The defaults let 10,000 long polls park on one topic, with connections to spare for the
+  // other clients (docs/configuration.md, "Connections, long polls and the file-descriptor
+  // limit").
+  const ServerConfig d;
+  EXPECT_EQ(d.max_connections, 16'384);
+  EXPECT_EQ(d.max_parked_long_polls, 10'000);
+  EXPECT_EQ(d.max_parked_long_polls_per_topic, d.max_parked_long_polls);
+  EXPECT_GE(d.max_connections - d.max_parked_long_polls, 6'000);
 }
 
 TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {

@@ -20,7 +20,7 @@ struct Limits {
   Millis max_long_polling_timeout = Millis(120'000);  // longer timeouts are clamped
   Millis max_delay = kTenYears;
   size_t max_parked_long_polls = 10'000;  // more long polls are answered at once
-  size_t max_parked_long_polls_per_topic = 1'000;
+  size_t max_parked_long_polls_per_topic = 10'000;
 };
 
 // Server defaults used when a request leaves a value out (or gives one <= 0, see API.md).

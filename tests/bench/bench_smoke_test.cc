@@ -107,12 +107,41 @@ TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
   EXPECT_GT(r["throughput_with_parked"].to_number<double>(), 0);
   EXPECT_EQ(Int(r, "long_poll_errors"), 0);
   EXPECT_EQ(Int(r, "send_failures"), 0);
+  EXPECT_EQ(Int(r, "parked_at_server"), 100);  // the server's cq_http_long_polls_parked
+  EXPECT_EQ(Int(r, "long_polls_answered_early"), 0);
+  EXPECT_EQ(Int(r, "connections_refused"), 0);
 }
 
 TEST_F(BenchSmokeTest, RefusesAnUnreachableServer) {
   ExitResult r = RunBinary({"bench", "--server=http://127.0.0.1:1", "produce", "--count=1"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("not answering"), std::string::npos) << r.err;
+}
+
+// Like the client commands: the server is --server, else $CHRONOQ_SERVER, else the default.
+TEST_F(BenchSmokeTest, TheServerIsTheFlagElseChronoqServer) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(server_.port());
+  const std::string unreachable = "http://127.0.0.1:1";
+  const std::vector<std::string> produce = {"produce", "--count=200", "--connections=2"};
+  auto bench = [&](std::vector<std::string> flags, const std::string& env) {
+    std::vector<std::string> args = {"bench", "--no-progress", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), produce.begin(), produce.end());
+    return RunBinary(args, std::chrono::seconds(60), {"CHRONOQ_SERVER=" + env});
+  };
+
+  ExitResult from_env = bench({}, url);
+  ASSERT_EQ(from_env.exit_code, 0) << from_env.err;
+  EXPECT_EQ(Int(json::parse(from_env.out).as_object(), "sent_ok"), 200) << from_env.out;
+
+  ExitResult flag_wins = bench({"--server=" + url}, unreachable);
+  EXPECT_EQ(flag_wins.exit_code, 0) << flag_wins.err;
+
+  ExitResult flag_wins_too = bench({"--server=" + unreachable}, url);
+  EXPECT_EQ(flag_wins_too.exit_code, 1);
+  EXPECT_NE(flag_wins_too.err.find("server " + unreachable + " is not answering"),
+            std::string::npos)
+      << flag_wins_too.err;
 }
 
 TEST_F(BenchSmokeTest, UsageErrorsExitTwo) {

@@ -27,8 +27,11 @@ cmp -s "$tmp/from-sample" "$tmp/defaults" || fail "the sample config is not the 
 unit=$prefix/lib/systemd/system/chronoq.service
 grep -qx "ExecStart=$prefix/bin/chronoq serve --config=$prefix/etc/chronoq/chronoq.toml --data-dir=/var/lib/chronoq" "$unit" ||
   fail "ExecStart does not point into the prefix: $(grep ExecStart= "$unit")"
+# Exit codes 2 and 3 (refused configuration, data directory in use; README "Exit codes") are not
+# restarted: a restart cannot help.
 for line in DynamicUser=yes StateDirectory=chronoq ProtectSystem=strict ProtectHome=yes \
-  PrivateTmp=yes NoNewPrivileges=yes Restart=on-failure LimitNOFILE=65536; do
+  PrivateTmp=yes NoNewPrivileges=yes Restart=on-failure LimitNOFILE=65536 \
+  "RestartPreventExitStatus=2 3"; do
   grep -qx "$line" "$unit" || fail "the unit lacks $line"
 done
 command -v systemd-analyze >/dev/null ||

@@ -144,6 +144,83 @@ TEST(LogsTest, TextLinesByDefault) {
   EXPECT_NE(s.Stderr().find(" ttl-millis=3600000"), std::string::npos) << s.Stderr();
 }
 
+// The raw line of `text` holding `msg_part`; "" when none.
+std::string LineWith(const std::string& text, std::string_view msg_part) {
+  for (const std::string& line : Lines(text)) {
+    if (line.find(msg_part) != std::string::npos) return line;
+  }
+  return "";
+}
+
+size_t Count(std::string_view text, std::string_view part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string_view::npos; at = text.find(part, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The start line carries the configuration once: every setting is one field, and the message
+// names none of them again (it says what the fields cannot: the version and the bound port).
+TEST(LogsTest, TheStartLineNamesEachSettingOnce) {
+  std::vector<std::string> keys;
+  for (const std::string storage : {"embedded", "redis"}) {
+    SCOPED_TRACE(storage);
+    ServerProcess s;
+    Status st = s.Start({"--log-format=json", "--max-connections=100", "--storage=" + storage});
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::string line = LineWith(s.Stderr(), "started on 127.0.0.1:");
+    ASSERT_NE(line, "") << s.Stderr();
+    json::object started = json::parse(line).as_object();
+    const std::string msg = Str(started.at("msg"));
+    EXPECT_EQ(msg.rfind("chronoq ", 0), 0u) << msg;
+    const json::object& fields = started.at("fields").as_object();
+    EXPECT_EQ(Str(fields.at("storage")), storage);
+    EXPECT_GT(fields.size(), 30u);
+    keys.clear();
+    for (const auto& [key, value] : fields) {
+      keys.emplace_back(key);
+      // Parsing keeps one of duplicate keys: count them in the raw line.
+      EXPECT_EQ(Count(line, "\"" + std::string(key) + "\":"), 1u) << key << " in " << line;
+      EXPECT_EQ(msg.find(std::string(key) + "="), std::string::npos) << key << " in " << msg;
+    }
+    for (const char* value_key : {"data-dir", "redis-url"}) {
+      std::string value = Str(fields.at(value_key));
+      if (!value.empty()) {
+        EXPECT_EQ(msg.find(value), std::string::npos) << value_key << " in " << msg;
+      }
+    }
+  }
+  // The text format: each setting once as key=value.
+  ServerProcess s;
+  ASSERT_TRUE(s.Start({"--max-connections=100"}).ok());
+  std::string line = LineWith(s.Stderr(), "started on 127.0.0.1:");
+  ASSERT_NE(line, "") << s.Stderr();
+  for (const std::string& key : keys) {
+    EXPECT_EQ(Count(line, " " + key + "="), 1u) << key << " in " << line;
+  }
+}
+
+// chronoq has no access control yet: a server others can reach says so, once, at warn.
+TEST(LogsTest, ListeningBeyondLoopbackWarnsThatAnyoneCanReadAndDelete) {
+  constexpr std::string_view kWarning = "anyone who can reach this port can send, read and delete";
+  {
+    ServerProcess s;  // the harness listens on 127.0.0.1
+    ASSERT_TRUE(s.Start({"--log-format=json", "--max-connections=100"}).ok());
+    EXPECT_EQ(s.Stderr().find(kWarning), std::string::npos) << s.Stderr();
+  }
+  ServerProcess s;
+  ASSERT_TRUE(s.Start({"--log-format=json", "--max-connections=100", "--listen=0.0.0.0:0"}).ok());
+  std::vector<json::object> warnings = AtLevel(JsonLines(s.Stderr()), "warn");
+  ASSERT_EQ(warnings.size(), 1u) << s.Stderr();
+  const std::string msg = Str(warnings[0].at("msg"));
+  EXPECT_NE(msg.find("listening on 0.0.0.0 (beyond loopback) without authentication"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(kWarning), std::string::npos) << msg;
+  EXPECT_EQ(Str(warnings[0].at("logger")), "cq.app");
+}
+
 TEST(LogsTest, LogLevelWarnHidesTheLifecycle) {
   ServerProcess s;
   ASSERT_TRUE(s.Start({"--log-level=warn", "--max-connections=100"}).ok());

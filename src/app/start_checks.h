@@ -1,0 +1,33 @@
+// Checks and warnings of `chronoq serve` at start that stand apart from building the server:
+// what the configuration exposes, and the exit code of each way a start can fail. Stateless
+// functions, called once from RunServe on its thread.
+#pragma once
+
+#include <string_view>
+
+#include "base/status.h"
+#include "config/config.h"
+
+namespace chronoq::app {
+
+// Exit codes of `chronoq serve` (README "Running in production"; deploy/systemd/chronoq.service
+// does not restart after kExitConfigRefused or kExitDataDirInUse, since a restart cannot help).
+inline constexpr int kExitOk = 0;             // stopped by SIGTERM or SIGINT
+inline constexpr int kExitFailure = 1;        // could not listen, recovery or storage failed
+inline constexpr int kExitConfigRefused = 2;  // invalid settings, not a store, other format
+inline constexpr int kExitDataDirInUse = 3;   // another server holds the data directory's lock
+
+// The exit code for a store that could not be opened (storage::RocksKv::Open's contract:
+// kInvalidArgument for a directory it refuses, kUnavailable for one another server holds).
+int ExitCodeForStoreOpen(const Status& s);
+
+// True when `host` (as in `listen`, IPv6 in brackets) can only be reached from this machine:
+// 127.0.0.0/8, [::1], an IPv4-mapped 127.x address, or "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+// Logs one warning when the server can be reached from other machines without authentication
+// (today: whenever `listen` is not a loopback address, since chronoq has no access control yet).
+// Returns whether it warned.
+bool WarnIfOpenToTheNetwork(const config::ServerConfig& cfg);
+
+}  // namespace chronoq::app

@@ -1,0 +1,39 @@
+#include "app/start_checks.h"
+
+#include <gtest/gtest.h>
+
+namespace chronoq::app {
+namespace {
+
+TEST(StartChecksTest, LoopbackHostsAreThoseOnlyThisMachineReaches) {
+  for (const char* host : {"127.0.0.1", "127.5.6.7", "localhost", "[::1]", "[::ffff:127.0.0.1]"}) {
+    EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  }
+  for (const char* host : {"0.0.0.0", "10.0.0.1", "128.0.0.1", "[::]", "[fe80::1]",
+                           "[::ffff:10.0.0.1]", "example.com", "", "127.0.0.1.example.com"}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+}
+
+TEST(StartChecksTest, TheWarningIsForListenAddressesBeyondLoopback) {
+  config::ServerConfig cfg;
+  cfg.listen = "127.0.0.1:8080";
+  EXPECT_FALSE(WarnIfOpenToTheNetwork(cfg));
+  cfg.listen = "[::1]:0";
+  EXPECT_FALSE(WarnIfOpenToTheNetwork(cfg));
+  cfg.listen = "0.0.0.0:8080";
+  EXPECT_TRUE(WarnIfOpenToTheNetwork(cfg));
+  cfg.listen = "[::]:8080";
+  EXPECT_TRUE(WarnIfOpenToTheNetwork(cfg));
+}
+
+TEST(StartChecksTest, EachStoreRefusalHasItsExitCode) {
+  EXPECT_EQ(ExitCodeForStoreOpen(InvalidArgument("not a chronoq store")), kExitConfigRefused);
+  EXPECT_EQ(ExitCodeForStoreOpen(Unavailable("in use by another chronoq server")),
+            kExitDataDirInUse);
+  EXPECT_EQ(ExitCodeForStoreOpen(IOError("disk")), kExitFailure);
+  EXPECT_EQ(kExitDataDirInUse, 3);  // documented in README and deploy/systemd/chronoq.service
+}
+
+}  // namespace
+}  // namespace chronoq::app
