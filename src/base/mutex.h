@@ -44,11 +44,6 @@ class CQ_CAPABILITY("mutex") Mutex {
   void Lock() CQ_ACQUIRE() { pthread_mutex_lock(&mu_); }
   void Unlock() CQ_RELEASE() { pthread_mutex_unlock(&mu_); }
   bool TryLock() CQ_TRY_ACQUIRE(true) { return pthread_mutex_trylock(&mu_) == 0; }
-  // The std::BasicLockable spelling, for the std::lock_guard users not yet on MutexLock (the
-  // analysis cannot see them). TODO(tsa): remove once every module is converted.
-  void lock() CQ_ACQUIRE() { Lock(); }
-  void unlock() CQ_RELEASE() { Unlock(); }
-
   // Tells the analysis that the calling thread holds this mutex, where it cannot follow (a lock
   // taken for a set of objects in a loop). Checks nothing at run time.
   void AssertHeld() const CQ_ASSERT_CAPABILITY(this) {}
