@@ -61,6 +61,9 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
   w->done = std::move(done);
   std::string topic = w->req.topic;
   bool full = false;
+  // Decided under the lock: once it is released, a drain on another thread may claim and answer
+  // the parked request at any time, so its state must not be read here any more.
+  bool parked = false;
   {
     base::MutexLock lock(mu_);
     auto it = topics_.find(topic);
@@ -73,6 +76,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
       parked_.fetch_add(1);
       TimePoint deadline = SaturatingAdd(clock_->Now(), w->req.timeout);
       w->timer = scheduler_->Schedule(deadline, [this, w] { Expire(w, /*cancel_timer=*/false); });
+      parked = true;
     } else {
       w->state = Waiter::State::kDone;
     }
@@ -82,7 +86,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
                    [this, w](Result<Messages> r) { Finish(w, std::move(r)); });
     return w;
   }
-  if (w->state == Waiter::State::kDone) {
+  if (!parked) {
     Finish(w, Messages{});
     return w;
   }

@@ -84,7 +84,7 @@ class LongPollWaiters final : public backend::ReadyListener {
                 Result<std::vector<core::Message>> result) CQ_EXCLUDES(mu_);
   // Timeout (cancel_timer=false) or client gone (true).
   void Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) CQ_EXCLUDES(mu_);
-  // Calls w's `done` (once; it is moved out). Never under mu_: `done` may call back in.
+  // Calls w's `done` unless it has run (it is moved out). Never under mu_: it may call back in.
   void Finish(const std::shared_ptr<Waiter>& w, Result<std::vector<core::Message>> result)
       CQ_EXCLUDES(mu_);
   // Marks `w` done and returns its timer. REQUIRES: mu_.
