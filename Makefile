@@ -46,14 +46,16 @@ fuzz: deps
 install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
-# Static checks: module layering (STYLE.md section 2), file sizes, formatting (.clang-format).
+# Static checks: module layering (STYLE.md section 2), file sizes, formatting (.clang-format),
+# locking (clang -Wthread-safety over every library and the binary, in build-tsa; docs/testing.md).
 check: deps
 	@bash scripts/check-layering.sh
 	@clang-format --dry-run -Werror $$(git ls-files '*.h' '*.cc') && echo "format: ok"
+	@bash scripts/thread-safety.sh
 
 # Rewrites every source file in the house format.
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-asan build-tsan
+	rm -rf $(BUILD) build-fuzz build-asan build-tsan build-tsa

@@ -38,10 +38,10 @@ ThreadScheduler::~ThreadScheduler() { Stop(); }
 
 void ThreadScheduler::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
@@ -49,60 +49,60 @@ TimerId ThreadScheduler::Schedule(TimePoint when, UniqueFunction<void()> fn) {
   TimerId id;
   bool wake;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     wake = when < queue_.NextDeadline();
     id = queue_.Add(when, std::move(fn));
   }
-  if (wake) cv_.notify_one();
+  if (wake) cv_.Signal();
   return id;
 }
 
 bool ThreadScheduler::Cancel(TimerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.Cancel(id);
 }
 
 void ThreadScheduler::Run() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
     UniqueFunction<void()> fn = queue_.PopDue(clock_->Now());
     if (fn) {
-      lock.unlock();
+      lock.Unlock();
       fn();
       fn = nullptr;  // destroy captured state outside the lock
-      lock.lock();
+      lock.Lock();
       continue;
     }
     TimePoint next = queue_.NextDeadline();
     if (next == kTimeMax) {
-      cv_.wait(lock);
+      cv_.Wait(mu_);
     } else {
-      cv_.wait_until(lock, std::chrono::system_clock::time_point(next.time_since_epoch()));
+      cv_.WaitUntil(mu_, next);
     }
   }
 }
 
 TimerId ManualScheduler::Schedule(TimePoint when, UniqueFunction<void()> fn) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.Add(when, std::move(fn));
 }
 
 bool ManualScheduler::Cancel(TimerId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.Cancel(id);
 }
 
 size_t ManualScheduler::pending() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 void ManualScheduler::AdvanceTo(TimePoint t) {
-  std::lock_guard advance_lock(advance_mu_);
+  MutexLock advance_lock(advance_mu_);
   for (;;) {
     UniqueFunction<void()> fn;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       TimePoint next = queue_.NextDeadline();
       // An empty queue reports kTimeMax, which is not > t when t == kTimeMax.
       if (queue_.size() == 0 || next > t) break;

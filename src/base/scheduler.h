@@ -7,15 +7,14 @@
 // Callbacks must not block for long: they delay every later timer.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "base/unique_function.h"
 
@@ -62,16 +61,16 @@ class ThreadScheduler final : public Scheduler {
  public:
   explicit ThreadScheduler(const Clock* clock);  // clock must outlive this
   ~ThreadScheduler() override;                   // stops the thread; pending callbacks never run
-  TimerId Schedule(TimePoint when, UniqueFunction<void()> fn) override;
-  bool Cancel(TimerId id) override;
+  TimerId Schedule(TimePoint when, UniqueFunction<void()> fn) override CQ_EXCLUDES(mu_);
+  bool Cancel(TimerId id) override CQ_EXCLUDES(mu_);
   // Stops the thread and drops pending callbacks. Idempotent.
-  void Stop();
+  void Stop() CQ_EXCLUDES(mu_);
 
  private:
-  void Run();
+  void Run() CQ_EXCLUDES(mu_);
   const Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   TimerQueue queue_ CQ_GUARDED_BY(mu_);
   bool stop_ CQ_GUARDED_BY(mu_) = false;
   std::thread thread_;
@@ -82,21 +81,21 @@ class ThreadScheduler final : public Scheduler {
 class ManualScheduler final : public Scheduler {
  public:
   explicit ManualScheduler(ManualClock* clock) : clock_(clock) {}
-  TimerId Schedule(TimePoint when, UniqueFunction<void()> fn) override;
-  bool Cancel(TimerId id) override;
+  TimerId Schedule(TimePoint when, UniqueFunction<void()> fn) override CQ_EXCLUDES(mu_);
+  bool Cancel(TimerId id) override CQ_EXCLUDES(mu_);
 
   // Moves the clock to `t`, running every callback due on the way in time order; the clock shows
   // each callback's due time while it runs. Callbacks scheduled meanwhile run too when due.
-  void AdvanceTo(TimePoint t);
+  void AdvanceTo(TimePoint t) CQ_EXCLUDES(advance_mu_, mu_);
   void Advance(Millis d) { AdvanceTo(SaturatingAdd(clock_->Now(), d)); }
   // Runs callbacks already due at the current time.
   void RunDue() { AdvanceTo(clock_->Now()); }
-  size_t pending();
+  size_t pending() CQ_EXCLUDES(mu_);
 
  private:
   ManualClock* clock_;
-  std::mutex mu_;
-  std::mutex advance_mu_;  // one AdvanceTo at a time
+  Mutex advance_mu_;  // one AdvanceTo at a time; taken before mu_
+  Mutex mu_;
   TimerQueue queue_ CQ_GUARDED_BY(mu_);
 };
 

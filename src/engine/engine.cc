@@ -65,16 +65,16 @@ Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::
 Engine::~Engine() {
   store_->kv()->SetFailureHandler(nullptr);  // waits for a call in progress
   for (auto& shard : shards_) {
-    std::lock_guard lock(shard->mu);
+    base::MutexLock lock(shard->mu);
     for (auto& [name, slot] : shard->topics) {
       if (slot.timer != 0) scheduler_->Cancel(slot.timer);
     }
   }
   {
-    std::lock_guard lock(purge_mu_);
+    base::MutexLock lock(purge_mu_);
     if (purge_timer_ != 0) scheduler_->Cancel(purge_timer_);
   }
-  std::lock_guard lock(rebuild_mu_);
+  base::MutexLock lock(rebuild_mu_);
   if (rebuild_timer_ != 0) scheduler_->Cancel(rebuild_timer_);
 }
 
@@ -98,7 +98,7 @@ Engine::Slot& Engine::FindOrCreate(Shard& shard, const std::string& topic) {
 }
 
 uint64_t Engine::AllocSeq(Batch& batch) {
-  std::lock_guard lock(seq_mu_);
+  base::MutexLock lock(seq_mu_);
   if (next_seq_ >= reserved_seq_) {
     // Reserve the next block on disk before using it; a restart starts past the reservation.
     reserved_seq_ = next_seq_ + kSeqBlock;
@@ -137,7 +137,7 @@ bool Engine::CommitFor(Slot* slot, Batch batch, UniqueFunction<void(Status)> on_
     LogWriteFailure(**outcome);
     {
       // The batch may have carried a sequence reservation: write a new one with the next use.
-      std::lock_guard lock(seq_mu_);
+      base::MutexLock lock(seq_mu_);
       reserved_seq_ = 0;
     }
     if (slot != nullptr) RebuildTopic(*slot);
@@ -211,7 +211,7 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
   Answer<Result<backend::Sent>> answer(std::move(done));
   std::optional<Status> outcome;
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     const bool created = Find(shard, m.topic) == nullptr;
     bool refused = false;
     Slot& slot = FindOrCreate(shard, m.topic);
@@ -301,7 +301,7 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
   Answer<Result<std::vector<core::Message>>> answer(std::move(done));
   std::optional<Status> outcome;
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, req.topic);
     if (slot == nullptr) {
       answer.Set(std::vector<core::Message>());
@@ -364,7 +364,7 @@ void Engine::Ack(std::string topic, std::string msg_id, bool ack, Callback<Statu
   Answer<Status> answer(std::move(done));
   std::optional<Status> outcome = Status::Ok();
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
     Batch batch = store_->NewBatch();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
@@ -412,7 +412,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
   Answer<Status> answer(std::move(done));
   std::optional<Status> outcome = Status::Ok();
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
     Batch batch = store_->NewBatch();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
@@ -466,7 +466,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
 void Engine::Get(std::string topic, std::string msg_id, Callback<Result<core::Message>> done) {
   Shard& shard = ShardFor(topic);
   Result<core::Message> result = [&]() -> Result<core::Message> {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
     TimePoint now = clock_->Now();
     if (slot != nullptr) now = std::max(now, slot->topic->processed());
@@ -492,7 +492,7 @@ void Engine::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> d
   core::TopicInfo info;
   info.topic = topic;
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     if (Slot* slot = Find(shard, topic)) {
       Batch batch = store_->NewBatch();
       Advance(*slot, fx, batch);
@@ -509,7 +509,7 @@ void Engine::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> d
 
 Engine::TierCounts Engine::TEST_Tiers(const std::string& topic) {
   Shard& shard = ShardFor(topic);
-  std::lock_guard lock(shard.mu);
+  base::MutexLock lock(shard.mu);
   Slot* slot = Find(shard, topic);
   if (slot == nullptr) return {};
   return TierCounts{slot->topic->live_count(), slot->topic->far_count()};
@@ -519,7 +519,7 @@ void Engine::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) {
   std::vector<core::TopicInfo> out;
   std::vector<Effects> effects;
   for (auto& shard : shards_) {
-    std::lock_guard lock(shard->mu);
+    base::MutexLock lock(shard->mu);
     for (auto& [name, slot] : shard->topics) {
       Effects fx{name, {}, 0, false};
       Batch batch = store_->NewBatch();

@@ -3,15 +3,16 @@
 // the near messages in memory (Topic) and a histogram of the far ones, and applies the pure state
 // machine of core/ to every change: one atomic batch per operation, committed in order.
 //
-// Operation. Topics are spread over shards by name; each shard has one lock, and operations run
-// on the caller's thread. An operation computes its changes, commits the batch, then updates the
-// in-memory state. When the store makes writes durable later (group commit), the answer waits for
-// durability while later operations already see the change; if such a commit fails, every
-// pending write fails and the engine rebuilds its memory from the store. Each topic has at most
-// one Scheduler timer, set to the next time something happens to it (a trigger time or ack
-// deadline arrives, a ttl runs out, far messages come near and must be loaded, the topic turns
-// inactive); one more timer purges ended messages at the end of their retention. Nothing scans
-// periodically. When messages become consumable the ReadyListener hears of it.
+// Operation. Topics are spread over shards by name; each shard has one lock (a spinning
+// base::AdaptiveMutex: critical sections are short), and operations run on the caller's thread. An
+// operation computes its changes, commits the batch, then updates the in-memory state. When the
+// store makes writes durable later (group commit), the answer waits for durability while later
+// operations already see the change; if such a commit fails, every pending write fails and the
+// engine rebuilds its memory from the store. Each topic has at most one Scheduler timer, set to the
+// next time something happens to it (a trigger time or ack deadline arrives, a ttl runs out, far
+// messages come near and must be loaded, the topic turns inactive); one more timer purges ended
+// messages at the end of their retention. Nothing scans periodically. When messages become
+// consumable the ReadyListener hears of it.
 //
 // Lifecycle: construct, Recover() once, use; stop the Scheduler before destroying the Engine
 // (timers hold a pointer to it). The store, clock and scheduler must outlive it. What time does to
@@ -21,7 +22,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -90,7 +90,7 @@ class Engine final : public backend::QueueBackend {
     TimePoint write_retry_at = kTimeMin;
   };
   struct Shard {
-    base::Mutex mu;
+    base::AdaptiveMutex mu;
     std::unordered_map<std::string, Slot> topics CQ_GUARDED_BY(mu);
   };
   // What an operation observed under the lock and reports after releasing it.
@@ -117,7 +117,7 @@ class Engine final : public backend::QueueBackend {
   // Writes the change of one message: record, visibility entry, histogram, retention.
   void WriteTransition(Batch& batch, const core::MessageRecord* before,
                        const core::MessageRecord& after);
-  uint64_t AllocSeq(Batch& batch);
+  uint64_t AllocSeq(Batch& batch) CQ_EXCLUDES(seq_mu_);
   TimePoint PurgeTime(const core::MessageRecord& ended) const;
   Status NotFoundError(const std::string& topic, const std::string& msg_id) const;
   // The stored record topic/msg_id when it is ended and still retained (reads see it); kNotFound
@@ -135,17 +135,22 @@ class Engine final : public backend::QueueBackend {
   Status LoadNear(Topic& t, TimePoint now, bool* more);
   void Reschedule(Slot& slot);
   void Tick(const std::string& topic);
-  void NotePurgeTime(TimePoint purge_at);
+  void NotePurgeTime(TimePoint purge_at) CQ_EXCLUDES(purge_mu_);
   // Forgets the purge cursor (the next purge walks the retention index from its start) and
   // purges at `at` unless a purge is due earlier; with only_if_earlier, does nothing unless it is.
-  void RestartPurge(TimePoint at, bool only_if_earlier);
-  void Purge();
+  void RestartPurge(TimePoint at, bool only_if_earlier) CQ_EXCLUDES(purge_mu_);
+  void Purge() CQ_EXCLUDES(purge_mu_);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.
   Status RecoverTopic(const std::string& name, TimePoint now, Slot* slot);
-  void OnAsyncCommitFailure(Status s);
-  void Rebuild();
+  void OnAsyncCommitFailure(Status s) CQ_EXCLUDES(rebuild_mu_);
+  // Reloads every topic from the store with every shard locked.
+  void Rebuild() CQ_EXCLUDES(rebuild_mu_);
+  // Take and release every shard's lock, in shard order (the analysis cannot follow a loop of
+  // locks: the code between asserts each shard's with AssertHeld).
+  void LockAllShards() CQ_NO_THREAD_SAFETY_ANALYSIS;
+  void UnlockAllShards() CQ_NO_THREAD_SAFETY_ANALYSIS;
 
   // Sequence numbers are reserved on disk this many at a time.
   static constexpr uint64_t kSeqBlock = 1'000'000;
@@ -159,12 +164,12 @@ class Engine final : public backend::QueueBackend {
   std::vector<std::unique_ptr<Shard>> shards_;
 
   // Sequence numbers: unique, increasing; reserved on disk a block ahead (see AllocSeq).
-  std::mutex seq_mu_;
+  base::Mutex seq_mu_;
   uint64_t next_seq_ CQ_GUARDED_BY(seq_mu_) = 1;
   uint64_t reserved_seq_ CQ_GUARDED_BY(seq_mu_) = 0;
 
   // Retention purge: one timer for the whole store.
-  std::mutex purge_mu_;
+  base::Mutex purge_mu_;
   base::TimerId purge_timer_ CQ_GUARDED_BY(purge_mu_) = 0;
   TimePoint purge_at_ CQ_GUARDED_BY(purge_mu_) = kTimeMax;
   std::string purge_cursor_ CQ_GUARDED_BY(purge_mu_);  // last purged retention key
@@ -175,7 +180,7 @@ class Engine final : public backend::QueueBackend {
   std::atomic<uint64_t> failures_not_logged_{0};
 
   std::atomic<bool> rebuilding_{false};
-  std::mutex rebuild_mu_;
+  base::Mutex rebuild_mu_;
   base::TimerId rebuild_timer_ CQ_GUARDED_BY(rebuild_mu_) = 0;  // cancelled by the destructor
 };
 

@@ -42,7 +42,7 @@ Status Engine::Recover() {
   const TimePoint now = clock_->Now();
   {
     CQ_ASSIGN_OR_RETURN(std::optional<std::string> seq, store_->GetMeta("seq"));
-    std::lock_guard lock(seq_mu_);
+    base::MutexLock lock(seq_mu_);
     // Every sequence number used before is below the last reservation written, and no use runs
     // ahead of a reservation by more than a block: start a block past it.
     next_seq_ = (seq ? static_cast<uint64_t>(storage::DecodeCounter(*seq)) : 0) + kSeqBlock;
@@ -54,7 +54,7 @@ Status Engine::Recover() {
   int64_t far = 0;
   for (const std::string& name : names) {
     Shard& shard = ShardFor(name);
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot& slot = shard.topics[name];
     CQ_RETURN_IF_ERROR(RecoverTopic(name, now, &slot));
     held += slot.topic->live_count();
@@ -87,22 +87,30 @@ void Engine::RebuildTopic(Slot& slot) {
 void Engine::OnAsyncCommitFailure(Status s) {
   CQ_LOG_ERROR(kLog, "storage write failed, reloading state from the store: {}", s.ToString());
   if (!rebuilding_.exchange(true)) {
-    std::lock_guard lock(rebuild_mu_);
+    base::MutexLock lock(rebuild_mu_);
     rebuild_timer_ = scheduler_->Schedule(clock_->Now(), [this] { Rebuild(); });
   }
 }
 
+void Engine::LockAllShards() {
+  for (auto& shard : shards_) shard->mu.Lock();
+}
+
+void Engine::UnlockAllShards() {
+  for (auto& shard : shards_) shard->mu.Unlock();
+}
+
 void Engine::Rebuild() {
   {
-    std::lock_guard lock(rebuild_mu_);
+    base::MutexLock lock(rebuild_mu_);
     rebuild_timer_ = 0;
   }
   // Stop the world: every pending write failed, and memory may hold changes the store refused.
-  std::vector<std::unique_lock<base::Mutex>> locks;
-  for (auto& shard : shards_) locks.emplace_back(shard->mu);
+  LockAllShards();
   std::vector<std::string> names;
   Status s = store_->ListTopics([&](const std::string& n) { names.push_back(n); });
   for (auto& shard : shards_) {
+    shard->mu.AssertHeld();
     for (auto& [name, slot] : shard->topics) {
       if (slot.timer != 0) scheduler_->Cancel(slot.timer);
     }
@@ -110,22 +118,26 @@ void Engine::Rebuild() {
   }
   const TimePoint now = clock_->Now();
   for (const std::string& name : names) {
-    Slot& slot = ShardFor(name).topics[name];
+    Shard& shard = ShardFor(name);
+    shard.mu.AssertHeld();
+    Slot& slot = shard.topics[name];
     Status ts = RecoverTopic(name, now, &slot);
     if (!ts.ok()) CQ_LOG_ERROR(kLog, "reloading topic '{}' failed: {}", name, ts.ToString());
     slot.write_retry_at = SaturatingAdd(now, kWriteRetryDelay);
   }
   {
-    std::lock_guard lock(seq_mu_);
+    base::MutexLock lock(seq_mu_);
     reserved_seq_ = 0;  // reservations in the failed writes may be lost: write a new one
   }
   store_->kv()->ResumeAfterFailure();
   for (auto& shard : shards_) {
+    shard->mu.AssertHeld();
     for (auto& [name, slot] : shard->topics) {
       if (slot.topic) Reschedule(slot);
     }
   }
-  rebuilding_.store(false);
+  rebuilding_.store(false);  // with the shards still locked: a failure from now on rebuilds again
+  UnlockAllShards();
   if (!s.ok()) CQ_LOG_ERROR(kLog, "listing topics failed during the reload: {}", s.ToString());
 }
 

@@ -103,7 +103,7 @@ void Engine::Tick(const std::string& topic) {
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
   {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
     if (slot == nullptr) return;
     slot->timer = 0;
@@ -128,7 +128,7 @@ void Engine::NotePurgeTime(TimePoint purge_at) {
 }
 
 void Engine::RestartPurge(TimePoint at, bool only_if_earlier) {
-  std::lock_guard lock(purge_mu_);
+  base::MutexLock lock(purge_mu_);
   if (only_if_earlier && at >= purge_at_) return;
   purge_cursor_.clear();
   ++purge_epoch_;
@@ -142,7 +142,7 @@ void Engine::Purge() {
   std::string cursor;
   uint64_t epoch = 0;
   {
-    std::lock_guard lock(purge_mu_);
+    base::MutexLock lock(purge_mu_);
     purge_timer_ = 0;
     purge_at_ = kTimeMax;
     cursor = purge_cursor_;
@@ -163,7 +163,7 @@ void Engine::Purge() {
   size_t i = 0;
   while (i < due.size()) {
     Shard& shard = ShardFor(due[i].first.topic);
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     Batch batch = store_->NewBatch();
     for (; i < due.size() && &ShardFor(due[i].first.topic) == &shard; ++i) {
       const storage::RetentionEntry& e = due[i].first;
@@ -196,7 +196,7 @@ void Engine::Purge() {
                                       });
     if (!s2.ok()) next = SaturatingAdd(now, Millis(1000));
   }
-  std::lock_guard lock(purge_mu_);
+  base::MutexLock lock(purge_mu_);
   if (purge_epoch_ == epoch) purge_cursor_ = last;  // unless it was reset meanwhile
   if (next < purge_at_) {
     if (purge_timer_ != 0) scheduler_->Cancel(purge_timer_);

@@ -39,7 +39,7 @@ void MonitorRecorder::AddGap(Gap& g, int64_t count, int64_t sum, int64_t max) {
 
 void MonitorRecorder::Add(std::string_view topic, MonitorCounter c, int64_t n, TimePoint now) {
   if (n == 0) return;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   TopicStats& s = At(topic, now);
   s.counts[static_cast<int>(c)] += n;
   s.counted = true;
@@ -48,19 +48,19 @@ void MonitorRecorder::Add(std::string_view topic, MonitorCounter c, int64_t n, T
 void MonitorRecorder::AddPullGap(std::string_view topic, int64_t count, int64_t sum_ms,
                                  int64_t max_ms, TimePoint now) {
   if (count == 0) return;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   AddGap(At(topic, now).pull, count, sum_ms, max_ms);
 }
 
 void MonitorRecorder::AddReadyGap(std::string_view topic, int64_t count, int64_t sum_ms,
                                   int64_t max_ms, TimePoint now) {
   if (count == 0) return;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   AddGap(At(topic, now).ready, count, sum_ms, max_ms);
 }
 
 MonitorSnapshot MonitorRecorder::LastCompleted(TimePoint now) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   Rotate(now);
   MonitorSnapshot out;
   auto gap = [](const std::string& topic, const Gap& g) {

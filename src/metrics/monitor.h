@@ -10,11 +10,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "base/time.h"
 
@@ -55,15 +55,15 @@ class MonitorRecorder {
  public:
   explicit MonitorRecorder(Millis interval);
 
-  void Add(std::string_view topic, MonitorCounter c, int64_t n, TimePoint now);
+  void Add(std::string_view topic, MonitorCounter c, int64_t n, TimePoint now) CQ_EXCLUDES(mu_);
   // Adds `count` samples with the given sum and maximum.
   void AddPullGap(std::string_view topic, int64_t count, int64_t sum_ms, int64_t max_ms,
-                  TimePoint now);
+                  TimePoint now) CQ_EXCLUDES(mu_);
   void AddReadyGap(std::string_view topic, int64_t count, int64_t sum_ms, int64_t max_ms,
-                   TimePoint now);
+                   TimePoint now) CQ_EXCLUDES(mu_);
 
   // The statistics of the last completed interval as of `now`.
-  MonitorSnapshot LastCompleted(TimePoint now);
+  MonitorSnapshot LastCompleted(TimePoint now) CQ_EXCLUDES(mu_);
 
  private:
   struct Gap {
@@ -84,7 +84,7 @@ class MonitorRecorder {
   static void AddGap(Gap& g, int64_t count, int64_t sum, int64_t max);
 
   const int64_t interval_ms_;
-  std::mutex mu_;
+  base::Mutex mu_;
   int64_t current_id_ CQ_GUARDED_BY(mu_) = INT64_MIN;
   Interval current_ CQ_GUARDED_BY(mu_);
   Interval last_ CQ_GUARDED_BY(mu_);

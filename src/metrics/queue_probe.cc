@@ -36,7 +36,7 @@ QueueProbe::QueueProbe(size_t max_topics)
 
 QueueProbe::Cells& QueueProbe::CellsFor(std::string_view topic) {
   Shard& shard = shards_[std::hash<std::string_view>{}(topic) % kShards];
-  std::lock_guard lock(shard.mu);
+  base::MutexLock lock(shard.mu);
   auto it = shard.topics.find(topic);
   if (it != shard.topics.end()) return *it->second;
   // Reserve a name slot; give it back when the cap is reached.
@@ -84,7 +84,7 @@ void QueueProbe::Render(TextWriter& w, std::span<const TopicDepth> depths) {
 
   std::vector<const Cells*> all;
   for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
+    base::MutexLock lock(shard.mu);
     for (const auto& [name, cells] : shard.topics) all.push_back(cells.get());
   }
   std::sort(all.begin(), all.end(),

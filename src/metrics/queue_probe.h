@@ -14,12 +14,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "metrics/exposition.h"
 #include "metrics/instruments.h"
@@ -76,7 +76,7 @@ class QueueProbe {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   struct Shard {
-    std::mutex mu;
+    base::Mutex mu;
     std::unordered_map<std::string, std::unique_ptr<Cells>, Hash, std::equal_to<>> topics
         CQ_GUARDED_BY(mu);
   };

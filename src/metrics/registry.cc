@@ -38,12 +38,12 @@ double OpenFds() {
 }  // namespace
 
 void Registry::Add(Collector collector) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   collectors_.push_back(std::move(collector));
 }
 
 void Registry::Render(TextWriter& w) const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   for (const Collector& c : collectors_) c(w);
 }
 

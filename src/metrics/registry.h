@@ -8,10 +8,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "metrics/exposition.h"
 
@@ -22,11 +22,11 @@ class Registry {
   using Collector = std::function<void(TextWriter&)>;
 
   // REQUIRES: whatever the collector reads outlives the registry, or the scrapes.
-  void Add(Collector collector);
-  void Render(TextWriter& w) const;
+  void Add(Collector collector) CQ_EXCLUDES(mu_);
+  void Render(TextWriter& w) const CQ_EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::vector<Collector> collectors_ CQ_GUARDED_BY(mu_);
 };
 

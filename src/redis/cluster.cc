@@ -58,7 +58,7 @@ RedisClusterClient::RedisClusterClient(EventLoop* loop, ConnectionOptions base,
 RedisClusterClient::~RedisClusterClient() {
   std::map<std::string, std::unique_ptr<RedisConnection>> nodes;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     closing_ = true;
     nodes.swap(nodes_);
   }
@@ -74,7 +74,6 @@ Result<std::unique_ptr<RedisClusterClient>> RedisClusterClient::Connect(
 }
 
 RedisConnection* RedisClusterClient::Node(const std::string& host, int port) {
-  // REQUIRES: mu_.
   std::string key = NodeKey(host, port);
   auto it = nodes_.find(key);
   if (it == nodes_.end()) {
@@ -91,7 +90,7 @@ Status RedisClusterClient::LoadSlots() {
   for (const RedisEndpoint& seed : seeds_) {
     RedisConnection* conn;
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       conn = Node(seed.host, seed.port);
     }
     std::promise<Result<RedisReply>> p;
@@ -102,7 +101,7 @@ Status RedisClusterClient::LoadSlots() {
                          r.has_value() ? r->str : r.error().message());
       continue;
     }
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     ApplySlots(*r, seed.host);
     return Status::Ok();
   }
@@ -125,7 +124,7 @@ void RedisClusterClient::ApplySlots(const RedisReply& r, const std::string& aske
 void RedisClusterClient::RefreshSlots() {
   std::vector<RedisEndpoint> nodes;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     const auto now = std::chrono::steady_clock::now();
     if (refreshing_ || closing_ || now - last_refresh_ < std::chrono::seconds(1)) return;
     refreshing_ = true;
@@ -145,7 +144,7 @@ void RedisClusterClient::RefreshSlots() {
 void RedisClusterClient::AskSlots(std::vector<RedisEndpoint> nodes, size_t i) {
   RedisConnection* conn = nullptr;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (closing_ || i >= nodes.size()) {
       refreshing_ = false;
       return;
@@ -154,7 +153,7 @@ void RedisClusterClient::AskSlots(std::vector<RedisEndpoint> nodes, size_t i) {
   }
   conn->Command({"CLUSTER", "SLOTS"}, [this, nodes = std::move(nodes), i](Result<RedisReply> r) {
     if (r.has_value() && r->type == RedisReply::Type::kArray && !r->elements.empty()) {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       if (!closing_) ApplySlots(*r, nodes[i].host);
       refreshing_ = false;
       return;
@@ -164,7 +163,7 @@ void RedisClusterClient::AskSlots(std::vector<RedisEndpoint> nodes, size_t i) {
 }
 
 RedisConnection* RedisClusterClient::NodeFor(int slot) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   const std::string& key = slots_[slot];
   auto it = nodes_.find(key);
   if (it != nodes_.end()) return it->second.get();
@@ -188,7 +187,7 @@ void RedisClusterClient::Send(int slot, std::vector<std::string> args, Done done
       if (ParseRedirect(r->str, &to_slot, &host, &port)) {
         RedisConnection* target;
         {
-          std::lock_guard lock(mu_);
+          base::MutexLock lock(mu_);
           target = Node(host, port);
           if (r->error_kind() == "MOVED") slots_[to_slot] = NodeKey(host, port);
         }
@@ -210,25 +209,24 @@ void RedisClusterClient::Send(int slot, std::vector<std::string> args, Done done
 void RedisClusterClient::Flush(UniqueFunction<void()> done) {
   std::vector<RedisConnection*> all;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (auto& [k, c] : nodes_) all.push_back(c.get());
   }
+  if (all.empty()) return done();
   struct Count {
-    std::mutex mu;
-    size_t left;
-    UniqueFunction<void()> done;
+    Count(size_t n, UniqueFunction<void()> d) : left(n), done(std::move(d)) {}
+    base::Mutex mu;
+    size_t left CQ_GUARDED_BY(mu);
+    UniqueFunction<void()> done;  // run by the last reply, without the lock
   };
-  auto c = std::make_shared<Count>();
-  c->left = all.size();
-  c->done = std::move(done);
-  if (all.empty()) return c->done();
+  auto c = std::make_shared<Count>(all.size(), std::move(done));
   for (RedisConnection* conn : all) {
     conn->Command({"PING"}, [c](Result<RedisReply>) {
-      std::unique_lock lock(c->mu);
-      if (--c->left == 0) {
-        lock.unlock();
-        c->done();
+      {
+        base::MutexLock lock(c->mu);
+        if (--c->left > 0) return;
       }
+      c->done();
     });
   }
 }

@@ -12,10 +12,10 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 #include "redis/event_loop.h"
@@ -34,30 +34,34 @@ class RedisClusterClient final : public CommandSink {
                                                              std::vector<RedisEndpoint> seeds);
   ~RedisClusterClient() override;
 
-  void Command(std::string_view key, std::vector<std::string> args, Done done) override;
-  void Flush(UniqueFunction<void()> done) override;
+  void Command(std::string_view key, std::vector<std::string> args, Done done) override
+      CQ_EXCLUDES(mu_);
+  void Flush(UniqueFunction<void()> done) override CQ_EXCLUDES(mu_);
 
  private:
   RedisClusterClient(EventLoop* loop, ConnectionOptions base, std::vector<RedisEndpoint> seeds);
-  Status LoadSlots();
-  // Stores a CLUSTER SLOTS reply (`asked_host` stands for an empty host). REQUIRES: mu_.
-  void ApplySlots(const RedisReply& r, const std::string& asked_host);
+  Status LoadSlots() CQ_EXCLUDES(mu_);
+  // Stores a CLUSTER SLOTS reply (`asked_host` stands for an empty host).
+  void ApplySlots(const RedisReply& r, const std::string& asked_host) CQ_REQUIRES(mu_);
   // The background reload (see above).
-  void RefreshSlots();
-  void AskSlots(std::vector<RedisEndpoint> nodes, size_t i);
-  RedisConnection* NodeFor(int slot);  // the connection of the slot's master (a seed if unknown)
-  RedisConnection* Node(const std::string& host, int port);
-  void Send(int slot, std::vector<std::string> args, Done done, int redirects);
+  void RefreshSlots() CQ_EXCLUDES(mu_);
+  void AskSlots(std::vector<RedisEndpoint> nodes, size_t i) CQ_EXCLUDES(mu_);
+  // The connection of the slot's master (a seed if unknown). Connections live as long as this
+  // client (nodes_ only grows), so the pointer stays valid after mu_ is released.
+  RedisConnection* NodeFor(int slot) CQ_EXCLUDES(mu_);
+  // The connection to host:port, made on first use.
+  RedisConnection* Node(const std::string& host, int port) CQ_REQUIRES(mu_);
+  void Send(int slot, std::vector<std::string> args, Done done, int redirects) CQ_EXCLUDES(mu_);
 
   EventLoop* const loop_;
   const ConnectionOptions base_;
   const std::vector<RedisEndpoint> seeds_;
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<RedisConnection>> nodes_;  // "host:port"; guarded by mu_
-  std::array<std::string, 16384> slots_;                           // guarded by mu_
-  bool refreshing_ = false;                                        // guarded by mu_
-  bool closing_ = false;                                           // guarded by mu_
-  std::chrono::steady_clock::time_point last_refresh_{};           // guarded by mu_
+  base::Mutex mu_;
+  std::map<std::string, std::unique_ptr<RedisConnection>> nodes_ CQ_GUARDED_BY(mu_);  // host:port
+  std::array<std::string, 16384> slots_ CQ_GUARDED_BY(mu_);
+  bool refreshing_ CQ_GUARDED_BY(mu_) = false;
+  bool closing_ CQ_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point last_refresh_ CQ_GUARDED_BY(mu_){};
 };
 
 }  // namespace chronoq::redis

@@ -7,12 +7,12 @@
 #include <atomic>
 #include <cerrno>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/check.h"
+#include "base/mutex.h"
 
 namespace chronoq::redis {
 
@@ -22,11 +22,12 @@ struct EventLoop::Impl {
   std::thread thread;
   std::atomic<std::thread::id> loop_id;
 
-  std::mutex mu;
-  std::vector<UniqueFunction<void()>> posted;  // guarded by mu
-  bool stopping = false;                       // guarded by mu
+  base::Mutex mu;
+  std::vector<UniqueFunction<void()>> posted CQ_GUARDED_BY(mu);
+  bool stopping CQ_GUARDED_BY(mu) = false;
 
-  // Loop thread only.
+  // Loop thread only (no lock: the analysis cannot express confinement to a thread, so the
+  // methods that touch these check InLoop() in debug builds).
   struct Watched {
     FdHandler* handler;
     uint32_t events;
@@ -42,11 +43,11 @@ struct EventLoop::Impl {
     (void)n;  // a full counter already wakes the loop
   }
 
-  bool RunPosted() {
+  bool RunPosted() CQ_EXCLUDES(mu) {
     std::vector<UniqueFunction<void()>> batch;
     bool stop;
     {
-      std::lock_guard lock(mu);
+      base::MutexLock lock(mu);
       batch.swap(posted);
       stop = stopping;
     }
@@ -121,7 +122,7 @@ EventLoop::EventLoop() : impl_(std::make_unique<Impl>()) {
 
 EventLoop::~EventLoop() {
   {
-    std::lock_guard lock(impl_->mu);
+    base::MutexLock lock(impl_->mu);
     impl_->stopping = true;
   }
   impl_->Wake();
@@ -132,7 +133,7 @@ EventLoop::~EventLoop() {
 
 void EventLoop::Post(UniqueFunction<void()> fn) {
   {
-    std::lock_guard lock(impl_->mu);
+    base::MutexLock lock(impl_->mu);
     impl_->posted.push_back(std::move(fn));
   }
   impl_->Wake();
@@ -141,6 +142,7 @@ void EventLoop::Post(UniqueFunction<void()> fn) {
 bool EventLoop::InLoop() const { return std::this_thread::get_id() == impl_->loop_id.load(); }
 
 void EventLoop::Watch(int fd, bool read, bool write, FdHandler* h) {
+  CQ_DCHECK(InLoop(), "EventLoop::Watch off the loop thread");
   uint32_t events = (read ? EPOLLIN : 0u) | (write ? EPOLLOUT : 0u);
   auto it = impl_->fds.find(fd);
   if (events == 0) {
@@ -165,12 +167,16 @@ void EventLoop::Watch(int fd, bool read, bool write, FdHandler* h) {
 }
 
 EventLoop::TimerId EventLoop::RunAt(Clock::time_point when, UniqueFunction<void()> fn) {
+  CQ_DCHECK(InLoop(), "EventLoop::RunAt off the loop thread");
   TimerId id = impl_->next_timer++;
   impl_->timers.emplace(id, std::make_pair(when, std::move(fn)));
   impl_->timer_order.emplace(when, id);
   return id;
 }
 
-void EventLoop::Cancel(TimerId id) { impl_->timers.erase(id); }
+void EventLoop::Cancel(TimerId id) {
+  CQ_DCHECK(InLoop(), "EventLoop::Cancel off the loop thread");
+  impl_->timers.erase(id);
+}
 
 }  // namespace chronoq::redis

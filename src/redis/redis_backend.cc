@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <condition_variable>
 #include <cstdlib>
 #include <future>
 #include <memory>
@@ -112,14 +111,11 @@ void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
 }
 
 RedisBackend::~RedisBackend() {
-  {
-    std::lock_guard lock(mu_);
-    closing_ = true;
-    for (auto& [topic, w] : wakeups_) scheduler_->Cancel(w.timer);
-    wakeups_.clear();
-  }
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [this] { return inflight_ == 0; });
+  base::MutexLock lock(mu_);
+  closing_ = true;
+  for (auto& [topic, w] : wakeups_) scheduler_->Cancel(w.timer);
+  wakeups_.clear();
+  while (inflight_ > 0) idle_.Wait(mu_);
 }
 
 std::string RedisBackend::Prefix(const std::string& topic) const {
@@ -131,7 +127,7 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
                         RedisConnection::Done done) {
   std::string sha;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     ++inflight_;
     sha = shas_[id];
   }
@@ -146,8 +142,8 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   auto finish = [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
     if (r.has_value()) TakeStats(topic, *r);
     done(std::move(r));
-    std::lock_guard lock(mu_);
-    if (--inflight_ == 0) idle_.notify_all();
+    base::MutexLock lock(mu_);
+    if (--inflight_ == 0) idle_.SignalAll();
   };
   conn_->Command(
       Prefix(topic), std::move(cmd),
@@ -162,16 +158,16 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
         }
         if (learn && r.has_value() && !r->is_error()) {
           {
-            std::lock_guard lock(mu_);
+            base::MutexLock lock(mu_);
             ++inflight_;  // its callback uses this backend: the destructor waits for it too
           }
           conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
                          [this, id](Result<RedisReply> l) {
-                           std::lock_guard lock(mu_);
+                           base::MutexLock lock(mu_);
                            if (l.has_value() && l->type == RedisReply::Type::kString) {
                              shas_[id] = l->str;
                            }
-                           if (--inflight_ == 0) idle_.notify_all();
+                           if (--inflight_ == 0) idle_.SignalAll();
                          });
         }
         finish(std::move(r));
@@ -203,7 +199,7 @@ void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms)
     CheckTopic(topic, nullptr);
     return;
   }
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   if (closing_) return;
   Wakeup& w = wakeups_[topic];
   if (w.timer != 0 && w.at <= at) return;
@@ -213,23 +209,23 @@ void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms)
 }
 
 void RedisBackend::News(const std::string& topic) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   ++news_;
   known_idle_.erase(topic);
 }
 
 uint64_t RedisBackend::NewsSeen() {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return news_;
 }
 
 void RedisBackend::MarkIdle(const std::string& topic, uint64_t seen) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   if (news_ == seen && watched_.contains(topic)) known_idle_[topic] = clock_->Now();
 }
 
 bool RedisBackend::KnownIdle(const std::string& topic) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   auto it = known_idle_.find(topic);
   return it != known_idle_.end() && !closing_ && watched_.contains(topic) &&
          clock_->Now() - it->second < Millis(1000);
@@ -238,7 +234,7 @@ bool RedisBackend::KnownIdle(const std::string& topic) {
 void RedisBackend::Wake(const std::string& topic) {
   News(topic);
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     wakeups_.erase(topic);
     if (closing_) return;
   }
@@ -255,7 +251,7 @@ void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> t
   std::vector<UniqueFunction<void()>> thens;
   if (then) thens.push_back(std::move(then));
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     auto [it, first] = checks_.try_emplace(topic);
     if (!first) {
       it->second.again = true;
@@ -286,7 +282,7 @@ void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction
          std::vector<UniqueFunction<void()>> later;
          bool again = false, again_timer = false;
          {
-           std::lock_guard lock(mu_);
+           base::MutexLock lock(mu_);
            auto it = checks_.find(topic);
            if (it != checks_.end() && it->second.again && !closing_) {
              again = true;
@@ -346,7 +342,7 @@ void RedisBackend::OnPublished(std::string_view payload) {
   std::string topic(payload.substr(b + 1));
   if (ready) News(topic);
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (!watched_.contains(topic)) return;  // no long poll here cares
   }
   if (ready) NotifyReady(topic);
@@ -356,7 +352,7 @@ void RedisBackend::OnPublished(std::string_view payload) {
 void RedisBackend::OnResubscribed() {
   std::vector<std::string> topics;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (const auto& [topic, at] : watched_) topics.push_back(topic);
     ++news_;  // publications may have been missed
     known_idle_.clear();
@@ -368,11 +364,13 @@ void RedisBackend::WatchTopic(const std::string& topic) {
   const TimePoint now = clock_->Now();
   bool first;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (closing_) return;
     // Forget topics nobody parked on for ten minutes (long polls last two at most).
     std::erase_if(watched_, [&](const auto& e) { return now - e.second > Millis(600'000); });
-    std::erase_if(known_idle_, [&](const auto& e) { return !watched_.contains(e.first); });
+    for (auto it = known_idle_.begin(); it != known_idle_.end();) {
+      it = watched_.contains(it->first) ? std::next(it) : known_idle_.erase(it);
+    }
     first = watched_.insert_or_assign(topic, now).second;
   }
   // A topic new to this node: learn when it next changes (sends through other nodes publish).
@@ -388,16 +386,19 @@ void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done
   // node than the topic's: the answer waits for both, so that an answered send is listed (a
   // failed send leaves an empty topic listed for a while).
   struct Join {
-    std::mutex mu;
-    int left = 2;
-    std::optional<Result<backend::Sent>> answer;
-    Callback<Result<backend::Sent>> done;
-    void Arrive(std::optional<Result<backend::Sent>> a) {
-      std::unique_lock lock(mu);
-      if (a) answer = std::move(a);
-      if (--left > 0) return;
-      lock.unlock();
-      done(std::move(*answer));
+    base::Mutex mu;
+    int left CQ_GUARDED_BY(mu) = 2;
+    std::optional<Result<backend::Sent>> answer CQ_GUARDED_BY(mu);
+    Callback<Result<backend::Sent>> done;  // run by the last to arrive, without the lock
+    void Arrive(std::optional<Result<backend::Sent>> a) CQ_EXCLUDES(mu) {
+      std::optional<Result<backend::Sent>> out;
+      {
+        base::MutexLock lock(mu);
+        if (a) answer = std::move(a);
+        if (--left > 0) return;
+        out = std::move(answer);
+      }
+      done(std::move(*out));
     }
   };
   auto join = std::make_shared<Join>();
@@ -582,33 +583,40 @@ void RedisBackend::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> don
                      return done(Unexpected(*r, "getTopicInfoList"));
                    }
                    struct Gather {
-                     std::mutex mu;
-                     std::vector<core::TopicInfo> infos;
-                     Status error;
-                     size_t left;
+                     Gather(size_t n, Callback<Result<std::vector<core::TopicInfo>>> d)
+                         : left(n), done(std::move(d)) {}
+                     base::Mutex mu;
+                     std::vector<core::TopicInfo> infos CQ_GUARDED_BY(mu);
+                     Status error CQ_GUARDED_BY(mu);
+                     size_t left CQ_GUARDED_BY(mu);
+                     // Run by the last answer, without the lock.
                      Callback<Result<std::vector<core::TopicInfo>>> done;
                    };
-                   auto g = std::make_shared<Gather>();
-                   g->left = r->elements.size() / 2;
-                   g->done = std::move(done);
-                   if (g->left == 0) return g->done(std::vector<core::TopicInfo>());
+                   const size_t n = r->elements.size() / 2;
+                   if (n == 0) return done(std::vector<core::TopicInfo>());
+                   auto g = std::make_shared<Gather>(n, std::move(done));
                    for (size_t i = 0; i < r->elements.size(); i += 2) {
                      std::string topic = r->elements[i].str;
                      TimePoint last_active = FromEpochMs(ToInt(r->elements[i + 1].str));
                      GetTopicInfo(topic, [this, g, now, last_active](Result<core::TopicInfo> info) {
-                       std::unique_lock lock(g->mu);
-                       if (!info.has_value()) {
-                         g->error = info.error();
-                       } else if (info->waiting + info->ready + info->consuming > 0 ||
-                                  now - last_active < options_.topic_inactive) {
-                         g->infos.push_back(std::move(*info));
+                       std::vector<core::TopicInfo> infos;
+                       Status error;
+                       {
+                         base::MutexLock lock(g->mu);
+                         if (!info.has_value()) {
+                           g->error = info.error();
+                         } else if (info->waiting + info->ready + info->consuming > 0 ||
+                                    now - last_active < options_.topic_inactive) {
+                           g->infos.push_back(std::move(*info));
+                         }
+                         if (--g->left > 0) return;
+                         infos = std::move(g->infos);
+                         error = std::move(g->error);
                        }
-                       if (--g->left > 0) return;
-                       lock.unlock();
-                       if (!g->error.ok()) return g->done(g->error);
-                       std::sort(g->infos.begin(), g->infos.end(),
+                       if (!error.ok()) return g->done(std::move(error));
+                       std::sort(infos.begin(), infos.end(),
                                  [](const auto& a, const auto& b) { return a.topic < b.topic; });
-                       g->done(std::move(g->infos));
+                       g->done(std::move(infos));
                      });
                    }
                  });

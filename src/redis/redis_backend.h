@@ -12,14 +12,13 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "backend/queue_backend.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/scheduler.h"
 #include "redis/command_sink.h"
 #include "redis/connection.h"
@@ -57,18 +56,18 @@ class RedisBackend final : public backend::QueueBackend {
   void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
-  void WatchTopic(const std::string& topic) override;
+  void WatchTopic(const std::string& topic) override CQ_EXCLUDES(mu_);
   // True for a watched topic when this node's latest script on it found nothing consumable, no
   // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
   // (a bound on what a node that died before its wake-up could hide).
-  bool KnownIdle(const std::string& topic) override;
+  bool KnownIdle(const std::string& topic) override CQ_EXCLUDES(mu_);
 
   // The channel every node publishes sends and nacks on, and subscribes to (subscriber.h).
   std::string ReadyChannel() const;
   // A publication of another node (or this one) on ReadyChannel().
-  void OnPublished(std::string_view payload);
+  void OnPublished(std::string_view payload) CQ_EXCLUDES(mu_);
   // The subscription was (re)established: publications may have been missed meanwhile.
-  void OnResubscribed();
+  void OnResubscribed() CQ_EXCLUDES(mu_);
 
   // Calls `done` once every command sent so far has been answered (tests).
   void Flush(UniqueFunction<void()> done);
@@ -89,25 +88,27 @@ class RedisBackend final : public backend::QueueBackend {
   // Runs a script on the topic's keys (EVALSHA once its digest is known; EVAL before, and when
   // the server forgot it); takes the statistics out of the reply before `done` sees it.
   void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
-            RedisConnection::Done done);
+            RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
   std::string TopicsKey() const;
   void Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
   // Keeps one timer per topic at the next time something in it may change by itself.
-  void ArmWake(const std::string& topic, const std::string& next_ms);
-  void Wake(const std::string& topic);
+  void ArmWake(const std::string& topic, const std::string& next_ms) CQ_EXCLUDES(mu_);
+  void Wake(const std::string& topic) CQ_EXCLUDES(mu_);
   // Runs the wake script for `topic` now, or right after the one in flight (at most one per
   // topic is: when the node is behind, one script covers everything due meanwhile); `then` (may
   // be empty) once a script sent after this call answered. `timer`: asked by this node's
   // wake-up (publishes deadlines that passed, which other nodes do not know).
-  void CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer = false);
-  void RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens, bool timer);
+  void CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer = false)
+      CQ_EXCLUDES(mu_);
+  void RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens, bool timer)
+      CQ_EXCLUDES(mu_);
   // What may have made something of `topic` consumable: it is not known idle any more.
-  void News(const std::string& topic);
+  void News(const std::string& topic) CQ_EXCLUDES(mu_);
   // How many news came so far; a script's "nothing consumable" counts only if none came since
   // it was sent (MarkIdle).
-  uint64_t NewsSeen();
-  void MarkIdle(const std::string& topic, uint64_t seen);
+  uint64_t NewsSeen() CQ_EXCLUDES(mu_);
+  void MarkIdle(const std::string& topic, uint64_t seen) CQ_EXCLUDES(mu_);
   void Publish(const std::string& topic, bool ready, const std::string& next_ms);
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
@@ -124,27 +125,27 @@ class RedisBackend final : public backend::QueueBackend {
   std::atomic<backend::ReadyListener*> listener_{nullptr};
   std::atomic<backend::EventSink*> sink_{nullptr};
 
-  std::mutex mu_;
-  std::condition_variable idle_;
-  int inflight_ = 0;                            // guarded by mu_: scripts sent and not yet answered
-  std::array<std::string, kScriptCount> shas_;  // guarded by mu_; empty: not known yet
+  base::Mutex mu_;
+  base::CondVar idle_;  // signalled when inflight_ drops to 0 (the destructor waits for it)
+  int inflight_ CQ_GUARDED_BY(mu_) = 0;  // scripts sent and not yet answered
+  std::array<std::string, kScriptCount> shas_ CQ_GUARDED_BY(mu_);  // empty: not known yet
   struct Wakeup {
     TimePoint at;
     base::TimerId timer = 0;
   };
-  std::map<std::string, Wakeup> wakeups_;  // guarded by mu_
-  struct Check {                           // a wake script in flight for a topic
-    bool again = false;                    // asked again meanwhile
+  std::map<std::string, Wakeup> wakeups_ CQ_GUARDED_BY(mu_);
+  struct Check {         // a wake script in flight for a topic
+    bool again = false;  // asked again meanwhile
     bool again_timer = false;
     std::vector<UniqueFunction<void()>> thens;  // of the calls that asked again
   };
-  std::map<std::string, Check> checks_;  // guarded by mu_
+  std::map<std::string, Check> checks_ CQ_GUARDED_BY(mu_);
   // Topics with long polls parked here, and when one was last parked; forgotten after a while.
-  std::map<std::string, TimePoint> watched_;  // guarded by mu_
-  bool closing_ = false;                      // guarded by mu_
-  uint64_t news_ = 0;                         // guarded by mu_
+  std::map<std::string, TimePoint> watched_ CQ_GUARDED_BY(mu_);
+  bool closing_ CQ_GUARDED_BY(mu_) = false;
+  uint64_t news_ CQ_GUARDED_BY(mu_) = 0;
   // Topics known idle (KnownIdle), and since when.
-  std::map<std::string, TimePoint> known_idle_;  // guarded by mu_
+  std::map<std::string, TimePoint> known_idle_ CQ_GUARDED_BY(mu_);
 };
 
 }  // namespace chronoq::redis

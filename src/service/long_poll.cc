@@ -14,7 +14,7 @@ struct LongPollWaiters::Waiter {
   PollSpec req;
   std::function<bool()> alive;
   LongPollDone done;
-  // Guarded by the owner's mu_:
+  // Guarded by the owner's mu_ (not annotated: the analysis cannot name another object's lock):
   State state = State::kParked;
   bool expired = false;  // timed out or cancelled while claimed by a drain
   base::TimerId timer = 0;
@@ -61,8 +61,11 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
   w->done = std::move(done);
   std::string topic = w->req.topic;
   bool full = false;
+  // Decided under the lock: once it is released, a drain on another thread may claim and answer
+  // the parked request at any time, so its state must not be read here any more.
+  bool parked = false;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     auto it = topics_.find(topic);
     full = !shutdown_ && (parked_.load() >= max_parked_ ||
                           (it != topics_.end() && it->second.count >= max_parked_per_topic_));
@@ -73,6 +76,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
       parked_.fetch_add(1);
       TimePoint deadline = SaturatingAdd(clock_->Now(), w->req.timeout);
       w->timer = scheduler_->Schedule(deadline, [this, w] { Expire(w, /*cancel_timer=*/false); });
+      parked = true;
     } else {
       w->state = Waiter::State::kDone;
     }
@@ -82,7 +86,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
                    [this, w](Result<Messages> r) { Finish(w, std::move(r)); });
     return w;
   }
-  if (w->state == Waiter::State::kDone) {
+  if (!parked) {
     Finish(w, Messages{});
     return w;
   }
@@ -93,7 +97,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
 }
 
 size_t LongPollWaiters::draining() const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [topic, q] : topics_) n += q.draining ? 1 : 0;
   return n;
@@ -104,7 +108,7 @@ void LongPollWaiters::Cancel(const std::shared_ptr<Waiter>& w) { Expire(w, /*can
 void LongPollWaiters::Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) {
   base::TimerId timer = 0;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (w->state == Waiter::State::kClaimed) {
       w->expired = true;  // the drain answers it
       return;
@@ -127,7 +131,7 @@ void LongPollWaiters::OnReady(std::string_view topic) {
 
 void LongPollWaiters::Kick(const std::string& topic) {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     auto it = topics_.find(topic);
     if (it == topics_.end() || it->second.waiters.empty()) return;
     if (it->second.draining) {
@@ -144,7 +148,7 @@ void LongPollWaiters::Drain(const std::string& topic) {
     std::shared_ptr<Waiter> w;
     std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> gone;
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       TopicQueue& q = topics_[topic];
       q.rekick = false;
       while (!q.waiters.empty()) {
@@ -199,7 +203,7 @@ bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<W
     bool again = full;
     base::TimerId timer;
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       timer = MarkDone(*w);
       if (!full) {
         TopicQueue& q = topics_[topic];
@@ -219,7 +223,7 @@ bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<W
   bool again;
   base::TimerId timer = 0;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     TopicQueue& q = topics_[topic];
     if (w->expired || shutdown_) {
       timer = MarkDone(*w);
@@ -244,7 +248,7 @@ bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<W
 void LongPollWaiters::Shutdown() {
   std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> all;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     shutdown_ = true;
     for (auto it = topics_.begin(); it != topics_.end();) {
       for (auto& w : it->second.waiters) all.emplace_back(w, MarkDone(*w));

@@ -19,13 +19,13 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "backend/queue_backend.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
 
@@ -56,17 +56,18 @@ class LongPollWaiters final : public backend::ReadyListener {
   // Parks a request; `done` is called exactly once: with messages, with an empty list when the
   // timeout passes or on shutdown, or with the backend's error. `alive` tells whether the client
   // is still connected (nullptr: assume it is).
-  std::shared_ptr<Waiter> Park(PollSpec req, std::function<bool()> alive, LongPollDone done);
+  std::shared_ptr<Waiter> Park(PollSpec req, std::function<bool()> alive, LongPollDone done)
+      CQ_EXCLUDES(mu_);
   // The client went away: the request is answered (empty) if it is still parked.
-  void Cancel(const std::shared_ptr<Waiter>& w);
+  void Cancel(const std::shared_ptr<Waiter>& w) CQ_EXCLUDES(mu_);
 
-  void OnReady(std::string_view topic) override;
-  void Shutdown();
+  void OnReady(std::string_view topic) override CQ_EXCLUDES(mu_);
+  void Shutdown() CQ_EXCLUDES(mu_);
 
   // Requests parked or being served.
   size_t parked() const { return parked_.load(); }
   // Topics whose parked requests are being served (a pull in flight) right now.
-  size_t draining() const;
+  size_t draining() const CQ_EXCLUDES(mu_);
 
  private:
   struct TopicQueue {
@@ -76,14 +77,16 @@ class LongPollWaiters final : public backend::ReadyListener {
     bool rekick = false;  // woken during the drain: try again before stopping
   };
 
-  void Kick(const std::string& topic);
-  void Drain(const std::string& topic);
+  void Kick(const std::string& topic) CQ_EXCLUDES(mu_);
+  void Drain(const std::string& topic) CQ_EXCLUDES(mu_);
   // Handles the pull made for `w`; true when the drain should go on with the next request.
   bool OnPulled(const std::string& topic, const std::shared_ptr<Waiter>& w,
-                Result<std::vector<core::Message>> result);
+                Result<std::vector<core::Message>> result) CQ_EXCLUDES(mu_);
   // Timeout (cancel_timer=false) or client gone (true).
-  void Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer);
-  void Finish(const std::shared_ptr<Waiter>& w, Result<std::vector<core::Message>> result);
+  void Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) CQ_EXCLUDES(mu_);
+  // Calls w's `done` unless it has run (it is moved out). Never under mu_: it may call back in.
+  void Finish(const std::shared_ptr<Waiter>& w, Result<std::vector<core::Message>> result)
+      CQ_EXCLUDES(mu_);
   // Marks `w` done and returns its timer. REQUIRES: mu_.
   base::TimerId MarkDone(Waiter& w) CQ_REQUIRES(mu_);
   void EraseIfIdle(const std::string& topic) CQ_REQUIRES(mu_);
@@ -95,7 +98,7 @@ class LongPollWaiters final : public backend::ReadyListener {
   const size_t max_parked_per_topic_;
   std::atomic<size_t> parked_{0};
 
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::unordered_map<std::string, TopicQueue> topics_ CQ_GUARDED_BY(mu_);
   bool shutdown_ CQ_GUARDED_BY(mu_) = false;
 };

@@ -316,6 +316,7 @@ TEST_F(QueueServiceTest, LongPollsBeyondTheCapsAreAnsweredAtOnce) {
   EXPECT_FALSE(got[4].value.has_value());
   EXPECT_TRUE(fifth.value.has_value());
   EXPECT_EQ(service_->long_polls().parked(), 4u);
+  service_->Shutdown();  // answers the parked ones while `got` still exists
 }
 
 TEST_F(QueueServiceTest, ACancelledOrLeftLongPollTakesNothing) {

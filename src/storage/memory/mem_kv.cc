@@ -41,7 +41,7 @@ class MemIterator final : public KvIterator {
 
 Result<std::optional<std::string>> MemKv::Get(Cf cf, std::string_view key) {
   Family& f = family(cf);
-  std::lock_guard lock(f.mu);
+  base::MutexLock lock(f.mu);
   auto it = f.table.find(key);
   if (it == f.table.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second.value);
@@ -66,12 +66,11 @@ std::vector<std::pair<std::string, std::string>> MemKv::Chunk(Cf cf, const std::
                                                               size_t max) {
   std::vector<std::pair<std::string, std::string>> out;
   Family& f = family(cf);
-  std::lock_guard lock(f.mu);
+  base::MutexLock lock(f.mu);
   EnsureOrdered(f);
-  const Index& m = f.index;
   const std::string_view start(from), end(upper);
-  auto it = after ? m.upper_bound(start) : m.lower_bound(start);
-  for (; it != m.end() && out.size() < max; ++it) {
+  auto it = after ? f.index.upper_bound(start) : f.index.lower_bound(start);
+  for (; it != f.index.end() && out.size() < max; ++it) {
     if (!end.empty() && it->first >= end) break;
     out.emplace_back(it->first, it->second->value);
   }
@@ -125,12 +124,26 @@ std::optional<Status> MemKv::Commit(KvBatch batch, UniqueFunction<void(Status)>)
   for (const KvBatch::Op& op : ops) touched |= 1u << static_cast<unsigned>(op.cf);
   // Lock every family the batch writes, in family order (readers take one lock only), so that
   // the whole batch becomes visible at once.
-  std::array<std::unique_lock<std::mutex>, kCfCount> locks;
-  for (int i = 0; i < kCfCount; ++i) {
-    if (touched & (1u << i)) locks[i] = std::unique_lock(families_[i].mu);
+  LockFamilies(touched);
+  for (KvBatch::Op& op : ops) {
+    Family& f = family(op.cf);
+    f.mu.AssertHeld();
+    Apply(f, op);
   }
-  for (KvBatch::Op& op : ops) Apply(family(op.cf), op);
+  UnlockFamilies(touched);
   return Status::Ok();
+}
+
+void MemKv::LockFamilies(unsigned touched) {
+  for (int i = 0; i < kCfCount; ++i) {
+    if (touched & (1u << i)) families_[i].mu.Lock();
+  }
+}
+
+void MemKv::UnlockFamilies(unsigned touched) {
+  for (int i = 0; i < kCfCount; ++i) {
+    if (touched & (1u << i)) families_[i].mu.Unlock();
+  }
 }
 
 std::vector<std::pair<std::string, int64_t>> MemKv::Stats() {
@@ -139,7 +152,7 @@ std::vector<std::pair<std::string, int64_t>> MemKv::Stats() {
     Family& f = families_[i];
     size_t n;
     {
-      std::lock_guard lock(f.mu);
+      base::MutexLock lock(f.mu);
       n = f.table.size();
     }
     out.emplace_back(std::string("keys_") + std::string(CfName(static_cast<Cf>(i))),

@@ -15,11 +15,11 @@
 #include <array>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "storage/kv.h"
 
@@ -55,7 +55,7 @@ class MemKv final : public KvStore {
   // Node-based: keys and slots keep their addresses across rehashing, so the index may point in.
   using Table = std::unordered_map<std::string, Slot, Hash, std::equal_to<>>;
   struct Family {
-    std::mutex mu;
+    base::Mutex mu;
     Table table CQ_GUARDED_BY(mu);
     Index index CQ_GUARDED_BY(mu);  // string_views of the table's keys
     bool ordered CQ_GUARDED_BY(mu) = false;
@@ -65,6 +65,10 @@ class MemKv final : public KvStore {
   static void IndexErase(Family& f, Slot& slot) CQ_REQUIRES(f.mu);
   static void EnsureOrdered(Family& f) CQ_REQUIRES(f.mu);
   static void Apply(Family& f, KvBatch::Op& op) CQ_REQUIRES(f.mu);
+  // Take and release the locks of the families in the bit set `touched`, in family order (the
+  // analysis cannot follow a loop of locks: Commit asserts each family's with AssertHeld).
+  void LockFamilies(unsigned touched) CQ_NO_THREAD_SAFETY_ANALYSIS;
+  void UnlockFamilies(unsigned touched) CQ_NO_THREAD_SAFETY_ANALYSIS;
   Family& family(Cf cf) { return families_[static_cast<size_t>(cf)]; }
 
   std::array<Family, kCfCount> families_;

@@ -27,7 +27,7 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
     // only what it touched, instead of every batch failing later in the committer.
     if (std::optional<Status> refusal = WriteRefusal()) return refusal;
   }
-  std::lock_guard lock(mu);
+  base::MutexLock lock(mu);
   if (failed) return failure;
   if (stop) return Unavailable("the store is closing");
   uint64_t id = next_id++;
@@ -39,7 +39,7 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
   }
   const bool was_empty = queue.empty();
   queue.push_back(Queued{std::move(batch), std::move(done), id});
-  if (was_empty) cv.notify_one();  // the committer waits only on an empty queue
+  if (was_empty) cv.Signal();  // the committer waits only on an empty queue
   return std::nullopt;
 }
 
@@ -50,16 +50,16 @@ void RocksKv::Impl::StartCommitter() {
 
 void RocksKv::Impl::StopCommitter() {
   {
-    std::lock_guard lock(mu);
+    base::MutexLock lock(mu);
     stop = true;
   }
-  cv.notify_all();
+  cv.SignalAll();
   if (committer.joinable()) committer.join();
   {
-    std::lock_guard lock(done_mu);
+    base::MutexLock lock(done_mu);
     done_stop = true;
   }
-  done_cv.notify_all();
+  done_cv.SignalAll();
   if (completer.joinable()) completer.join();
 }
 
@@ -67,19 +67,19 @@ void RocksKv::Impl::Complete(std::deque<Queued>& group, const Status& s) {
   if (group.empty()) return;
   bool was_empty;
   {
-    std::lock_guard lock(done_mu);
+    base::MutexLock lock(done_mu);
     was_empty = completions.empty();
     for (Queued& q : group) completions.emplace_back(std::move(q.done), s);
   }
-  if (was_empty) done_cv.notify_one();
+  if (was_empty) done_cv.Signal();
 }
 
 void RocksKv::Impl::CompleterLoop() {
   for (;;) {
     std::deque<std::pair<UniqueFunction<void(Status)>, Status>> batch;
     {
-      std::unique_lock lock(done_mu);
-      done_cv.wait(lock, [&] { return done_stop || !completions.empty(); });
+      base::MutexLock lock(done_mu);
+      while (!done_stop && completions.empty()) done_cv.Wait(done_mu);
       if (completions.empty()) return;  // stopping, and every callback has run
       batch.swap(completions);
     }
@@ -93,12 +93,14 @@ void RocksKv::Impl::CommitterLoop() {
   for (;;) {
     std::deque<Queued> group;
     {
-      std::unique_lock lock(mu);
-      auto ready = [&] { return stop || !queue.empty(); };
+      base::MutexLock lock(mu);
       if (stopped.load()) {
-        cv.wait_for(lock, std::chrono::seconds(1), ready);  // and retry resuming meanwhile
+        // And retry resuming at least once a second meanwhile.
+        const auto retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (!stop && queue.empty() && cv.WaitUntil(mu, retry_at)) {
+        }
       } else {
-        cv.wait(lock, ready);
+        while (!stop && queue.empty()) cv.Wait(mu);
       }
       if (stop && queue.empty()) return;  // stopping, and everything is written
       group.swap(queue);
@@ -110,7 +112,7 @@ void RocksKv::Impl::CommitterLoop() {
     Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
     std::deque<Queued> also_failed;
     {
-      std::lock_guard lock(mu);
+      base::MutexLock lock(mu);
       if (s.ok()) {
         for (const Queued& q : group) {
           for (const KvBatch::Op& op : q.batch.ops()) {
@@ -128,7 +130,7 @@ void RocksKv::Impl::CommitterLoop() {
     }
     if (!s.ok()) {
       // The owner hears first, so that its recovery is under way before any client hears.
-      std::lock_guard lock(handler_mu);
+      base::MutexLock lock(handler_mu);
       if (on_failure) on_failure(s);
     }
     Complete(group, s);
@@ -137,7 +139,7 @@ void RocksKv::Impl::CommitterLoop() {
 }
 
 std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::string_view key) {
-  std::lock_guard lock(mu);
+  base::MutexLock lock(mu);
   if (overlay.empty()) return std::nullopt;
   auto it = overlay.find(OverlayKey(cf, key));
   if (it == overlay.end()) return std::nullopt;
@@ -147,7 +149,7 @@ std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::
 std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::OverlayRange(
     Cf cf, const std::string& lower, const std::string& upper) {
   std::vector<std::pair<std::string, std::optional<std::string>>> out;
-  std::lock_guard lock(mu);
+  base::MutexLock lock(mu);
   if (overlay.empty()) return out;
   auto it = overlay.lower_bound(OverlayKey(cf, lower));
   const std::string end = upper.empty() ? OverlayKey(static_cast<Cf>(static_cast<int>(cf) + 1), "")
@@ -159,14 +161,14 @@ std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::O
 }
 
 void RocksKv::SetFailureHandler(UniqueFunction<void(Status)> handler) {
-  std::lock_guard lock(impl_->handler_mu);  // waits for a call in progress
+  base::MutexLock lock(impl_->handler_mu);  // waits for a call in progress
   impl_->on_failure = std::move(handler);
 }
 
 void RocksKv::ResumeAfterFailure() {
   std::deque<Impl::Queued> stale;
   {
-    std::lock_guard lock(impl_->mu);
+    base::MutexLock lock(impl_->mu);
     stale.swap(impl_->queue);
     impl_->overlay.clear();
     impl_->failed = false;

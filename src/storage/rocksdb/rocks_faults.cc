@@ -33,7 +33,7 @@ class InfoLog final : public rocksdb::Logger {
       : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL),
         dir_(std::move(dir)),
         max_bytes_(max_bytes) {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     Open();
   }
   ~InfoLog() override {
@@ -60,7 +60,7 @@ class InfoLog final : public rocksdb::Logger {
     int m = std::vsnprintf(line + n, sizeof(line) - n - 1, format, ap);
     size_t len = static_cast<size_t>(n) + std::min<size_t>(m < 0 ? 0 : m, sizeof(line) - n - 2);
     if (len == 0 || line[len - 1] != '\n') line[len++] = '\n';
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (size_ + len > max_bytes_) Roll();
     if (fd_ < 0) return;
     // A failed or short write (a full disk) loses this line, nothing else.
@@ -68,7 +68,7 @@ class InfoLog final : public rocksdb::Logger {
     if (w > 0) size_ += static_cast<size_t>(w);
   }
   size_t GetLogFileSize() const override {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     return size_;
   }
 
@@ -91,7 +91,7 @@ class InfoLog final : public rocksdb::Logger {
 
   const std::string dir_;
   const size_t max_bytes_;
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   int fd_ CQ_GUARDED_BY(mu_) = -1;
   size_t size_ CQ_GUARDED_BY(mu_) = 0;
 };
@@ -127,7 +127,7 @@ std::shared_ptr<rocksdb::EventListener> RocksKv::Impl::NewListener() {
 void RocksKv::Impl::OnBackgroundError(const rocksdb::Status& s) {
   const bool stops = s.severity() >= rocksdb::Status::Severity::kHardError;
   {
-    std::lock_guard lock(bg_mu);
+    base::MutexLock lock(bg_mu);
     if (!bg_error.ok() && bg_error.severity() >= s.severity()) return;  // nothing new
     bg_error = s;
   }
@@ -137,12 +137,12 @@ void RocksKv::Impl::OnBackgroundError(const rocksdb::Status& s) {
   } else if (!stops) {
     CQ_LOG_WARN(kLog, "background storage error (writes go on): {}", s.ToString());
   }
-  cv.notify_all();  // the committer now also wakes to retry without writes queued
+  cv.SignalAll();  // the committer now also wakes to retry without writes queued
 }
 
 void RocksKv::Impl::OnRecovered() {
   {
-    std::lock_guard lock(bg_mu);
+    base::MutexLock lock(bg_mu);
     bg_error = rocksdb::Status::OK();
   }
   if (stopped.exchange(false)) CQ_LOG_WARN(kLog, "the store accepts writes again");
@@ -162,14 +162,14 @@ bool RocksKv::Impl::ResumeMayHelp(const rocksdb::Status& error) {
     if (ec || space.available < memtables + (uint64_t{1} << 20)) return false;
     spacing = std::chrono::milliseconds(100);
   }
-  std::lock_guard lock(bg_mu);
+  base::MutexLock lock(bg_mu);
   return std::chrono::steady_clock::now() - last_failed_resume >= spacing;
 }
 
 std::optional<Status> RocksKv::Impl::WriteRefusal() {
   rocksdb::Status error;
   {
-    std::lock_guard lock(bg_mu);
+    base::MutexLock lock(bg_mu);
     error = bg_error;
   }
   if (error.ok() || error.severity() < rocksdb::Status::Severity::kHardError) return std::nullopt;
@@ -180,7 +180,7 @@ std::optional<Status> RocksKv::Impl::WriteRefusal() {
 void RocksKv::Impl::MaybeResume() {
   rocksdb::Status error;
   {
-    std::lock_guard lock(bg_mu);
+    base::MutexLock lock(bg_mu);
     error = bg_error;
   }
   if (!ResumeMayHelp(error)) return;
@@ -189,7 +189,7 @@ void RocksKv::Impl::MaybeResume() {
     OnRecovered();
   } else {
     CQ_LOG_DEBUG(kLog, "resuming the store failed: {}", s.ToString());
-    std::lock_guard lock(bg_mu);
+    base::MutexLock lock(bg_mu);
     last_failed_resume = std::chrono::steady_clock::now();
   }
 }

@@ -7,14 +7,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "storage/rocksdb/rocks_kv.h"
 
@@ -50,8 +49,8 @@ struct RocksKv::Impl {
     std::optional<std::string> value;  // nullopt: deleted
     uint64_t id;                       // the last batch that wrote it
   };
-  std::mutex mu;
-  std::condition_variable cv;
+  base::Mutex mu;
+  base::CondVar cv;
   std::deque<Queued> queue CQ_GUARDED_BY(mu);
   // Puts and deletes of batches not yet durable, by (cf byte + key): what reads must see.
   std::map<std::string, Overlay, std::less<>> overlay CQ_GUARDED_BY(mu);
@@ -59,14 +58,14 @@ struct RocksKv::Impl {
   bool failed CQ_GUARDED_BY(mu) = false;
   Status failure CQ_GUARDED_BY(mu);
   bool stop CQ_GUARDED_BY(mu) = false;
-  std::mutex handler_mu;  // held while on_failure runs or changes
+  base::Mutex handler_mu;  // held while on_failure runs or changes
   UniqueFunction<void(Status)> on_failure CQ_GUARDED_BY(handler_mu);
   std::thread committer;
 
   // Callbacks of written groups run on their own thread, in write order, so that the committer
   // goes on writing while answers are encoded (and long polls pull again) elsewhere.
-  std::mutex done_mu;
-  std::condition_variable done_cv;
+  base::Mutex done_mu;
+  base::CondVar done_cv;
   std::deque<std::pair<UniqueFunction<void(Status)>, Status>> completions CQ_GUARDED_BY(done_mu);
   bool done_stop CQ_GUARDED_BY(done_mu) = false;
   std::thread completer;
@@ -76,35 +75,35 @@ struct RocksKv::Impl {
   // (waiting until the free space exceeds the largest write buffer, checked every 5 s) is turned
   // off: the committer resumes as soon as the cause looks gone (MaybeResume).
   std::atomic<bool> stopped{false};  // RocksDB refuses writes (a hard or worse background error)
-  std::mutex bg_mu;
+  base::Mutex bg_mu;
   rocksdb::Status bg_error CQ_GUARDED_BY(bg_mu);  // the current background error, or OK
   std::chrono::steady_clock::time_point last_failed_resume CQ_GUARDED_BY(bg_mu);
   // The listener RocksDB calls on background errors and recoveries (set in the DB options).
   std::shared_ptr<rocksdb::EventListener> NewListener();
-  void OnBackgroundError(const rocksdb::Status& s);
-  void OnRecovered();
+  void OnBackgroundError(const rocksdb::Status& s) CQ_EXCLUDES(bg_mu);
+  void OnRecovered() CQ_EXCLUDES(bg_mu);
   // Whether DB::Resume() may clear `error` now: for a full disk, once the free space exceeds the
   // memtables by 1 MB (and 100 ms after a failed try); for another hard error, a second after a
   // failed try; never for a fatal one.
-  bool ResumeMayHelp(const rocksdb::Status& error);
+  bool ResumeMayHelp(const rocksdb::Status& error) CQ_EXCLUDES(bg_mu);
   // While RocksDB refuses writes and resuming cannot help yet: the error a new batch gets at once
   // (it is then neither queued nor visible). std::nullopt otherwise.
-  std::optional<Status> WriteRefusal();
+  std::optional<Status> WriteRefusal() CQ_EXCLUDES(bg_mu);
   // Committer thread, before writing: DB::Resume() when RocksDB refuses writes and it may help.
-  void MaybeResume();
+  void MaybeResume() CQ_EXCLUDES(bg_mu);
 
   void StartCommitter();
   // Writes what is queued, runs the last callbacks and stops (the destructor).
-  void StopCommitter();
-  void CommitterLoop();
-  void CompleterLoop();
-  void Complete(std::deque<Queued>& group, const Status& s);
-  std::optional<Status> Enqueue(KvBatch batch, UniqueFunction<void(Status)> done);
+  void StopCommitter() CQ_EXCLUDES(mu, done_mu);
+  void CommitterLoop() CQ_EXCLUDES(mu, handler_mu);
+  void CompleterLoop() CQ_EXCLUDES(done_mu);
+  void Complete(std::deque<Queued>& group, const Status& s) CQ_EXCLUDES(done_mu);
+  std::optional<Status> Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) CQ_EXCLUDES(mu);
   // The overlay's view of a key: nullopt when the overlay does not know it.
-  std::optional<std::optional<std::string>> OverlayGet(Cf cf, std::string_view key);
+  std::optional<std::optional<std::string>> OverlayGet(Cf cf, std::string_view key) CQ_EXCLUDES(mu);
   // The overlay's entries of [lower, upper) in one column family, in key order.
   std::vector<std::pair<std::string, std::optional<std::string>>> OverlayRange(
-      Cf cf, const std::string& lower, const std::string& upper);
+      Cf cf, const std::string& lower, const std::string& upper) CQ_EXCLUDES(mu);
   static std::string OverlayKey(Cf cf, std::string_view key);
 };
 

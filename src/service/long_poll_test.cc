@@ -1,0 +1,74 @@
+// LongPollWaiters under real concurrency: requests parked on one thread while messages sent on
+// another wake the topic and drain it there. The single-threaded behaviour is covered through
+// the service (queue_service_test.cc); this one is about the hand-over between threads, and is
+// most useful under ThreadSanitizer (scripts/sanitize.sh tsan runs it).
+#include "service/long_poll.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "tests/testutil/fake_backend.h"
+
+namespace chronoq::service {
+namespace {
+
+const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
+
+// Regression: Park read the request's state after releasing the lock, to tell "parked" from
+// "answered at once". By then a drain on another thread could have claimed the request, so the
+// read raced with the drain's writes (ThreadSanitizer reported it); and when it saw the drain's
+// "answered", Park answered again, moving the callback out while the drain's answer might still
+// be doing the same (a double call or a double free at worst).
+TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce) {
+  base::ManualClock clock(kT0);
+  base::ManualScheduler sched(&clock);
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters(&fake, &clock, &sched);
+  fake.SetReadyListener(&waiters);
+
+  constexpr int kRequests = 2000;
+  std::vector<std::atomic<int>> answers(kRequests);
+  std::vector<std::atomic<size_t>> received(kRequests);
+  std::atomic<bool> parking{true};
+  // Sends wake the topic and drain it on the sender's thread; the kicker wakes it all the time
+  // (a drain claims the head request even when it then finds nothing).
+  std::thread sender([&] {
+    for (int i = 0; i < kRequests; ++i) {
+      fake.Send(core::NewMessage{"t", "m" + std::to_string(i), "x", Millis(0), Millis(60'000), 0},
+                [](Result<backend::Sent>) {});
+    }
+  });
+  std::thread kicker([&] {
+    while (parking.load()) waiters.OnReady("t");
+  });
+  for (int i = 0; i < kRequests; ++i) {
+    waiters.Park(PollSpec{"t", 1, Millis(30'000), Millis(10'000)}, nullptr,
+                 [&, i](Result<std::vector<core::Message>> r) {
+                   answers[i].fetch_add(1);
+                   if (r.has_value()) received[i].fetch_add(r->size());
+                 });
+  }
+  parking.store(false);
+  sender.join();
+  kicker.join();
+  waiters.Shutdown();  // answers what is still parked
+  fake.SetReadyListener(nullptr);
+
+  size_t delivered = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    EXPECT_EQ(answers[i].load(), 1) << "request " << i;
+    EXPECT_LE(received[i].load(), 1u) << "request " << i;
+    delivered += received[i].load();
+  }
+  EXPECT_LE(delivered, static_cast<size_t>(kRequests));
+  EXPECT_EQ(waiters.parked(), 0u);
+}
+
+}  // namespace
+}  // namespace chronoq::service
