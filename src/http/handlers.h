@@ -59,5 +59,8 @@ HttpResponse JsonResponse(std::string body);
 // The request's parameters (API.md section 1); on a request error (broken percent-encoding, a
 // parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.
 std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply);
+// True (and replies HTTP 400 with the reader's first error) when a parameter was missing or
+// malformed.
+bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply);
 
 }  // namespace chronoq::http

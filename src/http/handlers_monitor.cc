@@ -11,10 +11,7 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!params) return;
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);
-  if (!r.ok()) {
-    reply(RequestError(400, r.status().message(), req.path()));
-    return;
-  }
+  if (ReaderFailed(r, req, reply)) return;
   ctx->service->GetTopicInfo(
       std::move(*topic), [reply = std::move(reply)](Result<core::TopicInfo> res) mutable {
         if (!res.has_value()) {

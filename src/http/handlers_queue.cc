@@ -9,12 +9,6 @@ namespace {
 using core::Message;
 using service::Messages;
 
-bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply) {
-  if (r.ok()) return false;
-  reply(RequestError(400, r.status().message(), req.path()));
-  return true;
-}
-
 void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
@@ -156,6 +150,12 @@ HttpResponse JsonResponse(std::string body) {
   r.status = 200;
   r.body = std::move(body);
   return r;
+}
+
+bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply) {
+  if (r.ok()) return false;
+  reply(RequestError(400, r.status().message(), req.path()));
+  return true;
 }
 
 std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply) {

@@ -68,8 +68,8 @@ class QueueService {
   // Waits up to the long-poll timeout for consumable messages; answers at once when some are,
   // or when the parking caps are reached (with what one pull finds). `alive` tells whether the
   // client is still there (nullptr: assume it is); a client that left takes nothing. The
-  // ticket cancels the wait (CancelLongPoll) when the client goes away; null when `done` was
-  // already called.
+  // ticket cancels the wait (CancelLongPoll) when the client goes away; null when the request was
+  // refused by validation (cancelling a ticket already answered does nothing).
   LongPollTicket LongPoll(LongPollRequest req, std::function<bool()> alive,
                           Callback<Result<Messages>> done);
   void CancelLongPoll(const LongPollTicket& ticket);
@@ -96,7 +96,6 @@ class QueueService {
   void Shutdown() { waiters_.Shutdown(); }
 
   const LongPollWaiters& long_polls() const { return waiters_; }
-  const ServiceOptions& options() const { return options_; }
 
  private:
   backend::QueueBackend* const backend_;

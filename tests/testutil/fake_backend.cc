@@ -19,6 +19,10 @@ FakeBackend::Call MakeCall(std::string op, std::string topic = {}, std::string m
   return c;
 }
 
+Status NotFoundError(const std::string& topic, const std::string& msg_id) {
+  return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
+}
+
 }  // namespace
 
 std::optional<Status> FakeBackend::Begin(Call call) {
@@ -119,7 +123,7 @@ void FakeBackend::Ack(std::string topic, std::string msg_id, bool ack,
     std::lock_guard lock(mu_);
     auto it = messages_.find({topic, msg_id});
     if (it == messages_.end()) {
-      s = NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
+      s = NotFoundError(topic, msg_id);
     } else if (it->second.message.status != MsgStatus::kConsuming) {
       s = InvalidState(fmt::format("message '{}' is not consuming", msg_id));
     } else {
@@ -143,7 +147,7 @@ void FakeBackend::Delete(std::string topic, std::string msg_id, bool release,
     std::lock_guard lock(mu_);
     auto it = messages_.find({topic, msg_id});
     if (it == messages_.end()) {
-      s = NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
+      s = NotFoundError(topic, msg_id);
     } else if (!core::InLife(it->second.message.status)) {
       s = InvalidState(fmt::format("message '{}' has ended", msg_id));
     } else if (release) {
