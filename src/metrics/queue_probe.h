@@ -1,6 +1,7 @@
-// QueueProbe: the queue's Prometheus figures, bumped by the HTTP handlers (sends, deliveries, acks,
-// nacks, deletions, trigger lateness) and by the backends (ack timeouts, expirations, retry
-// exhaustions), and rendered with the per-topic depth read from the backend at scrape time.
+// QueueProbe: the queue's Prometheus figures (sends, deliveries, acks, nacks, deletions, trigger
+// lateness, ack timeouts, expirations, retry exhaustions), bumped only by the service's Recorder
+// (service/recorder.h), and rendered with the per-topic depth read from the backend at scrape
+// time.
 //
 // Topic cardinality is bounded: the first `max_topics` topics seen (by an event or a scrape) get
 // their own `topic` label value until the process restarts; every later topic is counted under
