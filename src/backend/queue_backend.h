@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,39 @@ struct PullRequest {
   Millis ack_timeout{30'000};  // > 0
 };
 
+// One id of an ackMsgBatch (or an ackMsg with a reason).
+struct AckItem {
+  std::string msg_id;
+  bool ack = true;     // false: nack
+  std::string reason;  // nack only: kept as the message's last_error when not empty
+};
+
+// updateMsg: the fields to change (absent ones stay).
+struct UpdateRequest {
+  std::string topic;
+  std::string msg_id;
+  core::MessageUpdate update;  // at least one field set (the service checks)
+};
+
+// listMsg (API-EXTENSIONS.md section 3). Orders: WAITING by trigger time (visible_at), READY in
+// the order a pull would deliver them (priority descending, then visible_at, then seq: a peek),
+// CONSUMING by ack deadline, ended statuses by end time; ties by seq. Without a status, the walk
+// lists WAITING, then READY, then CONSUMING.
+struct ListRequest {
+  std::string topic;
+  std::optional<core::MsgStatus> status;  // absent: 1, 2 and 3
+  int32_t limit = 100;                    // 1..1000
+  std::string cursor;                     // empty: the first page; else a ListPage::next_cursor
+};
+
+struct ListPage {
+  std::vector<core::Message> messages;  // with payloads
+  // Where the next page starts (printable ASCII, opaque to clients); empty on the last page.
+  // Cursors are positions in the listed order, not snapshots: a message that stays in the listed
+  // status is listed exactly once on a walk, whatever is sent or consumed meanwhile.
+  std::string next_cursor;
+};
+
 // Told when messages of a topic may have become consumable: sent ready, nacked, trigger time
 // reached, ack deadline passed. Used to wake parked long polls. Called without backend locks
 // held, on any thread; must be cheap and must not block.
@@ -63,16 +97,51 @@ class QueueBackend {
   // send.
   virtual void Send(core::NewMessage m, Callback<Result<Sent>> done) = 0;
 
-  // Delivers up to req.batch READY messages, in visibility order (oldest first), each now
+  // Delivers up to req.batch READY messages, highest priority first and within a priority in
+  // visibility order (oldest first), each now
   // CONSUMING until now + ack_timeout. Messages found ended on the way are finalized and skipped.
   // Unknown topic: empty list.
   virtual void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) = 0;
+
+  // Stores a batch of messages of one topic (all msgs[i].topic equal, ids distinct, non-empty)
+  // in one atomic durable write: each is stored or answered like Send (an in-life msgId is
+  // answered with `existing`, nothing stored for it); a failed write stores none. Answers in input
+  // order.
+  virtual void SendBatch(std::vector<core::NewMessage> msgs,
+                         Callback<Result<std::vector<Sent>>> done) = 0;
 
   // ack=true: CONSUMING (or READY after an ack timeout) -> CONSUME_OK.
   // ack=false: CONSUMING -> READY now, or RETRY_EXHAUST on its last delivery.
   // Errors: kNotFound (no such message), kInvalidState (not in a state the operation applies
   // to); nothing changes.
   virtual void Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) = 0;
+
+  // Acks and nacks several messages of one topic (ids distinct), each by Ack's rules, in one
+  // atomic write; a nack's reason becomes the message's last_error. Answers one Status per item,
+  // in input order (kNotFound / kInvalidState for an item change nothing for it); a failed write
+  // fails the whole call and changes nothing.
+  virtual void AckBatch(std::string topic, std::vector<AckItem> items,
+                        Callback<Result<std::vector<Status>>> done) = 0;
+
+  // updateMsg: core::ApplyUpdate on a WAITING or READY message, atomic against pulls (a message
+  // is updated or delivered, never both). A message that becomes consumable wakes the listener.
+  // Answers the updated message (with payload). Errors: kNotFound, kInvalidState.
+  virtual void Update(UpdateRequest req, Callback<Result<core::Message>> done) = 0;
+
+  // touchMsg: a CONSUMING message's ack deadline becomes now + ack_timeout (> 0). Answers the
+  // message. Errors: kNotFound, kInvalidState.
+  virtual void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+                     Callback<Result<core::Message>> done) = 0;
+
+  // countMsg: a WAITING message's count grows by `count` (>= 1); reaching its count trigger makes
+  // it consumable now (and wakes the listener). Answers the message. Errors: kNotFound,
+  // kInvalidState.
+  virtual void Count(std::string topic, std::string msg_id, int64_t count,
+                     Callback<Result<core::Message>> done) = 0;
+
+  // listMsg: one page. Cost grows with req.limit, never with the topic's backlog. Errors:
+  // kInvalidArgument for a cursor this backend did not make ("cursor is not valid ...").
+  virtual void List(ListRequest req, Callback<Result<ListPage>> done) = 0;
 
   // In-life message -> DELETE. With release, the record is forgotten at once; otherwise it stays
   // readable for the retention period. Errors: kNotFound, kInvalidState (already ended).

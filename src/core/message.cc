@@ -35,9 +35,14 @@ void AssignScalars(MessageRecord& dst, const MessageRecord& src) {
   dst.visible_at = src.visible_at;
   dst.ended_at = src.ended_at;
   dst.seq = src.seq;
+  dst.priority = src.priority;
+  dst.count_trigger = src.count_trigger;
+  dst.count = src.count;
+  dst.last_error = src.last_error;
   // A new field must be copied above; this trips when the record changes size.
-  static_assert(sizeof(MessageRecord) == 3 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8,
-                "MessageRecord changed: update AssignScalars");
+  static_assert(
+      sizeof(MessageRecord) == 4 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8 + 8 + 8,
+      "MessageRecord changed: update AssignScalars");
 }
 
 MessageRecord CopyWithoutPayload(const MessageRecord& r) {

@@ -43,6 +43,7 @@ struct MessageRecord {
   TimePoint trigger_time{};
   TimePoint expire_time{};  // trigger_time + ttl, saturated
   int32_t max_retry = 0;    // at most max_retry + 1 deliveries
+  int32_t priority = 0;     // 0..9; higher is delivered first among consumable messages
   int64_t retry = 0;        // deliveries so far
   Phase phase = Phase::kPending;
   MsgStatus end_status = MsgStatus::kWaiting;  // meaningful only when phase == kEnded
@@ -51,6 +52,11 @@ struct MessageRecord {
   TimePoint visible_at{};
   TimePoint ended_at{};  // kEnded only: when it ended (start of its retention period)
   uint64_t seq = 0;      // orders messages with equal visible_at; unique within a topic
+  // Count trigger (API-EXTENSIONS.md section 1): a waiting message becomes consumable when
+  // `count` (raised by countMsg) reaches `count_trigger`, or at its trigger time. 0: none.
+  int64_t count_trigger = 0;
+  int64_t count = 0;
+  std::string last_error;  // the last nack reason (later: push failure); empty: none
 
   int64_t max_deliveries() const { return static_cast<int64_t>(max_retry) + 1; }
   bool operator==(const MessageRecord&) const = default;
@@ -64,7 +70,7 @@ MsgStatus StatusAt(const MessageRecord& r, TimePoint now);
 // kTimeMax-like saturation applies; for an ended record, its ended_at.
 TimePoint NaturalEndTime(const MessageRecord& r);
 
-// Copies every field of `src` but its strings (topic, msg_id, payload) into `dst`.
+// Copies every field of `src` but topic, msg_id and payload into `dst`.
 void AssignScalars(MessageRecord& dst, const MessageRecord& src);
 // A copy of `r` without its payload (which may be megabytes), for indexes and metadata writes.
 MessageRecord CopyWithoutPayload(const MessageRecord& r);

@@ -34,6 +34,10 @@ std::string_view EventName(EventKind k) {
       return "delete";
     case EventKind::kFinalize:
       return "finalize";
+    case EventKind::kTouch:
+      return "touch";
+    case EventKind::kCount:
+      return "count";
   }
   return "unknown";
 }
@@ -44,13 +48,16 @@ MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
   r.msg_id = std::move(m.msg_id);
   r.payload = std::move(m.payload);
   r.produce_time = now;
-  r.trigger_time = SaturatingAdd(now, std::max(m.delay, Millis(0)));
+  r.trigger_time = m.trigger_time.has_value() ? std::max(*m.trigger_time, now)
+                                              : SaturatingAdd(now, std::max(m.delay, Millis(0)));
   r.expire_time = SaturatingAdd(r.trigger_time, m.ttl);
   r.max_retry = m.max_retry;
   r.retry = 0;
   r.phase = Phase::kPending;
   r.visible_at = r.trigger_time;
   r.seq = seq;
+  r.priority = m.priority;
+  r.count_trigger = m.count_trigger;
   return r;
 }
 
@@ -81,10 +88,15 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
       if (s != MsgStatus::kConsuming) {
         return Illegal(r, s, "only a message being consumed (status 3) can be nacked");
       }
-      if (r.retry >= r.max_deliveries()) return Ended(r, MsgStatus::kRetryExhaust, now);
+      if (r.retry >= r.max_deliveries()) {
+        MessageRecord out = Ended(r, MsgStatus::kRetryExhaust, now);
+        if (!e.reason.empty()) out.last_error = std::string(e.reason);
+        return out;
+      }
       MessageRecord out = r;
       out.phase = Phase::kPending;
       out.visible_at = now;
+      if (!e.reason.empty()) out.last_error = std::string(e.reason);
       return out;
     }
     case EventKind::kDelete: {
@@ -97,8 +109,47 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
       }
       return Ended(r, s, NaturalEndTime(r));
     }
+    case EventKind::kTouch: {
+      if (s != MsgStatus::kConsuming) {
+        return Illegal(r, s, "only a message being consumed (status 3) can be touched");
+      }
+      if (e.ack_timeout <= Millis(0)) return InvalidArgument("ack timeout must be positive");
+      MessageRecord out = r;
+      out.visible_at = SaturatingAdd(now, e.ack_timeout);
+      return out;
+    }
+    case EventKind::kCount: {
+      if (s != MsgStatus::kWaiting) {
+        return Illegal(r, s, "only a waiting message (status 1) can be counted");
+      }
+      if (e.count < 1) return InvalidArgument("count must be at least 1");
+      MessageRecord out = r;
+      out.count = r.count > INT64_MAX - e.count ? INT64_MAX : r.count + e.count;
+      if (out.count_trigger > 0 && out.count >= out.count_trigger) out.visible_at = now;
+      return out;
+    }
   }
   return Internal("unknown event");
+}
+
+Result<MessageRecord> ApplyUpdate(const MessageRecord& r, const MessageUpdate& u, TimePoint now) {
+  const MsgStatus s = StatusAt(r, now);
+  if (s != MsgStatus::kWaiting && s != MsgStatus::kReady) {
+    return Illegal(r, s, "only a WAITING or READY message can be updated");
+  }
+  MessageRecord out = r;
+  const Millis ttl = u.ttl.value_or(r.expire_time - r.trigger_time);
+  if (u.trigger_time.has_value()) {
+    out.trigger_time = std::max(*u.trigger_time, now);
+    out.visible_at = out.trigger_time;
+  }
+  if (u.trigger_time.has_value() || u.ttl.has_value()) {
+    out.expire_time = SaturatingAdd(out.trigger_time, ttl);
+  }
+  if (u.payload.has_value()) out.payload = *u.payload;
+  if (u.max_retry.has_value()) out.max_retry = *u.max_retry;
+  if (u.priority.has_value()) out.priority = *u.priority;
+  return out;
 }
 
 }  // namespace chronoq::core

@@ -9,10 +9,14 @@
 // - Delete: WAITING, READY, CONSUMING -> DELETE.
 // - Finalize: EXPIRE or RETRY_EXHAUST not yet stored -> the same status, stored, ended at its
 //   natural end.
+// - Touch: CONSUMING -> CONSUMING with the ack deadline now + ack timeout (touchMsg).
+// - Count: WAITING -> count + n; READY at now when count reaches count_trigger (countMsg).
+// - ApplyUpdate (updateMsg): WAITING or READY -> new trigger time / ttl / maxRetry / priority.
 // Every other (status, event) pair returns kInvalidState with a sentence saying why.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/result.h"
@@ -21,13 +25,15 @@
 
 namespace chronoq::core {
 
-enum class EventKind { kDeliver, kAck, kNack, kDelete, kFinalize };
+enum class EventKind { kDeliver, kAck, kNack, kDelete, kFinalize, kTouch, kCount };
 
 std::string_view EventName(EventKind k);
 
 struct Event {
   EventKind kind;
-  Millis ack_timeout{0};  // kDeliver only; must be > 0
+  Millis ack_timeout{0};      // kDeliver and kTouch; must be > 0
+  int64_t count = 0;          // kCount: added to the count; must be >= 1
+  std::string_view reason{};  // kNack: kept as last_error when not empty
 };
 
 // What a producer asked for, after defaults and validation (API.md section 4, sendMsg).
@@ -35,13 +41,32 @@ struct NewMessage {
   std::string topic;
   std::string msg_id;
   std::string payload;
-  Millis delay{0};        // <= 0 means now
+  Millis delay{0};        // <= 0 means now; ignored when trigger_time is set
   Millis ttl{0};          // > 0
   int32_t max_retry = 0;  // >= 0
+  // Extensions (API-EXTENSIONS.md section 2).
+  std::optional<TimePoint> trigger_time{};  // absolute; a past time means now
+  int32_t priority = 0;                     // 0..9
+  int64_t count_trigger = 0;                // >= 0; 0: none
 };
 
 // The record of a freshly sent message: WAITING when the trigger time is after `now`, else READY.
 MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq);
+
+// The fields updateMsg may change; absent ones stay.
+struct MessageUpdate {
+  std::optional<TimePoint> trigger_time;  // <= now: consumable at once ("trigger now")
+  std::optional<std::string> payload;
+  std::optional<Millis> ttl;  // > 0: the new expire time is the trigger time + ttl
+  std::optional<int32_t> max_retry;
+  std::optional<int32_t> priority;
+};
+
+// updateMsg on a WAITING or READY message (else kInvalidState naming the status). A new trigger
+// time moves visible_at (to now when it is not in the future); a new ttl counts from the
+// (possibly new) trigger time; when only the trigger time changes, the ttl is kept. The payload
+// is replaced when given.
+Result<MessageRecord> ApplyUpdate(const MessageRecord& r, const MessageUpdate& u, TimePoint now);
 
 // Whether a send with the msgId of `existing` replaces it (it has ended) rather than being
 // answered with it (it is in life).

@@ -57,13 +57,13 @@ std::vector<Case> AllCases() {
        [base] {
          return std::pair{base(), kT0};
        },
-       {E::kDelete}},
+       {E::kDelete, E::kCount}},
       {"WaitingOneMsBeforeTrigger",
        MsgStatus::kWaiting,
        [base] {
          return std::pair{base(), At(999)};
        },
-       {E::kDelete}},
+       {E::kDelete, E::kCount}},
       {"ReadyAtTriggerTime",
        MsgStatus::kReady,
        [base] {
@@ -93,14 +93,14 @@ std::vector<Case> AllCases() {
        [delivered] {
          return std::pair{delivered(), At(2000)};
        },
-       {E::kAck, E::kNack, E::kDelete}},
+       {E::kAck, E::kNack, E::kDelete, E::kTouch}},
       {"ConsumingLastDelivery",
        MsgStatus::kConsuming,
        [] {
          MessageRecord r = CreateRecord(NewMsg(kDelay, kTtl, 0), kT0, 7);
          return std::pair{MustApply(r, Deliver(), At(1000)), At(2000)};
        },
-       {E::kAck, E::kNack, E::kDelete}},
+       {E::kAck, E::kNack, E::kDelete, E::kTouch}},
       {"ConsumeOk",
        MsgStatus::kConsumeOk,
        [delivered] {
@@ -172,8 +172,9 @@ std::vector<Case> AllCases() {
   };
 }
 
-const std::vector<EventKind> kAllEvents = {EventKind::kDeliver, EventKind::kAck, EventKind::kNack,
-                                           EventKind::kDelete, EventKind::kFinalize};
+const std::vector<EventKind> kAllEvents = {
+    EventKind::kDeliver,  EventKind::kAck,   EventKind::kNack, EventKind::kDelete,
+    EventKind::kFinalize, EventKind::kTouch, EventKind::kCount};
 
 MessageRecord EndedCopy(const MessageRecord& r, MsgStatus status, TimePoint at) {
   MessageRecord out = r;
@@ -204,6 +205,12 @@ MessageRecord ExpectedAfter(const MessageRecord& r, EventKind e, TimePoint now) 
     case EventKind::kFinalize:
       return EndedCopy(r, r.retry == 0 ? MsgStatus::kExpire : MsgStatus::kRetryExhaust,
                        NaturalEndTime(r));
+    case EventKind::kTouch:
+      out.visible_at = now + kAck;
+      return out;
+    case EventKind::kCount:
+      out.count = r.count + 1;  // no count trigger in these cases: it stays waiting
+      return out;
   }
   return out;
 }
@@ -216,7 +223,7 @@ TEST_P(StateMachinePairTest, LegalMovesExactlyAsDocumented) {
   auto [r, now] = c.make();
   ASSERT_EQ(StatusAt(r, now), c.status) << c.name;
   const MessageRecord before = r;
-  Result<MessageRecord> out = Apply(r, Event{e, kAck}, now);
+  Result<MessageRecord> out = Apply(r, Event{e, kAck, 1}, now);
   EXPECT_EQ(r, before);  // the input is never modified
   if (!c.legal.contains(e)) {
     ASSERT_FALSE(out.has_value()) << c.name << " + " << EventName(e) << " must be refused";
@@ -246,6 +253,12 @@ TEST_P(StateMachinePairTest, LegalMovesExactlyAsDocumented) {
       break;
     case EventKind::kFinalize:
       EXPECT_EQ(after, c.status);
+      break;
+    case EventKind::kTouch:
+      EXPECT_EQ(after, MsgStatus::kConsuming);
+      break;
+    case EventKind::kCount:
+      EXPECT_EQ(after, MsgStatus::kWaiting);
       break;
   }
 }
@@ -469,6 +482,109 @@ TEST(StateMachineTest, EventNames) {
   EXPECT_EQ(EventName(EventKind::kNack), "nack");
   EXPECT_EQ(EventName(EventKind::kDelete), "delete");
   EXPECT_EQ(EventName(EventKind::kFinalize), "finalize");
+}
+
+TEST(StateMachineTest, EventNamesOfTheExtensions) {
+  EXPECT_EQ(EventName(EventKind::kTouch), "touch");
+  EXPECT_EQ(EventName(EventKind::kCount), "count");
+}
+
+TEST(StateMachineTest, AnAbsoluteTriggerTimeWinsOverTheDelayAndThePastMeansNow) {
+  NewMessage m = NewMsg(Millis(5));
+  m.trigger_time = At(9'000);
+  m.priority = 7;
+  m.count_trigger = 3;
+  MessageRecord r = CreateRecord(m, kT0, 1);
+  EXPECT_EQ(r.trigger_time, At(9'000));
+  EXPECT_EQ(r.visible_at, At(9'000));
+  EXPECT_EQ(r.expire_time, At(9'000) + kTtl);
+  EXPECT_EQ(r.priority, 7);
+  EXPECT_EQ(r.count_trigger, 3);
+  m.trigger_time = At(-50'000);
+  MessageRecord past = CreateRecord(m, kT0, 2);
+  EXPECT_EQ(past.trigger_time, kT0);
+  EXPECT_EQ(StatusAt(past, kT0), MsgStatus::kReady);
+}
+
+TEST(StateMachineTest, ReachingTheCountTriggerMakesAWaitingMessageReadyNow) {
+  NewMessage m = NewMsg(Millis(60'000));
+  m.count_trigger = 3;
+  MessageRecord r = CreateRecord(m, kT0, 1);
+  MessageRecord once = MustApply(r, Event{EventKind::kCount, Millis(0), 2}, At(10));
+  EXPECT_EQ(once.count, 2);
+  EXPECT_EQ(StatusAt(once, At(10)), MsgStatus::kWaiting);
+  MessageRecord twice = MustApply(once, Event{EventKind::kCount, Millis(0), 5}, At(20));
+  EXPECT_EQ(twice.count, 7);
+  EXPECT_EQ(twice.visible_at, At(20));
+  EXPECT_EQ(StatusAt(twice, At(20)), MsgStatus::kReady);
+  // A ready message is counted no more.
+  Result<MessageRecord> again = Apply(twice, Event{EventKind::kCount, Millis(0), 1}, At(20));
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code(), Errc::kInvalidState);
+  EXPECT_NE(again.error().message().find("READY"), std::string::npos);
+  // A count below 1 is a programming error of the caller.
+  EXPECT_EQ(Apply(r, Event{EventKind::kCount, Millis(0), 0}, At(10)).error().code(),
+            Errc::kInvalidArgument);
+}
+
+TEST(StateMachineTest, ANackReasonBecomesTheLastErrorAlsoOnTheLastDelivery) {
+  MessageRecord d = MustApply(CreateRecord(NewMsg(Millis(0), kTtl, 0), kT0, 1), Deliver(), kT0);
+  Event nack{EventKind::kNack};
+  nack.reason = "payment service down";
+  MessageRecord ended = MustApply(d, nack, At(10));
+  EXPECT_EQ(ended.end_status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(ended.last_error, "payment service down");
+  MessageRecord d2 = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 2), Deliver(), kT0);
+  EXPECT_EQ(MustApply(d2, nack, At(10)).last_error, "payment service down");
+  EXPECT_EQ(MustApply(d2, Nack(), At(10)).last_error, "");
+}
+
+TEST(StateMachineTest, TouchGivesAConsumingMessageANewDeadline) {
+  MessageRecord d = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  MessageRecord t = MustApply(d, Event{EventKind::kTouch, Millis(60'000)}, At(4'000));
+  EXPECT_EQ(t.visible_at, At(64'000));
+  EXPECT_EQ(t.retry, d.retry);
+  EXPECT_EQ(StatusAt(t, At(10'000)), MsgStatus::kConsuming);
+}
+
+TEST(StateMachineTest, UpdateMovesTheTriggerTimeAndKeepsTheTtl) {
+  MessageRecord r = CreateRecord(NewMsg(), kT0, 1);  // trigger At(1000), expiry At(61000)
+  MessageUpdate later;
+  later.trigger_time = At(30'000);
+  Result<MessageRecord> u = ApplyUpdate(r, later, At(10));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->trigger_time, At(30'000));
+  EXPECT_EQ(u->visible_at, At(30'000));
+  EXPECT_EQ(u->expire_time, At(90'000));
+  MessageUpdate now;
+  now.trigger_time = At(-5);
+  u = ApplyUpdate(r, now, At(10));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->visible_at, At(10));
+  EXPECT_EQ(StatusAt(*u, At(10)), MsgStatus::kReady);
+  MessageUpdate fields;
+  fields.payload = "new";
+  fields.ttl = Millis(5'000);
+  fields.max_retry = 4;
+  fields.priority = 9;
+  u = ApplyUpdate(r, fields, At(10));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->payload, "new");
+  EXPECT_EQ(u->expire_time, At(6'000));
+  EXPECT_EQ(u->max_retry, 4);
+  EXPECT_EQ(u->priority, 9);
+  EXPECT_EQ(u->visible_at, r.visible_at);
+}
+
+TEST(StateMachineTest, UpdateAppliesToWaitingAndReadyOnly) {
+  MessageRecord d = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  MessageUpdate u;
+  u.priority = 1;
+  Result<MessageRecord> out = ApplyUpdate(d, u, At(10));
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.error().code(), Errc::kInvalidState);
+  EXPECT_NE(out.error().message().find("CONSUMING"), std::string::npos);
+  EXPECT_TRUE(ApplyUpdate(CreateRecord(NewMsg(Millis(0)), kT0, 2), u, At(10)).has_value());
 }
 
 }  // namespace

@@ -67,6 +67,16 @@ class Engine final : public backend::QueueBackend {
   void Get(std::string topic, std::string msg_id, Callback<Result<core::Message>> done) override;
   void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) override;
+  void SendBatch(std::vector<core::NewMessage> msgs,
+                 Callback<Result<std::vector<backend::Sent>>> done) override;
+  void AckBatch(std::string topic, std::vector<backend::AckItem> items,
+                Callback<Result<std::vector<Status>>> done) override;
+  void Update(backend::UpdateRequest req, Callback<Result<core::Message>> done) override;
+  void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+             Callback<Result<core::Message>> done) override;
+  void Count(std::string topic, std::string msg_id, int64_t count,
+             Callback<Result<core::Message>> done) override;
+  void List(backend::ListRequest req, Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 

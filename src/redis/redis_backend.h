@@ -54,6 +54,16 @@ class RedisBackend final : public backend::QueueBackend {
            backend::Callback<Result<core::Message>> done) override;
   void GetTopicInfo(std::string topic, backend::Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
+  void SendBatch(std::vector<core::NewMessage> msgs,
+                 backend::Callback<Result<std::vector<backend::Sent>>> done) override;
+  void AckBatch(std::string topic, std::vector<backend::AckItem> items,
+                backend::Callback<Result<std::vector<Status>>> done) override;
+  void Update(backend::UpdateRequest req, backend::Callback<Result<core::Message>> done) override;
+  void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+             backend::Callback<Result<core::Message>> done) override;
+  void Count(std::string topic, std::string msg_id, int64_t count,
+             backend::Callback<Result<core::Message>> done) override;
+  void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
   void WatchTopic(const std::string& topic) override CQ_EXCLUDES(mu_);

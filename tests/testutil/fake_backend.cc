@@ -274,4 +274,27 @@ bool FakeBackend::has_sink() {
   return sink_ != nullptr;
 }
 
+// Issue 14's operations: not faked yet.
+void FakeBackend::SendBatch(std::vector<core::NewMessage>,
+                            backend::Callback<Result<std::vector<backend::Sent>>> done) {
+  done(Internal("not faked"));
+}
+void FakeBackend::AckBatch(std::string, std::vector<backend::AckItem>,
+                           backend::Callback<Result<std::vector<Status>>> done) {
+  done(Internal("not faked"));
+}
+void FakeBackend::Update(backend::UpdateRequest, backend::Callback<Result<Message>> done) {
+  done(Internal("not faked"));
+}
+void FakeBackend::Touch(std::string, std::string, Millis, backend::Callback<Result<Message>> done) {
+  done(Internal("not faked"));
+}
+void FakeBackend::Count(std::string, std::string, int64_t,
+                        backend::Callback<Result<Message>> done) {
+  done(Internal("not faked"));
+}
+void FakeBackend::List(backend::ListRequest, backend::Callback<Result<backend::ListPage>> done) {
+  done(Internal("not faked"));
+}
+
 }  // namespace chronoq::testutil

@@ -59,4 +59,38 @@ Result<std::vector<core::TopicInfo>> SyncBackend::List() {
       [&](auto cb) { b_->ListTopics(std::move(cb)); });
 }
 
+Result<std::vector<backend::Sent>> SyncBackend::SendBatch(std::vector<core::NewMessage> msgs) {
+  return Wait<Result<std::vector<backend::Sent>>>(
+      [&](auto cb) { b_->SendBatch(std::move(msgs), std::move(cb)); });
+}
+
+Result<std::vector<Status>> SyncBackend::AckBatch(const std::string& topic,
+                                                  std::vector<backend::AckItem> items) {
+  return Wait<Result<std::vector<Status>>>(
+      [&](auto cb) { b_->AckBatch(topic, std::move(items), std::move(cb)); });
+}
+
+Result<core::Message> SyncBackend::Update(const std::string& topic, const std::string& msg_id,
+                                          core::MessageUpdate update) {
+  return Wait<Result<core::Message>>([&](auto cb) {
+    b_->Update(backend::UpdateRequest{topic, msg_id, std::move(update)}, std::move(cb));
+  });
+}
+
+Result<core::Message> SyncBackend::Touch(const std::string& topic, const std::string& msg_id,
+                                         Millis ack_timeout) {
+  return Wait<Result<core::Message>>(
+      [&](auto cb) { b_->Touch(topic, msg_id, ack_timeout, std::move(cb)); });
+}
+
+Result<core::Message> SyncBackend::Count(const std::string& topic, const std::string& msg_id,
+                                         int64_t count) {
+  return Wait<Result<core::Message>>(
+      [&](auto cb) { b_->Count(topic, msg_id, count, std::move(cb)); });
+}
+
+Result<backend::ListPage> SyncBackend::ListMsg(backend::ListRequest req) {
+  return Wait<Result<backend::ListPage>>([&](auto cb) { b_->List(std::move(req), std::move(cb)); });
+}
+
 }  // namespace chronoq::testutil

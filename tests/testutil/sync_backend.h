@@ -27,6 +27,18 @@ class SyncBackend {
   Result<core::TopicInfo> Info(const std::string& topic);
   Result<std::vector<core::TopicInfo>> List();
 
+  // Issue 14's operations (API-EXTENSIONS.md sections 2-3).
+  Result<std::vector<backend::Sent>> SendBatch(std::vector<core::NewMessage> msgs);
+  Result<std::vector<Status>> AckBatch(const std::string& topic,
+                                       std::vector<backend::AckItem> items);
+  Result<core::Message> Update(const std::string& topic, const std::string& msg_id,
+                               core::MessageUpdate update);
+  Result<core::Message> Touch(const std::string& topic, const std::string& msg_id,
+                              Millis ack_timeout);
+  Result<core::Message> Count(const std::string& topic, const std::string& msg_id,
+                              int64_t count = 1);
+  Result<backend::ListPage> ListMsg(backend::ListRequest req);
+
  private:
   backend::QueueBackend* b_;
 };
