@@ -25,8 +25,4 @@ void Engine::Touch(std::string, std::string, Millis, Callback<Result<core::Messa
 void Engine::Count(std::string, std::string, int64_t, Callback<Result<core::Message>> done) {
   done(NotYet());
 }
-void Engine::List(backend::ListRequest, Callback<Result<backend::ListPage>> done) {
-  done(NotYet());
-}
-
 }  // namespace chronoq::engine
