@@ -121,7 +121,7 @@ void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
   if (!was_waiting && is_waiting) batch.HistAdd(after.topic, after.trigger_time, +1);
   if (after.phase == Phase::kEnded) {
     TimePoint purge_at = PurgeTime(after);
-    batch.PutRetention(purge_at, after.seq, after.topic, after.msg_id);
+    batch.PutEnded(after, purge_at);
     NotePurgeTime(purge_at);
   }
 }
@@ -266,7 +266,7 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
       MessageRecord rec = core::CreateRecord(std::move(m), now, AllocSeq(batch));
       WriteTransition(batch, nullptr, rec);
       batch.PutPayload(rec);
-      if (replaced) batch.DeleteRetention(PurgeTime(*replaced), replaced->seq);
+      if (replaced) batch.DeleteEnded(*replaced, PurgeTime(*replaced));
       MsgStatus status = core::StatusAt(rec, now);
       const bool far = t.IsFar(rec.visible_at, rec.seq);
       MessageRecord held = far ? MessageRecord() : core::CopyWithoutPayload(rec);
