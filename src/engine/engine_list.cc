@@ -33,18 +33,6 @@ std::optional<MsgStatus> NextInWalk(MsgStatus s) {
   }
 }
 
-// Pull order: priority descending, then (visible_at, seq).
-bool PullsBefore(int32_t pa, const IndexKey& a, int32_t pb, const IndexKey& b) {
-  if (pa != pb) return pa > pb;
-  return a < b;
-}
-
-// Whether a record lies strictly after the cursor in pull order.
-bool AfterInPullOrder(const MessageRecord& r, const ListCursor& c) {
-  if (c.at_start) return true;
-  return PullsBefore(c.priority, IndexKey{c.t, c.seq}, r.priority, IndexKey{r.visible_at, r.seq});
-}
-
 }  // namespace
 
 // Builds one page; lives for one List call.
@@ -240,24 +228,13 @@ std::vector<MessageRecord> Engine::PeekReady(const std::string& topic, const Lis
   Slot* slot = Find(shard, topic);
   if (slot == nullptr) return {};
   const Topic& t = *slot->topic;
-  // TODO(list): Topic::PeekReady (per-priority indexes, issue14-engine) instead of this walk over
-  // every due record.
-  std::vector<const MessageRecord*> due = t.DueHead(now, SIZE_MAX);
-  std::vector<const MessageRecord*> ready;
-  for (const MessageRecord* r : due) {
-    if (core::StatusAt(*r, now) == MsgStatus::kReady && AfterInPullOrder(*r, after)) {
-      ready.push_back(r);
-    }
-  }
-  auto by_pull = [](const MessageRecord* a, const MessageRecord* b) {
-    return PullsBefore(a->priority, IndexKey{a->visible_at, a->seq}, b->priority,
-                       IndexKey{b->visible_at, b->seq});
-  };
-  const size_t n = std::min(max, ready.size());
-  std::partial_sort(ready.begin(), ready.begin() + n, ready.end(), by_pull);
+  std::optional<PullPosition> from;
+  if (!after.at_start) from = PullPosition{after.priority, IndexKey{after.t, after.seq}};
   std::vector<MessageRecord> out;
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back(t.Copy(*ready[i]));
+  for (const MessageRecord* r : t.PeekReady(now, from, max)) {
+    // (Advanced to now first: a record due and not READY has ended by time since.)
+    if (core::StatusAt(*r, now) == MsgStatus::kReady) out.push_back(t.Copy(*r));
+  }
   return out;
 }
 
