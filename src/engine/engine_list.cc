@@ -100,27 +100,14 @@ class Engine::Lister {
           recs.push_back(std::move(r));
           return true;
         }));
-    if (!recs.empty()) {
-      c.at_start = false;
-      c.t = recs.back().visible_at;
-      c.seq = recs.back().seq;
-    }
-    CQ_RETURN_IF_ERROR(AddPayloads(std::move(recs), out));
-    return more;
+    return Emit(c, std::move(recs), more, out);
   }
 
   Result<bool> Ready(ListCursor& c, size_t room, std::vector<core::Message>* out) {
     std::vector<MessageRecord> recs = e_->PeekReady(req_.topic, c, room + 1, now_);
     const bool more = recs.size() > room;
     if (more) recs.resize(room);
-    if (!recs.empty()) {
-      c.at_start = false;
-      c.priority = recs.back().priority;
-      c.t = recs.back().visible_at;
-      c.seq = recs.back().seq;
-    }
-    CQ_RETURN_IF_ERROR(AddPayloads(std::move(recs), out));
-    return more;
+    return Emit(c, std::move(recs), more, out);
   }
 
   Result<bool> Ended(ListCursor& c, size_t room, std::vector<core::Message>* out) {
@@ -161,10 +148,19 @@ class Engine::Lister {
         recs.push_back(std::move(*r));
       }
     }
+    return Emit(c, std::move(recs), more, out);
+  }
+
+  // Moves the cursor to the last of `recs` (listed in c.status's order), appends them with their
+  // payloads and passes `more` on.
+  Result<bool> Emit(ListCursor& c, std::vector<MessageRecord> recs, bool more,
+                    std::vector<core::Message>* out) {
     if (!recs.empty()) {
+      const MessageRecord& last = recs.back();
       c.at_start = false;
-      c.t = recs.back().ended_at;
-      c.seq = recs.back().seq;
+      c.priority = c.status == MsgStatus::kReady ? last.priority : 0;
+      c.t = core::InLife(c.status) ? last.visible_at : last.ended_at;
+      c.seq = last.seq;
     }
     CQ_RETURN_IF_ERROR(AddPayloads(std::move(recs), out));
     return more;
