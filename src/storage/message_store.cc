@@ -1,5 +1,9 @@
 #include "storage/message_store.h"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "base/check.h"
 
 namespace chronoq::storage {
@@ -40,7 +44,45 @@ void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
 }
 
 void MessageStore::Batch::HistAdd(std::string_view topic, TimePoint trigger, int64_t delta) {
-  if (delta != 0) kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
+  if (delta == 0) return;
+  kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
+  ++hist_adds_;
+}
+
+void MessageStore::Batch::CoalesceCounters() {
+  std::vector<KvBatch::Op>& ops = kv_.mutable_ops();
+  std::vector<size_t> adds;  // positions of the additions, sorted by key (then position)
+  adds.reserve(hist_adds_);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == KvBatch::Kind::kAdd) adds.push_back(i);
+  }
+  std::stable_sort(adds.begin(), adds.end(), [&](size_t a, size_t b) {
+    return std::tie(ops[a].cf, ops[a].key) < std::tie(ops[b].cf, ops[b].key);
+  });
+  std::vector<bool> drop(ops.size());
+  size_t dropped = 0;
+  for (size_t i = 0; i < adds.size();) {
+    KvBatch::Op& first = ops[adds[i]];
+    size_t j = i + 1;
+    for (; j < adds.size() && ops[adds[j]].cf == first.cf && ops[adds[j]].key == first.key; ++j) {
+      first.delta += ops[adds[j]].delta;
+      drop[adds[j]] = true;
+      ++dropped;
+    }
+    if (first.delta == 0) {
+      drop[adds[i]] = true;
+      ++dropped;
+    }
+    i = j;
+  }
+  hist_adds_ = adds.size() - dropped;
+  if (dropped == 0) return;
+  std::vector<KvBatch::Op> kept;
+  kept.reserve(ops.size() - dropped);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(ops[i]));
+  }
+  ops = std::move(kept);
 }
 
 void MessageStore::Batch::PutEnded(const core::MessageRecord& r, TimePoint purge_at) {

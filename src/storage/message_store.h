@@ -49,11 +49,20 @@ class MessageStore {
 
     bool empty() const { return kv_.empty(); }
     size_t size() const { return kv_.size(); }
-    KvBatch Take() { return std::move(kv_); }
+    // The batch to commit, with one histogram addition per key (see CoalesceCounters).
+    KvBatch Take() {
+      if (hist_adds_ > 1) CoalesceCounters();
+      return std::move(kv_);
+    }
 
    private:
+    // Additions commute, so the additions to one counter become one (dropped when they cancel
+    // out): a batch of sends due in the same millisecond writes one merge operand, not one each.
+    void CoalesceCounters();
+
     const MessageStore* s_;
     KvBatch kv_;
+    size_t hist_adds_ = 0;
   };
 
   MessageStore(KvStore* kv, std::string ns) : kv_(kv), ns_(std::move(ns)) {}

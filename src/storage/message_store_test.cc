@@ -171,6 +171,28 @@ TEST_F(MessageStoreTest, HistAddCountsPerTriggerTime) {
   EXPECT_TRUE(Hist("nobody").empty());
 }
 
+TEST_F(MessageStoreTest, HistAddsToOneCounterBecomeOneOperand) {
+  Put(Rec("t", "a", 100, 1));
+  MessageStore::Batch b = store_.NewBatch();
+  b.PutMeta("x", "1");
+  for (int i = 0; i < 50; ++i) {
+    b.HistAdd("t", kT0 + Millis(200), 1);  // a batch of sends due in one millisecond
+    b.HistAdd("u", kT0 + Millis(200), 1);
+  }
+  b.HistAdd("t", kT0 + Millis(100), -1);  // cancel out: no operand at all
+  b.HistAdd("t", kT0 + Millis(100), 1);
+  b.HistAdd("t", kT0 + Millis(300), 2);
+  b.PutMeta("y", "2");
+  KvBatch kv = b.Take();
+  ASSERT_EQ(kv.size(), 5u);                          // two puts, three counters
+  EXPECT_EQ(kv.ops()[0].kind, KvBatch::Kind::kPut);  // other operations keep their order
+  EXPECT_EQ(kv.ops()[4].kind, KvBatch::Kind::kPut);
+  std::optional<Status> s = store_.kv()->Commit(std::move(kv), [](Status) {});
+  ASSERT_TRUE(s.has_value() && s->ok());
+  EXPECT_EQ(Hist("t"), (std::vector<std::pair<int64_t, int64_t>>{{100, 1}, {200, 50}, {300, 2}}));
+  EXPECT_EQ(Hist("u"), (std::vector<std::pair<int64_t, int64_t>>{{200, 50}}));
+}
+
 TEST_F(MessageStoreTest, RetentionScanWithCursor) {
   MessageStore::Batch b = store_.NewBatch();
   for (int i = 0; i < 10; ++i) {

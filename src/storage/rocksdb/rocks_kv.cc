@@ -284,6 +284,9 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
       t.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
       t.metadata_block_size = 4096;
       t.pin_top_level_index_and_filter = true;
+      // And in the memtables: a send looks its msgId up first, and a new one is a miss there too.
+      o.memtable_whole_key_filtering = true;
+      o.memtable_prefix_bloom_size_ratio = 0.02;
       break;
     case Cf::kVis:
     case Cf::kRetention:
