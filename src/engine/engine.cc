@@ -89,7 +89,7 @@ void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
   if (is && (!was || moved)) batch.HistAdd(after.topic, after.visible_at, +1);
   if (after.phase == Phase::kEnded) {
     TimePoint purge_at = PurgeTime(after);
-    batch.PutRetention(purge_at, after.seq, after.topic, after.msg_id);
+    batch.PutEnded(after, purge_at);
     NotePurgeTime(purge_at);
   }
 }

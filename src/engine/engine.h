@@ -32,6 +32,7 @@
 #include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
+#include "engine/list_cursor.h"
 #include "engine/topic.h"
 #include "storage/message_store.h"
 
@@ -181,6 +182,16 @@ class Engine final : public backend::QueueBackend {
   // purges at `at` unless a purge is due earlier; with only_if_earlier, does nothing unless it is.
   void RestartPurge(TimePoint at, bool only_if_earlier) CQ_EXCLUDES(purge_mu_);
   void Purge() CQ_EXCLUDES(purge_mu_);
+
+  // --- engine_list.cc: listMsg (one page, built by a Lister)
+  class Lister;
+  // Advances the topic to now (writing what time ended, as a read like GetTopicInfo does), so
+  // that the store and memory agree with the statuses at the returned time.
+  TimePoint AdvanceForList(const std::string& topic);
+  // Copies of up to `max` held READY messages of the topic in pull order, strictly after `after`
+  // (at its start when after.at_start).
+  std::vector<core::MessageRecord> PeekReady(const std::string& topic, const ListCursor& after,
+                                             size_t max, TimePoint now);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.

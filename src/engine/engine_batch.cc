@@ -119,7 +119,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
         WriteTransition(batch, nullptr, rec);
         batch.PutPayload(rec);
-        if (p.replaced) batch.DeleteRetention(PurgeTime(*p.replaced), p.replaced->seq);
+        if (p.replaced) batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
         const MsgStatus status = core::StatusAt(rec, now);
         fx.ready = fx.ready || status == MsgStatus::kReady;
         if (t.IsFar(rec.visible_at, rec.seq)) {

@@ -201,6 +201,39 @@ Result<RetentionEntry> DecodeRetention(std::string_view ns, std::string_view key
   return RetentionEntry{BitsTime(t), seq, std::string(topic), std::string(v)};
 }
 
+Result<NsRetentionEntry> DecodeRetentionAnyNs(std::string_view key, std::string_view value) {
+  std::string_view in = key;
+  std::string_view ns;
+  if (!ReadBytes(in, &ns)) return Corrupt("retention key");
+  CQ_ASSIGN_OR_RETURN(RetentionEntry e, DecodeRetention(ns, key, value));
+  return NsRetentionEntry{std::string(ns), std::move(e)};
+}
+
+std::string EndedPrefix(std::string_view ns, std::string_view topic, core::MsgStatus status) {
+  std::string out = TopicPrefix(ns, topic);
+  out.push_back(static_cast<char>(status));
+  return out;
+}
+
+std::string EndedKey(std::string_view ns, std::string_view topic, core::MsgStatus status,
+                     TimePoint ended_at, uint64_t seq) {
+  std::string out = EndedPrefix(ns, topic, status);
+  AppendTime(out, ended_at);
+  AppendBig64(out, seq);
+  return out;
+}
+
+Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view key) {
+  if (key.size() != prefix.size() + 16 || key.substr(0, prefix.size()) != prefix) {
+    return Corrupt("ended key");
+  }
+  std::string_view in = key.substr(prefix.size());
+  uint64_t t = 0;
+  uint64_t seq = 0;
+  if (!ReadBig64(in, &t) || !ReadBig64(in, &seq)) return Corrupt("ended key");
+  return EndedKeyParts{BitsTime(t), seq};
+}
+
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
   out.reserve(68 + r.last_error.size());
@@ -299,6 +332,8 @@ std::string_view CfName(Cf cf) {
       return "hist";
     case Cf::kRetention:
       return "retention";
+    case Cf::kEnded:
+      return "ended";
   }
   return "unknown";
 }

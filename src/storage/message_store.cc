@@ -4,6 +4,8 @@
 #include <tuple>
 #include <vector>
 
+#include "base/check.h"
+
 namespace chronoq::storage {
 namespace {
 
@@ -83,13 +85,19 @@ void MessageStore::Batch::CoalesceCounters() {
   ops = std::move(kept);
 }
 
-void MessageStore::Batch::PutRetention(TimePoint purge_at, uint64_t seq, std::string_view topic,
-                                       std::string_view msg_id) {
-  kv_.Put(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq),
-          EncodeRetentionValue(topic, msg_id));
+void MessageStore::Batch::PutEnded(const core::MessageRecord& r, TimePoint purge_at) {
+  CQ_DCHECK(r.phase == core::Phase::kEnded, "PutEnded of '{}' in life", r.msg_id);
+  kv_.Put(Cf::kRetention, RetentionKey(s_->ns_, purge_at, r.seq),
+          EncodeRetentionValue(r.topic, r.msg_id));
+  kv_.Put(Cf::kEnded, EndedKey(s_->ns_, r.topic, r.end_status, r.ended_at, r.seq), r.msg_id);
 }
 
-void MessageStore::Batch::DeleteRetention(TimePoint purge_at, uint64_t seq) {
+void MessageStore::Batch::DeleteEnded(const core::MessageRecord& r, TimePoint purge_at) {
+  kv_.Delete(Cf::kRetention, RetentionKey(s_->ns_, purge_at, r.seq));
+  kv_.Delete(Cf::kEnded, EndedKey(s_->ns_, r.topic, r.end_status, r.ended_at, r.seq));
+}
+
+void MessageStore::Batch::DeleteRetentionEntry(TimePoint purge_at, uint64_t seq) {
   kv_.Delete(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq));
 }
 
@@ -127,6 +135,33 @@ Result<std::optional<core::MessageRecord>> MessageStore::GetRecord(std::string_v
 Result<std::optional<std::string>> MessageStore::GetPayload(std::string_view topic,
                                                             std::string_view msg_id) {
   return kv_->Get(Cf::kPayloads, RecordKey(ns_, topic, msg_id));
+}
+
+Result<std::vector<std::optional<std::string>>> MessageStore::GetPayloads(
+    std::string_view topic, const std::vector<std::string>& ids) {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const std::string& id : ids) keys.push_back(RecordKey(ns_, topic, id));
+  return kv_->MultiGet(Cf::kPayloads, keys);
+}
+
+Result<std::vector<std::optional<core::MessageRecord>>> MessageStore::GetRecords(
+    std::string_view topic, const std::vector<std::string>& ids) {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const std::string& id : ids) keys.push_back(RecordKey(ns_, topic, id));
+  CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> metas,
+                      kv_->MultiGet(Cf::kRecords, keys));
+  std::vector<std::optional<core::MessageRecord>> out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!metas[i]) continue;
+    core::MessageRecord r;
+    CQ_RETURN_IF_ERROR(DecodeMeta(*metas[i], &r));
+    r.topic = std::string(topic);
+    r.msg_id = ids[i];
+    out[i] = std::move(r);
+  }
+  return out;
 }
 
 Status MessageStore::ScanVis(std::string_view topic, VisKind kind, TimePoint from_t,
@@ -174,6 +209,18 @@ Status MessageStore::ListTopics(const std::function<void(const std::string&)>& f
     fn(parts.topic);
     lower = PrefixEnd(TopicPrefix(ns_, parts.topic));
   }
+}
+
+Status MessageStore::ScanEnded(std::string_view topic, core::MsgStatus status, TimePoint from_t,
+                               uint64_t from_seq, const EndedFn& fn) {
+  const std::string prefix = EndedPrefix(ns_, topic, status);
+  auto it =
+      kv_->Scan(Cf::kEnded, EndedKey(ns_, topic, status, from_t, from_seq), PrefixEnd(prefix));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(EndedKeyParts parts, DecodeEndedKey(prefix, it->key()));
+    if (!fn(parts.ended_at, parts.seq, std::string(it->value()))) break;
+  }
+  return it->status();
 }
 
 Status MessageStore::ScanRetention(
