@@ -131,7 +131,7 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
       }
       if (s.ok()) {
         ParamReader r(p);
-        ReadSendFields(r, m, /*delay_required=*/false);
+        ReadSendFields(r, m);
         s = r.status();
       }
     }
@@ -295,10 +295,10 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 
 }  // namespace
 
-void ReadSendFields(ParamReader& r, service::SendRequest& s, bool delay_required) {
+void ReadSendFields(ParamReader& r, service::SendRequest& s) {
   std::optional<std::string> msg_id = r.String("msgId", false);
   std::optional<std::string> msg = r.String("msg", true);
-  s.delay_millis = r.Long("delayMillis", delay_required);
+  s.delay_millis = r.Long("delayMillis", false);
   s.ttl_millis = r.Long("ttlMillis", false);
   s.max_retry = r.Int("maxRetry", false);
   s.trigger_time = r.Long("triggerTime", false);
