@@ -33,6 +33,15 @@ const json::object* ParseObject(const HttpRequest& req, json::value& holder,
         req.path()));
     return nullptr;
   }
+  // json::parse keeps the last of two equal keys; a parameter given twice is a request error
+  // (API.md section 1), in the batch object and in its items alike.
+  if (std::optional<std::string> twice = DuplicateJsonKey(req.body)) {
+    reply(RequestError(400,
+                       fmt::format("parameter '{}' is given twice in one object of the JSON body",
+                                   twice->substr(0, 64)),
+                       req.path()));
+    return nullptr;
+  }
   return &holder.get_object();
 }
 
