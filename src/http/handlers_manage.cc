@@ -65,7 +65,10 @@ Status ObjectParams(const json::object& o, Params* out) {
         text = std::to_string(v.get_uint64());
         break;
       case json::kind::double_:
+        // A fraction or an exponent is never an integer (API.md section 1), even where its value
+        // is one (1e3, -0.0): keep a decimal point so that integer parsing refuses it.
         text = fmt::format("{}", v.get_double());
+        if (ParseInt64(text)) text += ".0";
         break;
       case json::kind::bool_:
         text = v.get_bool() ? "true" : "false";
