@@ -218,7 +218,7 @@ void AckMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
           const Status& s = res.error();
           if (s.code() == Errc::kInvalidArgument)
             return reply(RequestError(400, s.message(), path));
-          return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
+          return reply(JsonResponse(EncodeNullAnswer(AppCode(s.code()), s.message(), {"results"})));
         }
         std::vector<AckItemAnswer> answers;
         answers.reserve(res->size());
@@ -297,12 +297,13 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
-  ctx->service->List(std::move(l), [reply =
-                                        std::move(reply)](Result<backend::ListPage> res) mutable {
-    reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
-                                       : EncodeMessageListAnswer(AppCode(res.error().code()),
-                                                                 res.error().message(), nullptr)));
-  });
+  ctx->service->List(
+      std::move(l), [reply = std::move(reply)](Result<backend::ListPage> res) mutable {
+        reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
+                                           : EncodeNullAnswer(AppCode(res.error().code()),
+                                                              res.error().message(),
+                                                              {"delayMsgList", "nextCursor"})));
+      });
 }
 
 }  // namespace
