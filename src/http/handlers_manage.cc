@@ -123,59 +123,49 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (error.ok()) error = ctx->service->CheckSendBatchSize(msgs->size());
   if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
 
-  // Decode each item; one that cannot be read is answered here, the others go to the service.
-  std::vector<ItemAnswer> answers(msgs->size());
-  std::vector<size_t> where;
+  // Decode each item. One that cannot be read still goes to the service, marked so: it is
+  // answered with why, and it counts in the checks of the whole batch (its size, repeated msgIds).
   service::SendBatchRequest batch;
   batch.topic = std::move(*topic);
-  batch.msgs.reserve(msgs->size());
+  batch.msgs.resize(msgs->size());
+  batch.unreadable.resize(msgs->size());
   for (size_t i = 0; i < msgs->size(); ++i) {
     const json::value& item = (*msgs)[i];
-    Status s;
-    service::SendRequest m;
+    Status& s = batch.unreadable[i];
     if (!item.is_object()) {
       s = InvalidArgument("must be a JSON object of sendMsg parameters");
-    } else {
-      Params p;
-      s = ObjectParams(item.get_object(), &p);
-      if (s.ok() && p.Find("topic") != nullptr && *p.Find("topic") != batch.topic) {
-        s = InvalidArgument("topic is given once for the whole batch, not per message");
-      }
-      if (s.ok()) {
-        ParamReader r(p);
-        ReadSendFields(r, m);
-        s = r.status();
-      }
-    }
-    if (!s.ok()) {
-      answers[i] = {AppCode(s.code()), fmt::format("msgs[{}]: {}", i, s.message())};
       continue;
     }
-    where.push_back(i);
-    batch.msgs.push_back(std::move(m));
+    Params p;
+    s = ObjectParams(item.get_object(), &p);
+    if (s.ok() && p.Find("topic") != nullptr && *p.Find("topic") != batch.topic) {
+      s = InvalidArgument("topic is given once for the whole batch, not per message");
+    }
+    if (s.ok() || p.Find("msgId") != nullptr) {
+      ParamReader r(p);
+      ReadSendFields(r, batch.msgs[i]);  // the msgId, when it is one, even if the rest fails
+      if (s.ok()) s = r.status();
+    }
   }
-  if (batch.msgs.empty()) return reply(JsonResponse(EncodeSendBatchAnswer(answers)));
-  ctx->service->SendBatch(std::move(batch), [reply = std::move(reply), answers = std::move(answers),
-                                             where = std::move(where),
-                                             path = std::string(req.path())](
-                                                Result<std::vector<Result<backend::Sent>>>
-                                                    res) mutable {
-    if (!res.has_value()) {
-      const Status& s = res.error();
-      if (s.code() == Errc::kInvalidArgument) return reply(RequestError(400, s.message(), path));
-      return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
-    }
-    for (size_t k = 0; k < where.size(); ++k) {
-      Result<backend::Sent>& r = (*res)[k];
-      ItemAnswer& a = answers[where[k]];
-      if (r.has_value()) {
-        a = {200, "success", &r->message, r->existing};
-      } else {
-        a = {AppCode(r.error().code()), fmt::format("msgs[{}]: {}", where[k], r.error().message())};
-      }
-    }
-    reply(JsonResponse(EncodeSendBatchAnswer(answers)));
-  });
+  ctx->service->SendBatch(
+      std::move(batch), [reply = std::move(reply), path = std::string(req.path())](
+                            Result<std::vector<Result<backend::Sent>>> res) mutable {
+        if (!res.has_value()) {
+          const Status& s = res.error();
+          if (s.code() == Errc::kInvalidArgument)
+            return reply(RequestError(400, s.message(), path));
+          return reply(JsonResponse(EncodeNullAnswer(AppCode(s.code()), s.message(), {"results"})));
+        }
+        std::vector<ItemAnswer> answers(res->size());
+        for (size_t i = 0; i < res->size(); ++i) {
+          Result<backend::Sent>& r = (*res)[i];
+          answers[i] = r.has_value()
+                           ? ItemAnswer{200, "success", &r->message, r->existing}
+                           : ItemAnswer{AppCode(r.error().code()),
+                                        fmt::format("msgs[{}]: {}", i, r.error().message())};
+        }
+        reply(JsonResponse(EncodeSendBatchAnswer(answers)));
+      });
 }
 
 // The ids of an ack or nack array: strings only.

@@ -56,6 +56,10 @@ void QueueService::SendBatch(SendBatchRequest req,
   accepted.reserve(n);
   where.reserve(n);
   for (size_t i = 0; i < n; ++i) {
+    if (i < req.unreadable.size() && !req.unreadable[i].ok()) {
+      results->emplace_back(std::move(req.unreadable[i]));
+      continue;
+    }
     Result<core::NewMessage> m = CheckSend(std::move(req.msgs[i]), req.topic);
     if (m.has_value()) {
       results->emplace_back(Internal("not answered"));

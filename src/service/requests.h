@@ -30,6 +30,10 @@ struct SendRequest {
 struct SendBatchRequest {
   std::string topic;
   std::vector<SendRequest> msgs;  // 1..max-send-batch items, msgIds distinct
+  // Empty, or one per item of msgs: not OK where the caller could not read the item (a JSON value
+  // of the wrong type...). Such an item is answered with that status and never stored, but counts
+  // toward max-send-batch, and its msg_id (when it gave one) toward the distinct msgIds.
+  std::vector<Status> unreadable{};
 };
 
 struct PullRequest {
