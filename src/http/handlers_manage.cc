@@ -246,9 +246,22 @@ void UpdateMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   u.trigger_time = r.Long("triggerTime", false);
   u.msg = r.String("msg", false);
   u.ttl_millis = r.Long("ttlMillis", false);
-  u.max_retry = r.Long("maxRetry", false);
+  u.max_retry = r.Int("maxRetry", false);  // an int, as on sendMsg (API.md section 1)
   u.priority = r.Long("priority", false);
   if (ReaderFailed(r, req, reply)) return;
+  // What the request must give, like a required parameter (API.md section 2, layer 1): at least
+  // one field, and not both delayMillis and triggerTime (as on sendMsg).
+  if (u.delay_millis && u.trigger_time) {
+    return reply(
+        RequestError(400, "give either 'delayMillis' or 'triggerTime', not both", req.path()));
+  }
+  if (!u.delay_millis && !u.trigger_time && !u.msg && !u.ttl_millis && !u.max_retry &&
+      !u.priority) {
+    return reply(RequestError(400,
+                              "nothing to update: give at least one of 'delayMillis', "
+                              "'triggerTime', 'msg', 'ttlMillis', 'maxRetry', 'priority'",
+                              req.path()));
+  }
   u.ref = std::move(*ref);
   ctx->service->Update(std::move(u), MessageAnswer(std::move(reply)));
 }
