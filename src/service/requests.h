@@ -56,8 +56,9 @@ struct MessageRef {
 
 struct AckRequest {
   MessageRef ref;
-  bool ack = true;       // false: nack
-  std::string reason{};  // a nack's reason, kept as the message's lastError; ignored on an ack
+  bool ack = true;  // false: nack
+  // A nack's reason, kept as the message's lastError; checked but not kept on an ack.
+  std::string reason{};
 };
 
 struct AckBatchRequest {
