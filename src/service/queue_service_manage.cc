@@ -209,6 +209,16 @@ void QueueService::List(ListRequest req, Callback<Result<backend::ListPage>> don
                     "nextCursor of the previous page as it came)",
                     req.cursor.size())));
   }
+  // Backends make cursors of printable ASCII; anything else was not made by one.
+  for (size_t i = 0; i < req.cursor.size(); ++i) {
+    const auto c = static_cast<unsigned char>(req.cursor[i]);
+    if (c < 0x20 || c > 0x7E) {
+      return done(InvalidArgument(
+          fmt::format("cursor is not valid: byte 0x{:02X} at offset {} is not printable ASCII "
+                      "(pass nextCursor of the previous page as it came)",
+                      c, i)));
+    }
+  }
   backend::ListRequest b;
   b.topic = std::move(req.topic);
   if (req.status) b.status = static_cast<core::MsgStatus>(*req.status);
