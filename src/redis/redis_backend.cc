@@ -14,6 +14,7 @@
 #include "core/state_machine.h"
 #include "redis/script_reply.h"
 #include "redis/scripts.h"
+#include "redis/sha1.h"
 
 namespace chronoq::redis {
 
@@ -32,6 +33,18 @@ std::string_view Source(RedisBackend::ScriptId id) {
       scripts::kTouch, scripts::kCount, scripts::kList,
   };
   return sources[id];
+}
+
+// The name Redis gives each script (EVALSHA).
+const std::string& Digest(RedisBackend::ScriptId id) {
+  static const std::array<std::string, RedisBackend::kScriptCount> digests = [] {
+    std::array<std::string, RedisBackend::kScriptCount> d;
+    for (int i = 0; i < RedisBackend::kScriptCount; ++i) {
+      d[i] = Sha1Hex(Source(static_cast<RedisBackend::ScriptId>(i)));
+    }
+    return d;
+  }();
+  return digests[id];
 }
 
 }  // namespace
@@ -79,17 +92,23 @@ std::string RedisBackend::TopicsKey() const { return fmt::format("cq:{{{}}}:topi
 
 void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
                         RedisConnection::Done done) {
-  std::string sha;
+  bool load;
   {
     base::MutexLock lock(mu_);
     ++inflight_;
-    sha = shas_[id];
+    load = !loaded_[id];
+    loaded_[id] = true;
   }
-  const bool learn = sha.empty();  // EVAL caches the script; SCRIPT LOAD then tells its digest
+  // The first use sends the script ahead on the same connection, so the EVALSHA behind it finds
+  // it: a burst of first calls then costs one copy of the source, not one per call.
+  if (load) {
+    conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
+                   [](Result<RedisReply>) {});
+  }
   std::vector<std::string> cmd;
   cmd.reserve(args.size() + 4);
-  cmd.push_back(learn ? "EVAL" : "EVALSHA");
-  cmd.push_back(learn ? std::string(Source(id)) : std::move(sha));
+  cmd.push_back("EVALSHA");
+  cmd.push_back(Digest(id));
   cmd.push_back("1");
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
@@ -101,28 +120,15 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   };
   conn_->Command(
       Prefix(topic), std::move(cmd),
-      [this, id, learn, topic, args = std::move(args),
+      [this, id, topic, args = std::move(args),
        finish = std::move(finish)](Result<RedisReply> r) mutable {
         if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
-          // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
+          // The server does not have it (restart, SCRIPT FLUSH, another cluster
+          // master): send the source, which it then keeps.
           std::vector<std::string> again = {"EVAL", std::string(Source(id)), "1", Prefix(topic)};
           for (std::string& a : args) again.push_back(std::move(a));
           conn_->Command(Prefix(topic), std::move(again), std::move(finish));
           return;
-        }
-        if (learn && r.has_value() && !r->is_error()) {
-          {
-            base::MutexLock lock(mu_);
-            ++inflight_;  // its callback uses this backend: the destructor waits for it too
-          }
-          conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
-                         [this, id](Result<RedisReply> l) {
-                           base::MutexLock lock(mu_);
-                           if (l.has_value() && l->type == RedisReply::Type::kString) {
-                             shas_[id] = l->str;
-                           }
-                           if (--inflight_ == 0) idle_.SignalAll();
-                         });
         }
         finish(std::move(r));
       });

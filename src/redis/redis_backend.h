@@ -99,8 +99,8 @@ class RedisBackend final : public backend::QueueBackend {
   };
 
  private:
-  // Runs a script on the topic's keys (EVALSHA once its digest is known; EVAL before, and when
-  // the server forgot it); takes the statistics out of the reply before `done` sees it.
+  // Runs a script on the topic's keys (EVALSHA; EVAL when the server does not have it); takes
+  // the statistics out of the reply before `done` sees it.
   void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
@@ -148,7 +148,8 @@ class RedisBackend final : public backend::QueueBackend {
   base::Mutex mu_;
   base::CondVar idle_;  // signalled when inflight_ drops to 0 (the destructor waits for it)
   int inflight_ CQ_GUARDED_BY(mu_) = 0;  // scripts sent and not yet answered
-  std::array<std::string, kScriptCount> shas_ CQ_GUARDED_BY(mu_);  // empty: not known yet
+  // Scripts sent with SCRIPT LOAD once (later calls rely on EVALSHA, with EVAL on NOSCRIPT).
+  std::array<bool, kScriptCount> loaded_ CQ_GUARDED_BY(mu_) = {};
   struct Wakeup {
     TimePoint at;
     base::TimerId timer = 0;

@@ -222,9 +222,10 @@ void RedisBackend::Update(backend::UpdateRequest req, Callback<Result<Message>> 
   if (u.max_retry) field("mr", std::to_string(*u.max_retry));
   if (u.priority) field("pr", std::to_string(*u.priority));
   const bool moves = u.trigger_time.has_value() || u.priority.has_value();
-  Eval(kUpdateScript, req.topic, std::move(args),
-       AfterReplicas(req.topic, [this, req = std::move(req), now, moves,
-                                 done = std::move(done)](Result<RedisReply> r) mutable {
+  const std::string topic = req.topic;  // `req` moves into the callback below
+  Eval(kUpdateScript, topic, std::move(args),
+       AfterReplicas(topic, [this, req = std::move(req), now, moves,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
          if (!r.has_value()) return done(r.error());
          Result<MessageRecord> rec =
              OneRecord(*r, req.topic, req.msg_id, "updated", [&](const MessageRecord& old) {

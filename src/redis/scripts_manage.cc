@@ -27,11 +27,12 @@ if u.tt or u.ttl then f[#f+1] = 'et'; f[#f+1] = dadd(tt, ttl) end
 if u.p then f[#f+1] = 'p'; f[#f+1] = u.p end
 if u.mr then f[#f+1] = 'mr'; f[#f+1] = u.mr end
 if u.pr then f[#f+1] = 'pr'; f[#f+1] = u.pr end
--- READY covers a delivery whose ack deadline passed (phase 1): it stays in its phase's set.
-local set = m.ph == 0 and 'p' or 'd'
-redis.call('ZREM', set == 'p' and pk(m.pr) or dk(m.pr), m.member)
+-- READY covers a delivery whose ack deadline passed (phase 1): a new trigger time makes it
+-- pending again (its deliveries so far stay counted); otherwise it stays in its phase's set.
+if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0' end
+redis.call('ZREM', m.ph == 0 and pk(m.pr) or dk(m.pr), m.member)
 set_fields(m, unpack(f))
-zadd_level(set, m.pr, m.raw.va, m.member)
+zadd_level(m.ph == 0 and 'p' or 'd', m.pr, m.raw.va, m.member)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
 return reply(with_tag('OK', m))
