@@ -91,6 +91,10 @@ class RedisBackend final : public backend::QueueBackend {
     kGetScript,
     kInfoScript,
     kWakeScript,
+    kUpdateScript,
+    kTouchScript,
+    kCountScript,
+    kListScript,
     kScriptCount
   };
 
@@ -101,7 +105,13 @@ class RedisBackend final : public backend::QueueBackend {
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
   std::string TopicsKey() const;
-  void Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
+  void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // Answers an updated, touched or counted message. `changed_visibility`: it may have become
+  // consumable or got a new trigger time, which this node's timers, its listener and the other
+  // nodes (a publication) hear of.
+  void Answer(const std::string& topic, core::MessageRecord rec, TimePoint now,
+              bool changed_visibility, backend::Callback<Result<core::Message>> done);
   // Keeps one timer per topic at the next time something in it may change by itself.
   void ArmWake(const std::string& topic, const std::string& next_ms) CQ_EXCLUDES(mu_);
   void Wake(const std::string& topic) CQ_EXCLUDES(mu_);
