@@ -35,7 +35,9 @@ void Meta(std::string_view in) {
   MessageRecord r2;
   FUZZ_CHECK(DecodeMeta(again, &r2).ok());
   FUZZ_CHECK(r2 == r);
-  FUZZ_CHECK(again == in);  // the metadata encoding is canonical: fixed widths, one version
+  // The current version's encoding is canonical (fixed widths, canonical varints); an older
+  // version decodes to the same record and re-encodes in the current one.
+  if (again[0] == in[0]) FUZZ_CHECK(again == in);
 }
 
 void VisValue(std::string_view in) {

@@ -15,13 +15,16 @@ void AppendVarint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
+// Canonical encodings only (what AppendVarint writes): no overlong form (a last byte of 0 after
+// the first) and nothing beyond 64 bits, so that one value has one encoding.
 bool ReadVarint(std::string_view& in, uint64_t* v) {
   *v = 0;
   for (int shift = 0; shift < 64 && !in.empty(); shift += 7) {
     auto b = static_cast<uint8_t>(in.front());
     in.remove_prefix(1);
+    if (shift == 63 && b > 1) return false;
     *v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
+    if ((b & 0x80) == 0) return b != 0 || shift == 0;
   }
   return false;
 }

@@ -154,6 +154,22 @@ TEST(CodecTest, CorruptVisValueIsCorruption) {
             Errc::kCorruption);  // a varint that never ends
 }
 
+TEST(CodecTest, OnlyCanonicalVarintsDecodeSoMetadataHasOneEncoding) {
+  MessageRecord r = SampleRecord();
+  r.priority = 0;
+  std::string enc = EncodeMeta(r);
+  MessageRecord out;
+  ASSERT_TRUE(DecodeMeta(enc, &out).ok());
+  // The priority is the first varint after the fixed-width version 1 fields (63 bytes).
+  ASSERT_EQ(enc[63], '\0');
+  std::string overlong = enc.substr(0, 63) + std::string("\x80\x00", 2) + enc.substr(64);
+  EXPECT_EQ(DecodeMeta(overlong, &out).code(), Errc::kCorruption);
+  // A length varint past 64 bits in a vis value.
+  EXPECT_EQ(
+      DecodeVisValue(std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10), &out).code(),
+      Errc::kCorruption);
+}
+
 TEST(CodecTest, TimesSortInKeysNegativeFirst) {
   std::vector<int64_t> times = {
       std::numeric_limits<int64_t>::min(), -1'000'000, -2, -1, 0, 1, 255, 256, 1'700'000'000'000,
