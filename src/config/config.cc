@@ -84,6 +84,8 @@ const std::vector<Key>& Keys() {
        "Largest request header block (larger: HTTP 431; at least 1024)", "bytes"},
       {"max-pull-batch", &ServerConfig::max_pull_batch,
        "Largest pull batch; larger requests are clamped", "messages"},
+      {"max-send-batch", &ServerConfig::max_send_batch,
+       "Most messages in one sendMsgBatch; more is refused (HTTP 400)", "messages"},
       {"max-long-polling-timeout-millis", &ServerConfig::max_long_polling_timeout_millis,
        "Longest long-poll wait; longer requests are clamped", "ms"},
       {"max-parked-long-polls", &ServerConfig::max_parked_long_polls,
@@ -268,6 +270,10 @@ std::vector<std::string> Validate(const ServerConfig& c) {
     errors.push_back(fmt::format("max-pull-batch must be between 1 and {}, got {}", INT32_MAX,
                                  c.max_pull_batch));
   }
+  if (c.max_send_batch < 1 || c.max_send_batch > INT32_MAX) {
+    errors.push_back(fmt::format("max-send-batch must be between 1 and {}, got {}", INT32_MAX,
+                                 c.max_send_batch));
+  }
   positive("max-long-polling-timeout-millis", c.max_long_polling_timeout_millis);
   positive("max-parked-long-polls", c.max_parked_long_polls);
   positive("max-parked-long-polls-per-topic", c.max_parked_long_polls_per_topic);
@@ -382,6 +388,7 @@ core::Limits ToLimits(const ServerConfig& c) {
   l.max_msg_id_bytes = static_cast<size_t>(c.max_msg_id_bytes);
   l.max_msg_bytes = static_cast<size_t>(c.max_msg_bytes);
   l.max_pull_batch = static_cast<int32_t>(c.max_pull_batch);
+  l.max_send_batch = static_cast<int32_t>(c.max_send_batch);
   l.max_long_polling_timeout = Millis(c.max_long_polling_timeout_millis);
   l.max_parked_long_polls = static_cast<size_t>(c.max_parked_long_polls);
   l.max_parked_long_polls_per_topic = static_cast<size_t>(c.max_parked_long_polls_per_topic);

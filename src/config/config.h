@@ -54,6 +54,7 @@ struct ServerConfig {
   int64_t max_body_bytes = int64_t{8} << 20;
   int64_t max_header_bytes = 16 * 1024;
   int64_t max_pull_batch = 1000;
+  int64_t max_send_batch = 1000;
   int64_t max_long_polling_timeout_millis = 120'000;
   int64_t max_parked_long_polls = 10'000;  // in total; more are answered at once
   // As many as in total by default: all consumers of one topic may park (10,000 on one topic).

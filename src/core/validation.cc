@@ -58,4 +58,49 @@ Status ValidateDelay(Millis delay, const Limits& limits) {
   return Status::Ok();
 }
 
+Status ValidatePriority(int64_t priority) {
+  if (priority < 0 || priority > kMaxPriority) {
+    return InvalidArgument(
+        fmt::format("priority must be between 0 and {}, got {}", kMaxPriority, priority));
+  }
+  return Status::Ok();
+}
+
+Status ValidateTriggerTime(int64_t trigger_ms, TimePoint now, const Limits& limits) {
+  if (trigger_ms < 0) {
+    return InvalidArgument(fmt::format(
+        "triggerTime must be a time in milliseconds since the epoch (>= 0), got {}", trigger_ms));
+  }
+  const int64_t latest = ToEpochMs(SaturatingAdd(now, limits.max_delay));
+  if (trigger_ms > latest) {
+    return InvalidArgument(
+        fmt::format("triggerTime {} is {} ms from now; the limit is {} ms (max-delay-millis)",
+                    trigger_ms, trigger_ms - ToEpochMs(now), limits.max_delay.count()));
+  }
+  return Status::Ok();
+}
+
+Status ValidateCountTrigger(int64_t count_trigger) {
+  if (count_trigger < 0) {
+    return InvalidArgument(
+        fmt::format("countTrigger must be 0 (none) or a positive count, got {}", count_trigger));
+  }
+  return Status::Ok();
+}
+
+Status ValidateReason(std::string_view reason, const Limits& limits) {
+  if (reason.size() > limits.max_reason_bytes) {
+    return InvalidArgument(fmt::format("reason is {} bytes long; the limit is {} bytes",
+                                       reason.size(), limits.max_reason_bytes));
+  }
+  if (!base::IsValidUtf8(reason)) return InvalidArgument("reason is not valid UTF-8");
+  return Status::Ok();
+}
+
+Status ValidateAtLeast(std::string_view name, int64_t value, int64_t min) {
+  if (value < min)
+    return InvalidArgument(fmt::format("{} must be at least {}, got {}", name, min, value));
+  return Status::Ok();
+}
+
 }  // namespace chronoq::core

@@ -3,9 +3,11 @@
 // Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "base/status.h"
+#include "base/time.h"
 #include "core/limits.h"
 
 namespace chronoq::core {
@@ -18,5 +20,18 @@ Status ValidateMsgId(std::string_view msg_id, const Limits& limits);
 Status ValidatePayload(std::string_view msg, const Limits& limits);
 // At most max_delay (negative delays mean "now" and are fine).
 Status ValidateDelay(Millis delay, const Limits& limits);
+
+// API-EXTENSIONS.md sections 2-3.
+// 0..kMaxPriority.
+Status ValidatePriority(int64_t priority);
+// An absolute trigger time (ms since the epoch): >= 0 and at most max_delay after `now` (a past
+// time is fine: it means now).
+Status ValidateTriggerTime(int64_t trigger_ms, TimePoint now, const Limits& limits);
+// >= 0 (0: none).
+Status ValidateCountTrigger(int64_t count_trigger);
+// At most max_reason_bytes, valid UTF-8 (may be empty: no reason).
+Status ValidateReason(std::string_view reason, const Limits& limits);
+// `name` (a parameter taking a count, a ttl, ...) is at least `min`.
+Status ValidateAtLeast(std::string_view name, int64_t value, int64_t min);
 
 }  // namespace chronoq::core

@@ -16,8 +16,14 @@ void WriteMessage(JsonWriter& w, const core::Message& m) {
       .Num("expireTime", ToEpochMs(r.expire_time))
       .Num("maxRetry", r.max_retry)
       .Num("retry", r.retry)
-      .Num("status", static_cast<int>(m.status))
-      .EndObject();
+      .Num("status", static_cast<int>(m.status));
+  // Extension fields (API-EXTENSIONS.md section 1) only when they differ from their default, so
+  // that a camellia-style message stays byte-identical.
+  if (r.priority != 0) w.Num("priority", r.priority);
+  if (r.count_trigger != 0) w.Num("countTrigger", r.count_trigger);
+  if (r.count != 0) w.Num("count", r.count);
+  if (!r.last_error.empty()) w.Str("lastError", r.last_error);
+  w.EndObject();
 }
 
 void WriteTopicInfo(JsonWriter& w, const core::TopicInfo& t) {
@@ -73,6 +79,50 @@ std::string EncodeMessageListAnswer(int code, std::string_view msg,
     w.Null();
   }
   return w.EndObject().Take();
+}
+
+std::string EncodeListPageAnswer(const std::vector<core::Message>& list,
+                                 std::string_view next_cursor) {
+  JsonWriter w = Head(200, "success");
+  w.Key("delayMsgList").BeginArray();
+  for (const auto& m : list) WriteMessage(w, m);
+  w.EndArray().Key("nextCursor");
+  if (next_cursor.empty()) {
+    w.Null();
+  } else {
+    w.String(next_cursor);
+  }
+  return w.EndObject().Take();
+}
+
+std::string EncodeSendBatchAnswer(const std::vector<ItemAnswer>& items) {
+  JsonWriter w = Head(200, "success");
+  w.Key("results").BeginArray();
+  for (const ItemAnswer& a : items) {
+    w.BeginObject().Num("code", a.code).Str("msg", a.msg);
+    if (a.message != nullptr) {
+      w.Key("delayMsg");
+      WriteMessage(w, *a.message);
+      if (a.existing) w.Key("existing").Bool(true);
+    }
+    w.EndObject();
+  }
+  return w.EndArray().EndObject().Take();
+}
+
+std::string EncodeAckBatchAnswer(const std::vector<AckItemAnswer>& items) {
+  JsonWriter w = Head(200, "success");
+  w.Key("results").BeginArray();
+  for (const AckItemAnswer& a : items) {
+    w.BeginObject()
+        .Str("msgId", a.msg_id)
+        .Key("ack")
+        .Bool(a.ack)
+        .Num("code", a.code)
+        .Str("msg", a.msg)
+        .EndObject();
+  }
+  return w.EndArray().EndObject().Take();
 }
 
 std::string EncodeStatusAnswer(int code, std::string_view msg) {

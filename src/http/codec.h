@@ -19,6 +19,28 @@ std::string EncodeMessageListAnswer(int code, std::string_view msg,
                                     const std::vector<core::Message>* list);
 // {"code":C,"msg":M}
 std::string EncodeStatusAnswer(int code, std::string_view msg);
+
+// API-EXTENSIONS.md sections 2-3.
+// listMsg: {"code":200,"msg":"success","delayMsgList":[...],"nextCursor":"..."|null (last page)}
+std::string EncodeListPageAnswer(const std::vector<core::Message>& list,
+                                 std::string_view next_cursor);
+// One item of a sendMsgBatch answer: {"code":C,"msg":M[,"delayMsg":{...}[,"existing":true]]}.
+struct ItemAnswer {
+  int code = 200;
+  std::string msg;
+  const core::Message* message = nullptr;  // when stored or answered
+  bool existing = false;  // an in-life message with that msgId answered; nothing was stored
+};
+// {"code":200,"msg":"success","results":[items in input order]}
+std::string EncodeSendBatchAnswer(const std::vector<ItemAnswer>& items);
+// One item of an ackMsgBatch answer: {"msgId":I,"ack":B,"code":C,"msg":M}.
+struct AckItemAnswer {
+  std::string msg_id;
+  bool ack = true;
+  int code = 200;
+  std::string msg;
+};
+std::string EncodeAckBatchAnswer(const std::vector<AckItemAnswer>& items);
 // {"code":C,"msg":M,"data":{topic info}|null}
 std::string EncodeTopicInfoAnswer(int code, std::string_view msg, const core::TopicInfo* info);
 // {"code":200,"msg":"success","data":[{topic info}, ...]}

@@ -32,6 +32,9 @@ inline constexpr std::string_view kExistingHeader = "X-Chronoq-Existing";
 
 // sendMsg, pullMsg, longPollingMsg, ackMsg, deleteMsg, getMsg (POST).
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx);
+// sendMsgBatch, ackMsgBatch, updateMsg, touchMsg, countMsg (POST), listMsg (GET):
+// API-EXTENSIONS.md sections 2-3.
+void RegisterManageRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
 // GET /metrics: Prometheus text format (docs/metrics.md): the service's queue figures, then the
@@ -59,6 +62,9 @@ HttpResponse JsonResponse(std::string body);
 // The request's parameters (API.md section 1); on a request error (broken percent-encoding, a
 // parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.
 std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply);
+// sendMsg's parameters but topic, in the order their errors are reported (shared by sendMsg and
+// the items of sendMsgBatch).
+void ReadSendFields(ParamReader& r, service::SendRequest& s, bool delay_required);
 // True (and replies HTTP 400 with the reader's first error) when a parameter was missing or
 // malformed.
 bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply);

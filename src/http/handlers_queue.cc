@@ -12,21 +12,17 @@ using service::Messages;
 void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
+  const bool has_trigger_time = params->Find("triggerTime") != nullptr;
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);
-  std::optional<std::string> msg_id = r.String("msgId", false);
-  std::optional<std::string> msg = r.String("msg", true);
-  std::optional<int64_t> delay = r.Long("delayMillis", true);
-  std::optional<int64_t> ttl = r.Long("ttlMillis", false);
-  std::optional<int32_t> max_retry = r.Int("maxRetry", false);
-  if (ReaderFailed(r, req, reply)) return;
   service::SendRequest s;
+  ReadSendFields(r, s, /*delay_required=*/!has_trigger_time);
+  if (ReaderFailed(r, req, reply)) return;
+  if (s.delay_millis && s.trigger_time) {
+    reply(RequestError(400, "give either 'delayMillis' or 'triggerTime', not both", req.path()));
+    return;
+  }
   s.topic = std::move(*topic);
-  if (msg_id) s.msg_id = std::move(*msg_id);
-  s.msg = std::move(*msg);
-  s.delay_millis = *delay;
-  s.ttl_millis = ttl;
-  s.max_retry = max_retry;
   ctx->service->Send(std::move(s), [reply = std::move(reply)](Result<backend::Sent> res) mutable {
     if (!res.has_value()) {
       reply(JsonResponse(
@@ -114,9 +110,14 @@ void AckMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!params) return;
   ParamReader r(*params);
   std::optional<bool> ack;
-  auto ref = ReadRef(r, req, reply, [&] { ack = r.Bool("ack", true); });
+  std::optional<std::string> reason;
+  auto ref = ReadRef(r, req, reply, [&] {
+    ack = r.Bool("ack", true);
+    reason = r.String("reason", false);
+  });
   if (!ref) return;
-  ctx->service->Ack(service::AckRequest{std::move(*ref), *ack}, StatusAnswer(std::move(reply)));
+  ctx->service->Ack(service::AckRequest{std::move(*ref), *ack, reason.value_or("")},
+                    StatusAnswer(std::move(reply)));
 }
 
 void DeleteMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {

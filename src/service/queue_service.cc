@@ -9,13 +9,6 @@
 namespace chronoq::service {
 namespace {
 
-// The first failing check of a message reference, or OK.
-Status CheckRef(const MessageRef& ref, const core::Limits& limits) {
-  Status s = core::ValidateTopic(ref.topic, limits);
-  if (s.ok()) s = core::ValidateMsgId(ref.msg_id, limits);
-  return s;
-}
-
 // Shared by Pull and LongPoll: the checked request, or the error.
 Result<PollSpec> CheckPull(PullRequest& req, const ServiceOptions& o) {
   CQ_RETURN_IF_ERROR(core::ValidateTopic(req.topic, o.limits));
@@ -49,23 +42,52 @@ QueueService::~QueueService() {
 }
 
 void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
-  const core::Limits& limits = options_.limits;
-  Status v = core::ValidateTopic(req.topic, limits);
-  if (v.ok() && !req.msg_id.empty()) v = core::ValidateMsgId(req.msg_id, limits);
-  if (v.ok()) v = core::ValidatePayload(req.msg, limits);
-  if (v.ok()) v = core::ValidateDelay(Millis(req.delay_millis), limits);
-  if (!v.ok()) return done(std::move(v));
-  core::NewMessage m;
-  m.topic = std::move(req.topic);
-  m.msg_id = std::move(req.msg_id);
-  m.payload = std::move(req.msg);
-  m.delay = Millis(req.delay_millis);
-  m.ttl = req.ttl_millis && *req.ttl_millis > 0 ? Millis(*req.ttl_millis) : options_.defaults.ttl;
-  m.max_retry = req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
-  backend_->Send(std::move(m), [this, done = std::move(done)](Result<backend::Sent> res) mutable {
+  if (Status v = core::ValidateTopic(req.topic, options_.limits); !v.ok())
+    return done(std::move(v));
+  std::string topic = std::move(req.topic);
+  Result<core::NewMessage> m = CheckSend(std::move(req), topic);
+  if (!m.has_value()) return done(m.error());
+  m->topic = std::move(topic);
+  backend_->Send(std::move(*m), [this, done = std::move(done)](Result<backend::Sent> res) mutable {
     if (res.has_value()) recorder_.Sent(res->message.record.topic);
     done(std::move(res));
   });
+}
+
+Status QueueService::CheckRef(const MessageRef& ref) const {
+  Status s = core::ValidateTopic(ref.topic, options_.limits);
+  if (s.ok()) s = core::ValidateMsgId(ref.msg_id, options_.limits);
+  return s;
+}
+
+Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::string& topic) const {
+  const core::Limits& limits = options_.limits;
+  if (req.delay_millis.has_value() == req.trigger_time.has_value()) {
+    return InvalidArgument(req.delay_millis.has_value()
+                               ? "give either delayMillis or triggerTime, not both"
+                               : "delayMillis is missing (or give triggerTime)");
+  }
+  Status v;
+  if (!req.msg_id.empty()) v = core::ValidateMsgId(req.msg_id, limits);
+  if (v.ok()) v = core::ValidatePayload(req.msg, limits);
+  if (v.ok() && req.delay_millis) v = core::ValidateDelay(Millis(*req.delay_millis), limits);
+  if (v.ok() && req.trigger_time) {
+    v = core::ValidateTriggerTime(*req.trigger_time, clock_->Now(), limits);
+  }
+  if (v.ok() && req.priority) v = core::ValidatePriority(*req.priority);
+  if (v.ok() && req.count_trigger) v = core::ValidateCountTrigger(*req.count_trigger);
+  if (!v.ok()) return v;
+  core::NewMessage m;
+  m.topic = topic;
+  m.msg_id = std::move(req.msg_id);
+  m.payload = std::move(req.msg);
+  m.delay = Millis(req.delay_millis.value_or(0));
+  if (req.trigger_time) m.trigger_time = FromEpochMs(*req.trigger_time);
+  m.ttl = req.ttl_millis && *req.ttl_millis > 0 ? Millis(*req.ttl_millis) : options_.defaults.ttl;
+  m.max_retry = req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
+  m.priority = static_cast<int32_t>(req.priority.value_or(0));
+  m.count_trigger = req.count_trigger.value_or(0);
+  return m;
 }
 
 void QueueService::Pull(PullRequest req, Callback<Result<Messages>> done) {
@@ -101,7 +123,28 @@ void QueueService::CancelLongPoll(const LongPollTicket& ticket) {
 }
 
 void QueueService::Ack(AckRequest req, Callback<Status> done) {
-  if (Status v = CheckRef(req.ref, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = CheckRef(req.ref); !v.ok()) return done(std::move(v));
+  if (!req.ack && !req.reason.empty()) {
+    // A nack with a reason: the one backend call that carries reasons.
+    if (Status v = core::ValidateReason(req.reason, options_.limits); !v.ok()) {
+      return done(std::move(v));
+    }
+    std::string topic = req.ref.topic;
+    std::vector<backend::AckItem> items;
+    items.push_back({std::move(req.ref.msg_id), false, std::move(req.reason)});
+    backend_->AckBatch(
+        std::move(req.ref.topic), std::move(items),
+        [this, topic = std::move(topic),
+         done = std::move(done)](Result<std::vector<Status>> res) mutable {
+          Status s = !res.has_value() ? res.error()
+                     : res->size() == 1
+                         ? std::move(res->front())
+                         : Internal("the backend answered a batch of one with another count");
+          if (s.ok()) recorder_.Acked(topic, false);
+          done(std::move(s));
+        });
+    return;
+  }
   std::string topic = req.ref.topic;
   const bool ack = req.ack;
   backend_->Ack(std::move(req.ref.topic), std::move(req.ref.msg_id), ack,
@@ -112,7 +155,7 @@ void QueueService::Ack(AckRequest req, Callback<Status> done) {
 }
 
 void QueueService::Delete(DeleteRequest req, Callback<Status> done) {
-  if (Status v = CheckRef(req.ref, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = CheckRef(req.ref); !v.ok()) return done(std::move(v));
   std::string topic = req.ref.topic;
   backend_->Delete(std::move(req.ref.topic), std::move(req.ref.msg_id), req.release,
                    [this, topic = std::move(topic), done = std::move(done)](Status s) mutable {
@@ -122,7 +165,7 @@ void QueueService::Delete(DeleteRequest req, Callback<Status> done) {
 }
 
 void QueueService::Get(MessageRef req, Callback<Result<core::Message>> done) {
-  if (Status v = CheckRef(req, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = CheckRef(req); !v.ok()) return done(std::move(v));
   backend_->Get(std::move(req.topic), std::move(req.msg_id),
                 [this, done = std::move(done)](Result<core::Message> res) mutable {
                   if (res.has_value()) recorder_.Got(res->record.topic);

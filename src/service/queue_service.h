@@ -73,8 +73,22 @@ class QueueService {
   LongPollTicket LongPoll(LongPollRequest req, std::function<bool()> alive,
                           Callback<Result<Messages>> done);
   void CancelLongPoll(const LongPollTicket& ticket);
-  // ack=true: done; ack=false: deliver again now (or end it on its last delivery).
+  // ack=true: done; ack=false: deliver again now (or end it on its last delivery), keeping the
+  // reason as the message's lastError.
   void Ack(AckRequest req, Callback<Status> done);
+
+  // --- API-EXTENSIONS.md sections 2-3 (queue_service_manage.cc)
+  // Each item is checked and answered on its own (in input order); the accepted ones are stored
+  // in one atomic write. The whole batch is refused (kInvalidArgument, nothing stored) when the
+  // topic is invalid, it has no items or more than max-send-batch, or a msgId repeats.
+  void SendBatch(SendBatchRequest req, Callback<Result<std::vector<Result<backend::Sent>>>> done);
+  // Acks and nacks in one write; one result per id (acks first, then nacks, each in input
+  // order). Refused whole when there is no id, more than max-pull-batch, or an id repeats.
+  void AckBatch(AckBatchRequest req, Callback<Result<std::vector<AckResult>>> done);
+  void Update(UpdateRequest req, Callback<Result<core::Message>> done);
+  void Touch(TouchRequest req, Callback<Result<core::Message>> done);
+  void Count(CountRequest req, Callback<Result<core::Message>> done);
+  void List(ListRequest req, Callback<Result<backend::ListPage>> done);
   void Delete(DeleteRequest req, Callback<Status> done);
   void Get(MessageRef req, Callback<Result<core::Message>> done);
   void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done);
@@ -98,6 +112,11 @@ class QueueService {
   const LongPollWaiters& long_polls() const { return waiters_; }
 
  private:
+  // The first failing check of a message reference, or OK.
+  Status CheckRef(const MessageRef& ref) const;
+  // The checked message of a send (topic aside), or the first error.
+  Result<core::NewMessage> CheckSend(SendRequest req, const std::string& topic) const;
+
   backend::QueueBackend* const backend_;
   const base::Clock* const clock_;
   const ServiceOptions options_;

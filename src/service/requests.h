@@ -8,29 +8,41 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "base/status.h"
 
 namespace chronoq::service {
 
 struct SendRequest {
-  std::string topic;
+  std::string topic;   // ignored in a SendBatch item (the batch names the topic)
   std::string msg_id;  // empty: the server generates one
   std::string msg;
-  int64_t delay_millis = 0;           // <= 0: consumable now
-  std::optional<int64_t> ttl_millis;  // absent or <= 0: the server default
-  std::optional<int32_t> max_retry;   // absent or < 0: the server default
+  // Exactly one of delay_millis and trigger_time (API-EXTENSIONS.md section 2).
+  std::optional<int64_t> delay_millis{};   // <= 0: consumable now
+  std::optional<int64_t> ttl_millis{};     // absent or <= 0: the server default
+  std::optional<int32_t> max_retry{};      // absent or < 0: the server default
+  std::optional<int64_t> trigger_time{};   // ms since the epoch; in the past: consumable now
+  std::optional<int64_t> priority{};       // absent: 0; else 0..9
+  std::optional<int64_t> count_trigger{};  // absent: 0 (none); else >= 0
+};
+
+struct SendBatchRequest {
+  std::string topic;
+  std::vector<SendRequest> msgs;  // 1..max-send-batch items, msgIds distinct
 };
 
 struct PullRequest {
   std::string topic;
-  std::optional<int32_t> batch;               // absent or <= 0: 1; clamped to max-pull-batch
-  std::optional<int64_t> ack_timeout_millis;  // absent or <= 0: the server default
+  std::optional<int32_t> batch{};               // absent or <= 0: 1; clamped to max-pull-batch
+  std::optional<int64_t> ack_timeout_millis{};  // absent or <= 0: the server default
 };
 
 struct LongPollRequest {
   PullRequest pull;
   // How long to wait; absent or <= 0: the server default; clamped to
   // max-long-polling-timeout-millis.
-  std::optional<int64_t> timeout_millis;
+  std::optional<int64_t> timeout_millis{};
 };
 
 struct MessageRef {
@@ -40,7 +52,50 @@ struct MessageRef {
 
 struct AckRequest {
   MessageRef ref;
-  bool ack = true;  // false: nack
+  bool ack = true;       // false: nack
+  std::string reason{};  // a nack's reason, kept as the message's lastError; ignored on an ack
+};
+
+struct AckBatchRequest {
+  std::string topic;
+  std::vector<std::string> ack;   // ids to ack
+  std::vector<std::string> nack;  // ids to nack
+  std::string reason{};           // for the nacks
+};
+
+// One answer of AckBatch: in the order ack ids, then nack ids.
+struct AckResult {
+  std::string msg_id;
+  bool ack = true;
+  Status status;
+};
+
+// updateMsg: at least one field besides the reference.
+struct UpdateRequest {
+  MessageRef ref;
+  std::optional<int64_t> delay_millis{};  // not with trigger_time
+  std::optional<int64_t> trigger_time{};
+  std::optional<std::string> msg{};
+  std::optional<int64_t> ttl_millis{};  // > 0
+  std::optional<int64_t> max_retry{};   // >= 0
+  std::optional<int64_t> priority{};    // 0..9
+};
+
+struct TouchRequest {
+  MessageRef ref;
+  std::optional<int64_t> ack_timeout_millis{};  // absent or <= 0: the server default
+};
+
+struct CountRequest {
+  MessageRef ref;
+  std::optional<int64_t> count{};  // absent: 1; else >= 1
+};
+
+struct ListRequest {
+  std::string topic;
+  std::optional<int64_t> status{};  // absent: 1, 2 and 3; else 1..7
+  std::optional<int64_t> limit{};   // absent: 100; >= 1; clamped to 1,000
+  std::string cursor;               // empty: the first page
 };
 
 struct DeleteRequest {

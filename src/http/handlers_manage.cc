@@ -1,0 +1,327 @@
+// The endpoints of API-EXTENSIONS.md sections 2-3: sendMsgBatch and ackMsgBatch (JSON bodies),
+// updateMsg, touchMsg, countMsg (POST), listMsg (GET). Protocol only, like handlers_queue.cc: the
+// service owns the rules. A refusal of a whole batch (no such object, too many or no items, a
+// msgId twice, an invalid topic) is a request error (HTTP 400): nothing was stored.
+#include <fmt/format.h>
+
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include "http/codec.h"
+#include "http/error_map.h"
+#include "http/handlers.h"
+#include "http/params.h"
+
+namespace chronoq::http {
+namespace json = boost::json;
+namespace {
+
+using core::Message;
+
+// The body as a JSON object, or a request error naming `shape` (what the body should be).
+const json::object* ParseObject(const HttpRequest& req, json::value& holder,
+                                json::monotonic_resource& mr, std::string_view shape,
+                                Reply& reply) {
+  json::error_code ec;
+  holder = json::parse(req.body, ec, &mr);
+  if (ec || !holder.is_object()) {
+    reply(RequestError(
+        400,
+        fmt::format("the body must be a JSON object {}{}", shape,
+                    ec ? fmt::format(" (it is not valid JSON: {})", ec.message()) : std::string()),
+        req.path()));
+    return nullptr;
+  }
+  return &holder.get_object();
+}
+
+// The members of one JSON object as parameters (json_body.cc's rules: strings as given, numbers
+// by their value, booleans as true/false, null as absent, objects and arrays non-scalar).
+Status ObjectParams(const json::object& o, Params* out) {
+  for (const auto& kv : o) {
+    const json::value& v = kv.value();
+    std::string text;
+    bool non_scalar = false;
+    switch (v.kind()) {
+      case json::kind::null:
+        continue;
+      case json::kind::string:
+        text.assign(v.get_string().data(), v.get_string().size());
+        break;
+      case json::kind::int64:
+        text = std::to_string(v.get_int64());
+        break;
+      case json::kind::uint64:
+        text = std::to_string(v.get_uint64());
+        break;
+      case json::kind::double_:
+        text = fmt::format("{}", v.get_double());
+        break;
+      case json::kind::bool_:
+        text = v.get_bool() ? "true" : "false";
+        break;
+      case json::kind::object:
+      case json::kind::array:
+        non_scalar = true;
+        break;
+    }
+    CQ_RETURN_IF_ERROR(out->Add("JSON body", std::string(kv.key()), std::move(text), non_scalar));
+  }
+  return Status::Ok();
+}
+
+// A string member of the batch object; a request error when present but not a string.
+std::optional<std::string> StringMember(const json::object& o, std::string_view name,
+                                        Status* error) {
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_string()) {
+    *error = InvalidArgument(fmt::format("'{}' must be a string", name));
+    return std::nullopt;
+  }
+  return std::string(v->get_string().data(), v->get_string().size());
+}
+
+// An array member of the batch object (absent: empty); a request error when not an array.
+const json::array* ArrayMember(const json::object& o, std::string_view name, Status* error) {
+  static const json::array kEmpty;
+  const json::value* v = o.if_contains(name);
+  if (v == nullptr || v->is_null()) return &kEmpty;
+  if (!v->is_array()) {
+    *error = InvalidArgument(fmt::format("'{}' must be an array", name));
+    return nullptr;
+  }
+  return &v->get_array();
+}
+
+void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  json::monotonic_resource mr;
+  json::value holder;
+  const json::object* body =
+      ParseObject(req, holder, mr, R"({"topic":"...","msgs":[{sendMsg parameters}, ...]})", reply);
+  if (body == nullptr) return;
+  Status error;
+  std::optional<std::string> topic = StringMember(*body, "topic", &error);
+  const json::array* msgs = error.ok() ? ArrayMember(*body, "msgs", &error) : nullptr;
+  if (error.ok() && !topic) error = InvalidArgument("required parameter 'topic' is missing");
+  if (error.ok() && body->if_contains("msgs") == nullptr) {
+    error = InvalidArgument("required parameter 'msgs' is missing");
+  }
+  if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
+
+  // Decode each item; one that cannot be read is answered here, the others go to the service.
+  std::vector<ItemAnswer> answers(msgs->size());
+  std::vector<size_t> where;
+  service::SendBatchRequest batch;
+  batch.topic = std::move(*topic);
+  batch.msgs.reserve(msgs->size());
+  for (size_t i = 0; i < msgs->size(); ++i) {
+    const json::value& item = (*msgs)[i];
+    Status s;
+    service::SendRequest m;
+    if (!item.is_object()) {
+      s = InvalidArgument("must be a JSON object of sendMsg parameters");
+    } else {
+      Params p;
+      s = ObjectParams(item.get_object(), &p);
+      if (s.ok() && p.Find("topic") != nullptr && *p.Find("topic") != batch.topic) {
+        s = InvalidArgument("topic is given once for the whole batch, not per message");
+      }
+      if (s.ok()) {
+        ParamReader r(p);
+        ReadSendFields(r, m, /*delay_required=*/false);
+        s = r.status();
+      }
+    }
+    if (!s.ok()) {
+      answers[i] = {AppCode(s.code()), fmt::format("msgs[{}]: {}", i, s.message())};
+      continue;
+    }
+    where.push_back(i);
+    batch.msgs.push_back(std::move(m));
+  }
+  if (batch.msgs.empty() && !msgs->empty()) {
+    return reply(JsonResponse(EncodeSendBatchAnswer(answers)));
+  }
+  ctx->service->SendBatch(std::move(batch), [reply = std::move(reply), answers = std::move(answers),
+                                             where = std::move(where),
+                                             path = std::string(req.path())](
+                                                Result<std::vector<Result<backend::Sent>>>
+                                                    res) mutable {
+    if (!res.has_value()) {
+      const Status& s = res.error();
+      if (s.code() == Errc::kInvalidArgument) return reply(RequestError(400, s.message(), path));
+      return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
+    }
+    for (size_t k = 0; k < where.size(); ++k) {
+      Result<backend::Sent>& r = (*res)[k];
+      ItemAnswer& a = answers[where[k]];
+      if (r.has_value()) {
+        a = {200, "success", &r->message, r->existing};
+      } else {
+        a = {AppCode(r.error().code()), fmt::format("msgs[{}]: {}", where[k], r.error().message())};
+      }
+    }
+    reply(JsonResponse(EncodeSendBatchAnswer(answers)));
+  });
+}
+
+// The ids of an ack or nack array: strings only.
+Status ReadIds(const json::array& a, std::string_view name, std::vector<std::string>* out) {
+  out->reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) {
+      return InvalidArgument(fmt::format("{}[{}] must be a msgId string", name, i));
+    }
+    out->emplace_back(a[i].get_string().data(), a[i].get_string().size());
+  }
+  return Status::Ok();
+}
+
+void AckMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  json::monotonic_resource mr;
+  json::value holder;
+  const json::object* body =
+      ParseObject(req, holder, mr,
+                  R"({"topic":"...","ack":["id", ...],"nack":["id", ...],"reason":"..."})", reply);
+  if (body == nullptr) return;
+  Status error;
+  service::AckBatchRequest batch;
+  std::optional<std::string> topic = StringMember(*body, "topic", &error);
+  if (error.ok() && !topic) error = InvalidArgument("required parameter 'topic' is missing");
+  std::optional<std::string> reason;
+  if (error.ok()) reason = StringMember(*body, "reason", &error);
+  for (auto [name, ids] : {std::pair{"ack", &batch.ack}, std::pair{"nack", &batch.nack}}) {
+    if (!error.ok()) break;
+    const json::array* a = ArrayMember(*body, name, &error);
+    if (a != nullptr) error = ReadIds(*a, name, ids);
+  }
+  if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
+  batch.topic = std::move(*topic);
+  batch.reason = reason.value_or("");
+  ctx->service->AckBatch(
+      std::move(batch), [reply = std::move(reply), path = std::string(req.path())](
+                            Result<std::vector<service::AckResult>> res) mutable {
+        if (!res.has_value()) {
+          const Status& s = res.error();
+          if (s.code() == Errc::kInvalidArgument)
+            return reply(RequestError(400, s.message(), path));
+          return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
+        }
+        std::vector<AckItemAnswer> answers;
+        answers.reserve(res->size());
+        for (service::AckResult& r : *res) {
+          answers.push_back({std::move(r.msg_id), r.ack, AppCode(r.status.code()),
+                             r.status.ok() ? "success" : r.status.message()});
+        }
+        reply(JsonResponse(EncodeAckBatchAnswer(answers)));
+      });
+}
+
+backend::Callback<Result<Message>> MessageAnswer(Reply reply) {
+  return [reply = std::move(reply)](Result<Message> res) mutable {
+    reply(JsonResponse(res.has_value() ? EncodeMessageAnswer(200, "success", &*res)
+                                       : EncodeMessageAnswer(AppCode(res.error().code()),
+                                                             res.error().message(), nullptr)));
+  };
+}
+
+// topic and msgId (required), in that order; nullopt (with the reader's error) when missing.
+std::optional<service::MessageRef> Ref(ParamReader& r) {
+  std::optional<std::string> topic = r.String("topic", true);
+  std::optional<std::string> msg_id = r.String("msgId", true);
+  if (!topic || !msg_id) return std::nullopt;
+  return service::MessageRef{std::move(*topic), std::move(*msg_id)};
+}
+
+void UpdateMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  std::optional<Params> params = ParseParams(req, reply);
+  if (!params) return;
+  ParamReader r(*params);
+  service::UpdateRequest u;
+  std::optional<service::MessageRef> ref = Ref(r);
+  u.delay_millis = r.Long("delayMillis", false);
+  u.trigger_time = r.Long("triggerTime", false);
+  u.msg = r.String("msg", false);
+  u.ttl_millis = r.Long("ttlMillis", false);
+  u.max_retry = r.Long("maxRetry", false);
+  u.priority = r.Long("priority", false);
+  if (ReaderFailed(r, req, reply)) return;
+  u.ref = std::move(*ref);
+  ctx->service->Update(std::move(u), MessageAnswer(std::move(reply)));
+}
+
+void TouchMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  std::optional<Params> params = ParseParams(req, reply);
+  if (!params) return;
+  ParamReader r(*params);
+  std::optional<service::MessageRef> ref = Ref(r);
+  std::optional<int64_t> ack_timeout = r.Long("ackTimeoutMillis", false);
+  if (ReaderFailed(r, req, reply)) return;
+  ctx->service->Touch(service::TouchRequest{std::move(*ref), ack_timeout},
+                      MessageAnswer(std::move(reply)));
+}
+
+void CountMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  std::optional<Params> params = ParseParams(req, reply);
+  if (!params) return;
+  ParamReader r(*params);
+  std::optional<service::MessageRef> ref = Ref(r);
+  std::optional<int64_t> count = r.Long("count", false);
+  if (ReaderFailed(r, req, reply)) return;
+  ctx->service->Count(service::CountRequest{std::move(*ref), count},
+                      MessageAnswer(std::move(reply)));
+}
+
+void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
+  std::optional<Params> params = ParseParams(req, reply);
+  if (!params) return;
+  ParamReader r(*params);
+  service::ListRequest l;
+  std::optional<std::string> topic = r.String("topic", true);
+  l.status = r.Long("status", false);
+  l.limit = r.Long("limit", false);
+  std::optional<std::string> cursor = r.String("cursor", false);
+  if (ReaderFailed(r, req, reply)) return;
+  l.topic = std::move(*topic);
+  l.cursor = cursor.value_or("");
+  ctx->service->List(std::move(l), [reply =
+                                        std::move(reply)](Result<backend::ListPage> res) mutable {
+    reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
+                                       : EncodeMessageListAnswer(AppCode(res.error().code()),
+                                                                 res.error().message(), nullptr)));
+  });
+}
+
+}  // namespace
+
+void ReadSendFields(ParamReader& r, service::SendRequest& s, bool delay_required) {
+  std::optional<std::string> msg_id = r.String("msgId", false);
+  std::optional<std::string> msg = r.String("msg", true);
+  s.delay_millis = r.Long("delayMillis", delay_required);
+  s.ttl_millis = r.Long("ttlMillis", false);
+  s.max_retry = r.Int("maxRetry", false);
+  s.trigger_time = r.Long("triggerTime", false);
+  s.priority = r.Long("priority", false);
+  s.count_trigger = r.Long("countTrigger", false);
+  if (msg_id) s.msg_id = std::move(*msg_id);
+  if (msg) s.msg = std::move(*msg);
+}
+
+void RegisterManageRoutes(Router& router, const HandlerContext* ctx) {
+  auto path = [](std::string_view name) { return std::string(kQueueBase) + std::string(name); };
+  auto simple = [ctx](void (*fn)(const HandlerContext*, HttpRequest&, Reply)) {
+    return [ctx, fn](HttpRequest& req, RequestContext&, Reply reply) {
+      fn(ctx, req, std::move(reply));
+    };
+  };
+  router.Add(path("sendMsgBatch"), {"POST"}, simple(SendMsgBatch));
+  router.Add(path("ackMsgBatch"), {"POST"}, simple(AckMsgBatch));
+  router.Add(path("updateMsg"), {"POST"}, simple(UpdateMsg));
+  router.Add(path("touchMsg"), {"POST"}, simple(TouchMsg));
+  router.Add(path("countMsg"), {"POST"}, simple(CountMsg));
+  router.Add(path("listMsg"), {"GET"}, simple(ListMsg));
+}
+
+}  // namespace chronoq::http
