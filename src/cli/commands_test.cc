@@ -143,6 +143,12 @@ TEST(SendBatchTest, SplitsIntoRequestsOfAtMostAThousand) {
   EXPECT_EQ((*r)[2].lines.back(), 2500);
 }
 
+TEST(SendBatchTest, ALineMayNameTheBatchsTopic) {
+  TempInput in("{\"topic\":\"t\",\"msg\":\"a\"}\n");
+  EXPECT_EQ(BuildOne("send-batch", {"--topic=t", "--file=" + in.path()}).json,
+            R"({"topic":"t","msgs":[{"topic":"t","msg":"a"}]})");
+}
+
 TEST(SendBatchTest, BadLinesAreUsageErrorsNamingTheLine) {
   struct Case {
     std::string text;
@@ -153,7 +159,7 @@ TEST(SendBatchTest, BadLinesAreUsageErrorsNamingTheLine) {
            {"{\"msg\":\"a\"}\n\n[1,2]\n", "line 3: not a JSON object"},
            {"\"just a string\"", "line 1: not a JSON object"},
            {"{\"msg\":\"a\"} trailing", "line 1: not JSON"},
-           {"{\"topic\":\"other\",\"msg\":\"a\"}", "line 1: has a topic"},
+           {"{\"msg\":\"a\"}\n{\"topic\":\"other\",\"msg\":\"a\"}", "line 2: has another topic"},
            {"\n  \n", "no messages in '"},
            {"", "no messages in '"},
        }) {
@@ -167,16 +173,19 @@ TEST(SendBatchTest, BadLinesAreUsageErrorsNamingTheLine) {
 }
 
 TEST(SendBatchTest, RendersEachLinesResult) {
-  Request sent{.op = "sendMsgBatch", .lines = {3, 7}};
+  Request sent{.op = "sendMsgBatch", .lines = {3, 7, 8}};
   client::Json answer =
       J(R"({"code":200,"msg":"success","results":[)"
         R"({"code":200,"msg":"success","delayMsg":{"topic":"t","msgId":"a","status":1,)"
         R"("triggerTime":1000,"expireTime":2000,"priority":4}},)"
-        R"({"code":400,"msg":"msgs[1]: priority must be 0..9"}]})");
+        R"({"code":400,"msg":"msgs[1]: priority must be 0..9"},)"
+        R"({"code":200,"msg":"success","existing":true,"delayMsg":{"topic":"t","msgId":"b",)"
+        R"("status":3}}]})");
   EXPECT_EQ(Cmd("send-batch").render(answer, sent, Args("send-batch", {"--topic=t"})),
             "line 3: sent a: WAITING, triggers at 1970-01-01T00:00:01.000Z, expires at "
             "1970-01-01T00:00:02.000Z, priority 4\n"
-            "line 7: not sent: priority must be 0..9 (code 400)\n");
+            "line 7: not sent: priority must be 0..9 (code 400)\n"
+            "line 8: not sent: b is already in the topic (CONSUMING); nothing was stored\n");
   EXPECT_EQ(Cmd("send-batch").failed_items(answer), 1);
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 // A line that can go into a sendMsgBatch `msgs` array as it is; else why not. The server checks
 // the fields; this only keeps a typo on line 5,000 from storing the 4,999 lines before it.
-Status CheckLine(const InputLine& line) {
+Status CheckLine(const InputLine& line, std::string_view topic) {
   Result<client::Json> item = client::Json::Parse(line.text);
   if (!item.has_value()) {
     return InvalidArgument(
@@ -24,9 +24,12 @@ Status CheckLine(const InputLine& line) {
                     "{{\"msg\":\"hi\",\"delayMillis\":0}})",
                     line.number));
   }
-  if (item->Has("topic")) {
+  // The server takes a topic equal to the batch's; another one would be a surprise to find out
+  // about from the server after the lines before it were stored.
+  if (item->Has("topic") && (*item)["topic"].AsString() != topic) {
     return InvalidArgument(
-        fmt::format("line {}: has a topic; every message goes to --topic (remove it from the line)",
+        fmt::format("line {}: has another topic; every message goes to --topic (remove the "
+                    "topic from the line)",
                     line.number));
   }
   return Status();
@@ -40,9 +43,10 @@ Result<std::vector<Request>> Build(const ParsedArgs& args) {
     return InvalidArgument(fmt::format("no messages in {}: give one JSON object per line",
                                        file == "-" ? "stdin" : "'" + file + "'"));
   }
-  for (const InputLine& line : lines) CQ_RETURN_IF_ERROR(CheckLine(line));
+  std::string topic = Required(args, "topic");
+  for (const InputLine& line : lines) CQ_RETURN_IF_ERROR(CheckLine(line, topic));
 
-  std::string head = fmt::format("{{\"topic\":{},\"msgs\":[", JsonString(Required(args, "topic")));
+  std::string head = fmt::format("{{\"topic\":{},\"msgs\":[", JsonString(topic));
   std::vector<Request> requests;
   for (size_t begin = 0; begin < lines.size(); begin += kMaxBatchItems) {
     size_t end = std::min(lines.size(), begin + kMaxBatchItems);
@@ -73,8 +77,12 @@ std::string Render(const client::Json& answer, const Request& sent, const Parsed
     const client::Json& item = results[i];
     std::string where = i < sent.lines.size() ? fmt::format("line {}", sent.lines[i])
                                               : fmt::format("item {}", i + 1);
-    if (item["code"].AsInt() == 200) {
-      const client::Json& m = item["delayMsg"];
+    const client::Json& m = item["delayMsg"];
+    if (item["code"].AsInt() == 200 && item["existing"].AsBool()) {
+      // As `chronoq send` says it: not an error, but nothing new.
+      out += fmt::format("{}: not sent: {} is already in the topic ({}); nothing was stored\n",
+                         where, Printable(m["msgId"].AsString()), StatusName(m["status"].AsInt()));
+    } else if (item["code"].AsInt() == 200) {
       out +=
           fmt::format("{}: sent {}: {}\n", where, Printable(m["msgId"].AsString()), StateLine(m));
     } else {
