@@ -109,7 +109,7 @@ std::string Render(const client::Json& answer, const Request& sent, const Parsed
 
 std::vector<OptionSpec> PageOptions() {
   return {{.name = "limit",
-           .help = "at most N messages per page (default: the server's, 100; at most 1,000)",
+           .help = "at most N messages per page (default 100; the server caps it at 1,000)",
            .value_name = "N"},
           {.name = "cursor",
            .help = "start where the previous page ended (its nextCursor)",
