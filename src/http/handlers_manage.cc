@@ -108,6 +108,7 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (error.ok() && body->if_contains("msgs") == nullptr) {
     error = InvalidArgument("required parameter 'msgs' is missing");
   }
+  if (error.ok()) error = ctx->service->CheckSendBatchSize(msgs->size());
   if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
 
   // Decode each item; one that cannot be read is answered here, the others go to the service.
@@ -141,9 +142,7 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
     where.push_back(i);
     batch.msgs.push_back(std::move(m));
   }
-  if (batch.msgs.empty() && !msgs->empty()) {
-    return reply(JsonResponse(EncodeSendBatchAnswer(answers)));
-  }
+  if (batch.msgs.empty()) return reply(JsonResponse(EncodeSendBatchAnswer(answers)));
   ctx->service->SendBatch(std::move(batch), [reply = std::move(reply), answers = std::move(answers),
                                              where = std::move(where),
                                              path = std::string(req.path())](

@@ -82,6 +82,9 @@ class QueueService {
   // in one atomic write. The whole batch is refused (kInvalidArgument, nothing stored) when the
   // topic is invalid, it has no items or more than max-send-batch, or a msgId repeats.
   void SendBatch(SendBatchRequest req, Callback<Result<std::vector<Result<backend::Sent>>>> done);
+  // SendBatch's check of the number of items, for a protocol to refuse a batch before decoding
+  // its items.
+  Status CheckSendBatchSize(size_t n) const;
   // Acks and nacks in one write; one result per id (acks first, then nacks, each in input
   // order). Refused whole when there is no id, more than max-pull-batch, or an id repeats.
   void AckBatch(AckBatchRequest req, Callback<Result<std::vector<AckResult>>> done);

@@ -24,16 +24,21 @@ const std::string* FirstRepeat(const std::vector<std::string>& ids,
 
 }  // namespace
 
+Status QueueService::CheckSendBatchSize(size_t n) const {
+  if (n == 0) return InvalidArgument("msgs is empty; give at least one message");
+  if (n > static_cast<size_t>(options_.limits.max_send_batch)) {
+    return InvalidArgument(fmt::format("msgs has {} messages; the limit is {} (max-send-batch)", n,
+                                       options_.limits.max_send_batch));
+  }
+  return Status::Ok();
+}
+
 void QueueService::SendBatch(SendBatchRequest req,
                              Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   const core::Limits& limits = options_.limits;
   if (Status v = core::ValidateTopic(req.topic, limits); !v.ok()) return done(std::move(v));
   const size_t n = req.msgs.size();
-  if (n == 0) return done(InvalidArgument("msgs is empty; give at least one message"));
-  if (n > static_cast<size_t>(limits.max_send_batch)) {
-    return done(InvalidArgument(fmt::format(
-        "msgs has {} messages; the limit is {} (max-send-batch)", n, limits.max_send_batch)));
-  }
+  if (Status v = CheckSendBatchSize(n); !v.ok()) return done(std::move(v));
   std::unordered_set<std::string_view> ids;
   for (size_t i = 0; i < n; ++i) {
     const std::string& id = req.msgs[i].msg_id;

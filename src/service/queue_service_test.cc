@@ -370,5 +370,219 @@ TEST_F(QueueServiceTest, HealthGoesOfflineAndBack) {
   EXPECT_TRUE(service_->online());
 }
 
+// ---- API-EXTENSIONS.md sections 2-3 ----
+
+TEST_F(QueueServiceTest, ExtensionSendFieldsAreCheckedAndPassedOn) {
+  SendRequest r{"t", "a", "m", std::nullopt, std::nullopt, std::nullopt};
+  r.trigger_time = ToEpochMs(kT0) + 5'000;
+  r.priority = 9;
+  r.count_trigger = 3;
+  ASSERT_TRUE(Send(r).has_value());
+  struct Row {
+    SendRequest req;
+    std::string sentence;
+  };
+  auto with = [](auto set) {
+    SendRequest q{"t", "b", "m", 0, std::nullopt, std::nullopt};
+    set(q);
+    return q;
+  };
+  const std::vector<Row> rows = {
+      {with([](SendRequest& q) { q.priority = 10; }), "priority must be between 0 and 9, got 10"},
+      {with([](SendRequest& q) { q.priority = -1; }), "priority must be between 0 and 9, got -1"},
+      {with([](SendRequest& q) { q.count_trigger = -2; }), "countTrigger must be 0 (none)"},
+      {with([](SendRequest& q) { q.trigger_time = 5; }), "give either delayMillis or triggerTime"},
+      {with([](SendRequest& q) {
+         q.delay_millis.reset();
+         q.trigger_time = -1;
+       }),
+       "triggerTime must be a time in milliseconds since the epoch (>= 0), got -1"},
+      {with([](SendRequest& q) {
+         q.delay_millis.reset();
+         q.trigger_time = ToEpochMs(kT0) + 1'000'001;
+       }),
+       "triggerTime 1700001040001 is 1000001 ms from now; the limit is 1000000 ms"},
+      {with([](SendRequest& q) { q.delay_millis.reset(); }), "delayMillis is missing"},
+  };
+  for (const Row& row : rows) {
+    Result<backend::Sent> res = Send(row.req);
+    ASSERT_FALSE(res.has_value()) << row.sentence;
+    EXPECT_EQ(res.error().code(), Errc::kInvalidArgument);
+    EXPECT_NE(res.error().message().find(row.sentence), std::string::npos) << res.error().message();
+  }
+  std::vector<FakeBackend::Call> calls = fake_.calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].send.trigger_time, kT0 + Millis(5'000));
+  EXPECT_EQ(calls[0].send.priority, 9);
+  EXPECT_EQ(calls[0].send.count_trigger, 3);
+}
+
+TEST_F(QueueServiceTest, SendBatchAnswersEachItemInOrderAndStoresTheGoodOnesTogether) {
+  SendBatchRequest b{"t", {}};
+  b.msgs.push_back(SendRequest{"", "a", "m", 0, std::nullopt, std::nullopt});
+  b.msgs.push_back(SendRequest{"", "b", "", 0, std::nullopt, std::nullopt});  // msg empty
+  b.msgs.push_back(SendRequest{"", "c", "m", 60'000, 5'000, 2});
+  Got<Result<std::vector<Result<backend::Sent>>>> g;
+  service_->SendBatch(std::move(b), g.Cb());
+  ASSERT_TRUE(g.value.has_value() && g.value->has_value());
+  const auto& results = **g.value;
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]->message.record.msg_id, "a");
+  EXPECT_EQ(results[1].error().message(), "msg is empty");
+  EXPECT_EQ(results[2]->message.record.msg_id, "c");
+  std::vector<FakeBackend::Call> calls = fake_.calls();
+  ASSERT_EQ(calls.size(), 1u);  // one backend call for both good items
+  EXPECT_EQ(calls[0].op, "send_batch");
+  ASSERT_EQ(calls[0].batch.size(), 2u);
+  EXPECT_EQ(calls[0].batch[0].topic, "t");
+  EXPECT_EQ(calls[0].batch[1].ttl, Millis(5'000));
+  EXPECT_EQ(calls[0].batch[0].ttl, Millis(111'000));  // the server default
+  EXPECT_EQ(Counted("t").get(MonitorCounter::kSendMsg), 2);
+}
+
+TEST_F(QueueServiceTest, SendBatchRefusesTheWholeBatchForBatchLevelMistakes) {
+  auto batch = [](size_t n, bool repeat) {
+    SendBatchRequest b{"t", {}};
+    for (size_t i = 0; i < n; ++i) {
+      b.msgs.push_back(SendRequest{"", repeat ? "same" : "m" + std::to_string(i), "m", 0,
+                                   std::nullopt, std::nullopt});
+    }
+    return b;
+  };
+  ServiceOptions o = Options();
+  o.limits.max_send_batch = 3;
+  Make(o);
+  const std::vector<std::pair<SendBatchRequest, std::string>> rows = {
+      {batch(0, false), "msgs is empty"},
+      {batch(4, false), "msgs has 4 messages; the limit is 3 (max-send-batch)"},
+      {batch(2, true), "msgId 'same' is given more than once in this batch"},
+      {SendBatchRequest{"", {}}, "topic is empty"},
+  };
+  for (const auto& [req, sentence] : rows) {
+    Got<Result<std::vector<Result<backend::Sent>>>> g;
+    service_->SendBatch(req, g.Cb());
+    ASSERT_TRUE(g.value.has_value());
+    ASSERT_FALSE(g.value->has_value()) << sentence;
+    EXPECT_EQ(g.value->error().code(), Errc::kInvalidArgument);
+    EXPECT_NE(g.value->error().message().find(sentence), std::string::npos)
+        << g.value->error().message();
+  }
+  EXPECT_TRUE(fake_.calls().empty());
+}
+
+TEST_F(QueueServiceTest, AckBatchChecksIdsAndAnswersAcksThenNacks) {
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_TRUE(Send("t", "b").has_value());
+  ASSERT_EQ(Pull(PullRequest{"t", 2, std::nullopt})->size(), 2u);
+  Got<Result<std::vector<AckResult>>> g;
+  service_->AckBatch(AckBatchRequest{"t", {"a", "zz"}, {"b"}, "downstream timeout"}, g.Cb());
+  ASSERT_TRUE(g.value.has_value() && g.value->has_value());
+  const std::vector<AckResult>& r = **g.value;
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].msg_id, "a");
+  EXPECT_TRUE(r[0].ack);
+  EXPECT_TRUE(r[0].status.ok());
+  EXPECT_EQ(r[1].status.code(), Errc::kNotFound);
+  EXPECT_EQ(r[2].msg_id, "b");
+  EXPECT_FALSE(r[2].ack);
+  EXPECT_TRUE(r[2].status.ok());
+  const FakeBackend::Call last = fake_.calls().back();
+  ASSERT_EQ(last.op, "ack_batch");
+  ASSERT_EQ(last.acks.size(), 3u);
+  EXPECT_EQ(last.acks[2].reason, "downstream timeout");
+  EXPECT_EQ(last.acks[0].reason, "");  // reasons are for nacks
+
+  const size_t before = fake_.calls().size();
+  const std::vector<std::pair<AckBatchRequest, std::string>> rows = {
+      {AckBatchRequest{"t", {}, {}, ""}, "ack and nack are both empty"},
+      {AckBatchRequest{"t", {"a"}, {"a"}, ""}, "msgId 'a' is given more than once"},
+      {AckBatchRequest{"t", {"x", "x"}, {}, ""}, "msgId 'x' is given more than once"},
+      {AckBatchRequest{"t", {""}, {}, ""}, "msgId is empty"},
+      {AckBatchRequest{"t", {"a"}, {}, std::string(1025, 'r')}, "reason is 1025 bytes long"},
+      {AckBatchRequest{"t", std::vector<std::string>(51, "i"), {}, ""},
+       "ack and nack hold 51 msgIds; the limit is 50 in all (max-pull-batch)"},
+  };
+  for (const auto& [req, sentence] : rows) {
+    Got<Result<std::vector<AckResult>>> bad;
+    service_->AckBatch(req, bad.Cb());
+    ASSERT_FALSE(bad.value->has_value()) << sentence;
+    EXPECT_NE(bad.value->error().message().find(sentence), std::string::npos)
+        << bad.value->error().message();
+  }
+  EXPECT_EQ(fake_.calls().size(), before);
+}
+
+TEST_F(QueueServiceTest, ANackWithAReasonGoesThroughAckBatch) {
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_EQ(Pull(PullRequest{"t", 1, std::nullopt})->size(), 1u);
+  Got<Status> g;
+  service_->Ack(AckRequest{{"t", "a"}, false, "bad payload"}, g.Cb());
+  ASSERT_TRUE(g.value.has_value());
+  EXPECT_TRUE(g.value->ok()) << g.value->ToString();
+  const FakeBackend::Call last = fake_.calls().back();
+  EXPECT_EQ(last.op, "ack_batch");
+  ASSERT_EQ(last.acks.size(), 1u);
+  EXPECT_FALSE(last.acks[0].ack);
+  EXPECT_EQ(last.acks[0].reason, "bad payload");
+  EXPECT_EQ(Counted("t").get(MonitorCounter::kAckMsg), 1);
+}
+
+TEST_F(QueueServiceTest, UpdateTouchCountAndListCheckTheirValues) {
+  auto update = [this](UpdateRequest u) {
+    Got<Result<core::Message>> g;
+    service_->Update(std::move(u), g.Cb());
+    return std::move(*g.value);
+  };
+  UpdateRequest nothing{{"t", "a"}};
+  EXPECT_NE(update(nothing).error().message().find("nothing to update"), std::string::npos);
+  UpdateRequest both{{"t", "a"}};
+  both.delay_millis = 5;
+  both.trigger_time = 5;
+  EXPECT_EQ(update(both).error().message(), "give either delayMillis or triggerTime, not both");
+  UpdateRequest bad_ttl{{"t", "a"}};
+  bad_ttl.ttl_millis = 0;
+  EXPECT_EQ(update(bad_ttl).error().message(), "ttlMillis must be at least 1, got 0");
+  UpdateRequest bad_retry{{"t", "a"}};
+  bad_retry.max_retry = -1;
+  EXPECT_EQ(update(bad_retry).error().message(), "maxRetry must be at least 0, got -1");
+  UpdateRequest bad_priority{{"t", "a"}};
+  bad_priority.priority = 12;
+  EXPECT_EQ(update(bad_priority).error().message(), "priority must be between 0 and 9, got 12");
+
+  Got<Result<core::Message>> count;
+  service_->Count(CountRequest{{"t", "a"}, 0}, count.Cb());
+  EXPECT_EQ(count.value->error().message(), "count must be at least 1, got 0");
+  Got<Result<backend::ListPage>> list;
+  service_->List(ListRequest{"t", 8, std::nullopt, ""}, list.Cb());
+  EXPECT_NE(list.value->error().message().find("status must be between 1 and 7"),
+            std::string::npos);
+  Got<Result<backend::ListPage>> list0;
+  service_->List(ListRequest{"t", std::nullopt, 0, ""}, list0.Cb());
+  EXPECT_EQ(list0.value->error().message(), "limit must be at least 1, got 0");
+  EXPECT_TRUE(fake_.calls().empty());
+
+  // Accepted: the delay becomes a trigger time on the service's clock; defaults and clamps.
+  UpdateRequest later{{"t", "a"}};
+  later.delay_millis = 2'000;
+  later.priority = 4;
+  EXPECT_EQ(update(later).error().code(), Errc::kNotFound);  // the fake knows no "a"
+  Got<Result<core::Message>> touch;
+  service_->Touch(TouchRequest{{"t", "a"}, std::nullopt}, touch.Cb());
+  Got<Result<core::Message>> count1;
+  service_->Count(CountRequest{{"t", "a"}, std::nullopt}, count1.Cb());
+  Got<Result<backend::ListPage>> list_big;
+  service_->List(ListRequest{"t", 2, 5'000, "7"}, list_big.Cb());
+  std::vector<FakeBackend::Call> calls = fake_.calls();
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[0].update.trigger_time, kT0 + Millis(2'000));
+  EXPECT_EQ(calls[0].update.priority, 4);
+  EXPECT_FALSE(calls[0].update.payload.has_value());
+  EXPECT_EQ(calls[1].ack_timeout, Millis(22'000));
+  EXPECT_EQ(calls[2].count, 1);
+  EXPECT_EQ(calls[3].list.limit, 1'000);
+  EXPECT_EQ(calls[3].list.status, MsgStatus::kReady);
+  EXPECT_EQ(calls[3].list.cursor, "7");
+}
+
 }  // namespace
 }  // namespace chronoq::service

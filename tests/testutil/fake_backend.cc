@@ -51,6 +51,28 @@ void FakeBackend::NotifyReady(const std::string& topic) {
   if (l != nullptr) l->OnReady(topic);
 }
 
+backend::Sent FakeBackend::StoreLocked(core::NewMessage m) {
+  if (m.msg_id.empty()) m.msg_id = fmt::format("gen{}", next_id_++);
+  auto key = std::make_pair(m.topic, m.msg_id);
+  auto it = messages_.find(key);
+  if (it != messages_.end() && core::InLife(it->second.message.status)) {
+    return backend::Sent{it->second.message, true};
+  }
+  Message msg;
+  msg.record.topic = m.topic;
+  msg.record.msg_id = m.msg_id;
+  msg.record.payload = m.payload;
+  msg.record.max_retry = m.max_retry;
+  msg.record.priority = m.priority;
+  msg.record.count_trigger = m.count_trigger;
+  // Markers: the fake has no clock.
+  msg.record.trigger_time = m.trigger_time.value_or(TimePoint(m.delay));
+  msg.record.expire_time = TimePoint(m.delay + m.ttl);
+  msg.status = !m.trigger_time && m.delay.count() <= 0 ? MsgStatus::kReady : MsgStatus::kWaiting;
+  messages_[key] = Entry{msg, next_order_++};
+  return backend::Sent{std::move(msg), false};
+}
+
 void FakeBackend::Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) {
   Call c = MakeCall("send", m.topic, m.msg_id);
   c.send = m;
@@ -60,23 +82,7 @@ void FakeBackend::Send(core::NewMessage m, backend::Callback<Result<backend::Sen
   backend::Sent sent;
   {
     std::lock_guard lock(mu_);
-    if (m.msg_id.empty()) m.msg_id = fmt::format("gen{}", next_id_++);
-    auto key = std::make_pair(m.topic, m.msg_id);
-    auto it = messages_.find(key);
-    if (it != messages_.end() && core::InLife(it->second.message.status)) {
-      sent = backend::Sent{it->second.message, true};
-    } else {
-      Message msg;
-      msg.record.topic = m.topic;
-      msg.record.msg_id = m.msg_id;
-      msg.record.payload = m.payload;
-      msg.record.max_retry = m.max_retry;
-      msg.record.trigger_time = TimePoint(m.delay);  // a marker: the fake has no clock
-      msg.record.expire_time = TimePoint(m.delay + m.ttl);
-      msg.status = m.delay.count() <= 0 ? MsgStatus::kReady : MsgStatus::kWaiting;
-      messages_[key] = Entry{msg, next_order_++};
-      sent = backend::Sent{std::move(msg), false};
-    }
+    sent = StoreLocked(std::move(m));
   }
   const bool ready = !sent.existing && sent.message.status == MsgStatus::kReady;
   std::string topic = sent.message.record.topic;
@@ -274,27 +280,170 @@ bool FakeBackend::has_sink() {
   return sink_ != nullptr;
 }
 
-// Issue 14's operations: not faked yet.
-void FakeBackend::SendBatch(std::vector<core::NewMessage>,
+void FakeBackend::SendBatch(std::vector<core::NewMessage> msgs,
                             backend::Callback<Result<std::vector<backend::Sent>>> done) {
-  done(Internal("not faked"));
+  Call c = MakeCall("send_batch", msgs.empty() ? std::string() : msgs.front().topic);
+  c.batch = msgs;
+  if (std::optional<Status> f = Begin(std::move(c))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  std::vector<backend::Sent> out;
+  bool ready = false;
+  {
+    std::lock_guard lock(mu_);
+    for (core::NewMessage& m : msgs) {
+      out.push_back(StoreLocked(std::move(m)));
+      ready |= !out.back().existing && out.back().message.status == MsgStatus::kReady;
+    }
+  }
+  std::string topic = out.empty() ? std::string() : out.front().message.record.topic;
+  Answer([done = std::move(done), out = std::move(out)]() mutable { done(std::move(out)); });
+  if (ready) NotifyReady(topic);
 }
-void FakeBackend::AckBatch(std::string, std::vector<backend::AckItem>,
+
+void FakeBackend::AckBatch(std::string topic, std::vector<backend::AckItem> items,
                            backend::Callback<Result<std::vector<Status>>> done) {
-  done(Internal("not faked"));
+  Call c = MakeCall("ack_batch", topic);
+  c.acks = items;
+  if (std::optional<Status> f = Begin(std::move(c))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  std::vector<Status> out;
+  bool ready = false;
+  {
+    std::lock_guard lock(mu_);
+    for (const backend::AckItem& item : items) {
+      auto it = messages_.find({topic, item.msg_id});
+      if (it == messages_.end()) {
+        out.push_back(NotFoundError(topic, item.msg_id));
+      } else if (it->second.message.status != MsgStatus::kConsuming) {
+        out.push_back(InvalidState(fmt::format("message '{}' is not consuming", item.msg_id)));
+      } else {
+        it->second.message.status = item.ack ? MsgStatus::kConsumeOk : MsgStatus::kReady;
+        if (!item.ack && !item.reason.empty()) it->second.message.record.last_error = item.reason;
+        ready |= !item.ack;
+        out.push_back(Status::Ok());
+      }
+    }
+  }
+  Answer([done = std::move(done), out = std::move(out)]() mutable { done(std::move(out)); });
+  if (ready) NotifyReady(topic);
 }
-void FakeBackend::Update(backend::UpdateRequest, backend::Callback<Result<Message>> done) {
-  done(Internal("not faked"));
+
+// Update, Touch and Count: one message, changed by `change` (which answers an error, or OK and
+// whether the message became ready) under the lock.
+template <typename Change>
+void FakeBackend::ChangeOne(Call call, Change change, backend::Callback<Result<Message>> done) {
+  const std::string topic = call.topic;
+  const std::string msg_id = call.msg_id;
+  if (std::optional<Status> f = Begin(std::move(call))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  Result<Message> r = Internal("unset");
+  bool ready = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = messages_.find({topic, msg_id});
+    if (it == messages_.end()) {
+      r = NotFoundError(topic, msg_id);
+    } else if (Status s = change(it->second.message, &ready); !s.ok()) {
+      r = std::move(s);
+    } else {
+      r = it->second.message;
+    }
+  }
+  Answer([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+  if (ready) NotifyReady(topic);
 }
-void FakeBackend::Touch(std::string, std::string, Millis, backend::Callback<Result<Message>> done) {
-  done(Internal("not faked"));
+
+void FakeBackend::Update(backend::UpdateRequest req, backend::Callback<Result<Message>> done) {
+  Call c = MakeCall("update", req.topic, req.msg_id);
+  c.update = req.update;
+  ChangeOne(
+      std::move(c),
+      [u = std::move(req.update)](Message& m, bool*) {
+        if (m.status != MsgStatus::kWaiting && m.status != MsgStatus::kReady) {
+          return InvalidState(
+              fmt::format("message '{}' is {}", m.record.msg_id, core::StatusName(m.status)));
+        }
+        if (u.payload) m.record.payload = *u.payload;
+        if (u.priority) m.record.priority = *u.priority;
+        if (u.max_retry) m.record.max_retry = *u.max_retry;
+        if (u.trigger_time) m.record.trigger_time = *u.trigger_time;
+        return Status::Ok();
+      },
+      std::move(done));
 }
-void FakeBackend::Count(std::string, std::string, int64_t,
+
+void FakeBackend::Touch(std::string topic, std::string msg_id, Millis ack_timeout,
                         backend::Callback<Result<Message>> done) {
-  done(Internal("not faked"));
+  Call c = MakeCall("touch", std::move(topic), std::move(msg_id));
+  c.ack_timeout = ack_timeout;
+  ChangeOne(
+      std::move(c),
+      [](Message& m, bool*) {
+        return m.status == MsgStatus::kConsuming
+                   ? Status::Ok()
+                   : InvalidState(fmt::format("message '{}' is {}", m.record.msg_id,
+                                              core::StatusName(m.status)));
+      },
+      std::move(done));
 }
-void FakeBackend::List(backend::ListRequest, backend::Callback<Result<backend::ListPage>> done) {
-  done(Internal("not faked"));
+
+void FakeBackend::Count(std::string topic, std::string msg_id, int64_t count,
+                        backend::Callback<Result<Message>> done) {
+  Call c = MakeCall("count", std::move(topic), std::move(msg_id));
+  c.count = count;
+  ChangeOne(
+      std::move(c),
+      [count](Message& m, bool* ready) {
+        if (m.status != MsgStatus::kWaiting) {
+          return InvalidState(
+              fmt::format("message '{}' is {}", m.record.msg_id, core::StatusName(m.status)));
+        }
+        m.record.count += count;
+        if (m.record.count_trigger > 0 && m.record.count >= m.record.count_trigger) {
+          m.status = MsgStatus::kReady;
+          *ready = true;
+        }
+        return Status::Ok();
+      },
+      std::move(done));
+}
+
+void FakeBackend::List(backend::ListRequest req,
+                       backend::Callback<Result<backend::ListPage>> done) {
+  Call c = MakeCall("list_msg", req.topic);
+  c.list = req;
+  if (std::optional<Status> f = Begin(std::move(c))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  // Send order; the cursor is the number of matching messages already listed.
+  Result<backend::ListPage> r = backend::ListPage{};
+  size_t skip = 0;
+  if (!req.cursor.empty()) {
+    if (req.cursor.find_first_not_of("0123456789") != std::string::npos || req.cursor.size() > 9) {
+      r = InvalidArgument(fmt::format("cursor is not valid: '{}'", req.cursor));
+    } else {
+      skip = std::stoul(req.cursor);
+    }
+  }
+  if (r.has_value()) {
+    std::lock_guard lock(mu_);
+    std::vector<const Entry*> match;
+    for (const auto& [key, e] : messages_) {
+      const MsgStatus s = e.message.status;
+      if (key.first == req.topic && (req.status ? s == *req.status : core::InLife(s))) {
+        match.push_back(&e);
+      }
+    }
+    std::sort(match.begin(), match.end(),
+              [](const Entry* a, const Entry* b) { return a->order < b->order; });
+    const size_t end = std::min(match.size(), skip + static_cast<size_t>(req.limit));
+    for (size_t i = skip; i < end; ++i) r->messages.push_back(match[i]->message);
+    if (end < match.size()) r->next_cursor = std::to_string(end);
+  }
+  Answer([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
 }
 
 }  // namespace chronoq::testutil

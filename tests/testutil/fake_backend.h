@@ -27,12 +27,20 @@ class FakeBackend final : public backend::QueueBackend {
  public:
   // One call as received.
   struct Call {
-    std::string op;  // "send", "pull", "ack", "delete", "get", "info", "list"
+    // "send", "pull", "ack", "delete", "get", "info", "list", and issue 14's "send_batch",
+    // "ack_batch", "update", "touch", "count", "list_msg".
+    std::string op;
     std::string topic;
     std::string msg_id;
-    core::NewMessage send;      // for "send"
-    backend::PullRequest pull;  // for "pull"
-    bool flag = false;          // ack (for "ack"), release (for "delete")
+    core::NewMessage send;                // for "send"
+    backend::PullRequest pull;            // for "pull"
+    bool flag = false;                    // ack (for "ack"), release (for "delete")
+    std::vector<core::NewMessage> batch;  // for "send_batch"
+    std::vector<backend::AckItem> acks;   // for "ack_batch"
+    core::MessageUpdate update;           // for "update"
+    Millis ack_timeout{0};                // for "touch"
+    int64_t count = 0;                    // for "count"
+    backend::ListRequest list;            // for "list_msg"
   };
 
   void Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) override;
@@ -79,6 +87,10 @@ class FakeBackend final : public backend::QueueBackend {
     core::Message message;
     uint64_t order = 0;  // send order
   };
+  // Stores a new message, or answers the in-life one with its id.
+  backend::Sent StoreLocked(core::NewMessage m);
+  template <typename Change>
+  void ChangeOne(Call call, Change change, backend::Callback<Result<core::Message>> done);
   // Records the call; returns the failure to answer with, if one was asked for.
   std::optional<Status> Begin(Call call);
   void Answer(UniqueFunction<void()> answer);
