@@ -28,6 +28,11 @@ int RunBench(const std::vector<std::string>& args) {
   produce->add_option("--delay-min-ms", po.delay_min_ms, "Smallest delay")->capture_default_str();
   produce->add_option("--delay-max-ms", po.delay_max_ms, "Largest delay")->capture_default_str();
   produce->add_option("--rate", po.rate, "Sends per second (0: unlimited)")->capture_default_str();
+  produce
+      ->add_option("--batch", po.batch,
+                   "Messages per request: > 1 sends them with sendMsgBatch (at most 1000)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
 
   E2eOptions eo;
   auto* e2e =

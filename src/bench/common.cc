@@ -15,6 +15,13 @@ std::string FormPost(const client::Endpoint& ep, std::string_view path, std::str
       path, ep.host, ep.port, body.size(), body);
 }
 
+std::string JsonPost(const client::Endpoint& ep, std::string_view path, std::string_view body) {
+  return fmt::format(
+      "POST {} HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\n"
+      "Content-Length: {}\r\n\r\n{}",
+      path, ep.host, ep.port, body.size(), body);
+}
+
 std::string RandomPayload(size_t bytes, std::mt19937_64& rng) {
   static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::string out(bytes, 'x');

@@ -26,6 +26,8 @@ struct CommonOptions {
 
 // Raw HTTP/1.1 POST of a form body, ready to send on a keep-alive connection.
 std::string FormPost(const client::Endpoint& ep, std::string_view path, std::string_view body);
+// The same with a JSON body.
+std::string JsonPost(const client::Endpoint& ep, std::string_view path, std::string_view body);
 
 // Random printable payload of `bytes` bytes, already form-encoded (letters and digits only).
 std::string RandomPayload(size_t bytes, std::mt19937_64& rng);

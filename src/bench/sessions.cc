@@ -17,18 +17,48 @@ Next ProducerSession::NextRequest(std::string* out) {
     if (due > SteadyClock::now()) return Next::WaitUntil(due);
   }
   body_.clear();
+  if (st_->batch > 1) {
+    in_request_ = std::min<int64_t>(st_->batch, st_->count - st_->next);
+    body_.append(st_->batch_prefix);
+    for (int64_t k = 0; k < in_request_; ++k) {
+      if (k > 0) body_.push_back(',');
+      st_->make_item(st_->next++, &body_);
+    }
+    body_.append("]}");
+    out->append(JsonPost(st_->endpoint, "/camellia/delayQueue/sendMsgBatch", body_));
+    return Next::Send();
+  }
+  in_request_ = 1;
   st_->make_body(st_->next++, &body_);
   out->append(FormPost(st_->endpoint, "/camellia/delayQueue/sendMsg", body_));
   return Next::Send();
 }
 
+namespace {
+// The items of a sendMsgBatch answer that were stored (or answered as existing): each carries its
+// delayMsg; refused ones carry none.
+int64_t StoredItems(std::string_view body) {
+  int64_t n = 0;
+  for (size_t at = body.find("\"delayMsg\":"); at != std::string_view::npos;
+       at = body.find("\"delayMsg\":", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
 void ProducerSession::OnResponse(int status, std::string_view body,
                                  std::chrono::microseconds latency) {
   st_->latency.Record(latency.count());
   if (status == 200 && IsSuccess(body)) {
-    ++st_->ok;
+    const int64_t stored = st_->batch > 1 ? StoredItems(body) : 1;
+    st_->ok += stored;
+    st_->failed += in_request_ - stored;
+    if (stored < in_request_ && st_->first_failure.empty()) {
+      st_->first_failure = fmt::format("some items refused: {}", body.substr(0, 300));
+    }
   } else {
-    ++st_->failed;
+    st_->failed += in_request_;
     if (st_->first_failure.empty()) {
       st_->first_failure = fmt::format("HTTP {} {}", status, body.substr(0, 300));
     }
@@ -36,7 +66,7 @@ void ProducerSession::OnResponse(int status, std::string_view body,
 }
 
 void ProducerSession::OnError(std::string_view what) {
-  ++st_->failed;
+  st_->failed += in_request_;
   if (st_->first_failure.empty()) st_->first_failure = std::string(what);
 }
 

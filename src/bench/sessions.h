@@ -20,6 +20,11 @@ struct ProduceState {
   double rate = 0;    // messages per second over all producers; 0: as fast as possible
   // Appends the form body of message i (without the leading '&').
   std::function<void(int64_t i, std::string* body)> make_body;
+  // batch > 1: each request is one sendMsgBatch of up to `batch` messages; make_item appends
+  // message i as a JSON object (without topic), batch_prefix opens the body.
+  int batch = 1;
+  std::string batch_prefix;  // {"topic":"...","msgs":[
+  std::function<void(int64_t i, std::string* json)> make_item;
   bool stop = false;  // set by the workload to end an open-ended run
 
   SteadyClock::time_point start = SteadyClock::now();
@@ -40,6 +45,7 @@ class ProducerSession final : public Session {
  private:
   ProduceState* st_;
   std::string body_;
+  int64_t in_request_ = 1;  // messages in the request in flight
 };
 
 struct ConsumeState {

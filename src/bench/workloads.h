@@ -18,6 +18,7 @@ struct ProduceOptions {
   int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
   int64_t delay_max_ms = 3'600'000;
   double rate = 0;  // 0: as fast as possible
+  int batch = 1;    // > 1: messages per sendMsgBatch request
 };
 
 struct E2eOptions {

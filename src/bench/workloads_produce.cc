@@ -31,6 +31,36 @@ void SetUpSends(ProduceState& ps, const std::string& topic, size_t payload_bytes
   };
 }
 
+// `s` as a JSON string literal.
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Makes every request a sendMsgBatch of `batch` messages (delay `delay`, random payload of
+// `payload_bytes` letters and digits, which need no JSON escaping).
+void SetUpBatches(ProduceState& ps, const std::string& topic, size_t payload_bytes, int64_t delay,
+                  int batch) {
+  auto rng = std::make_shared<std::mt19937_64>(43);
+  std::string item_prefix = "{\"msg\":\"" + RandomPayload(payload_bytes, *rng) +
+                            "\",\"delayMillis\":" + std::to_string(delay) + "}";
+  ps.batch = batch;
+  ps.batch_prefix = "{\"topic\":" + JsonString(topic) + ",\"msgs\":[";
+  ps.make_item = [item = std::move(item_prefix)](int64_t, std::string* json) {
+    json->append(item);
+  };
+}
+
 // Runs producers until `ps` is done; returns the elapsed seconds.
 Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
                             std::string_view name, SteadyClock::time_point deadline) {
@@ -71,9 +101,11 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o) {
   ps.count = o.count;
   ps.rate = o.rate;
   SetUpSends(ps, topic, o.payload_bytes, o.delay_min_ms, o.delay_max_ms);
+  if (o.batch > 1) SetUpBatches(ps, topic, o.payload_bytes, o.delay_min_ms, o.batch);
   Report r("produce");
   r.Str("topic", topic);
   r.Int("connections", o.connections);
+  r.Int("batch", o.batch);
   r.Int("payload_bytes", static_cast<int64_t>(o.payload_bytes));
   CpuMeter cpu;
   CQ_ASSIGN_OR_RETURN(

@@ -142,6 +142,9 @@ Result<MessageRecord> ApplyUpdate(const MessageRecord& r, const MessageUpdate& u
   if (u.trigger_time.has_value()) {
     out.trigger_time = std::max(*u.trigger_time, now);
     out.visible_at = out.trigger_time;
+    // A READY message may be a delivery whose ack deadline passed: rescheduled, it is pending
+    // again (not a delivery with a new deadline), so it waits, then is ready, like a fresh send.
+    out.phase = Phase::kPending;
   }
   if (u.trigger_time.has_value() || u.ttl.has_value()) {
     out.expire_time = SaturatingAdd(out.trigger_time, ttl);

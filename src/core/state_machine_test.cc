@@ -576,6 +576,27 @@ TEST(StateMachineTest, UpdateMovesTheTriggerTimeAndKeepsTheTtl) {
   EXPECT_EQ(u->visible_at, r.visible_at);
 }
 
+// A delivery whose ack deadline passed is READY; given a later trigger time it waits again like a
+// fresh send (pending), rather than turning into a delivery with a new deadline.
+TEST(StateMachineTest, UpdateOfATimedOutDeliveryMakesItPending) {
+  MessageRecord d = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
+  ASSERT_EQ(StatusAt(d, At(10'000)), MsgStatus::kReady);  // the 5 s deadline passed
+  MessageUpdate later;
+  later.trigger_time = At(20'000);
+  Result<MessageRecord> u = ApplyUpdate(d, later, At(10'000));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->phase, Phase::kPending);
+  EXPECT_EQ(u->retry, 1);
+  EXPECT_EQ(StatusAt(*u, At(10'000)), MsgStatus::kWaiting);
+  EXPECT_EQ(StatusAt(*u, At(20'000)), MsgStatus::kReady);
+  MessageUpdate priority;
+  priority.priority = 3;  // no new trigger time: still the timed-out delivery (a late ack applies)
+  u = ApplyUpdate(d, priority, At(10'000));
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->phase, Phase::kDelivered);
+  EXPECT_TRUE(Apply(*u, Ack(), At(10'000)).has_value());
+}
+
 TEST(StateMachineTest, UpdateAppliesToWaitingAndReadyOnly) {
   MessageRecord d = MustApply(CreateRecord(NewMsg(Millis(0)), kT0, 1), Deliver(), kT0);
   MessageUpdate u;

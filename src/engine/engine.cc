@@ -10,49 +10,13 @@
 #include "base/log.h"
 #include "base/random.h"
 #include "core/state_machine.h"
+#include "engine/answer.h"
 
 namespace chronoq::engine {
 
 using core::MessageRecord;
 using core::MsgStatus;
 using core::Phase;
-
-namespace {
-
-// The answer of an operation, given once its writes are durable. T is Status or Result<U>; both
-// are constructible from an error Status.
-template <typename T>
-class Answer {
- public:
-  explicit Answer(Callback<T> done) : state_(std::make_shared<State>(std::move(done))) {}
-  void Set(T v) { state_->value.emplace(std::move(v)); }
-  const T& value() const { return *state_->value; }
-  // For the store: called once the batch is durable (or failed).
-  UniqueFunction<void(Status)> OnDurable() {
-    return [s = state_](Status st) { s->Finish(std::move(st)); };
-  }
-  void Finish(Status st) { state_->Finish(std::move(st)); }
-
- private:
-  struct State {
-    explicit State(Callback<T> d) : done(std::move(d)) {}
-    void Finish(Status st) {
-      if (st.ok()) {
-        done(std::move(*value));
-      } else {
-        done(T(std::move(st)));
-      }
-    }
-    Callback<T> done;
-    std::optional<T> value;
-  };
-  std::shared_ptr<State> state_;
-};
-
-// A pending message that was never delivered: counted in the trigger-time histogram.
-bool Waiting(const MessageRecord& r) { return r.phase == Phase::kPending && r.retry == 0; }
-
-}  // namespace
 
 Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::Clock* clock,
                base::Scheduler* scheduler)
@@ -97,14 +61,16 @@ Engine::Slot& Engine::FindOrCreate(Shard& shard, const std::string& topic) {
   return shard.topics.emplace(topic, std::move(fresh)).first->second;
 }
 
-uint64_t Engine::AllocSeq(Batch& batch) {
+uint64_t Engine::AllocSeqs(Batch& batch, uint64_t n) {
   base::MutexLock lock(seq_mu_);
-  if (next_seq_ >= reserved_seq_) {
+  if (next_seq_ + n > reserved_seq_) {
     // Reserve the next block on disk before using it; a restart starts past the reservation.
-    reserved_seq_ = next_seq_ + kSeqBlock;
+    reserved_seq_ = next_seq_ + std::max(n, kSeqBlock);
     batch.PutMeta("seq", storage::EncodeCounter(static_cast<int64_t>(reserved_seq_)));
   }
-  return next_seq_++;
+  const uint64_t first = next_seq_;
+  next_seq_ += n;
+  return first;
 }
 
 TimePoint Engine::PurgeTime(const MessageRecord& ended) const {
@@ -115,13 +81,15 @@ void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
                              const MessageRecord& after) {
   batch.PutRecord(after);
   batch.MoveVis(before, &after);
-  bool was_waiting = before != nullptr && Waiting(*before);
-  bool is_waiting = Waiting(after);
-  if (was_waiting && !is_waiting) batch.HistAdd(after.topic, before->trigger_time, -1);
-  if (!was_waiting && is_waiting) batch.HistAdd(after.topic, after.trigger_time, +1);
+  // The histogram counts pending messages by visibility time (see InHistogram in engine.h).
+  const bool was = before != nullptr && InHistogram(*before);
+  const bool is = InHistogram(after);
+  const bool moved = was && is && before->visible_at != after.visible_at;
+  if (was && (!is || moved)) batch.HistAdd(after.topic, before->visible_at, -1);
+  if (is && (!was || moved)) batch.HistAdd(after.topic, after.visible_at, +1);
   if (after.phase == Phase::kEnded) {
     TimePoint purge_at = PurgeTime(after);
-    batch.PutRetention(purge_at, after.seq, after.topic, after.msg_id);
+    batch.PutEnded(after, purge_at);
     NotePurgeTime(purge_at);
   }
 }
@@ -202,97 +170,15 @@ Result<MessageRecord> Engine::FindStored(const std::string& topic, const std::st
 }
 
 void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
-  // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
-  // idempotence or replacement lookups for it.
-  const bool generated = m.msg_id.empty();
-  if (generated) m.msg_id = base::NewMsgId();
-  Shard& shard = ShardFor(m.topic);
-  Effects fx{m.topic, {}, 0, false};
-  Answer<Result<backend::Sent>> answer(std::move(done));
-  std::optional<Status> outcome;
-  {
-    base::MutexLock lock(shard.mu);
-    const bool created = Find(shard, m.topic) == nullptr;
-    bool refused = false;
-    Slot& slot = FindOrCreate(shard, m.topic);
-    Topic& t = *slot.topic;
-    Batch batch = store_->NewBatch();
-    TimePoint now = Advance(slot, fx, batch);
-    t.Touch(now);
-
-    // An in-life message with this id answers the send (idempotence); an ended one is replaced.
-    std::optional<MessageRecord> existing;
-    std::optional<MessageRecord> replaced;
-    Status lookup;
-    if (!generated) {
-      auto just_ended =
-          std::find_if(fx.advanced.finalized.begin(), fx.advanced.finalized.end(),
-                       [&](const EndedByTime& e) { return e.after.msg_id == m.msg_id; });
-      if (const MessageRecord* live = t.FindLive(m.msg_id)) {
-        existing = t.Copy(*live);
-      } else if (just_ended != fx.advanced.finalized.end()) {
-        replaced = just_ended->after;  // ended by time in this step: not stored yet
-      } else {
-        Result<std::optional<MessageRecord>> stored = store_->GetRecord(m.topic, m.msg_id, false);
-        if (!stored.has_value()) {
-          lookup = stored.error();
-        } else if (*stored && (*stored)->phase != Phase::kEnded) {
-          existing = std::move(**stored);  // a far waiting message
-        } else if (*stored) {
-          replaced = std::move(**stored);
-        }
-      }
-      if (existing) {
-        Result<std::optional<std::string>> payload = store_->GetPayload(m.topic, m.msg_id);
-        if (!payload.has_value()) {
-          lookup = payload.error();
-        } else if (*payload) {
-          existing->payload = std::move(**payload);
-        }
-      }
-    }
-    if (!lookup.ok() || existing) {
-      if (lookup.ok()) {
-        MsgStatus status = core::StatusAt(*existing, now);
-        answer.Set(backend::Sent{core::Message{std::move(*existing), status}, true});
-      } else {
-        answer.Set(lookup);
-      }
-      std::optional<Status> ignored;
-      CommitFor(
-          &slot, std::move(batch), [](Status) {}, &ignored);  // what Advance ended
-      outcome = Status::Ok();
+  std::vector<core::NewMessage> one;
+  one.push_back(std::move(m));
+  SendBatch(std::move(one), [done = std::move(done)](Result<std::vector<backend::Sent>> r) mutable {
+    if (r.has_value()) {
+      done(std::move(r->front()));
     } else {
-      MessageRecord rec = core::CreateRecord(std::move(m), now, AllocSeq(batch));
-      WriteTransition(batch, nullptr, rec);
-      batch.PutPayload(rec);
-      if (replaced) batch.DeleteRetention(PurgeTime(*replaced), replaced->seq);
-      MsgStatus status = core::StatusAt(rec, now);
-      const bool far = t.IsFar(rec.visible_at, rec.seq);
-      MessageRecord held = far ? MessageRecord() : core::CopyWithoutPayload(rec);
-      const TimePoint trigger = rec.trigger_time;
-      answer.Set(backend::Sent{core::Message{std::move(rec), status}, false});
-      if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
-        if (far) {
-          t.AddFar(trigger, 1, now);
-        } else {
-          t.Insert(std::move(held), now);
-        }
-        fx.ready = status == MsgStatus::kReady;
-      } else {
-        refused = true;
-      }
+      done(r.error());
     }
-    if (refused && created && slot.topic->empty()) {
-      // The topic came with the refused send: it goes with it (unlisted, as before).
-      if (slot.timer != 0) scheduler_->Cancel(slot.timer);
-      shard.topics.erase(fx.topic);  // (m was moved from)
-    } else {
-      Reschedule(slot);
-    }
-  }
-  Report(fx);
-  if (outcome) answer.Finish(*outcome);
+  });
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
@@ -359,51 +245,12 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
 }
 
 void Engine::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
-  Shard& shard = ShardFor(topic);
-  Effects fx{topic, {}, 0, false};
-  Answer<Status> answer(std::move(done));
-  std::optional<Status> outcome = Status::Ok();
-  {
-    base::MutexLock lock(shard.mu);
-    Slot* slot = Find(shard, topic);
-    Batch batch = store_->NewBatch();
-    TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
-    const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(msg_id) : nullptr;
-    const core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
-    if (live == nullptr) {
-      // Not held: unknown, ended, or far (never delivered): neither ack nor nack applies.
-      Result<MessageRecord> stored = FindStored(topic, msg_id, now, false);
-      answer.Set(stored.has_value() ? core::Apply(*stored, event, now).status() : stored.error());
-      std::optional<Status> ignored;
-      CommitFor(
-          slot, std::move(batch), [](Status) {}, &ignored);
-    } else {
-      Topic& t = *slot->topic;
-      MessageRecord before = t.Copy(*live);
-      Result<MessageRecord> next = core::Apply(before, event, now);
-      if (!next.has_value()) {
-        answer.Set(next.error());
-        std::optional<Status> ignored;
-        CommitFor(
-            slot, std::move(batch), [](Status) {}, &ignored);
-      } else {
-        WriteTransition(batch, &before, *next);
-        answer.Set(Status::Ok());
-        const bool ended = next->phase == Phase::kEnded;
-        if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
-          t.Touch(now);
-          if (!ack) {
-            fx.ready = !ended;
-            fx.ended = ended ? 1 : 0;
-          }
-          t.Update(std::move(next).value(), now);
-        }
-      }
-    }
-    if (slot != nullptr) Reschedule(*slot);
-  }
-  Report(fx);
-  if (outcome) answer.Finish(*outcome);
+  std::vector<backend::AckItem> one;
+  one.push_back(backend::AckItem{std::move(msg_id), ack, {}});
+  AckBatch(std::move(topic), std::move(one),
+           [done = std::move(done)](Result<std::vector<Status>> r) mutable {
+             done(r.has_value() ? std::move(r->front()) : r.error());
+           });
 }
 
 void Engine::Delete(std::string topic, std::string msg_id, bool release, Callback<Status> done) {
@@ -442,7 +289,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
       if (release) {
         batch.DeleteRecord(topic, msg_id);
         batch.MoveVis(&*before, nullptr);
-        if (Waiting(*before)) batch.HistAdd(topic, before->trigger_time, -1);
+        if (InHistogram(*before)) batch.HistAdd(topic, before->visible_at, -1);
       } else {
         WriteTransition(batch, &*before, *next);
       }
@@ -451,7 +298,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
         Topic& t = *slot->topic;
         t.Touch(now);
         if (far) {
-          t.AddFar(before->trigger_time, -1, now);
+          t.AddFar(before->visible_at, -1, now);
         } else {
           t.Forget(msg_id, now);
         }

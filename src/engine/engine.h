@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
+#include "engine/list_cursor.h"
 #include "engine/topic.h"
 #include "storage/message_store.h"
 
@@ -124,10 +126,18 @@ class Engine final : public backend::QueueBackend {
                  std::optional<Status>* outcome);
   // Replaces the slot's topic by one loaded from the store.
   void RebuildTopic(Slot& slot);
+  // Whether the store's histogram (hist) counts a message: every pending message, at its
+  // visible_at, so that recovery can count the far ones without reading them. (Before issue 14
+  // only never-delivered ones were counted, at their trigger time; for those the two agree. A
+  // pending message that was delivered before could not be far then; an update can make it so.)
+  static bool InHistogram(const core::MessageRecord& r) { return r.phase == core::Phase::kPending; }
   // Writes the change of one message: record, visibility entry, histogram, retention.
   void WriteTransition(Batch& batch, const core::MessageRecord* before,
                        const core::MessageRecord& after);
-  uint64_t AllocSeq(Batch& batch) CQ_EXCLUDES(seq_mu_);
+  // Reserves `n` consecutive sequence numbers (writing a reservation into `batch` when the
+  // reserved block runs out) and returns the first.
+  uint64_t AllocSeqs(Batch& batch, uint64_t n) CQ_EXCLUDES(seq_mu_);
+  uint64_t AllocSeq(Batch& batch) CQ_EXCLUDES(seq_mu_) { return AllocSeqs(batch, 1); }
   TimePoint PurgeTime(const core::MessageRecord& ended) const;
   Status NotFoundError(const std::string& topic, const std::string& msg_id) const;
   // The stored record topic/msg_id when it is ended and still retained (reads see it); kNotFound
@@ -135,6 +145,28 @@ class Engine final : public backend::QueueBackend {
   Result<core::MessageRecord> FindStored(const std::string& topic, const std::string& msg_id,
                                          TimePoint now, bool with_payload);
   bool Listed(const Topic& t, TimePoint now) const;
+
+  // --- engine_batch.cc: sends and acks
+  // What a send finds under a msgId it was given: an in-life message (answered; nothing is
+  // stored), or an ended one that the send replaces (its retention entry goes), or neither.
+  struct Prior {
+    std::optional<core::MessageRecord> existing;  // with payload
+    std::optional<core::MessageRecord> replaced;
+  };
+  Result<Prior> FindPrior(const Topic& t, const Effects& fx, const std::string& msg_id);
+
+  // --- engine_manage.cc: changes of one message (Update, Touch, Count)
+  // The new record of `before` (without payload unless the change sets one), or why not.
+  using Change =
+      UniqueFunction<Result<core::MessageRecord>(const core::MessageRecord& before, TimePoint now)>;
+  // Applies `change` to topic/msg_id, near or far, atomically against pulls, in one write; answers
+  // the message after it with its payload. `sets_payload`: the change's record carries the new
+  // payload (written), else the stored one is read for the answer.
+  void ChangeOne(std::string topic, std::string msg_id, bool sets_payload, Change change,
+                 Callback<Result<core::Message>> done);
+  // Moves a changed message in memory: between tiers when its visibility crossed the load cursor.
+  static void ApplyChange(Topic& t, const core::MessageRecord& before, bool before_far,
+                          core::MessageRecord after, TimePoint now);
   void Report(Effects& fx);
   void LogWriteFailure(const Status& s);
 
@@ -150,6 +182,16 @@ class Engine final : public backend::QueueBackend {
   // purges at `at` unless a purge is due earlier; with only_if_earlier, does nothing unless it is.
   void RestartPurge(TimePoint at, bool only_if_earlier) CQ_EXCLUDES(purge_mu_);
   void Purge() CQ_EXCLUDES(purge_mu_);
+
+  // --- engine_list.cc: listMsg (one page, built by a Lister)
+  class Lister;
+  // Advances the topic to now (writing what time ended, as a read like GetTopicInfo does), so
+  // that the store and memory agree with the statuses at the returned time.
+  TimePoint AdvanceForList(const std::string& topic);
+  // Copies of up to `max` held READY messages of the topic in pull order, strictly after `after`
+  // (at its start when after.at_start).
+  std::vector<core::MessageRecord> PeekReady(const std::string& topic, const ListCursor& after,
+                                             size_t max, TimePoint now);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.

@@ -271,6 +271,113 @@ TEST_P(EngineFailureTest, APurgeWhoseWriteFailedIsRetried) {
   EXPECT_FALSE(b_->Get("t", "a").has_value());
 }
 
+// ---- Issue 14's operations: a failed write changes nothing, for every item ----
+
+core::NewMessage NewMsg(const std::string& id, int64_t delay_ms, int32_t priority = 0) {
+  core::NewMessage m{"t", id, "body-" + id, Millis(delay_ms), Millis(3'600'000), 10};
+  m.priority = priority;
+  return m;
+}
+
+TEST_P(EngineFailureTest, FailedSendBatchStoresNone) {
+  MustSend("t", "old", 0);
+  std::vector<core::NewMessage> batch = {NewMsg("a", 0, 5), NewMsg("old", 0), NewMsg("w", 5'000),
+                                         NewMsg("far", 5 * kMin)};
+  for (const core::NewMessage& m : batch) known_.insert({"t", m.msg_id});
+  FailNextCommit();
+  Result<std::vector<backend::Sent>> r = b_->SendBatch(batch);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), Errc::kIOError);
+  Settle();
+  for (const char* id : {"a", "w", "far"}) {
+    EXPECT_EQ(b_->Get("t", id).error().code(), Errc::kNotFound) << id;
+  }
+  core::TopicInfo info = *b_->Info("t");
+  EXPECT_EQ(info.ready, 1);  // "old" only
+  EXPECT_EQ(info.waiting, 0);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 0);
+  ExpectConsistentWithStore();
+  r = b_->SendBatch(batch);  // works again: the whole batch
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_FALSE((*r)[0].existing);
+  EXPECT_TRUE((*r)[1].existing);
+  info = *b_->Info("t");
+  EXPECT_EQ(info.ready, 2);
+  EXPECT_EQ(info.waiting, 2);
+  ExpectConsistentWithStore();
+  std::vector<core::Message> got = MustPull("t", 10);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].record.msg_id, "a");  // priority 5 first
+}
+
+TEST_P(EngineFailureTest, FailedAckBatchChangesNoItem) {
+  MustSend("t", "a", 0);
+  MustSend("t", "b", 0);
+  ASSERT_EQ(MustPull("t", 2).size(), 2u);
+  std::vector<backend::AckItem> items = {{"a", true, ""}, {"b", false, "db down"}, {"x", true, ""}};
+  FailNextCommit();
+  Result<std::vector<Status>> r = b_->AckBatch("t", items);
+  ASSERT_FALSE(r.has_value());
+  Settle();
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusOf("t", "b"), MsgStatus::kConsuming);
+  EXPECT_EQ(b_->Get("t", "b")->record.last_error, "");
+  ExpectConsistentWithStore();
+  r = b_->AckBatch("t", items);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_TRUE((*r)[0].ok());
+  EXPECT_TRUE((*r)[1].ok());
+  EXPECT_EQ((*r)[2].code(), Errc::kNotFound);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsumeOk);
+  EXPECT_EQ(StatusOf("t", "b"), MsgStatus::kReady);
+  EXPECT_EQ(b_->Get("t", "b")->record.last_error, "db down");
+  ExpectConsistentWithStore();
+}
+
+TEST_P(EngineFailureTest, FailedUpdateOfAFarMessageChangesNothing) {
+  MustSend("t", "far", 5 * kMin);
+  core::MessageUpdate now;
+  now.trigger_time = clock_.Now();
+  now.payload = "new";
+  FailNextCommit();
+  EXPECT_FALSE(b_->Update("t", "far", now).has_value());
+  Settle();
+  EXPECT_EQ(StatusOf("t", "far"), MsgStatus::kWaiting);
+  EXPECT_EQ(b_->Get("t", "far")->record.payload, "body-far");
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 1);
+  ExpectConsistentWithStore();
+  FailNextCommit();
+  EXPECT_FALSE(b_->Count("t", "far", 1).has_value());
+  Settle();
+  EXPECT_EQ(b_->Get("t", "far")->record.count, 0);
+  Result<core::Message> r = b_->Update("t", "far", now);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->status, MsgStatus::kReady);
+  ExpectConsistentWithStore();
+  EXPECT_EQ(MustPull("t")[0].record.payload, "new");
+}
+
+TEST_P(EngineFailureTest, PriorityOrderSurvivesARebuild) {
+  for (int i = 0; i < 30; ++i) {
+    core::NewMessage m = NewMsg("m" + std::to_string(i), 0, i % 10);
+    known_.insert({"t", m.msg_id});
+    ASSERT_TRUE(b_->Send(std::move(m)).has_value());
+  }
+  MustPull("t", 3, 1'000);  // the three of priority 9, delivered
+  FailNextCommit();         // the memory state is rebuilt from the store
+  EXPECT_FALSE(b_->Send("t", "lost", "p", Millis(0)).has_value());
+  Settle();
+  ExpectConsistentWithStore();
+  clock_.Advance(Millis(1'000));  // their ack deadline passes: ready again, first
+  std::vector<core::Message> got = MustPull("t", 30);
+  ASSERT_EQ(got.size(), 30u);
+  for (size_t i = 1; i < got.size(); ++i) {
+    EXPECT_GE(got[i - 1].record.priority, got[i].record.priority) << i;
+  }
+  EXPECT_EQ(got[0].record.priority, 9);
+  EXPECT_EQ(got[0].record.retry, 2);
+}
+
 // Stores that report a failure later (group commit) have a failed state and rebuild later.
 class AsyncEngineFailureTest : public EngineFailureTest {};
 

@@ -391,19 +391,20 @@ TEST_F(EngineTest, IndexesFollowEveryStateChange) {
   MustSend("t", "b", 5'000);
   MustSend("t", "c", 5'000);
   EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"a", "b", "c"}));
-  EXPECT_EQ(hist(), (Hist{{0, 1}, {5'000, 2}}));  // waiting and never-delivered, by trigger
+  EXPECT_EQ(hist(), (Hist{{0, 1}, {5'000, 2}}));  // pending messages, by visibility time
   MustPull("t", 1, 1'000);                        // "a" delivered: out of the histogram
   EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(vis(VisKind::kDelivered), std::vector<std::string>{"a"});
   EXPECT_EQ(hist(), (Hist{{5'000, 2}}));
-  ASSERT_TRUE(b_.Ack("t", "a", false).ok());  // nacked: pending again, not waiting
+  clock_.Advance(Millis(200));
+  ASSERT_TRUE(b_.Ack("t", "a", false).ok());  // nacked: pending again, visible from now
   EXPECT_EQ(vis(VisKind::kPending), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(vis(VisKind::kDelivered).empty());
-  EXPECT_EQ(hist(), (Hist{{5'000, 2}}));
+  EXPECT_EQ(hist(), (Hist{{200, 1}, {5'000, 2}}));
   ASSERT_TRUE(b_.Delete("t", "b").ok());
   ASSERT_TRUE(b_.Delete("t", "c", /*release=*/true).ok());
   EXPECT_EQ(vis(VisKind::kPending), std::vector<std::string>{"a"});
-  EXPECT_TRUE(hist().empty());
+  EXPECT_EQ(hist(), (Hist{{200, 1}}));
   EXPECT_EQ(Stored(storage::Cf::kRetention), 1u);  // "b", retained; "c" released
   MustPull("t");
   ASSERT_TRUE(b_.Ack("t", "a").ok());
@@ -520,6 +521,113 @@ TEST_F(EngineTest, EveryStateChangeIsPersisted) {
   MustSend("t", "d", 1'000);
   ASSERT_TRUE(b_.Delete("t", "d").ok());
   EXPECT_EQ(stored("d").end_status, MsgStatus::kDelete);
+}
+
+// ---- Update and Count of far messages (on disk only, beyond the memory horizon) ----
+
+class EngineFarTest : public EngineTest {
+ protected:
+  // An engine recovered from the same store agrees with this one: same records, same counts.
+  void ExpectSameAfterRecovery(const std::vector<std::string>& ids) {
+    storage::MessageStore store(&kv_, "ns");
+    base::ManualScheduler sched(&clock_);  // never advanced
+    Engine fresh(Options(), &store, &clock_, &sched);
+    ASSERT_TRUE(fresh.Recover().ok());
+    testutil::SyncBackend b(&fresh);
+    for (const std::string& id : ids) {
+      Result<core::Message> mine = b_.Get("t", id);
+      Result<core::Message> theirs = b.Get("t", id);
+      ASSERT_TRUE(mine.has_value() && theirs.has_value()) << id;
+      EXPECT_EQ(mine->record, theirs->record) << id;
+      EXPECT_EQ(mine->status, theirs->status) << id;
+    }
+    EXPECT_EQ(*b_.Info("t"), *b.Info("t"));
+    EXPECT_EQ(engine_->TEST_Tiers("t").far, fresh.TEST_Tiers("t").far);
+  }
+  core::MessageUpdate TriggerIn(int64_t ms) {
+    core::MessageUpdate u;
+    u.trigger_time = Now() + Millis(ms);
+    return u;
+  }
+};
+
+TEST_F(EngineFarTest, UpdateOfAFarMessageStaysFarOrComesNear) {
+  MustSend("t", "far", 10 * kMin, 3'600'000, 10, "body");
+  MustSend("t", "other", 10 * kMin);
+  ASSERT_EQ(engine_->TEST_Tiers("t").far, 2);
+  // Later, still beyond the horizon: counted at its new time, nothing held.
+  Result<core::Message> r = b_.Update("t", "far", TriggerIn(40 * kMin));
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->status, MsgStatus::kWaiting);
+  EXPECT_EQ(r->record.payload, "body");
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 2);
+  EXPECT_EQ(engine_->TEST_Tiers("t").near, 0u);
+  core::TopicInfo info = *b_.Info("t");
+  EXPECT_EQ(info.waiting, 2);
+  EXPECT_EQ(info.buckets[2], 1);  // [10 min, 30 min)
+  EXPECT_EQ(info.buckets[3], 1);  // [30 min, 1 h)
+  ExpectSameAfterRecovery({"far", "other"});
+  // Trigger now: loaded, ready, consumable at once, and the listener hears of it.
+  listener_.Take();
+  core::MessageUpdate now;
+  now.trigger_time = Now();
+  now.priority = 3;
+  r = b_.Update("t", "far", now);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->status, MsgStatus::kReady);
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 1);
+  EXPECT_EQ(engine_->TEST_Tiers("t").near, 1u);
+  ExpectSameAfterRecovery({"far", "other"});
+  std::vector<core::Message> got = MustPull("t", 10);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].record.msg_id, "far");
+  EXPECT_EQ(got[0].record.priority, 3);
+  EXPECT_EQ(got[0].record.payload, "body");
+}
+
+TEST_F(EngineFarTest, UpdateBeyondTheHorizonSendsANearMessageToDisk) {
+  MustSend("t", "a", 30'000);
+  ASSERT_EQ(engine_->TEST_Tiers("t").near, 1u);
+  core::MessageUpdate u = TriggerIn(20 * kMin);
+  u.payload = "new body";
+  Result<core::Message> r = b_.Update("t", "a", u);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(engine_->TEST_Tiers("t").near, 0u);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 1);
+  ExpectSameAfterRecovery({"a"});
+  Advance(20 * kMin - 10'000);  // loaded as it comes near (half a horizon before)
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 0);
+  EXPECT_TRUE(MustPull("t").empty());
+  Advance(10'000);
+  std::vector<core::Message> got = MustPull("t");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].record.payload, "new body");
+}
+
+TEST_F(EngineFarTest, CountOfAFarMessage) {
+  core::NewMessage m{"t", "c", "body", Millis(10 * kMin), Millis(3'600'000), 3};
+  m.count_trigger = 5;
+  ASSERT_TRUE(b_.Send(std::move(m)).has_value());
+  ASSERT_EQ(engine_->TEST_Tiers("t").far, 1);
+  Result<core::Message> r = b_.Count("t", "c", 2);  // not reached: stays on disk, counted
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->record.count, 2);
+  EXPECT_EQ(r->status, MsgStatus::kWaiting);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 1);
+  EXPECT_EQ(b_.Get("t", "c")->record.count, 2);
+  ExpectSameAfterRecovery({"c"});
+  listener_.Take();
+  r = b_.Count("t", "c", 3);  // reached: consumable now
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->status, MsgStatus::kReady);
+  EXPECT_EQ(r->record.payload, "body");
+  EXPECT_EQ(listener_.Take(), std::vector<std::string>{"t"});
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 0);
+  EXPECT_EQ(b_.Info("t")->ready, 1);
+  ExpectSameAfterRecovery({"c"});
+  ASSERT_EQ(MustPull("t").size(), 1u);
+  EXPECT_EQ(b_.Count("t", "c", 1).error().code(), Errc::kInvalidState);
 }
 
 }  // namespace

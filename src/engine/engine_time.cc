@@ -168,8 +168,11 @@ void Engine::Purge() {
     for (; i < due.size() && &ShardFor(due[i].first.topic) == &shard; ++i) {
       const storage::RetentionEntry& e = due[i].first;
       Result<std::optional<MessageRecord>> rec = store_->GetRecord(e.topic, e.msg_id, false);
-      if (rec.has_value() && *rec && (*rec)->seq == e.seq) batch.DeleteRecord(e.topic, e.msg_id);
-      batch.DeleteRetention(e.purge_at, e.seq);
+      if (rec.has_value() && *rec && (*rec)->seq == e.seq) {
+        batch.DeleteRecord(e.topic, e.msg_id);
+        if ((*rec)->phase == core::Phase::kEnded) batch.DeleteEnded(**rec, e.purge_at);
+      }
+      batch.DeleteRetentionEntry(e.purge_at, e.seq);
     }
     // A failed write leaves its entries in the store: walk from the start again, a bit later.
     auto retry = [this] { RestartPurge(SaturatingAdd(clock_->Now(), Millis(1000)), false); };

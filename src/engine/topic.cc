@@ -31,13 +31,19 @@ void Topic::Count(TimePoint t, bool pending, TimePoint at, int64_t n) {
 // exp_ is keyed by the natural end (the ttl, or the last ack deadline when deliveries are used
 // up), so that a record held with its end already behind processed() (loaded at recovery after
 // its last ack deadline passed) is finalized by the next AdvanceTo all the same.
+Topic::VisIndex& Topic::VisFor(int level) {
+  std::unique_ptr<VisIndex>& vis = vis_[level];
+  if (vis == nullptr) vis = std::make_unique<VisIndex>();
+  return *vis;
+}
+
 void Topic::Index(MessageRecord* r) {
-  vis_.Insert(IndexKey{r->visible_at, r->seq}, EntryOf(r));
+  VisFor(Level(*r)).Insert(IndexKey{r->visible_at, r->seq}, EntryOf(r));
   exp_.Insert(IndexKey{core::NaturalEndTime(*r), r->seq}, r);
 }
 
 void Topic::Unindex(MessageRecord* r) {
-  vis_.Erase(IndexKey{r->visible_at, r->seq});
+  vis_[Level(*r)]->Erase(IndexKey{r->visible_at, r->seq});
   exp_.Erase(IndexKey{core::NaturalEndTime(*r), r->seq});
 }
 
@@ -185,8 +191,11 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
   };
   for (int i = 0; i < n; ++i) {
     const auto& [lo, hi] = ranges[i];
-    for (auto it = vis_.LowerBound(IndexKey{lo, 0}); it != vis_.end() && it.key().t < hi; ++it) {
-      if (it.value().pending) shift(it.key().t, 1);
+    for (const auto& vis : vis_) {
+      if (vis == nullptr) continue;
+      for (auto it = vis->LowerBound(IndexKey{lo, 0}); it != vis->end() && it.key().t < hi; ++it) {
+        if (it.value().pending) shift(it.key().t, 1);
+      }
     }
     for (auto it = far_.LowerBound(IndexKey{lo, 0}); it != far_.end() && it.key().t < hi; ++it) {
       shift(it.key().t, it.value());
@@ -209,20 +218,23 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
     out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
     out->became_ready = true;
   };
-  for (auto it = vis_.UpperBound(IndexKey{from, UINT64_MAX}); it != vis_.end() && it.key().t <= now;
-       ++it) {
-    const TimePoint t = it.key().t;
-    const VisEntry& e = it.value();
-    Count(t, e.pending, from, -1);
-    Count(t, e.pending, now, +1);
-    if (e.pending) {
-      triggered(t, 1);
-    } else {
-      ++out->ack_timeouts;
-      if (e.last_try) {
-        exhausted.push_back(e.rec);
+  for (const auto& vis : vis_) {
+    if (vis == nullptr) continue;
+    for (auto it = vis->UpperBound(IndexKey{from, UINT64_MAX});
+         it != vis->end() && it.key().t <= now; ++it) {
+      const TimePoint t = it.key().t;
+      const VisEntry& e = it.value();
+      Count(t, e.pending, from, -1);
+      Count(t, e.pending, now, +1);
+      if (e.pending) {
+        triggered(t, 1);
       } else {
-        out->became_ready = true;
+        ++out->ack_timeouts;
+        if (e.last_try) {
+          exhausted.push_back(e.rec);
+        } else {
+          out->became_ready = true;
+        }
       }
     }
   }
@@ -242,10 +254,21 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
   while (!exp_.empty() && exp_.begin().key().t <= now) Finalize(exp_.begin().value(), out);
 }
 
-std::vector<const MessageRecord*> Topic::DueHead(TimePoint now, size_t max) const {
+std::vector<const MessageRecord*> Topic::PeekReady(TimePoint now,
+                                                   const std::optional<PullPosition>& after,
+                                                   size_t max) const {
   std::vector<const MessageRecord*> out;
-  for (auto it = vis_.begin(); it != vis_.end() && it.key().t <= now && out.size() < max; ++it) {
-    out.push_back(it.value().rec);
+  // A position above the highest level is before everything; one below level 0, after everything.
+  const bool resume = after && after->priority < kPriorityLevels;
+  const int first = resume ? after->priority : kPriorityLevels - 1;
+  for (int level = first; level >= 0 && out.size() < max; --level) {
+    const VisIndex* vis = vis_[level].get();
+    if (vis == nullptr) continue;
+    // Within the level of `after`, the walk resumes past its key; lower levels start at their head.
+    auto it = resume && level == first ? vis->UpperBound(after->key) : vis->begin();
+    for (; it != vis->end() && it.key().t <= now && out.size() < max; ++it) {
+      out.push_back(it.value().rec);
+    }
   }
   return out;
 }
@@ -262,8 +285,11 @@ core::TopicInfo Topic::Info() const {
 
 TimePoint Topic::NextDue(Millis inactive_after) const {
   TimePoint next = kTimeMax;
-  auto it = vis_.UpperBound(IndexKey{processed_, UINT64_MAX});
-  if (it != vis_.end()) next = std::min(next, it.key().t);
+  for (const auto& vis : vis_) {
+    if (vis == nullptr) continue;
+    auto it = vis->UpperBound(IndexKey{processed_, UINT64_MAX});
+    if (it != vis->end()) next = std::min(next, it.key().t);
+  }
   if (!exp_.empty()) next = std::min(next, exp_.begin().key().t);
   auto far = far_.UpperBound(IndexKey{processed_, UINT64_MAX});
   if (far != far_.end()) next = std::min(next, far.key().t);

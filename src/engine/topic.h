@@ -3,6 +3,11 @@
 // (visible_at, seq) and by expiry; a histogram of the waiting messages that are further away and
 // live only on disk; and the getTopicInfo counts over both, maintained incrementally.
 //
+// Priority. Each priority level (0..9) has its own visibility index, created when a record of that
+// level is first held, so a topic that uses only priority 0 has one index, as before. Pull order is
+// priority descending, then (visible_at, seq): the head is found by merging the levels from 9 down
+// (PeekReady). Nothing moves between indexes when a trigger time or an ack deadline comes.
+//
 // Tiers. Every delivered message and every pending message whose (visible_at, seq) is before the
 // load cursor is held here (the "near" tier). Pending messages at or after the cursor are "far":
 // only their trigger times are counted, in a histogram (memory per distinct trigger millisecond,
@@ -24,6 +29,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +44,14 @@ namespace chronoq::engine {
 struct EndedByTime {
   core::MessageRecord before;
   core::MessageRecord after;
+};
+
+inline constexpr int kPriorityLevels = 10;  // priorities 0..9
+
+// A position in pull order: priority descending, then (visible_at, seq) ascending.
+struct PullPosition {
+  int32_t priority = kPriorityLevels - 1;
+  IndexKey key{kTimeMin, 0};
 };
 
 // What AdvanceTo observed, for persistence, monitor statistics and long-poll wake-ups.
@@ -93,9 +107,20 @@ class Topic {
   // load up to t). Returns how many.
   int64_t DropFarBefore(TimePoint t, TimePoint now);
 
-  // Up to `max` near records at the head of the visibility index with visible_at <= now, in
-  // order (held records: see FindLive).
-  std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const;
+  // Up to `max` near records consumable at `now` (visible_at <= now) in pull order, strictly after
+  // `after` (from the first when nullopt): a peek at what pulls would deliver next. Held records
+  // (see FindLive). Call AdvanceTo(now) first so that nothing ended is among them.
+  std::vector<const core::MessageRecord*> PeekReady(TimePoint now,
+                                                    const std::optional<PullPosition>& after,
+                                                    size_t max) const;
+  // The first `max` of PeekReady: what a pull delivers.
+  std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const {
+    return PeekReady(now, std::nullopt, max);
+  }
+  // The pull-order position of a held record.
+  static PullPosition PositionOf(const core::MessageRecord& r) {
+    return PullPosition{Level(r), IndexKey{r.visible_at, r.seq}};
+  }
 
   // Counts as of processed(). Call AdvanceTo(now) first for counts true at `now`.
   core::TopicInfo Info() const;
@@ -122,7 +147,13 @@ class Topic {
     bool pending = false;   // phase kPending (else kDelivered)
     bool last_try = false;  // deliveries used up: it ends when visible_at passes
   };
+  using VisIndex = BTreeIndex<VisEntry>;
   static VisEntry EntryOf(core::MessageRecord* r);
+  // The priority level of a record (out-of-range priorities are clamped).
+  static int Level(const core::MessageRecord& r) {
+    return r.priority < 0 ? 0 : (r.priority >= kPriorityLevels ? kPriorityLevels - 1 : r.priority);
+  }
+  VisIndex& VisFor(int level);  // created on first use
 
   // Adds (sign = +1) or removes (-1) `n` entries' contribution to the counts, as of `at`, for
   // entries visible at `t`.
@@ -143,7 +174,8 @@ class Topic {
   IndexKey cursor_{kTimeMax, UINT64_MAX};  // everything near until the owner says otherwise
   // msgId -> near in-life record; split so that growing it never rehashes everything at once.
   base::SplitHashMap<std::unique_ptr<core::MessageRecord>, 64> live_;
-  BTreeIndex<VisEntry> vis_;              // (visible_at, seq) of every near record
+  // Per priority level: (visible_at, seq) of every near record of that priority; null until used.
+  std::array<std::unique_ptr<VisIndex>, kPriorityLevels> vis_;
   BTreeIndex<core::MessageRecord*> exp_;  // (NaturalEndTime, seq) of every near record
   BTreeIndex<int64_t> far_;               // (trigger time, 0) -> far waiting messages
   int64_t far_total_ = 0;

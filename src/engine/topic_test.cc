@@ -485,5 +485,99 @@ TEST_F(TopicTest, FarReadyMessagesCountAsReady) {
   EXPECT_EQ(Head(), std::vector<std::string>{"a"});
 }
 
+// ---- Priority (one visibility index per level, merged from 9 down) ----
+
+class TopicPriorityTest : public TopicTest {
+ protected:
+  MessageRecord SendP(const std::string& id, int32_t priority, Millis delay = Millis(0),
+                      int32_t max_retry = 2) {
+    core::NewMessage m{"t", id, "payload", delay, Millis(kDay), max_retry};
+    m.priority = priority;
+    MessageRecord r = core::CreateRecord(std::move(m), now_, seq_++);
+    topic_.Insert(r, now_);
+    return r;
+  }
+  std::vector<std::string> Peek(const std::optional<PullPosition>& after, size_t max = 100) {
+    std::vector<std::string> ids;
+    for (const MessageRecord* r : topic_.PeekReady(now_, after, max)) ids.push_back(r->msg_id);
+    return ids;
+  }
+};
+
+TEST_F(TopicPriorityTest, HighestPriorityFirstThenVisibilityOrder) {
+  SendP("low-old", 0);
+  SendP("mid", 5);
+  SendP("high", 9);
+  AdvanceTo(At(10));
+  SendP("low-new", 0);
+  SendP("high-new", 9);
+  SendP("high-later", 9, Millis(1'000));  // not ready yet
+  EXPECT_EQ(Head(), (std::vector<std::string>{"high", "high-new", "mid", "low-old", "low-new"}));
+  EXPECT_EQ(Head(2), (std::vector<std::string>{"high", "high-new"}));
+  AdvanceTo(At(1'010));
+  EXPECT_EQ(Head(3), (std::vector<std::string>{"high", "high-new", "high-later"}));
+  EXPECT_EQ(topic_.Info().ready, 6);
+}
+
+TEST_F(TopicPriorityTest, LateBecomingReadyDoesNotLoseItsPriority) {
+  SendP("low", 0);
+  SendP("high-late", 7, Millis(5'000));
+  EXPECT_EQ(Head(), std::vector<std::string>{"low"});
+  AdvanceTo(At(5'000));
+  EXPECT_EQ(Head(), (std::vector<std::string>{"high-late", "low"}));
+}
+
+TEST_F(TopicPriorityTest, NackedAndTimedOutDeliveriesKeepTheirPriority) {
+  SendP("low", 1);
+  SendP("high", 8);
+  SendP("top", 9);
+  Deliver("top", Millis(2'000));
+  Deliver("high", Millis(10'000));
+  EXPECT_EQ(Head(), std::vector<std::string>{"low"});
+  AdvanceTo(At(1'000));
+  Apply("high", core::Event{EventKind::kNack});  // ready again at 1000, at priority 8
+  EXPECT_EQ(Head(), (std::vector<std::string>{"high", "low"}));
+  AdvanceResult r = AdvanceTo(At(2'000));  // "top"'s ack deadline passes: ready again, first
+  EXPECT_EQ(r.ack_timeouts, 1);
+  EXPECT_EQ(Head(), (std::vector<std::string>{"top", "high", "low"}));
+  EXPECT_EQ(topic_.Info().ready, 3);
+  EXPECT_EQ(topic_.Info().consuming, 0);
+}
+
+TEST_F(TopicPriorityTest, PeekReadyResumesAfterAPosition) {
+  MessageRecord a = SendP("a", 9);
+  MessageRecord b = SendP("b", 9);
+  MessageRecord c = SendP("c", 3);
+  SendP("d", 0);
+  SendP("w", 5, Millis(1'000));  // waiting: never peeked
+  EXPECT_EQ(Peek(std::nullopt), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(Peek(Topic::PositionOf(a)), (std::vector<std::string>{"b", "c", "d"}));
+  EXPECT_EQ(Peek(Topic::PositionOf(b), 1), std::vector<std::string>{"c"});
+  EXPECT_EQ(Peek(Topic::PositionOf(c)), std::vector<std::string>{"d"});
+  // A position whose record has gone still resumes where it was.
+  Deliver("c");
+  EXPECT_EQ(Peek(Topic::PositionOf(c)), std::vector<std::string>{"d"});
+  EXPECT_EQ(Peek(PullPosition{7, IndexKey{kTimeMax, UINT64_MAX}}),
+            (std::vector<std::string>{"d"}));  // empty levels between are skipped
+  EXPECT_TRUE(Peek(PullPosition{-1, IndexKey{kTimeMin, 0}}).empty());                // past level 0
+  EXPECT_EQ(Peek(PullPosition{kPriorityLevels, IndexKey{kTimeMax, 0}}).size(), 3u);  // before all
+}
+
+TEST_F(TopicPriorityTest, AnUpdateOfPriorityMovesTheMessageBetweenLevels) {
+  SendP("a", 0);
+  MessageRecord b = SendP("b", 0);
+  EXPECT_EQ(Head(), (std::vector<std::string>{"a", "b"}));
+  b.priority = 4;
+  topic_.Update(b, now_);
+  EXPECT_EQ(Head(), (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(topic_.Info().ready, 2);
+  b.priority = 0;
+  b.visible_at = At(500);  // and later: waiting again
+  topic_.Update(b, now_);
+  EXPECT_EQ(Head(), std::vector<std::string>{"a"});
+  EXPECT_EQ(topic_.Info().waiting, 1);
+  EXPECT_EQ(topic_.NextDue(Millis(kDay)), At(500));
+}
+
 }  // namespace
 }  // namespace chronoq::engine

@@ -129,6 +129,13 @@ std::string EncodeStatusAnswer(int code, std::string_view msg) {
   return Head(code, msg).EndObject().Take();
 }
 
+std::string EncodeNullAnswer(int code, std::string_view msg,
+                             std::initializer_list<std::string_view> null_keys) {
+  JsonWriter w = Head(code, msg);
+  for (std::string_view k : null_keys) w.Key(k).Null();
+  return w.EndObject().Take();
+}
+
 std::string EncodeTopicInfoAnswer(int code, std::string_view msg, const core::TopicInfo* info) {
   JsonWriter w = Head(code, msg);
   w.Key("data");

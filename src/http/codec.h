@@ -2,6 +2,7 @@
 // monitor data, and both error layers. Pure functions.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,10 @@ std::string EncodeMessageListAnswer(int code, std::string_view msg,
                                     const std::vector<core::Message>* list);
 // {"code":C,"msg":M}
 std::string EncodeStatusAnswer(int code, std::string_view msg);
+// {"code":C,"msg":M,"<key>":null,...}: an error with the fields of the success shape as null
+// (API.md section 2), e.g. {"results"} or {"delayMsgList","nextCursor"}.
+std::string EncodeNullAnswer(int code, std::string_view msg,
+                             std::initializer_list<std::string_view> null_keys);
 
 // API-EXTENSIONS.md sections 2-3.
 // listMsg: {"code":200,"msg":"success","delayMsgList":[...],"nextCursor":"..."|null (last page)}

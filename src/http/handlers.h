@@ -63,8 +63,9 @@ HttpResponse JsonResponse(std::string body);
 // parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.
 std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply);
 // sendMsg's parameters but topic, in the order their errors are reported (shared by sendMsg and
-// the items of sendMsgBatch).
-void ReadSendFields(ParamReader& r, service::SendRequest& s, bool delay_required);
+// the items of sendMsgBatch). All optional here: the callers check that exactly one of
+// delayMillis and triggerTime was given.
+void ReadSendFields(ParamReader& r, service::SendRequest& s);
 // True (and replies HTTP 400 with the reader's first error) when a parameter was missing or
 // malformed.
 bool ReaderFailed(const ParamReader& r, const HttpRequest& req, Reply& reply);

@@ -33,6 +33,15 @@ const json::object* ParseObject(const HttpRequest& req, json::value& holder,
         req.path()));
     return nullptr;
   }
+  // json::parse keeps the last of two equal keys; a parameter given twice is a request error
+  // (API.md section 1), in the batch object and in its items alike.
+  if (std::optional<std::string> twice = DuplicateJsonKey(req.body)) {
+    reply(RequestError(400,
+                       fmt::format("parameter '{}' is given twice in one object of the JSON body",
+                                   twice->substr(0, 64)),
+                       req.path()));
+    return nullptr;
+  }
   return &holder.get_object();
 }
 
@@ -56,7 +65,10 @@ Status ObjectParams(const json::object& o, Params* out) {
         text = std::to_string(v.get_uint64());
         break;
       case json::kind::double_:
+        // A fraction or an exponent is never an integer (API.md section 1), even where its value
+        // is one (1e3, -0.0): keep a decimal point so that integer parsing refuses it.
         text = fmt::format("{}", v.get_double());
+        if (ParseInt64(text)) text += ".0";
         break;
       case json::kind::bool_:
         text = v.get_bool() ? "true" : "false";
@@ -111,59 +123,49 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (error.ok()) error = ctx->service->CheckSendBatchSize(msgs->size());
   if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
 
-  // Decode each item; one that cannot be read is answered here, the others go to the service.
-  std::vector<ItemAnswer> answers(msgs->size());
-  std::vector<size_t> where;
+  // Decode each item. One that cannot be read still goes to the service, marked so: it is
+  // answered with why, and it counts in the checks of the whole batch (its size, repeated msgIds).
   service::SendBatchRequest batch;
   batch.topic = std::move(*topic);
-  batch.msgs.reserve(msgs->size());
+  batch.msgs.resize(msgs->size());
+  batch.unreadable.resize(msgs->size());
   for (size_t i = 0; i < msgs->size(); ++i) {
     const json::value& item = (*msgs)[i];
-    Status s;
-    service::SendRequest m;
+    Status& s = batch.unreadable[i];
     if (!item.is_object()) {
       s = InvalidArgument("must be a JSON object of sendMsg parameters");
-    } else {
-      Params p;
-      s = ObjectParams(item.get_object(), &p);
-      if (s.ok() && p.Find("topic") != nullptr && *p.Find("topic") != batch.topic) {
-        s = InvalidArgument("topic is given once for the whole batch, not per message");
-      }
-      if (s.ok()) {
-        ParamReader r(p);
-        ReadSendFields(r, m, /*delay_required=*/false);
-        s = r.status();
-      }
-    }
-    if (!s.ok()) {
-      answers[i] = {AppCode(s.code()), fmt::format("msgs[{}]: {}", i, s.message())};
       continue;
     }
-    where.push_back(i);
-    batch.msgs.push_back(std::move(m));
+    Params p;
+    s = ObjectParams(item.get_object(), &p);
+    if (s.ok() && p.Find("topic") != nullptr && *p.Find("topic") != batch.topic) {
+      s = InvalidArgument("topic is given once for the whole batch, not per message");
+    }
+    if (s.ok() || p.Find("msgId") != nullptr) {
+      ParamReader r(p);
+      ReadSendFields(r, batch.msgs[i]);  // the msgId, when it is one, even if the rest fails
+      if (s.ok()) s = r.status();
+    }
   }
-  if (batch.msgs.empty()) return reply(JsonResponse(EncodeSendBatchAnswer(answers)));
-  ctx->service->SendBatch(std::move(batch), [reply = std::move(reply), answers = std::move(answers),
-                                             where = std::move(where),
-                                             path = std::string(req.path())](
-                                                Result<std::vector<Result<backend::Sent>>>
-                                                    res) mutable {
-    if (!res.has_value()) {
-      const Status& s = res.error();
-      if (s.code() == Errc::kInvalidArgument) return reply(RequestError(400, s.message(), path));
-      return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
-    }
-    for (size_t k = 0; k < where.size(); ++k) {
-      Result<backend::Sent>& r = (*res)[k];
-      ItemAnswer& a = answers[where[k]];
-      if (r.has_value()) {
-        a = {200, "success", &r->message, r->existing};
-      } else {
-        a = {AppCode(r.error().code()), fmt::format("msgs[{}]: {}", where[k], r.error().message())};
-      }
-    }
-    reply(JsonResponse(EncodeSendBatchAnswer(answers)));
-  });
+  ctx->service->SendBatch(
+      std::move(batch), [reply = std::move(reply), path = std::string(req.path())](
+                            Result<std::vector<Result<backend::Sent>>> res) mutable {
+        if (!res.has_value()) {
+          const Status& s = res.error();
+          if (s.code() == Errc::kInvalidArgument)
+            return reply(RequestError(400, s.message(), path));
+          return reply(JsonResponse(EncodeNullAnswer(AppCode(s.code()), s.message(), {"results"})));
+        }
+        std::vector<ItemAnswer> answers(res->size());
+        for (size_t i = 0; i < res->size(); ++i) {
+          Result<backend::Sent>& r = (*res)[i];
+          answers[i] = r.has_value()
+                           ? ItemAnswer{200, "success", &r->message, r->existing}
+                           : ItemAnswer{AppCode(r.error().code()),
+                                        fmt::format("msgs[{}]: {}", i, r.error().message())};
+        }
+        reply(JsonResponse(EncodeSendBatchAnswer(answers)));
+      });
 }
 
 // The ids of an ack or nack array: strings only.
@@ -206,7 +208,7 @@ void AckMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
           const Status& s = res.error();
           if (s.code() == Errc::kInvalidArgument)
             return reply(RequestError(400, s.message(), path));
-          return reply(JsonResponse(EncodeStatusAnswer(AppCode(s.code()), s.message())));
+          return reply(JsonResponse(EncodeNullAnswer(AppCode(s.code()), s.message(), {"results"})));
         }
         std::vector<AckItemAnswer> answers;
         answers.reserve(res->size());
@@ -244,9 +246,22 @@ void UpdateMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   u.trigger_time = r.Long("triggerTime", false);
   u.msg = r.String("msg", false);
   u.ttl_millis = r.Long("ttlMillis", false);
-  u.max_retry = r.Long("maxRetry", false);
+  u.max_retry = r.Int("maxRetry", false);  // an int, as on sendMsg (API.md section 1)
   u.priority = r.Long("priority", false);
   if (ReaderFailed(r, req, reply)) return;
+  // What the request must give, like a required parameter (API.md section 2, layer 1): at least
+  // one field, and not both delayMillis and triggerTime (as on sendMsg).
+  if (u.delay_millis && u.trigger_time) {
+    return reply(
+        RequestError(400, "give either 'delayMillis' or 'triggerTime', not both", req.path()));
+  }
+  if (!u.delay_millis && !u.trigger_time && !u.msg && !u.ttl_millis && !u.max_retry &&
+      !u.priority) {
+    return reply(RequestError(400,
+                              "nothing to update: give at least one of 'delayMillis', "
+                              "'triggerTime', 'msg', 'ttlMillis', 'maxRetry', 'priority'",
+                              req.path()));
+  }
   u.ref = std::move(*ref);
   ctx->service->Update(std::move(u), MessageAnswer(std::move(reply)));
 }
@@ -285,20 +300,21 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
-  ctx->service->List(std::move(l), [reply =
-                                        std::move(reply)](Result<backend::ListPage> res) mutable {
-    reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
-                                       : EncodeMessageListAnswer(AppCode(res.error().code()),
-                                                                 res.error().message(), nullptr)));
-  });
+  ctx->service->List(
+      std::move(l), [reply = std::move(reply)](Result<backend::ListPage> res) mutable {
+        reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
+                                           : EncodeNullAnswer(AppCode(res.error().code()),
+                                                              res.error().message(),
+                                                              {"delayMsgList", "nextCursor"})));
+      });
 }
 
 }  // namespace
 
-void ReadSendFields(ParamReader& r, service::SendRequest& s, bool delay_required) {
+void ReadSendFields(ParamReader& r, service::SendRequest& s) {
   std::optional<std::string> msg_id = r.String("msgId", false);
   std::optional<std::string> msg = r.String("msg", true);
-  s.delay_millis = r.Long("delayMillis", delay_required);
+  s.delay_millis = r.Long("delayMillis", false);
   s.ttl_millis = r.Long("ttlMillis", false);
   s.max_retry = r.Int("maxRetry", false);
   s.trigger_time = r.Long("triggerTime", false);

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "http/codec.h"
 #include "http/error_map.h"
 #include "http/handlers.h"
@@ -12,14 +14,21 @@ using service::Messages;
 void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
-  const bool has_trigger_time = params->Find("triggerTime") != nullptr;
+  const std::string* delay = params->Find("delayMillis");
+  const bool delay_empty = delay != nullptr && delay->empty();
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);
   service::SendRequest s;
-  ReadSendFields(r, s, /*delay_required=*/!has_trigger_time);
+  ReadSendFields(r, s);
   if (ReaderFailed(r, req, reply)) return;
-  if (s.delay_millis && s.trigger_time) {
-    reply(RequestError(400, "give either 'delayMillis' or 'triggerTime', not both", req.path()));
+  // Exactly one of the two (API-EXTENSIONS.md section 2); an empty value counts as absent.
+  if (s.delay_millis.has_value() == s.trigger_time.has_value()) {
+    reply(RequestError(400,
+                       s.delay_millis ? "give either 'delayMillis' or 'triggerTime', not both"
+                                      : fmt::format("required parameter 'delayMillis' is {} (or "
+                                                    "give 'triggerTime' instead)",
+                                                    delay_empty ? "empty" : "missing"),
+                       req.path()));
     return;
   }
   s.topic = std::move(*topic);

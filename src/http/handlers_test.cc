@@ -102,8 +102,9 @@ TEST_F(HandlersTest, AMissingOrMalformedParameterIsAnHttp400) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 400);
   EXPECT_EQ(missing->body,
-            R"({"code":400,"msg":"required parameter 'delayMillis' is missing","status":400,)"
-            R"("error":"Bad Request","path":"/camellia/delayQueue/sendMsg"})");
+            R"j({"code":400,"msg":"required parameter 'delayMillis' is missing (or give )j"
+            R"j('triggerTime' instead)","status":400,"error":"Bad Request",)j"
+            R"j("path":"/camellia/delayQueue/sendMsg"})j");
   auto malformed = Post("pullMsg", "topic=t&batch=ten");
   ASSERT_TRUE(malformed);
   EXPECT_EQ(malformed->status, 400);

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <optional>
+#include <unordered_set>
+#include <vector>
 
 #include "http/params.h"
 
@@ -118,7 +121,67 @@ struct Handler {
   bool on_comment(string_view, error_code&) { return true; }
 };
 
+// Finds a key given twice in one object, at any depth (json::parse keeps only the last).
+struct DuplicateKeyFinder {
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  explicit DuplicateKeyFinder(std::string* d) : duplicate(d) {}
+
+  std::string* duplicate;
+  std::vector<std::unordered_set<std::string>> objects;  // the keys of each open object
+  std::string key;
+
+  bool on_object_begin(error_code&) {
+    objects.emplace_back();
+    return true;
+  }
+  bool on_object_end(std::size_t, error_code&) {
+    objects.pop_back();
+    return true;
+  }
+  bool on_key_part(string_view s, std::size_t, error_code&) {
+    key.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(string_view s, std::size_t, error_code& ec) {
+    key.append(s.data(), s.size());
+    if (!objects.back().insert(key).second) {
+      *duplicate = std::move(key);
+      ec = boost::json::error::syntax;
+      return false;
+    }
+    key.clear();
+    return true;
+  }
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_array_begin(error_code&) { return true; }
+  bool on_array_end(std::size_t, error_code&) { return true; }
+  bool on_string_part(string_view, std::size_t, error_code&) { return true; }
+  bool on_string(string_view, std::size_t, error_code&) { return true; }
+  bool on_number_part(string_view, error_code&) { return true; }
+  bool on_int64(int64_t, string_view, error_code&) { return true; }
+  bool on_uint64(uint64_t, string_view, error_code&) { return true; }
+  bool on_double(double, string_view, error_code&) { return true; }
+  bool on_bool(bool, error_code&) { return true; }
+  bool on_null(error_code&) { return true; }
+  bool on_comment_part(string_view, error_code&) { return true; }
+  bool on_comment(string_view, error_code&) { return true; }
+};
+
 }  // namespace
+
+std::optional<std::string> DuplicateJsonKey(std::string_view json) {
+  std::string duplicate;
+  boost::json::basic_parser<DuplicateKeyFinder> parser(boost::json::parse_options{}, &duplicate);
+  error_code ec;
+  parser.write_some(false, json.data(), json.size(), ec);
+  if (ec && !duplicate.empty()) return duplicate;
+  return std::nullopt;
+}
 
 Status ParseJsonBody(std::string_view body, Params* out) {
   Status err;

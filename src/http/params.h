@@ -58,6 +58,9 @@ class Params {
 Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out);
 // Parses a JSON object body into `out`.
 Status ParseJsonBody(std::string_view body, Params* out);
+// The first key given twice in one object of `json` (at any depth), or nullopt (also when `json`
+// is not valid JSON: the caller's parse reports that).
+std::optional<std::string> DuplicateJsonKey(std::string_view json);
 
 // Decimal integer with optional sign, nothing else (API.md section 1).
 std::optional<int64_t> ParseInt64(std::string_view s);

@@ -12,7 +12,9 @@
 
 #include "base/random.h"
 #include "core/state_machine.h"
+#include "redis/script_reply.h"
 #include "redis/scripts.h"
+#include "redis/sha1.h"
 
 namespace chronoq::redis {
 
@@ -23,61 +25,26 @@ using core::MsgStatus;
 
 namespace {
 
-constexpr size_t kRecordFields = 12;  // id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq
-
-std::string Ms(TimePoint t) { return std::to_string(ToEpochMs(t)); }
-
-int64_t ToInt(const std::string& s) {
-  int64_t v = 0;
-  std::from_chars(s.data(), s.data() + s.size(), v);
-  return v;
-}
-
-// The string of a reply element (bulk string, status, or integer).
-std::string Str(const RedisReply& r) {
-  return r.type == RedisReply::Type::kInteger ? std::to_string(r.integer) : r.str;
-}
-
-MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e, size_t at) {
-  MessageRecord r;
-  r.topic = topic;
-  r.msg_id = Str(e[at]);
-  r.payload = Str(e[at + 1]);
-  r.produce_time = FromEpochMs(ToInt(Str(e[at + 2])));
-  r.trigger_time = FromEpochMs(ToInt(Str(e[at + 3])));
-  r.expire_time = FromEpochMs(ToInt(Str(e[at + 4])));
-  r.max_retry = static_cast<int32_t>(ToInt(Str(e[at + 5])));
-  r.retry = ToInt(Str(e[at + 6]));
-  r.phase = static_cast<core::Phase>(ToInt(Str(e[at + 7])));
-  r.end_status = static_cast<MsgStatus>(ToInt(Str(e[at + 8])));
-  r.visible_at = FromEpochMs(ToInt(Str(e[at + 9])));
-  r.ended_at = FromEpochMs(ToInt(Str(e[at + 10])));
-  r.seq = static_cast<uint64_t>(ToInt(Str(e[at + 11])));
-  if (r.phase != core::Phase::kEnded) r.end_status = MsgStatus::kWaiting;
-  return r;
-}
-
-// A reply that is not what a script returns: Redis refused it, or it was cut short.
-Status Unexpected(const RedisReply& r, std::string_view what) {
-  if (r.is_error()) return Internal(fmt::format("redis refused {}: {}", what, r.str));
-  return Internal(fmt::format("unexpected redis reply to {}", what));
-}
-
-Status NotFoundError(const std::string& topic, const std::string& msg_id) {
-  return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
-}
-
-}  // namespace
-
-namespace {
-
 // The source of each script, by RedisBackend::ScriptId.
 std::string_view Source(RedisBackend::ScriptId id) {
   static const std::array<std::string_view, RedisBackend::kScriptCount> sources = {
-      scripts::kSend, scripts::kPull, scripts::kAck,  scripts::kDelete,
-      scripts::kGet,  scripts::kInfo, scripts::kWake,
+      scripts::kSend,  scripts::kPull,  scripts::kAck,  scripts::kDelete,
+      scripts::kGet,   scripts::kInfo,  scripts::kWake, scripts::kUpdate,
+      scripts::kTouch, scripts::kCount, scripts::kList,
   };
   return sources[id];
+}
+
+// The name Redis gives each script (EVALSHA).
+const std::string& Digest(RedisBackend::ScriptId id) {
+  static const std::array<std::string, RedisBackend::kScriptCount> digests = [] {
+    std::array<std::string, RedisBackend::kScriptCount> d;
+    for (int i = 0; i < RedisBackend::kScriptCount; ++i) {
+      d[i] = Sha1Hex(Source(static_cast<RedisBackend::ScriptId>(i)));
+    }
+    return d;
+  }();
+  return digests[id];
 }
 
 }  // namespace
@@ -125,17 +92,23 @@ std::string RedisBackend::TopicsKey() const { return fmt::format("cq:{{{}}}:topi
 
 void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
                         RedisConnection::Done done) {
-  std::string sha;
+  bool load;
   {
     base::MutexLock lock(mu_);
     ++inflight_;
-    sha = shas_[id];
+    load = !loaded_[id];
+    loaded_[id] = true;
   }
-  const bool learn = sha.empty();  // EVAL caches the script; SCRIPT LOAD then tells its digest
+  // The first use sends the script ahead on the same connection, so the EVALSHA behind it finds
+  // it: a burst of first calls then costs one copy of the source, not one per call.
+  if (load) {
+    conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
+                   [](Result<RedisReply>) {});
+  }
   std::vector<std::string> cmd;
   cmd.reserve(args.size() + 4);
-  cmd.push_back(learn ? "EVAL" : "EVALSHA");
-  cmd.push_back(learn ? std::string(Source(id)) : std::move(sha));
+  cmd.push_back("EVALSHA");
+  cmd.push_back(Digest(id));
   cmd.push_back("1");
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
@@ -147,28 +120,15 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   };
   conn_->Command(
       Prefix(topic), std::move(cmd),
-      [this, id, learn, topic, args = std::move(args),
+      [this, id, topic, args = std::move(args),
        finish = std::move(finish)](Result<RedisReply> r) mutable {
         if (r.has_value() && r->is_error() && r->error_kind() == "NOSCRIPT") {
-          // The server lost its script cache (restart, SCRIPT FLUSH): send the source again.
+          // The server does not have it (restart, SCRIPT FLUSH, another cluster
+          // master): send the source, which it then keeps.
           std::vector<std::string> again = {"EVAL", std::string(Source(id)), "1", Prefix(topic)};
           for (std::string& a : args) again.push_back(std::move(a));
           conn_->Command(Prefix(topic), std::move(again), std::move(finish));
           return;
-        }
-        if (learn && r.has_value() && !r->is_error()) {
-          {
-            base::MutexLock lock(mu_);
-            ++inflight_;  // its callback uses this backend: the destructor waits for it too
-          }
-          conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
-                         [this, id](Result<RedisReply> l) {
-                           base::MutexLock lock(mu_);
-                           if (l.has_value() && l->type == RedisReply::Type::kString) {
-                             shas_[id] = l->str;
-                           }
-                           if (--inflight_ == 0) idle_.SignalAll();
-                         });
         }
         finish(std::move(r));
       });
@@ -176,7 +136,8 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
 
 void RedisBackend::Flush(UniqueFunction<void()> done) { conn_->Flush(std::move(done)); }
 
-void RedisBackend::Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then) {
+void RedisBackend::RegisterTopic(const std::string& topic, TimePoint now,
+                                 UniqueFunction<void()> then) {
   conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), Ms(now), topic},
                  [then = std::move(then)](Result<RedisReply>) mutable { then(); });
 }
@@ -377,67 +338,6 @@ void RedisBackend::WatchTopic(const std::string& topic) {
   if (first) CheckTopic(topic, nullptr);
 }
 
-void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
-  if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
-  const TimePoint now = clock_->Now();
-  std::string topic = m.topic;
-  MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
-  // The topic's registration goes where the topics key lives, which in a cluster is another
-  // node than the topic's: the answer waits for both, so that an answered send is listed (a
-  // failed send leaves an empty topic listed for a while).
-  struct Join {
-    base::Mutex mu;
-    int left CQ_GUARDED_BY(mu) = 2;
-    std::optional<Result<backend::Sent>> answer CQ_GUARDED_BY(mu);
-    Callback<Result<backend::Sent>> done;  // run by the last to arrive, without the lock
-    void Arrive(std::optional<Result<backend::Sent>> a) CQ_EXCLUDES(mu) {
-      std::optional<Result<backend::Sent>> out;
-      {
-        base::MutexLock lock(mu);
-        if (a) answer = std::move(a);
-        if (--left > 0) return;
-        out = std::move(answer);
-      }
-      done(std::move(*out));
-    }
-  };
-  auto join = std::make_shared<Join>();
-  join->done = std::move(done);
-  Touch(topic, now, [join] { join->Arrive(std::nullopt); });
-  std::vector<std::string> args = {rec.msg_id,
-                                   rec.payload,
-                                   Ms(rec.produce_time),
-                                   Ms(rec.trigger_time),
-                                   Ms(rec.expire_time),
-                                   std::to_string(rec.max_retry),
-                                   Ms(now),
-                                   std::to_string(options_.retention.count())};
-  Eval(kSendScript, topic, std::move(args),
-       AfterReplicas(topic,
-                     [this, topic, rec = std::move(rec), now, join](Result<RedisReply> r) mutable {
-                       if (!r.has_value()) return join->Arrive(r.error());
-                       const auto& e = r->elements;
-                       if (r->type != RedisReply::Type::kArray || e.empty())
-                         return join->Arrive(Unexpected(*r, "send"));
-                       if (e[0].str == "EXISTS" && e.size() == 1 + kRecordFields) {
-                         MessageRecord old = ParseRecord(topic, e, 1);
-                         MsgStatus st = core::StatusAt(old, now);
-                         return join->Arrive(backend::Sent{Message{std::move(old), st}, true});
-                       }
-                       if (e[0].str != "NEW" || e.size() != 3)
-                         return join->Arrive(Unexpected(*r, "send"));
-                       rec.seq = static_cast<uint64_t>(ToInt(Str(e[1])));
-                       MsgStatus st = core::StatusAt(rec, now);
-                       if (st == MsgStatus::kReady) {
-                         News(topic);
-                         NotifyReady(topic);
-                       }
-                       ArmWake(topic, Str(e[2]));
-                       Publish(topic, st == MsgStatus::kReady, Str(e[2]));
-                       join->Arrive(backend::Sent{Message{std::move(rec), st}, false});
-                     }));
-}
-
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
   std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
@@ -464,54 +364,6 @@ void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Me
              ArmWake(topic, Str(e[1]));
              done(std::move(out));
            }));
-  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
-                 [](Result<RedisReply>) {});
-}
-
-namespace {
-
-// The answer of ack/nack/delete scripts: NF, IS + record (worded by the state machine), OK.
-Status MoveOutcome(const RedisReply& r, const std::string& topic, const std::string& msg_id,
-                   const core::Event& event, TimePoint now, std::string_view what) {
-  const auto& e = r.elements;
-  if (r.type != RedisReply::Type::kArray || e.empty()) return Unexpected(r, what);
-  if (e[0].str == "NF") return NotFoundError(topic, msg_id);
-  if (e[0].str == "IS" && e.size() == 1 + kRecordFields) {
-    Result<MessageRecord> next = core::Apply(ParseRecord(topic, e, 1), event, now);
-    return next.has_value() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what))
-                            : next.error();
-  }
-  if (e[0].str == "OK") return Status::Ok();
-  return Unexpected(r, what);
-}
-
-}  // namespace
-
-void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
-  const TimePoint now = clock_->Now();
-  std::vector<std::string> args = {msg_id, ack ? "1" : "0", Ms(now),
-                                   std::to_string(options_.retention.count())};
-  Eval(kAckScript, topic, std::move(args),
-       AfterReplicas(topic, [this, topic, msg_id, ack, now,
-                             done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
-         Status s = MoveOutcome(*r, topic, msg_id, event, now, ack ? "acked" : "nacked");
-         if (s.ok() && r->elements.size() == 3) {
-           if (r->elements[1].str == "READY") {
-             News(topic);
-             NotifyReady(topic);
-             Publish(topic, true, Str(r->elements[2]));
-           }
-           if (!ack && r->elements[1].str == "ENDED") {
-             backend::TopicEvents e;
-             e.retries_exhausted = 1;  // the nack of its last delivery
-             Report(topic, e);
-           }
-           ArmWake(topic, Str(r->elements[2]));
-         }
-         done(std::move(s));
-       }));
   conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
                  [](Result<RedisReply>) {});
 }

@@ -91,17 +91,27 @@ class RedisBackend final : public backend::QueueBackend {
     kGetScript,
     kInfoScript,
     kWakeScript,
+    kUpdateScript,
+    kTouchScript,
+    kCountScript,
+    kListScript,
     kScriptCount
   };
 
  private:
-  // Runs a script on the topic's keys (EVALSHA once its digest is known; EVAL before, and when
-  // the server forgot it); takes the statistics out of the reply before `done` sees it.
+  // Runs a script on the topic's keys (EVALSHA; EVAL when the server does not have it); takes
+  // the statistics out of the reply before `done` sees it.
   void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
   std::string TopicsKey() const;
-  void Touch(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
+  void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // Answers an updated, touched or counted message. `changed_visibility`: it may have become
+  // consumable or got a new trigger time, which this node's timers, its listener and the other
+  // nodes (a publication) hear of.
+  void Answer(const std::string& topic, core::MessageRecord rec, TimePoint now,
+              bool changed_visibility, backend::Callback<Result<core::Message>> done);
   // Keeps one timer per topic at the next time something in it may change by itself.
   void ArmWake(const std::string& topic, const std::string& next_ms) CQ_EXCLUDES(mu_);
   void Wake(const std::string& topic) CQ_EXCLUDES(mu_);
@@ -138,7 +148,8 @@ class RedisBackend final : public backend::QueueBackend {
   base::Mutex mu_;
   base::CondVar idle_;  // signalled when inflight_ drops to 0 (the destructor waits for it)
   int inflight_ CQ_GUARDED_BY(mu_) = 0;  // scripts sent and not yet answered
-  std::array<std::string, kScriptCount> shas_ CQ_GUARDED_BY(mu_);  // empty: not known yet
+  // Scripts sent with SCRIPT LOAD once (later calls rely on EVALSHA, with EVAL on NOSCRIPT).
+  std::array<bool, kScriptCount> loaded_ CQ_GUARDED_BY(mu_) = {};
   struct Wakeup {
     TimePoint at;
     base::TimerId timer = 0;

@@ -1,34 +1,284 @@
-#include "redis/redis_backend.h"
+// RedisBackend's writes of many messages and its message management (API-EXTENSIONS.md
+// sections 2-3, issue 14): SendBatch (and Send, a batch of one), AckBatch (and Ack), Update,
+// Touch, Count. Each is one script (scripts.cc, scripts_manage.cc), so atomic on the topic.
+#include <fmt/format.h>
 
-// Message management of API-EXTENSIONS.md sections 2-3 (issue 14): not implemented yet.
-#include "base/status.h"
+#include <memory>
+#include <optional>
+
+#include "base/random.h"
+#include "core/state_machine.h"
+#include "redis/redis_backend.h"
+#include "redis/script_reply.h"
 
 namespace chronoq::redis {
+
+using backend::Callback;
+using core::Message;
+using core::MessageRecord;
+using core::MsgStatus;
+
 namespace {
-Status NotYet() { return Internal("not implemented yet"); }
+
+// Waits for two answers: the script's and the topic's registration (where the topics key lives,
+// which in a cluster is another node than the topic's), so that an answered send is listed (a
+// failed send leaves an empty topic listed for a while).
+template <typename T>
+struct Join {
+  base::Mutex mu;
+  int left CQ_GUARDED_BY(mu) = 2;
+  std::optional<T> answer CQ_GUARDED_BY(mu);
+  Callback<T> done;  // run by the last to arrive, without the lock
+  void Arrive(std::optional<T> a) CQ_EXCLUDES(mu) {
+    std::optional<T> out;
+    {
+      base::MutexLock lock(mu);
+      if (a) answer = std::move(a);
+      if (--left > 0) return;
+      out = std::move(answer);
+    }
+    done(std::move(*out));
+  }
+};
+
+// The answer of update, touch and count: {'NF'}, {'IS', record...} (refused: `refusal` words why,
+// as the state machine does) or {'OK', record...}.
+template <typename Refusal>
+Result<MessageRecord> OneRecord(const RedisReply& r, const std::string& topic,
+                                const std::string& msg_id, std::string_view what, Refusal refusal) {
+  const auto& e = r.elements;
+  if (r.type != RedisReply::Type::kArray || e.empty()) return Unexpected(r, what);
+  if (e[0].str == "NF" && e.size() == 1) return NotFoundError(topic, msg_id);
+  if (e.size() != 1 + kRecordFields) return Unexpected(r, what);
+  MessageRecord rec = ParseRecord(topic, e, 1);
+  if (e[0].str == "OK") return rec;
+  if (e[0].str != "IS") return Unexpected(r, what);
+  Status s = refusal(rec);
+  return s.ok() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what)) : s;
+}
+
 }  // namespace
 
-void RedisBackend::SendBatch(std::vector<core::NewMessage>,
-                             backend::Callback<Result<std::vector<backend::Sent>>> done) {
-  done(NotYet());
+void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
+  std::vector<core::NewMessage> one;
+  one.push_back(std::move(m));
+  SendBatch(std::move(one), [done = std::move(done)](Result<std::vector<backend::Sent>> r) mutable {
+    if (!r.has_value()) return done(r.error());
+    done(std::move(r->front()));
+  });
 }
-void RedisBackend::AckBatch(std::string, std::vector<backend::AckItem>,
-                            backend::Callback<Result<std::vector<Status>>> done) {
-  done(NotYet());
+
+void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
+                             Callback<Result<std::vector<backend::Sent>>> done) {
+  if (msgs.empty()) return done(std::vector<backend::Sent>());
+  const TimePoint now = clock_->Now();
+  const std::string topic = msgs.front().topic;
+  std::vector<MessageRecord> recs;
+  recs.reserve(msgs.size());
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
+  args.reserve(2 + 8 * msgs.size());
+  for (core::NewMessage& m : msgs) {
+    if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
+    MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
+    args.push_back(rec.msg_id);
+    args.push_back(rec.payload);  // a copy: the answer has the payload too
+    args.push_back(Ms(rec.produce_time));
+    args.push_back(Ms(rec.trigger_time));
+    args.push_back(Ms(rec.expire_time));
+    args.push_back(std::to_string(rec.max_retry));
+    args.push_back(std::to_string(rec.priority));
+    args.push_back(std::to_string(rec.count_trigger));
+    recs.push_back(std::move(rec));
+  }
+  using Answer = Result<std::vector<backend::Sent>>;
+  auto join = std::make_shared<Join<Answer>>();
+  join->done = std::move(done);
+  RegisterTopic(topic, now, [join] { join->Arrive(std::nullopt); });
+  Eval(kSendScript, topic, std::move(args),
+       AfterReplicas(
+           topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
+             if (!r.has_value()) return join->Arrive(r.error());
+             const auto& e = r->elements;
+             if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
+               return join->Arrive(Unexpected(*r, "send"));
+             }
+             std::vector<backend::Sent> out;
+             out.reserve(recs.size());
+             bool ready = false;
+             for (size_t i = 0; i < recs.size(); ++i) {
+               const auto& item = e[i + 1].elements;
+               if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
+                 MessageRecord old = ParseRecord(topic, item, 1);
+                 MsgStatus st = core::StatusAt(old, now);
+                 out.push_back(backend::Sent{Message{std::move(old), st}, true});
+                 continue;
+               }
+               if (item.size() != 2 || item[0].str != "NEW")
+                 return join->Arrive(Unexpected(*r, "send"));
+               MessageRecord& rec = recs[i];
+               rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
+               MsgStatus st = core::StatusAt(rec, now);
+               ready |= st == MsgStatus::kReady;
+               out.push_back(backend::Sent{Message{std::move(rec), st}, false});
+             }
+             const std::string next = Str(e[0]);
+             if (ready) {
+               News(topic);
+               NotifyReady(topic);
+             }
+             if (!next.empty()) {
+               ArmWake(topic, next);
+               Publish(topic, ready, next);
+             }
+             join->Arrive(std::move(out));
+           }));
 }
-void RedisBackend::Update(backend::UpdateRequest, backend::Callback<Result<core::Message>> done) {
-  done(NotYet());
+
+void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
+  std::vector<backend::AckItem> one;
+  one.push_back(backend::AckItem{std::move(msg_id), ack, ""});
+  AckBatch(std::move(topic), std::move(one),
+           [done = std::move(done)](Result<std::vector<Status>> r) mutable {
+             if (!r.has_value()) return done(r.error());
+             done(std::move(r->front()));
+           });
 }
-void RedisBackend::Touch(std::string, std::string, Millis,
-                         backend::Callback<Result<core::Message>> done) {
-  done(NotYet());
+
+void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> items,
+                            Callback<Result<std::vector<Status>>> done) {
+  if (items.empty()) return done(std::vector<Status>());
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
+  args.reserve(2 + 3 * items.size());
+  for (const backend::AckItem& it : items) {
+    args.push_back(it.msg_id);
+    args.push_back(it.ack ? "1" : "0");
+    args.push_back(it.ack ? std::string() : it.reason);
+  }
+  Eval(kAckScript, topic, std::move(args),
+       AfterReplicas(topic, [this, topic, items = std::move(items), now,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() != items.size() + 1) {
+           return done(Unexpected(*r, "ack"));
+         }
+         std::vector<Status> out;
+         out.reserve(items.size());
+         bool ready = false;
+         backend::TopicEvents events;
+         for (size_t i = 0; i < items.size(); ++i) {
+           const RedisReply& item = e[i + 1];
+           const bool ack = items[i].ack;
+           core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
+           out.push_back(
+               MoveOutcome(item, topic, items[i].msg_id, event, now, ack ? "acked" : "nacked"));
+           if (!out.back().ok() || item.elements.size() != 2) continue;
+           if (item.elements[1].str == "READY") ready = true;
+           if (item.elements[1].str == "EXHAUSTED") ++events.retries_exhausted;
+         }
+         Report(topic, events);  // the nacks of last deliveries
+         const std::string next = Str(e[0]);
+         if (ready) {
+           News(topic);
+           NotifyReady(topic);
+           Publish(topic, true, next);
+         }
+         ArmWake(topic, next);
+         done(std::move(out));
+       }));
+  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
+                 [](Result<RedisReply>) {});
 }
-void RedisBackend::Count(std::string, std::string, int64_t,
-                         backend::Callback<Result<core::Message>> done) {
-  done(NotYet());
+
+void RedisBackend::Answer(const std::string& topic, MessageRecord rec, TimePoint now,
+                          bool changed_visibility, Callback<Result<Message>> done) {
+  const MsgStatus st = core::StatusAt(rec, now);
+  if (changed_visibility) {
+    if (st == MsgStatus::kReady) {
+      News(topic);
+      NotifyReady(topic);
+    }
+    // What other nodes' long polls need: ready now, or a new time at which it will be.
+    const std::string next =
+        Ms(st == MsgStatus::kReady ? core::NaturalEndTime(rec) : rec.visible_at);
+    ArmWake(topic, next);
+    Publish(topic, st == MsgStatus::kReady, next);
+  }
+  done(Message{std::move(rec), st});
 }
-void RedisBackend::List(backend::ListRequest, backend::Callback<Result<backend::ListPage>> done) {
-  done(NotYet());
+
+void RedisBackend::Update(backend::UpdateRequest req, Callback<Result<Message>> done) {
+  const TimePoint now = clock_->Now();
+  const core::MessageUpdate& u = req.update;
+  std::vector<std::string> args = {req.msg_id, Ms(now), std::to_string(options_.retention.count())};
+  auto field = [&args](std::string name, std::string value) {
+    args.push_back(std::move(name));
+    args.push_back(std::move(value));
+  };
+  if (u.trigger_time) field("tt", Ms(std::max(*u.trigger_time, now)));
+  if (u.payload) field("p", *u.payload);
+  if (u.ttl) field("ttl", std::to_string(u.ttl->count()));
+  if (u.max_retry) field("mr", std::to_string(*u.max_retry));
+  if (u.priority) field("pr", std::to_string(*u.priority));
+  const bool moves = u.trigger_time.has_value() || u.priority.has_value();
+  const std::string topic = req.topic;  // `req` moves into the callback below
+  Eval(kUpdateScript, topic, std::move(args),
+       AfterReplicas(topic, [this, req = std::move(req), now, moves,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         Result<MessageRecord> rec =
+             OneRecord(*r, req.topic, req.msg_id, "updated", [&](const MessageRecord& old) {
+               Result<MessageRecord> next = core::ApplyUpdate(old, req.update, now);
+               return next.has_value() ? Status::Ok() : next.error();
+             });
+         if (!rec.has_value()) return done(rec.error());
+         Answer(req.topic, std::move(*rec), now, moves, std::move(done));
+       }));
+}
+
+void RedisBackend::Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+                         Callback<Result<Message>> done) {
+  const TimePoint now = clock_->Now();
+  const TimePoint deadline = SaturatingAdd(now, ack_timeout);
+  std::vector<std::string> args = {msg_id, Ms(now), std::to_string(options_.retention.count()),
+                                   Ms(deadline)};
+  Eval(kTouchScript, topic, std::move(args),
+       AfterReplicas(topic, [this, topic, msg_id, now, ack_timeout,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         core::Event event{core::EventKind::kTouch, ack_timeout};
+         Result<MessageRecord> rec =
+             OneRecord(*r, topic, msg_id, "touched", [&](const MessageRecord& old) {
+               Result<MessageRecord> next = core::Apply(old, event, now);
+               return next.has_value() ? Status::Ok() : next.error();
+             });
+         if (!rec.has_value()) return done(rec.error());
+         // The delivering node's timer was at the old deadline: this node looks at the new one.
+         ArmWake(topic, Ms(rec->visible_at));
+         Answer(topic, std::move(*rec), now, false, std::move(done));
+       }));
+}
+
+void RedisBackend::Count(std::string topic, std::string msg_id, int64_t count,
+                         Callback<Result<Message>> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {msg_id, std::to_string(count), Ms(now),
+                                   std::to_string(options_.retention.count())};
+  Eval(kCountScript, topic, std::move(args),
+       AfterReplicas(topic, [this, topic, msg_id, now, count,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         core::Event event{core::EventKind::kCount, Millis(0), count};
+         Result<MessageRecord> rec =
+             OneRecord(*r, topic, msg_id, "counted", [&](const MessageRecord& old) {
+               Result<MessageRecord> next = core::Apply(old, event, now);
+               return next.has_value() ? Status::Ok() : next.error();
+             });
+         if (!rec.has_value()) return done(rec.error());
+         const bool reached = rec->count_trigger > 0 && rec->count >= rec->count_trigger;
+         Answer(topic, std::move(*rec), now, reached, std::move(done));
+       }));
 }
 
 }  // namespace chronoq::redis

@@ -124,11 +124,12 @@ void QueueService::CancelLongPoll(const LongPollTicket& ticket) {
 
 void QueueService::Ack(AckRequest req, Callback<Status> done) {
   if (Status v = CheckRef(req.ref); !v.ok()) return done(std::move(v));
+  // An ack does not keep its reason, but a bad one is refused all the same (as ackMsgBatch does).
+  if (Status v = core::ValidateReason(req.reason, options_.limits); !v.ok()) {
+    return done(std::move(v));
+  }
   if (!req.ack && !req.reason.empty()) {
     // A nack with a reason: the one backend call that carries reasons.
-    if (Status v = core::ValidateReason(req.reason, options_.limits); !v.ok()) {
-      return done(std::move(v));
-    }
     std::string topic = req.ref.topic;
     std::vector<backend::AckItem> items;
     items.push_back({std::move(req.ref.msg_id), false, std::move(req.reason)});

@@ -56,6 +56,10 @@ void QueueService::SendBatch(SendBatchRequest req,
   accepted.reserve(n);
   where.reserve(n);
   for (size_t i = 0; i < n; ++i) {
+    if (i < req.unreadable.size() && !req.unreadable[i].ok()) {
+      results->emplace_back(std::move(req.unreadable[i]));
+      continue;
+    }
     Result<core::NewMessage> m = CheckSend(std::move(req.msgs[i]), req.topic);
     if (m.has_value()) {
       results->emplace_back(Internal("not answered"));
@@ -204,6 +208,16 @@ void QueueService::List(ListRequest req, Callback<Result<backend::ListPage>> don
         fmt::format("cursor is not valid: {} bytes long; cursors are at most 1024 bytes (pass "
                     "nextCursor of the previous page as it came)",
                     req.cursor.size())));
+  }
+  // Backends make cursors of printable ASCII; anything else was not made by one.
+  for (size_t i = 0; i < req.cursor.size(); ++i) {
+    const auto c = static_cast<unsigned char>(req.cursor[i]);
+    if (c < 0x20 || c > 0x7E) {
+      return done(InvalidArgument(
+          fmt::format("cursor is not valid: byte 0x{:02X} at offset {} is not printable ASCII "
+                      "(pass nextCursor of the previous page as it came)",
+                      c, i)));
+    }
   }
   backend::ListRequest b;
   b.topic = std::move(req.topic);

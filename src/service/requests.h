@@ -30,6 +30,10 @@ struct SendRequest {
 struct SendBatchRequest {
   std::string topic;
   std::vector<SendRequest> msgs;  // 1..max-send-batch items, msgIds distinct
+  // Empty, or one per item of msgs: not OK where the caller could not read the item (a JSON value
+  // of the wrong type...). Such an item is answered with that status and never stored, but counts
+  // toward max-send-batch, and its msg_id (when it gave one) toward the distinct msgIds.
+  std::vector<Status> unreadable{};
 };
 
 struct PullRequest {
@@ -52,8 +56,9 @@ struct MessageRef {
 
 struct AckRequest {
   MessageRef ref;
-  bool ack = true;       // false: nack
-  std::string reason{};  // a nack's reason, kept as the message's lastError; ignored on an ack
+  bool ack = true;  // false: nack
+  // A nack's reason, kept as the message's lastError; checked but not kept on an ack.
+  std::string reason{};
 };
 
 struct AckBatchRequest {

@@ -75,7 +75,10 @@ Status Corrupt(std::string_view what) {
   return Status(Errc::kCorruption, "corrupt " + std::string(what));
 }
 
-constexpr uint8_t kMetaVersion = 1;
+// Record metadata versions (docs/storage-format.md): 1 before issue 14; 2 adds priority, count
+// trigger, count and last error after the version 1 fields. Both decode; 2 is written.
+constexpr uint8_t kMetaV1 = 1;
+constexpr uint8_t kMetaV2 = 2;
 
 }  // namespace
 
@@ -198,10 +201,43 @@ Result<RetentionEntry> DecodeRetention(std::string_view ns, std::string_view key
   return RetentionEntry{BitsTime(t), seq, std::string(topic), std::string(v)};
 }
 
+Result<NsRetentionEntry> DecodeRetentionAnyNs(std::string_view key, std::string_view value) {
+  std::string_view in = key;
+  std::string_view ns;
+  if (!ReadBytes(in, &ns)) return Corrupt("retention key");
+  CQ_ASSIGN_OR_RETURN(RetentionEntry e, DecodeRetention(ns, key, value));
+  return NsRetentionEntry{std::string(ns), std::move(e)};
+}
+
+std::string EndedPrefix(std::string_view ns, std::string_view topic, core::MsgStatus status) {
+  std::string out = TopicPrefix(ns, topic);
+  out.push_back(static_cast<char>(status));
+  return out;
+}
+
+std::string EndedKey(std::string_view ns, std::string_view topic, core::MsgStatus status,
+                     TimePoint ended_at, uint64_t seq) {
+  std::string out = EndedPrefix(ns, topic, status);
+  AppendTime(out, ended_at);
+  AppendBig64(out, seq);
+  return out;
+}
+
+Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view key) {
+  if (key.size() != prefix.size() + 16 || key.substr(0, prefix.size()) != prefix) {
+    return Corrupt("ended key");
+  }
+  std::string_view in = key.substr(prefix.size());
+  uint64_t t = 0;
+  uint64_t seq = 0;
+  if (!ReadBig64(in, &t) || !ReadBig64(in, &seq)) return Corrupt("ended key");
+  return EndedKeyParts{BitsTime(t), seq};
+}
+
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
-  out.reserve(64);
-  out.push_back(static_cast<char>(kMetaVersion));
+  out.reserve(68 + r.last_error.size());
+  out.push_back(static_cast<char>(kMetaV2));
   AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
@@ -212,13 +248,17 @@ std::string EncodeMeta(const core::MessageRecord& r) {
   AppendLittle<int64_t>(out, ToEpochMs(r.visible_at));
   AppendLittle<int64_t>(out, ToEpochMs(r.ended_at));
   AppendLittle<uint64_t>(out, r.seq);
+  // Version 2: varints, so that a message without extensions costs 4 bytes more than in version 1.
+  AppendVarint(out, static_cast<uint64_t>(r.priority));
+  AppendVarint(out, static_cast<uint64_t>(r.count_trigger));
+  AppendVarint(out, static_cast<uint64_t>(r.count));
+  AppendBytes(out, r.last_error);
   return out;
 }
 
 Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
-  if (in.empty() || static_cast<uint8_t>(in.front()) != kMetaVersion) {
-    return Corrupt("record metadata (unknown version)");
-  }
+  const uint8_t version = in.empty() ? 0 : static_cast<uint8_t>(in.front());
+  if (version != kMetaV1 && version != kMetaV2) return Corrupt("record metadata (unknown version)");
   in.remove_prefix(1);
   int64_t produce, trigger, expire, visible, ended;
   int32_t max_retry;
@@ -231,10 +271,21 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   auto phase = static_cast<uint8_t>(in[0]);
   auto status = static_cast<uint8_t>(in[1]);
   in.remove_prefix(2);
-  if (!ReadLittle(in, &visible) || !ReadLittle(in, &ended) || !ReadLittle(in, &seq) ||
-      !in.empty() || phase > 2 || status < 1 || status > 7) {
+  if (!ReadLittle(in, &visible) || !ReadLittle(in, &ended) || !ReadLittle(in, &seq) || phase > 2 ||
+      status < 1 || status > 7) {
     return Corrupt("record metadata");
   }
+  // Version 1 records have no extension fields: their defaults.
+  uint64_t priority = 0;
+  uint64_t count_trigger = 0;
+  uint64_t count = 0;
+  std::string_view last_error;
+  if (version == kMetaV2 &&
+      (!ReadVarint(in, &priority) || !ReadVarint(in, &count_trigger) || !ReadVarint(in, &count) ||
+       !ReadBytes(in, &last_error) || priority > 255)) {
+    return Corrupt("record metadata");
+  }
+  if (!in.empty()) return Corrupt("record metadata");
   r->produce_time = FromEpochMs(produce);
   r->trigger_time = FromEpochMs(trigger);
   r->expire_time = FromEpochMs(expire);
@@ -245,6 +296,10 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   r->visible_at = FromEpochMs(visible);
   r->ended_at = FromEpochMs(ended);
   r->seq = seq;
+  r->priority = static_cast<int32_t>(priority);
+  r->count_trigger = static_cast<int64_t>(count_trigger);
+  r->count = static_cast<int64_t>(count);
+  r->last_error = std::string(last_error);
   return Status::Ok();
 }
 
@@ -277,6 +332,8 @@ std::string_view CfName(Cf cf) {
       return "hist";
     case Cf::kRetention:
       return "retention";
+    case Cf::kEnded:
+      return "ended";
   }
   return "unknown";
 }

@@ -14,9 +14,14 @@
 
 namespace chronoq::storage {
 
-// The on-disk format this build reads and writes. Bump it (and say how to migrate in
-// docs/storage-format.md) whenever an encoding below changes incompatibly.
-inline constexpr int kFormatVersion = 1;
+// The on-disk format this build writes. Bump it (and say how to migrate in
+// docs/storage-format.md) whenever an encoding below changes incompatibly, and teach
+// UpgradeStore (storage/upgrade.h) to bring the previous version up to it at open: an older store
+// is migrated in place, never refused.
+// 1: up to issue 13. 2: the `ended` column family (ended messages per topic and status).
+inline constexpr int kFormatVersion = 2;
+// The oldest format UpgradeStore can bring up to kFormatVersion.
+inline constexpr int kOldestFormatVersion = 1;
 
 // Kinds within a topic's visibility range: messages waiting or ready to be delivered, and
 // messages delivered and not yet acked.
@@ -61,6 +66,25 @@ struct RetentionEntry {
 };
 Result<RetentionEntry> DecodeRetention(std::string_view ns, std::string_view key,
                                        std::string_view value);
+
+// Decodes a retention key of any namespace (the format upgrade walks them all).
+struct NsRetentionEntry {
+  std::string ns;
+  RetentionEntry entry;
+};
+Result<NsRetentionEntry> DecodeRetentionAnyNs(std::string_view key, std::string_view value);
+
+// ended: ns | topic | end status | ended_at | seq  ->  msgId.
+std::string EndedKey(std::string_view ns, std::string_view topic, core::MsgStatus status,
+                     TimePoint ended_at, uint64_t seq);
+// ns | topic | end status: the prefix of one topic's messages ended with that status.
+std::string EndedPrefix(std::string_view ns, std::string_view topic, core::MsgStatus status);
+struct EndedKeyParts {
+  TimePoint ended_at;
+  uint64_t seq;
+};
+// The (ended_at, seq) of a key under `prefix` (EndedPrefix).
+Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view key);
 
 // Record metadata: every field but topic, msgId and payload.
 std::string EncodeMeta(const core::MessageRecord& r);

@@ -74,6 +74,42 @@ TEST(CodecTest, MetaRoundTripExtremes) {
   ExpectSameScalars(out, r);
 }
 
+TEST(CodecTest, MetaRoundTripExtensionFields) {
+  MessageRecord r = SampleRecord();
+  r.priority = 9;
+  r.count_trigger = 1'000'000'000'000;
+  r.count = 999;
+  r.last_error = std::string("timeout \0 calling the target", 29);
+  MessageRecord out;
+  ASSERT_TRUE(DecodeMeta(EncodeMeta(r), &out).ok());
+  ExpectSameScalars(out, r);
+  MessageRecord vis;
+  ASSERT_TRUE(DecodeVisValue(EncodeVisValue(r), &vis).ok());
+  ExpectSameScalars(vis, r);  // loading from the visibility index keeps the priority
+}
+
+// A store written before issue 14 holds version 1 metadata: the same fields without the
+// extensions. It decodes with the extensions' defaults.
+TEST(CodecTest, MetaVersionOneDecodesWithDefaults) {
+  MessageRecord r = SampleRecord();
+  std::string v2 = EncodeMeta(r);
+  ASSERT_EQ(v2[0], 2);
+  ASSERT_EQ(v2.size(), 63u + 4u);  // no extensions: four bytes more than version 1
+  std::string v1 = v2.substr(0, 63);
+  v1[0] = 1;
+  MessageRecord out;
+  out.priority = 5;  // overwritten
+  out.count = 7;
+  out.last_error = "stale";
+  ASSERT_TRUE(DecodeMeta(v1, &out).ok());
+  ExpectSameScalars(out, r);
+  EXPECT_EQ(out.priority, 0);
+  EXPECT_EQ(out.count_trigger, 0);
+  EXPECT_EQ(out.count, 0);
+  EXPECT_EQ(out.last_error, "");
+  EXPECT_EQ(DecodeMeta(v1 + "x", &out).code(), Errc::kCorruption);  // trailing bytes in v1
+}
+
 TEST(CodecTest, VisValueRoundTripCarriesMsgId) {
   MessageRecord r = SampleRecord();
   r.msg_id = std::string("nul\0inside-中文", 17);

@@ -31,8 +31,9 @@ enum class Cf : uint8_t {
   kVis = 3,        // in-life messages by (topic, kind, visible_at, seq)
   kHist = 4,       // per topic: waiting messages per trigger millisecond (merge-add counters)
   kRetention = 5,  // ended messages by (purge_at, seq)
+  kEnded = 6,      // per topic and end status: retained ended messages by (ended_at, seq)
 };
-inline constexpr int kCfCount = 6;
+inline constexpr int kCfCount = 7;
 std::string_view CfName(Cf cf);
 
 class KvBatch {
@@ -85,6 +86,20 @@ class KvStore {
   // The value at key, or std::nullopt. For counters (Add), the 8-byte little-endian sum.
   // Errors: kIOError, kCorruption.
   virtual Result<std::optional<std::string>> Get(Cf cf, std::string_view key) = 0;
+
+  // The values at several keys of one column family, in the order of `keys` (std::nullopt where
+  // absent), as Get would answer each. Stores that can batch point reads override it.
+  // Errors: kIOError, kCorruption.
+  virtual Result<std::vector<std::optional<std::string>>> MultiGet(
+      Cf cf, const std::vector<std::string>& keys) {
+    std::vector<std::optional<std::string>> out;
+    out.reserve(keys.size());
+    for (const std::string& key : keys) {
+      CQ_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(cf, key));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
 
   // An iterator over [lower, upper); empty bounds mean unbounded.
   virtual std::unique_ptr<KvIterator> Scan(Cf cf, std::string lower, std::string upper) = 0;

@@ -1,5 +1,11 @@
 #include "storage/message_store.h"
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "base/check.h"
+
 namespace chronoq::storage {
 namespace {
 
@@ -38,16 +44,60 @@ void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
 }
 
 void MessageStore::Batch::HistAdd(std::string_view topic, TimePoint trigger, int64_t delta) {
-  if (delta != 0) kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
+  if (delta == 0) return;
+  kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
+  ++hist_adds_;
 }
 
-void MessageStore::Batch::PutRetention(TimePoint purge_at, uint64_t seq, std::string_view topic,
-                                       std::string_view msg_id) {
-  kv_.Put(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq),
-          EncodeRetentionValue(topic, msg_id));
+void MessageStore::Batch::CoalesceCounters() {
+  std::vector<KvBatch::Op>& ops = kv_.mutable_ops();
+  std::vector<size_t> adds;  // positions of the additions, sorted by key (then position)
+  adds.reserve(hist_adds_);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == KvBatch::Kind::kAdd) adds.push_back(i);
+  }
+  std::stable_sort(adds.begin(), adds.end(), [&](size_t a, size_t b) {
+    return std::tie(ops[a].cf, ops[a].key) < std::tie(ops[b].cf, ops[b].key);
+  });
+  std::vector<bool> drop(ops.size());
+  size_t dropped = 0;
+  for (size_t i = 0; i < adds.size();) {
+    KvBatch::Op& first = ops[adds[i]];
+    size_t j = i + 1;
+    for (; j < adds.size() && ops[adds[j]].cf == first.cf && ops[adds[j]].key == first.key; ++j) {
+      first.delta += ops[adds[j]].delta;
+      drop[adds[j]] = true;
+      ++dropped;
+    }
+    if (first.delta == 0) {
+      drop[adds[i]] = true;
+      ++dropped;
+    }
+    i = j;
+  }
+  hist_adds_ = adds.size() - dropped;
+  if (dropped == 0) return;
+  std::vector<KvBatch::Op> kept;
+  kept.reserve(ops.size() - dropped);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(ops[i]));
+  }
+  ops = std::move(kept);
 }
 
-void MessageStore::Batch::DeleteRetention(TimePoint purge_at, uint64_t seq) {
+void MessageStore::Batch::PutEnded(const core::MessageRecord& r, TimePoint purge_at) {
+  CQ_DCHECK(r.phase == core::Phase::kEnded, "PutEnded of '{}' in life", r.msg_id);
+  kv_.Put(Cf::kRetention, RetentionKey(s_->ns_, purge_at, r.seq),
+          EncodeRetentionValue(r.topic, r.msg_id));
+  kv_.Put(Cf::kEnded, EndedKey(s_->ns_, r.topic, r.end_status, r.ended_at, r.seq), r.msg_id);
+}
+
+void MessageStore::Batch::DeleteEnded(const core::MessageRecord& r, TimePoint purge_at) {
+  kv_.Delete(Cf::kRetention, RetentionKey(s_->ns_, purge_at, r.seq));
+  kv_.Delete(Cf::kEnded, EndedKey(s_->ns_, r.topic, r.end_status, r.ended_at, r.seq));
+}
+
+void MessageStore::Batch::DeleteRetentionEntry(TimePoint purge_at, uint64_t seq) {
   kv_.Delete(Cf::kRetention, RetentionKey(s_->ns_, purge_at, seq));
 }
 
@@ -85,6 +135,33 @@ Result<std::optional<core::MessageRecord>> MessageStore::GetRecord(std::string_v
 Result<std::optional<std::string>> MessageStore::GetPayload(std::string_view topic,
                                                             std::string_view msg_id) {
   return kv_->Get(Cf::kPayloads, RecordKey(ns_, topic, msg_id));
+}
+
+Result<std::vector<std::optional<std::string>>> MessageStore::GetPayloads(
+    std::string_view topic, const std::vector<std::string>& ids) {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const std::string& id : ids) keys.push_back(RecordKey(ns_, topic, id));
+  return kv_->MultiGet(Cf::kPayloads, keys);
+}
+
+Result<std::vector<std::optional<core::MessageRecord>>> MessageStore::GetRecords(
+    std::string_view topic, const std::vector<std::string>& ids) {
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (const std::string& id : ids) keys.push_back(RecordKey(ns_, topic, id));
+  CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> metas,
+                      kv_->MultiGet(Cf::kRecords, keys));
+  std::vector<std::optional<core::MessageRecord>> out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!metas[i]) continue;
+    core::MessageRecord r;
+    CQ_RETURN_IF_ERROR(DecodeMeta(*metas[i], &r));
+    r.topic = std::string(topic);
+    r.msg_id = ids[i];
+    out[i] = std::move(r);
+  }
+  return out;
 }
 
 Status MessageStore::ScanVis(std::string_view topic, VisKind kind, TimePoint from_t,
@@ -132,6 +209,18 @@ Status MessageStore::ListTopics(const std::function<void(const std::string&)>& f
     fn(parts.topic);
     lower = PrefixEnd(TopicPrefix(ns_, parts.topic));
   }
+}
+
+Status MessageStore::ScanEnded(std::string_view topic, core::MsgStatus status, TimePoint from_t,
+                               uint64_t from_seq, const EndedFn& fn) {
+  const std::string prefix = EndedPrefix(ns_, topic, status);
+  auto it =
+      kv_->Scan(Cf::kEnded, EndedKey(ns_, topic, status, from_t, from_seq), PrefixEnd(prefix));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(EndedKeyParts parts, DecodeEndedKey(prefix, it->key()));
+    if (!fn(parts.ended_at, parts.seq, std::string(it->value()))) break;
+  }
+  return it->status();
 }
 
 Status MessageStore::ScanRetention(

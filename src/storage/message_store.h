@@ -2,7 +2,8 @@
 // A message's metadata and payload are kept apart, so lifecycle changes never rewrite payloads;
 // every in-life message has one visibility entry ordered by (visible_at, seq) per topic; waiting
 // messages beyond the engine's memory horizon are summarised per trigger millisecond (hist); ended
-// messages are indexed by purge time (retention).
+// messages are indexed by purge time (retention) and, for listing, per topic and end status by end
+// time (ended); both entries are written and deleted together.
 //
 // Thread-safety: as the KvStore (all methods thread-safe). A Batch is used by one thread.
 #pragma once
@@ -11,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "core/message.h"
@@ -35,18 +37,32 @@ class MessageStore {
     void MoveVis(const core::MessageRecord* before, const core::MessageRecord* after);
     // Adds delta waiting messages with this trigger time to the topic's histogram.
     void HistAdd(std::string_view topic, TimePoint trigger, int64_t delta);
-    void PutRetention(TimePoint purge_at, uint64_t seq, std::string_view topic,
-                      std::string_view msg_id);
-    void DeleteRetention(TimePoint purge_at, uint64_t seq);
+    // An ended record's retention entry (purged at purge_at) and its entry in the topic's list of
+    // ended messages of its status. REQUIRES: ended.phase == kEnded.
+    void PutEnded(const core::MessageRecord& ended, TimePoint purge_at);
+    // Removes both entries of PutEnded(ended, purge_at) (a purge, or a new message taking the id).
+    void DeleteEnded(const core::MessageRecord& ended, TimePoint purge_at);
+    // Removes a retention entry alone (its record is gone or belongs to a newer message, whose
+    // writes removed the old ended entry).
+    void DeleteRetentionEntry(TimePoint purge_at, uint64_t seq);
     void PutMeta(std::string_view name, std::string value);
 
     bool empty() const { return kv_.empty(); }
     size_t size() const { return kv_.size(); }
-    KvBatch Take() { return std::move(kv_); }
+    // The batch to commit, with one histogram addition per key (see CoalesceCounters).
+    KvBatch Take() {
+      if (hist_adds_ > 1) CoalesceCounters();
+      return std::move(kv_);
+    }
 
    private:
+    // Additions commute, so the additions to one counter become one (dropped when they cancel
+    // out): a batch of sends due in the same millisecond writes one merge operand, not one each.
+    void CoalesceCounters();
+
     const MessageStore* s_;
     KvBatch kv_;
+    size_t hist_adds_ = 0;
   };
 
   MessageStore(KvStore* kv, std::string ns) : kv_(kv), ns_(std::move(ns)) {}
@@ -59,6 +75,11 @@ class MessageStore {
   Result<std::optional<core::MessageRecord>> GetRecord(std::string_view topic,
                                                        std::string_view msg_id, bool with_payload);
   Result<std::optional<std::string>> GetPayload(std::string_view topic, std::string_view msg_id);
+  // Several payloads (or records) of one topic in one batched read, in the order of `ids`.
+  Result<std::vector<std::optional<std::string>>> GetPayloads(std::string_view topic,
+                                                              const std::vector<std::string>& ids);
+  Result<std::vector<std::optional<core::MessageRecord>>> GetRecords(
+      std::string_view topic, const std::vector<std::string>& ids);
 
   // Visibility entries of one topic and kind with (t, seq) in [from, to) in order, until `fn`
   // returns false. Records come with topic and metadata, without payload.
@@ -69,6 +90,11 @@ class MessageStore {
   Status ScanHist(std::string_view topic, const std::function<void(TimePoint, int64_t)>& fn);
   // Every topic with an in-life message (visibility entries), once each.
   Status ListTopics(const std::function<void(const std::string&)>& fn);
+  // The topic's ended messages of one end status with (ended_at, seq) >= (from_t, from_seq), in
+  // that order, until `fn` returns false.
+  using EndedFn = std::function<bool(TimePoint ended_at, uint64_t seq, std::string msg_id)>;
+  Status ScanEnded(std::string_view topic, core::MsgStatus status, TimePoint from_t,
+                   uint64_t from_seq, const EndedFn& fn);
   // Retention entries with purge time <= until, from `after` on (exclusive; empty: the start),
   // until `fn` returns false.
   Status ScanRetention(

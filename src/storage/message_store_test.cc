@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/state_machine.h"
@@ -22,6 +23,15 @@ MessageRecord Rec(const std::string& topic, const std::string& id, int64_t delay
   return core::CreateRecord(
       core::NewMessage{topic, id, "payload-" + id, Millis(delay_ms), Millis(3'600'000), 3}, kT0,
       seq);
+}
+
+// The record of a message acked at kT0 + at_ms.
+MessageRecord Acked(const std::string& topic, const std::string& id, int64_t at_ms, uint64_t seq) {
+  MessageRecord r = Rec(topic, id, 0, seq);
+  r.phase = Phase::kEnded;
+  r.end_status = core::MsgStatus::kConsumeOk;
+  r.ended_at = kT0 + Millis(at_ms);
+  return r;
 }
 
 class MessageStoreTest : public ::testing::Test {
@@ -161,16 +171,38 @@ TEST_F(MessageStoreTest, HistAddCountsPerTriggerTime) {
   EXPECT_TRUE(Hist("nobody").empty());
 }
 
+TEST_F(MessageStoreTest, HistAddsToOneCounterBecomeOneOperand) {
+  Put(Rec("t", "a", 100, 1));
+  MessageStore::Batch b = store_.NewBatch();
+  b.PutMeta("x", "1");
+  for (int i = 0; i < 50; ++i) {
+    b.HistAdd("t", kT0 + Millis(200), 1);  // a batch of sends due in one millisecond
+    b.HistAdd("u", kT0 + Millis(200), 1);
+  }
+  b.HistAdd("t", kT0 + Millis(100), -1);  // cancel out: no operand at all
+  b.HistAdd("t", kT0 + Millis(100), 1);
+  b.HistAdd("t", kT0 + Millis(300), 2);
+  b.PutMeta("y", "2");
+  KvBatch kv = b.Take();
+  ASSERT_EQ(kv.size(), 5u);                          // two puts, three counters
+  EXPECT_EQ(kv.ops()[0].kind, KvBatch::Kind::kPut);  // other operations keep their order
+  EXPECT_EQ(kv.ops()[4].kind, KvBatch::Kind::kPut);
+  std::optional<Status> s = store_.kv()->Commit(std::move(kv), [](Status) {});
+  ASSERT_TRUE(s.has_value() && s->ok());
+  EXPECT_EQ(Hist("t"), (std::vector<std::pair<int64_t, int64_t>>{{100, 1}, {200, 50}, {300, 2}}));
+  EXPECT_EQ(Hist("u"), (std::vector<std::pair<int64_t, int64_t>>{{200, 50}}));
+}
+
 TEST_F(MessageStoreTest, RetentionScanWithCursor) {
   MessageStore::Batch b = store_.NewBatch();
   for (int i = 0; i < 10; ++i) {
-    b.PutRetention(kT0 + Millis(100 * i), 100 + i, "t", "m" + std::to_string(i));
+    b.PutEnded(Acked("t", "m" + std::to_string(i), 0, 100 + i), kT0 + Millis(100 * i));
   }
-  b.PutRetention(kT0 + Millis(100), 99, "u", "same-time-lower-seq");
+  b.PutEnded(Acked("u", "same-time-lower-seq", 0, 99), kT0 + Millis(100));
   Commit(std::move(b));
   MessageStore other(&kv_, "other");  // another namespace sees none of it
   MessageStore::Batch ob = other.NewBatch();
-  ob.PutRetention(kT0, 1, "t", "theirs");
+  ob.PutEnded(Acked("t", "theirs", 0, 1), kT0);
   Commit(std::move(ob));
 
   auto scan = [&](const std::string& after, TimePoint until, size_t max, std::string* last_key) {
@@ -206,8 +238,8 @@ TEST_F(MessageStoreTest, RetentionScanWithCursor) {
 
   // Deleting entries removes them from later scans.
   MessageStore::Batch d = store_.NewBatch();
-  d.DeleteRetention(kT0, 100);
-  d.DeleteRetention(kT0 + Millis(100), 99);
+  d.DeleteEnded(Acked("t", "m0", 0, 100), kT0);
+  d.DeleteRetentionEntry(kT0 + Millis(100), 99);
   Commit(std::move(d));
   EXPECT_EQ(scan("", kT0 + Millis(100), 100, &last), std::vector<std::string>{"m1"});
   // The other namespace still has its own.
@@ -221,6 +253,75 @@ TEST_F(MessageStoreTest, RetentionScanWithCursor) {
                                  })
                   .ok());
   EXPECT_EQ(theirs, 1);
+}
+
+TEST_F(MessageStoreTest, EndedMessagesAreListedPerTopicAndStatusByEndTime) {
+  MessageStore::Batch b = store_.NewBatch();
+  // Acked at 300, 100, 100 (seq 7 before seq 9), 200; one deleted; one of another topic and one
+  // of a topic whose name extends "t".
+  for (auto [id, at, seq] : {std::tuple<const char*, int64_t, uint64_t>{"a", 300, 5},
+                             {"b", 100, 9},
+                             {"c", 100, 7},
+                             {"d", 200, 1}}) {
+    b.PutEnded(Acked("t", id, at, seq), kT0 + Millis(at) + Millis(1000));
+  }
+  MessageRecord deleted = Acked("t", "x", 50, 2);
+  deleted.end_status = core::MsgStatus::kDelete;
+  b.PutEnded(deleted, kT0 + Millis(1050));
+  b.PutEnded(Acked("u", "other-topic", 10, 3), kT0);
+  b.PutEnded(Acked("tt", "longer-name", 10, 4), kT0);
+  Commit(std::move(b));
+
+  auto scan = [&](core::MsgStatus status, TimePoint from_t, uint64_t from_seq, size_t max) {
+    std::vector<std::string> ids;
+    EXPECT_TRUE(store_
+                    .ScanEnded("t", status, from_t, from_seq,
+                               [&](TimePoint, uint64_t, std::string id) {
+                                 ids.push_back(std::move(id));
+                                 return ids.size() < max;
+                               })
+                    .ok());
+    return ids;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(scan(core::MsgStatus::kConsumeOk, kTimeMin, 0, 100), (V{"c", "b", "d", "a"}));
+  EXPECT_EQ(scan(core::MsgStatus::kConsumeOk, kT0 + Millis(100), 8, 2), (V{"b", "d"}));
+  EXPECT_EQ(scan(core::MsgStatus::kDelete, kTimeMin, 0, 100), V{"x"});
+  EXPECT_TRUE(scan(core::MsgStatus::kExpire, kTimeMin, 0, 100).empty());
+
+  // Deleting the ended entry takes both indexes' entries.
+  MessageStore::Batch d = store_.NewBatch();
+  d.DeleteEnded(Acked("t", "b", 100, 9), kT0 + Millis(1100));
+  Commit(std::move(d));
+  EXPECT_EQ(scan(core::MsgStatus::kConsumeOk, kTimeMin, 0, 100), (V{"c", "d", "a"}));
+  std::vector<uint64_t> retained;
+  ASSERT_TRUE(store_
+                  .ScanRetention("", kTimeMax,
+                                 [&](const RetentionEntry& e, const std::string&) {
+                                   retained.push_back(e.seq);
+                                   return true;
+                                 })
+                  .ok());
+  EXPECT_EQ(std::count(retained.begin(), retained.end(), 9u), 0);
+  EXPECT_EQ(retained.size(), 6u);
+}
+
+TEST_F(MessageStoreTest, BatchedReadsAnswerInTheOrderAsked) {
+  Put(Rec("t", "m1", 0, 1));
+  Put(Rec("t", "m2", 0, 2));
+  Result<std::vector<std::optional<std::string>>> payloads =
+      store_.GetPayloads("t", {"m2", "nope", "m1"});
+  ASSERT_TRUE(payloads.has_value());
+  EXPECT_EQ(*payloads,
+            (std::vector<std::optional<std::string>>{"payload-m2", std::nullopt, "payload-m1"}));
+  Result<std::vector<std::optional<MessageRecord>>> recs = store_.GetRecords("t", {"m1", "x"});
+  ASSERT_TRUE(recs.has_value());
+  ASSERT_EQ(recs->size(), 2u);
+  ASSERT_TRUE((*recs)[0].has_value());
+  EXPECT_EQ((*recs)[0]->seq, 1u);
+  EXPECT_EQ((*recs)[0]->msg_id, "m1");
+  EXPECT_EQ((*recs)[0]->topic, "t");
+  EXPECT_FALSE((*recs)[1].has_value());
 }
 
 TEST_F(MessageStoreTest, ListTopicsSkipsAcrossManyTopics) {

@@ -20,8 +20,10 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/queue_backend.h"
@@ -49,6 +51,11 @@ class BackendHarness {
   // Returns once every effect of the calls made so far (ready notifications included) has
   // happened. Backends that do everything inline need nothing.
   virtual void Settle() {}
+  // Stops the backend and starts a new one over the same stored data (the embedded engine
+  // reopened over its store, a new Redis backend over the same keyspace), keeping clock() and
+  // scheduler(); backend() then answers the new one. False when this harness cannot restart
+  // (nothing changed then). The fixture re-registers its listener.
+  virtual bool Restart() { return false; }
 };
 
 class BackendFactory {
@@ -102,6 +109,29 @@ class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
   std::vector<std::string> ListNames();
   // The error code of a call expected to fail (kOk when it succeeded).
   Errc GetError(const std::string& topic, const std::string& id);
+
+  // Issue 14's operations (API-EXTENSIONS.md sections 2-3).
+  // A message to send: `delay_ms` from now, with a priority; other fields as Send's defaults.
+  static core::NewMessage NewMsg(const std::string& topic, const std::string& id, int64_t delay_ms,
+                                 int32_t priority = 0, const std::string& payload = "payload");
+  core::Message SendMsg(core::NewMessage m);
+  // Sends every message without waiting for each answer (so a backend that batches writes,
+  // like the engine's group commit, takes many at once), then waits for all; answers in input
+  // order. Each must succeed.
+  std::vector<core::Message> SendAll(std::vector<core::NewMessage> msgs);
+  // Acks (true) or nacks (false) every id without waiting for each answer; each must succeed.
+  void AckAll(const std::string& topic, const std::vector<std::pair<std::string, bool>>& acks);
+  // One listMsg page; it must succeed.
+  backend::ListPage ListPage(const std::string& topic, std::optional<core::MsgStatus> status,
+                             int32_t limit, const std::string& cursor = "");
+  // Every page of a walk, concatenated (at most `max_pages` pages).
+  std::vector<core::Message> ListWalk(const std::string& topic,
+                                      std::optional<core::MsgStatus> status, int32_t limit,
+                                      int max_pages = 100'000);
+  std::vector<std::string> ListWalkIds(const std::string& topic,
+                                       std::optional<core::MsgStatus> status, int32_t limit = 1000);
+  // Restarts the backend (BackendHarness::Restart); false when the harness cannot.
+  bool Restart();
 
   HarnessOptions options_;
   std::unique_ptr<BackendHarness> h_;

@@ -1,6 +1,8 @@
 // The contract fixture, and the cases for sendMsg and getMsg. See backend_contract.h.
 #include "tests/contract/backend_contract.h"
 
+#include <algorithm>
+#include <condition_variable>
 #include <set>
 
 namespace chronoq::contract {
@@ -103,6 +105,126 @@ std::vector<std::string> BackendContractTest::ListNames() {
   std::vector<std::string> names;
   for (const core::TopicInfo& i : List()) names.push_back(i.topic);
   return names;
+}
+
+core::NewMessage BackendContractTest::NewMsg(const std::string& topic, const std::string& id,
+                                             int64_t delay_ms, int32_t priority,
+                                             const std::string& payload) {
+  core::NewMessage m{topic, id, payload, Millis(delay_ms), Millis(3'600'000), 10};
+  m.priority = priority;
+  return m;
+}
+
+core::Message BackendContractTest::SendMsg(core::NewMessage m) {
+  const std::string what = m.topic + "/" + m.msg_id;
+  Result<core::Message> r = b_->Send(std::move(m));
+  EXPECT_TRUE(r.has_value()) << "send " << what << ": " << r.error().ToString();
+  return r.has_value() ? *r : core::Message{};
+}
+
+namespace {
+
+// Counts answers of calls made without waiting; Wait() returns when `n` have come.
+class Countdown {
+ public:
+  explicit Countdown(size_t n) : left_(n) {}
+  void Done() {
+    std::lock_guard l(mu_);
+    if (--left_ == 0) cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock l(mu_);
+    cv_.wait(l, [&] { return left_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t left_;
+};
+
+}  // namespace
+
+std::vector<core::Message> BackendContractTest::SendAll(std::vector<core::NewMessage> msgs) {
+  // At most kWindow sends in flight: as many as a busy server sees, not so many that the last
+  // waits for its answer longer than a backend's reply timeout (Redis runs scripts one by one).
+  constexpr size_t kWindow = 256;
+  std::vector<Result<backend::Sent>> answers(msgs.size(), Internal("no answer"));
+  for (size_t start = 0; start < msgs.size(); start += kWindow) {
+    const size_t end = std::min(msgs.size(), start + kWindow);
+    Countdown countdown(end - start);
+    for (size_t i = start; i < end; ++i) {
+      h_->backend()->Send(std::move(msgs[i]), [&answers, &countdown, i](Result<backend::Sent> r) {
+        answers[i] = std::move(r);
+        countdown.Done();
+      });
+    }
+    countdown.Wait();
+  }
+  std::vector<core::Message> out;
+  for (Result<backend::Sent>& r : answers) {
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    out.push_back(r.has_value() ? std::move(r->message) : core::Message{});
+  }
+  return out;
+}
+
+void BackendContractTest::AckAll(const std::string& topic,
+                                 const std::vector<std::pair<std::string, bool>>& acks) {
+  std::vector<Status> answers(acks.size());
+  Countdown countdown(acks.size());
+  for (size_t i = 0; i < acks.size(); ++i) {
+    h_->backend()->Ack(topic, acks[i].first, acks[i].second, [&answers, &countdown, i](Status s) {
+      answers[i] = std::move(s);
+      countdown.Done();
+    });
+  }
+  countdown.Wait();
+  for (size_t i = 0; i < acks.size(); ++i) {
+    EXPECT_TRUE(answers[i].ok()) << (acks[i].second ? "ack " : "nack ") << acks[i].first << ": "
+                                 << answers[i].ToString();
+  }
+}
+
+backend::ListPage BackendContractTest::ListPage(const std::string& topic,
+                                                std::optional<MsgStatus> status, int32_t limit,
+                                                const std::string& cursor) {
+  Result<backend::ListPage> r = b_->ListMsg(backend::ListRequest{topic, status, limit, cursor});
+  EXPECT_TRUE(r.has_value()) << "listMsg " << topic << ": " << r.error().ToString();
+  return r.has_value() ? std::move(*r) : backend::ListPage{};
+}
+
+std::vector<core::Message> BackendContractTest::ListWalk(const std::string& topic,
+                                                         std::optional<MsgStatus> status,
+                                                         int32_t limit, int max_pages) {
+  std::vector<core::Message> all;
+  std::string cursor;
+  for (int page = 0; page < max_pages; ++page) {
+    backend::ListPage p = ListPage(topic, status, limit, cursor);
+    EXPECT_LE(p.messages.size(), static_cast<size_t>(limit));
+    for (core::Message& m : p.messages) all.push_back(std::move(m));
+    if (p.next_cursor.empty()) return all;
+    cursor = std::move(p.next_cursor);
+  }
+  ADD_FAILURE() << "listMsg walk of " << topic << " did not end within " << max_pages << " pages";
+  return all;
+}
+
+std::vector<std::string> BackendContractTest::ListWalkIds(const std::string& topic,
+                                                          std::optional<MsgStatus> status,
+                                                          int32_t limit) {
+  std::vector<std::string> ids;
+  for (const core::Message& m : ListWalk(topic, status, limit)) ids.push_back(m.record.msg_id);
+  return ids;
+}
+
+bool BackendContractTest::Restart() {
+  h_->Settle();
+  h_->backend()->SetReadyListener(nullptr);
+  const bool restarted = h_->Restart();
+  b_ = std::make_unique<testutil::SyncBackend>(h_->backend());
+  h_->backend()->SetReadyListener(&listener_);
+  return restarted;
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendContractTest);

@@ -30,41 +30,12 @@ struct EngineVariant {
 class EngineHarness final : public BackendHarness {
  public:
   EngineHarness(const HarnessOptions& o, const EngineVariant& v)
-      : clock_(o.start), scheduler_(&clock_) {
-    if (v.kv == EngineVariant::Kv::kMemory) {
-      kv_ = std::make_unique<storage::MemKv>();
-    } else {
-      dir_ = std::make_unique<testutil::TempDir>();
-      storage::RocksOptions ro;
-      ro.dir = dir_->path();
-      ro.sync_writes = v.kv == EngineVariant::Kv::kRocksSync;
-      ro.memtable_bytes = size_t{4} << 20;
-      ro.block_cache_bytes = size_t{4} << 20;
-      Result<std::unique_ptr<storage::RocksKv>> kv = storage::RocksKv::Open(ro);
-      if (!kv.has_value()) {
-        ADD_FAILURE() << kv.error().ToString();
-        kv_ = std::make_unique<storage::MemKv>();
-      } else {
-        kv_ = std::move(*kv);
-      }
-    }
-    store_ = std::make_unique<storage::MessageStore>(kv_.get(), "contract");
-    engine::EngineOptions e;
-    e.retention = o.retention;
-    e.topic_inactive = o.topic_inactive;
-    e.memory_horizon = v.memory_horizon;
-    e.load_chunk = v.load_chunk;
-    e.shards = 4;
-    engine_ = std::make_unique<engine::Engine>(e, store_.get(), &clock_, &scheduler_);
-    Status s = engine_->Recover();
-    if (!s.ok()) ADD_FAILURE() << s.ToString();
-    scheduler_.RunDue();  // the first retention purge
+      : options_(o), variant_(v), clock_(o.start), scheduler_(&clock_) {
+    if (v.kv != EngineVariant::Kv::kMemory) dir_ = std::make_unique<testutil::TempDir>();
+    OpenKv();
+    OpenEngine();
   }
-  ~EngineHarness() override {
-    engine_.reset();  // cancels its timers first
-    store_.reset();
-    kv_.reset();
-  }
+  ~EngineHarness() override { Close(); }
 
   backend::QueueBackend* backend() override { return engine_.get(); }
   base::ManualClock* clock() override { return &clock_; }
@@ -78,8 +49,57 @@ class EngineHarness final : public BackendHarness {
         kv_->Commit(storage::KvBatch(), [&done](Status) { done.set_value(); });
     if (!now) f.wait();
   }
+  // The engine closes and a new one recovers from the same store. Over RocksDB the database is
+  // closed and reopened from its directory; the memory KV outlives the engine, as a process's
+  // memory would not, but the engine keeps nothing of its own across.
+  bool Restart() override {
+    Settle();
+    Close(/*keep_kv=*/variant_.kv == EngineVariant::Kv::kMemory);
+    if (!kv_) OpenKv();
+    OpenEngine();
+    return true;
+  }
 
  private:
+  void OpenKv() {
+    if (variant_.kv == EngineVariant::Kv::kMemory) {
+      kv_ = std::make_unique<storage::MemKv>();
+      return;
+    }
+    storage::RocksOptions ro;
+    ro.dir = dir_->path();
+    ro.sync_writes = variant_.kv == EngineVariant::Kv::kRocksSync;
+    ro.memtable_bytes = size_t{4} << 20;
+    ro.block_cache_bytes = size_t{4} << 20;
+    Result<std::unique_ptr<storage::RocksKv>> kv = storage::RocksKv::Open(ro);
+    if (!kv.has_value()) {
+      ADD_FAILURE() << kv.error().ToString();
+      kv_ = std::make_unique<storage::MemKv>();
+    } else {
+      kv_ = std::move(*kv);
+    }
+  }
+  void OpenEngine() {
+    store_ = std::make_unique<storage::MessageStore>(kv_.get(), "contract");
+    engine::EngineOptions e;
+    e.retention = options_.retention;
+    e.topic_inactive = options_.topic_inactive;
+    e.memory_horizon = variant_.memory_horizon;
+    e.load_chunk = variant_.load_chunk;
+    e.shards = 4;
+    engine_ = std::make_unique<engine::Engine>(e, store_.get(), &clock_, &scheduler_);
+    Status s = engine_->Recover();
+    if (!s.ok()) ADD_FAILURE() << s.ToString();
+    scheduler_.RunDue();  // the first retention purge
+  }
+  void Close(bool keep_kv = false) {
+    engine_.reset();  // cancels its timers first
+    store_.reset();
+    if (!keep_kv) kv_.reset();
+  }
+
+  HarnessOptions options_;
+  EngineVariant variant_;
   base::ManualClock clock_;
   base::ManualScheduler scheduler_;
   std::unique_ptr<testutil::TempDir> dir_;

@@ -62,11 +62,10 @@ class RedisHarness final : public BackendHarness {
       conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
       sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }
-    redis::RedisBackendOptions bo;
-    bo.ns = "contract" + std::to_string(next.fetch_add(1));
-    bo.retention = o.retention;
-    bo.topic_inactive = o.topic_inactive;
-    backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), &clock_, &scheduler_);
+    options_.ns = "contract" + std::to_string(next.fetch_add(1));
+    options_.retention = o.retention;
+    options_.topic_inactive = o.topic_inactive;
+    backend_ = std::make_unique<redis::RedisBackend>(options_, sink_.get(), &clock_, &scheduler_);
   }
   ~RedisHarness() override {
     backend_.reset();
@@ -83,8 +82,16 @@ class RedisHarness final : public BackendHarness {
     backend_->Flush([&done] { done.set_value(); });
     done.get_future().wait();
   }
+  // A new backend over the same keyspace (what a restarted node sees); the connection stays.
+  bool Restart() override {
+    Settle();
+    backend_.reset();
+    backend_ = std::make_unique<redis::RedisBackend>(options_, sink_.get(), &clock_, &scheduler_);
+    return true;
+  }
 
  private:
+  redis::RedisBackendOptions options_;
   base::ManualClock clock_;
   base::ManualScheduler scheduler_;
   redis::EventLoop loop_;

@@ -1,4 +1,5 @@
 // Crash tests: the real binary on the embedded store, under concurrent produce and consume load,
+// and under sendMsgBatch load (each batch must be wholly present or wholly absent after a kill),
 // killed with SIGKILL at random moments and restarted on the same data directory, many times.
 // A ledger records every answered request; after each restart and at the end the store must
 // agree with it:
@@ -270,6 +271,105 @@ TEST_F(CrashTest, NothingAnsweredIsLostAcrossRepeatedKills) {
   EXPECT_GT(answered, 1000) << "the load was too light to mean anything";
   std::printf("crash test: %d kills, %ld answered sends, %zu messages in the ledger\n", kKills,
               static_cast<long>(answered), snapshot.size());
+}
+
+// sendMsgBatch is one atomic durable write (API-EXTENSIONS.md section 2): killed in the middle of
+// a batch load, the store holds each batch whole or not at all, and every answered batch whole.
+// The messages wait an hour, so nothing moves while the store is walked with listMsg.
+TEST_F(CrashTest, EachBatchIsWhollyPresentOrWhollyAbsentAfterKills) {
+  const int kKills = 8;
+  const int kPerBatch = 100;
+  const std::string topic = "batches";
+  std::mutex mu;
+  std::set<std::string> attempted, answered;
+  std::mt19937 rng(20261125);
+  auto produce = [&](std::atomic<bool>* stop, const std::string& prefix) {
+    auto conn = client::HttpConnection::Connect(server_.endpoint(), 1s);
+    if (!conn.has_value()) return;
+    for (int k = 0; !stop->load(); ++k) {
+      const std::string batch = prefix + "-" + std::to_string(k);
+      std::string body = R"({"topic":")" + topic + R"(","msgs":[)";
+      for (int i = 0; i < kPerBatch; ++i) {
+        body += (i ? "," : "") + std::string(R"({"msgId":")") + batch + "-" + std::to_string(i) +
+                R"(","msg":"x","delayMillis":3600000})";
+      }
+      body += "]}";
+      {
+        std::lock_guard lock(mu);
+        attempted.insert(batch);
+      }
+      auto r =
+          conn->Request("POST", "/camellia/delayQueue/sendMsgBatch", body, "application/json", 2s);
+      if (!r.has_value()) return;  // killed
+      auto doc = client::Json::Parse(r->body);
+      if (r->status != 200 || !doc.has_value() || (*doc)["code"].AsInt() != 200) continue;
+      int stored = 0;
+      for (const client::Json& item : (*doc)["results"].items()) {
+        stored += item["code"].AsInt() == 200 ? 1 : 0;
+      }
+      if (stored == kPerBatch) {
+        std::lock_guard lock(mu);
+        answered.insert(batch);
+      }
+    }
+  };
+  // Messages per batch, as listMsg walks the waiting ones.
+  auto count_batches = [&]() {
+    std::map<std::string, int> per_batch;
+    client::HttpConnection conn = *client::HttpConnection::Connect(server_.endpoint(), 2s);
+    std::string cursor;
+    for (int page = 0; page < 100'000; ++page) {
+      std::string target = "/camellia/delayQueue/listMsg?topic=" + topic + "&status=1&limit=1000";
+      if (!cursor.empty()) target += "&cursor=" + client::UrlEncode(cursor);
+      auto r = conn.Request("GET", target);
+      EXPECT_TRUE(r.has_value());
+      if (!r.has_value()) break;
+      auto doc = client::Json::Parse(r->body);
+      EXPECT_TRUE(doc.has_value() && (*doc)["code"].AsInt() == 200) << r->body.substr(0, 300);
+      if (!doc.has_value()) break;
+      for (const client::Json& m : (*doc)["delayMsgList"].items()) {
+        const std::string& id = m["msgId"].AsString();
+        ++per_batch[id.substr(0, id.rfind('-'))];
+      }
+      if ((*doc)["nextCursor"].is_null()) break;
+      cursor = (*doc)["nextCursor"].AsString();
+    }
+    return per_batch;
+  };
+  auto check = [&](const char* when) {
+    std::map<std::string, int> per_batch = count_batches();
+    std::lock_guard lock(mu);
+    for (const auto& [batch, n] : per_batch) {
+      EXPECT_TRUE(attempted.contains(batch)) << when << ": unknown batch " << batch;
+      EXPECT_EQ(n, kPerBatch) << when << ": batch " << batch << " is partly stored";
+    }
+    for (const std::string& batch : answered) {
+      EXPECT_TRUE(per_batch.contains(batch)) << when << ": answered batch " << batch << " is lost";
+    }
+    return per_batch.size();
+  };
+  size_t stored = 0;
+  for (int round = 0; round < kKills; ++round) {
+    Start({round % 2 == 0 ? "--sync-writes=false" : "--sync-writes=true"});
+    if (HasFatalFailure()) return;
+    check("after a restart");
+    if (HasFatalFailure()) return;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+      threads.emplace_back(produce, &stop, "b" + std::to_string(round) + "." + std::to_string(t));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 450));  // kill at random
+    server_.Kill();
+    stop = true;
+    for (auto& t : threads) t.join();
+  }
+  Start();
+  if (HasFatalFailure()) return;
+  stored = check("at the end");
+  EXPECT_GT(answered.size(), 50u) << "the load was too light to mean anything";
+  std::printf("batch crash test: %d kills, %zu batches attempted, %zu answered, %zu stored\n",
+              kKills, attempted.size(), answered.size(), stored);
 }
 
 }  // namespace

@@ -163,6 +163,64 @@ TEST_P(TwoNodesTest, BothNodesListTheSameTopics) {
   EXPECT_EQ(la.at("data").as_array().size(), 2u);
 }
 
+TEST_P(TwoNodesTest, MixedPrioritiesSentThroughOneNodeArePulledInPriorityOrderThroughTheOther) {
+  // Sent in an order that is neither the priority order nor its reverse; all ready at once.
+  const std::vector<std::pair<std::string, int>> sends = {
+      {"p0a", 0}, {"p5a", 5}, {"p9a", 9}, {"p0b", 0}, {"p3a", 3}, {"p9b", 9}, {"p5b", 5}};
+  for (const auto& [id, priority] : sends) {
+    ApiResponse r = api_a_->Queue("sendMsg", {{"topic", "prio"},
+                                              {"msgId", id},
+                                              {"msg", "m"},
+                                              {"delayMillis", "0"},
+                                              {"priority", std::to_string(priority)}});
+    ASSERT_EQ(r.code(), 200) << r.Describe();
+  }
+  // One later message of the top priority, ready after the others: still pulled before them.
+  ASSERT_EQ(api_a_
+                ->Queue("sendMsg", {{"topic", "prio"},
+                                    {"msgId", "p9late"},
+                                    {"msg", "m"},
+                                    {"delayMillis", "1000"},
+                                    {"priority", "9"}})
+                .code(),
+            200);
+  AdvanceBoth(1'000);
+  ApiResponse r = api_b_->Queue("pullMsg", {{"topic", "prio"}, {"batch", "3"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), (std::vector<std::string>{"p9a", "p9b", "p9late"}));
+  EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("priority").as_int64(), 9);
+  r = api_b_->Queue("pullMsg", {{"topic", "prio"}, {"batch", "10"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), (std::vector<std::string>{"p5a", "p5b", "p3a", "p0a", "p0b"}));
+}
+
+TEST_P(TwoNodesTest, ACountThroughOneNodeWakesALongPollParkedOnTheOther) {
+  ASSERT_EQ(api_a_
+                ->Queue("sendMsg", {{"topic", "cnt"},
+                                    {"msgId", "c"},
+                                    {"msg", "m"},
+                                    {"delayMillis", "3600000"},
+                                    {"countTrigger", "2"}})
+                .code(),
+            200);
+  ApiClient poller(b_.endpoint());
+  ASSERT_TRUE(
+      poller.BeginQueue("longPollingMsg", {{"topic", "cnt"}, {"longPollingTimeoutMillis", "60000"}})
+          .ok());
+  ASSERT_TRUE(api_b_->WaitParked(1));
+  ApiResponse c = api_a_->Queue("countMsg", {{"topic", "cnt"}, {"msgId", "c"}});
+  ASSERT_EQ(c.code(), 200) << c.Describe();
+  EXPECT_EQ(c.at("delayMsg").at("status").as_int64(), 1);  // 1 of 2: still waiting
+  EXPECT_EQ(api_b_->ParkedLongPolls(), 1);
+  c = api_a_->Queue("countMsg", {{"topic", "cnt"}, {"msgId", "c"}});
+  ASSERT_EQ(c.code(), 200) << c.Describe();
+  EXPECT_EQ(c.at("delayMsg").at("status").as_int64(), 2);
+  // Answered through the publication: no clock moves.
+  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), std::vector<std::string>{"c"});
+}
+
 INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Cluster" : "Standalone";

@@ -20,8 +20,10 @@
 #include <map>
 #include <sstream>
 
+#include "base/log.h"
 #include "storage/codec.h"
 #include "storage/rocksdb/rocks_kv_impl.h"
+#include "storage/upgrade.h"
 
 namespace chronoq::storage {
 namespace {
@@ -176,7 +178,7 @@ class RocksIterator final : public KvIterator {
 };
 
 // Reads the directory's identity and decides whether it may be used.
-Status CheckDirectory(const fs::path& dir, bool* fresh) {
+Status CheckDirectory(const fs::path& dir, bool* fresh, int* version_out) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
@@ -217,14 +219,31 @@ Status CheckDirectory(const fs::path& dir, bool* fresh) {
         "docs/storage-format.md)",
         dir.string(), kMarkerFile));
   }
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     return InvalidArgument(fmt::format(
         "data directory {} holds a chronoq store of format version {}, but this chronoq reads "
-        "version {}; it was left untouched (see docs/storage-format.md)",
-        dir.string(), version, kFormatVersion));
+        "versions {} to {}; it was left untouched (see docs/storage-format.md)",
+        dir.string(), version, kOldestFormatVersion, kFormatVersion));
   }
   *fresh = false;
+  *version_out = version;
   return Status::Ok();
+}
+
+// Writes the marker with this build's format version into the (locked) marker file and fsyncs
+// it. A fresh store's file is emptied first; an upgraded store's marker is overwritten in place
+// (same length: only the version digits change), so that a crash leaves either version readable.
+bool WriteMarker(int fd, bool fresh) {
+  std::string marker = fmt::format(
+      "chronoq store\nformat {}\nThis directory is a chronoq data directory "
+      "(docs/storage-format.md).\n",
+      kFormatVersion);
+  if (fresh && ::ftruncate(fd, 0) != 0) return false;
+  if (::pwrite(fd, marker.data(), marker.size(), 0) != static_cast<ssize_t>(marker.size())) {
+    return false;
+  }
+  if (!fresh && ::ftruncate(fd, static_cast<off_t>(marker.size())) != 0) return false;
+  return ::fsync(fd) == 0;
 }
 
 // Takes the directory lock (held while the store is open).
@@ -265,9 +284,13 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
       t.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
       t.metadata_block_size = 4096;
       t.pin_top_level_index_and_filter = true;
+      // And in the memtables: a send looks its msgId up first, and a new one is a miss there too.
+      o.memtable_whole_key_filtering = true;
+      o.memtable_prefix_bloom_size_ratio = 0.02;
       break;
     case Cf::kVis:
     case Cf::kRetention:
+    case Cf::kEnded:
       // Queue-shaped ranges: deleted at the head. Compact files full of tombstones early, so
       // that a walk from the start (at recovery) does not wade through them.
       o.table_properties_collector_factories.emplace_back(
@@ -330,11 +353,12 @@ RocksKv::RocksKv(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   fs::path dir(options.dir);
   bool fresh = false;
-  CQ_RETURN_IF_ERROR(CheckDirectory(dir, &fresh));
+  int version = kFormatVersion;
+  CQ_RETURN_IF_ERROR(CheckDirectory(dir, &fresh, &version));
   CQ_ASSIGN_OR_RETURN(int lock_fd, LockDirectory(dir));
   if (fresh) {
     // Under the lock now: another server may have created the store since the first look.
-    Status again = CheckDirectory(dir, &fresh);
+    Status again = CheckDirectory(dir, &fresh, &version);
     if (!again.ok()) {
       ::close(lock_fd);
       return again;
@@ -344,13 +368,7 @@ Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   impl->options = options;
   impl->lock_fd = lock_fd;
   if (fresh) {
-    std::string marker = fmt::format(
-        "chronoq store\nformat {}\nThis directory is a chronoq data directory "
-        "(docs/storage-format.md).\n",
-        kFormatVersion);
-    if (::ftruncate(lock_fd, 0) != 0 ||
-        ::pwrite(lock_fd, marker.data(), marker.size(), 0) != static_cast<ssize_t>(marker.size()) ||
-        ::fsync(lock_fd) != 0) {
+    if (!WriteMarker(lock_fd, /*fresh=*/true)) {
       ::close(lock_fd);
       return IOError(fmt::format("cannot write {}/{}", options.dir, kMarkerFile));
     }
@@ -396,7 +414,21 @@ Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   impl->default_cf = handles[0];
   impl->cfs.assign(handles.begin() + 1, handles.end());
   impl->StartCommitter();
-  return std::unique_ptr<RocksKv>(new RocksKv(std::move(impl)));
+  std::unique_ptr<RocksKv> kv(new RocksKv(std::move(impl)));
+  if (!fresh && version < kFormatVersion) {
+    // An older store: migrated in place, then marked with this format (docs/storage-format.md).
+    CQ_LOG_INFO("cq.storage", "data directory {}: upgrading the store from format {} to {}",
+                options.dir, version, kFormatVersion);
+    Status up = UpgradeStore(kv.get(), version);
+    if (!up.ok()) {
+      return Status(up.code(), fmt::format("upgrading the store in {} from format {}: {}",
+                                           options.dir, version, up.message()));
+    }
+    if (!WriteMarker(kv->impl_->lock_fd, /*fresh=*/false)) {
+      return IOError(fmt::format("cannot write {}/{}", options.dir, kMarkerFile));
+    }
+  }
+  return kv;
 }
 
 void RocksKv::Close() { impl_->StopCommitter(); }
@@ -421,6 +453,34 @@ Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
   if (s.IsNotFound()) return std::optional<std::string>();
   if (!s.ok()) return FromRocks(s, "read");
   return std::optional<std::string>(std::move(value));
+}
+
+Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
+    Cf cf, const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> out(keys.size());
+  // The overlay's answers first (batches not yet durable), then one batched read for the rest.
+  std::vector<size_t> from_db;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (auto pending = impl_->OverlayGet(cf, keys[i])) {
+      out[i] = std::move(*pending);
+    } else {
+      from_db.push_back(i);
+    }
+  }
+  if (from_db.empty()) return out;
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(from_db.size());
+  for (size_t i : from_db) slices.emplace_back(keys[i]);
+  std::vector<rocksdb::PinnableSlice> values(from_db.size());
+  std::vector<rocksdb::Status> statuses(from_db.size());
+  impl_->db->MultiGet(rocksdb::ReadOptions(), impl_->cfs[static_cast<int>(cf)], slices.size(),
+                      slices.data(), values.data(), statuses.data());
+  for (size_t j = 0; j < from_db.size(); ++j) {
+    if (statuses[j].IsNotFound()) continue;
+    if (!statuses[j].ok()) return FromRocks(statuses[j], "read");
+    out[from_db[j]] = values[j].ToString();
+  }
+  return out;
 }
 
 std::unique_ptr<KvIterator> RocksKv::Scan(Cf cf, std::string lower, std::string upper) {

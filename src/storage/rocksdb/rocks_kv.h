@@ -34,14 +34,19 @@ struct RocksOptions {
 
 class RocksKv final : public KvStore {
  public:
-  // Opens the store in options.dir, creating it in a missing or empty directory. Refuses, leaving
-  // the directory untouched: a non-empty directory that is not a chronoq store, a store of
-  // another format version (kInvalidArgument); a directory another server has open
-  // (kUnavailable); RocksDB errors (kIOError, kCorruption).
+  // Opens the store in options.dir, creating it in a missing or empty directory. A store of an
+  // older format (kOldestFormatVersion..) is upgraded in place first (storage/upgrade.h), then
+  // marked with kFormatVersion. Refuses, leaving the directory untouched: a non-empty directory
+  // that is not a chronoq store, a store of a newer or unknown format version
+  // (kInvalidArgument); a directory another server has open (kUnavailable); RocksDB errors
+  // (kIOError, kCorruption). A failed upgrade is reported with its error; the store keeps its
+  // old format version and the next open tries again.
   static Result<std::unique_ptr<RocksKv>> Open(const RocksOptions& options);
   ~RocksKv() override;
 
   Result<std::optional<std::string>> Get(Cf cf, std::string_view key) override;
+  Result<std::vector<std::optional<std::string>>> MultiGet(
+      Cf cf, const std::vector<std::string>& keys) override;
   std::unique_ptr<KvIterator> Scan(Cf cf, std::string lower, std::string upper) override;
   std::optional<Status> Commit(KvBatch batch, UniqueFunction<void(Status)> done) override;
   void SetFailureHandler(UniqueFunction<void(Status)> handler) override;

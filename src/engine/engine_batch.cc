@@ -1,0 +1,232 @@
+// Sends and acks of the Engine (engine.h), one message or a batch of one topic: either way one
+// shard lock, one store batch (one group commit) and one answer. Send and Ack are batches of one.
+#include <algorithm>
+
+#include "base/random.h"
+#include "core/state_machine.h"
+#include "engine/answer.h"
+#include "engine/engine.h"
+
+namespace chronoq::engine {
+
+using core::MessageRecord;
+using core::MsgStatus;
+using core::Phase;
+
+Result<Engine::Prior> Engine::FindPrior(const Topic& t, const Effects& fx,
+                                        const std::string& msg_id) {
+  Prior prior;
+  auto just_ended = std::find_if(fx.advanced.finalized.begin(), fx.advanced.finalized.end(),
+                                 [&](const EndedByTime& e) { return e.after.msg_id == msg_id; });
+  if (const MessageRecord* live = t.FindLive(msg_id)) {
+    prior.existing = t.Copy(*live);
+  } else if (just_ended != fx.advanced.finalized.end()) {
+    prior.replaced = just_ended->after;  // ended by time in this step: not stored yet
+  } else {
+    CQ_ASSIGN_OR_RETURN(std::optional<MessageRecord> stored,
+                        store_->GetRecord(t.name(), msg_id, false));
+    if (stored && stored->phase != Phase::kEnded) {
+      prior.existing = std::move(*stored);  // a far waiting message
+    } else if (stored) {
+      prior.replaced = std::move(*stored);
+    }
+  }
+  if (prior.existing) {
+    CQ_ASSIGN_OR_RETURN(std::optional<std::string> payload, store_->GetPayload(t.name(), msg_id));
+    if (payload) prior.existing->payload = std::move(*payload);
+  }
+  return prior;
+}
+
+void Engine::SendBatch(std::vector<core::NewMessage> msgs,
+                       Callback<Result<std::vector<backend::Sent>>> done) {
+  if (msgs.empty()) {
+    done(std::vector<backend::Sent>());
+    return;
+  }
+  // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
+  // idempotence or replacement lookups for it.
+  std::vector<bool> generated(msgs.size());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    generated[i] = msgs[i].msg_id.empty();
+    if (generated[i]) msgs[i].msg_id = base::NewMsgId();
+  }
+  const std::string topic = msgs.front().topic;
+  Shard& shard = ShardFor(topic);
+  Effects fx{topic, {}, 0, false};
+  Answer<Result<std::vector<backend::Sent>>> answer(std::move(done));
+  std::optional<Status> outcome;
+  {
+    base::MutexLock lock(shard.mu);
+    const bool created = Find(shard, topic) == nullptr;
+    bool refused = false;
+    Slot& slot = FindOrCreate(shard, topic);
+    Topic& t = *slot.topic;
+    Batch batch = store_->NewBatch();
+    TimePoint now = Advance(slot, fx, batch);
+    t.Touch(now);
+
+    // An in-life message with an item's id answers that item (idempotence); an ended one is
+    // replaced. A failed lookup fails the whole batch.
+    std::vector<Prior> priors(msgs.size());
+    Status lookup;
+    size_t fresh = 0;
+    for (size_t i = 0; i < msgs.size() && lookup.ok(); ++i) {
+      if (!generated[i]) {
+        Result<Prior> prior = FindPrior(t, fx, msgs[i].msg_id);
+        if (!prior.has_value()) {
+          lookup = prior.error();
+          break;
+        }
+        priors[i] = std::move(prior).value();
+      }
+      if (!priors[i].existing) ++fresh;
+    }
+    if (!lookup.ok() || fresh == 0) {
+      if (lookup.ok()) {
+        std::vector<backend::Sent> out;
+        out.reserve(msgs.size());
+        for (Prior& p : priors) {
+          MsgStatus status = core::StatusAt(*p.existing, now);
+          out.push_back(backend::Sent{core::Message{std::move(*p.existing), status}, true});
+        }
+        answer.Set(std::move(out));
+      } else {
+        answer.Set(lookup);
+      }
+      std::optional<Status> ignored;
+      CommitFor(
+          &slot, std::move(batch), [](Status) {}, &ignored);  // what Advance ended
+      outcome = Status::Ok();
+    } else {
+      // What memory takes once the write is accepted: far ones are only counted.
+      struct Held {
+        bool far;
+        MessageRecord rec;  // near: without payload; far: visible_at only
+      };
+      std::vector<Held> held;
+      held.reserve(fresh);
+      std::vector<backend::Sent> out;
+      out.reserve(msgs.size());
+      uint64_t seq = AllocSeqs(batch, fresh);
+      for (size_t i = 0; i < msgs.size(); ++i) {
+        Prior& p = priors[i];
+        if (p.existing) {
+          MsgStatus status = core::StatusAt(*p.existing, now);
+          out.push_back(backend::Sent{core::Message{std::move(*p.existing), status}, true});
+          continue;
+        }
+        MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
+        WriteTransition(batch, nullptr, rec);
+        batch.PutPayload(rec);
+        if (p.replaced) batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
+        const MsgStatus status = core::StatusAt(rec, now);
+        fx.ready = fx.ready || status == MsgStatus::kReady;
+        if (t.IsFar(rec.visible_at, rec.seq)) {
+          MessageRecord at;
+          at.visible_at = rec.visible_at;
+          held.push_back(Held{true, std::move(at)});
+        } else {
+          held.push_back(Held{false, core::CopyWithoutPayload(rec)});
+        }
+        out.push_back(backend::Sent{core::Message{std::move(rec), status}, false});
+      }
+      answer.Set(std::move(out));
+      if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
+        for (Held& h : held) {
+          if (h.far) {
+            t.AddFar(h.rec.visible_at, 1, now);
+          } else {
+            t.Insert(std::move(h.rec), now);
+          }
+        }
+      } else {
+        refused = true;
+        fx.ready = false;
+      }
+    }
+    if (refused && created && slot.topic->empty()) {
+      // The topic came with the refused send: it goes with it (unlisted, as before).
+      if (slot.timer != 0) scheduler_->Cancel(slot.timer);
+      shard.topics.erase(topic);
+    } else {
+      Reschedule(slot);
+    }
+  }
+  Report(fx);
+  if (outcome) answer.Finish(*outcome);
+}
+
+void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
+                      Callback<Result<std::vector<Status>>> done) {
+  Shard& shard = ShardFor(topic);
+  Effects fx{topic, {}, 0, false};
+  Answer<Result<std::vector<Status>>> answer(std::move(done));
+  std::optional<Status> outcome = Status::Ok();
+  {
+    base::MutexLock lock(shard.mu);
+    Slot* slot = Find(shard, topic);
+    Batch batch = store_->NewBatch();
+    TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
+    std::vector<Status> results(items.size());
+    std::vector<MessageRecord> changed;  // the new records, without payload
+    int64_t ended = 0;
+    bool ready = false;
+    Status read;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const backend::AckItem& item = items[i];
+      const core::Event event{item.ack ? core::EventKind::kAck : core::EventKind::kNack, Millis(0),
+                              0, item.reason};
+      const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(item.msg_id) : nullptr;
+      if (live == nullptr) {
+        // Not held: unknown, ended, or far (never delivered): neither ack nor nack applies.
+        Result<MessageRecord> stored = FindStored(topic, item.msg_id, now, false);
+        if (!stored.has_value() && stored.error().code() != Errc::kNotFound) {
+          read = stored.error();
+          break;
+        }
+        results[i] =
+            stored.has_value() ? core::Apply(*stored, event, now).status() : stored.error();
+        continue;
+      }
+      MessageRecord before = slot->topic->Copy(*live);
+      Result<MessageRecord> next = core::Apply(before, event, now);
+      if (!next.has_value()) {
+        results[i] = next.error();
+        continue;
+      }
+      WriteTransition(batch, &before, *next);
+      if (!item.ack) {
+        const bool end = next->phase == Phase::kEnded;
+        ended += end ? 1 : 0;
+        ready = ready || !end;
+      }
+      changed.push_back(std::move(next).value());
+    }
+    if (!read.ok() || changed.empty()) {
+      // Nothing to write for the items; what Advance ended on the way is written all the same.
+      if (read.ok()) {
+        answer.Set(std::move(results));
+      } else {
+        answer.Set(read);
+      }
+      std::optional<Status> ignored;
+      CommitFor(
+          slot, std::move(batch), [](Status) {}, &ignored);
+    } else {
+      answer.Set(std::move(results));
+      if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
+        Topic& t = *slot->topic;
+        t.Touch(now);
+        fx.ended = ended;
+        fx.ready = ready;
+        for (MessageRecord& r : changed) t.Update(std::move(r), now);
+      }
+    }
+    if (slot != nullptr) Reschedule(*slot);
+  }
+  Report(fx);
+  if (outcome) answer.Finish(*outcome);
+}
+
+}  // namespace chronoq::engine

@@ -1,0 +1,193 @@
+// The Lua every script of the Redis backend starts with (docs/redis.md), as a string-literal
+// macro that scripts*.cc paste in front of each script's own text. Private to src/redis/.
+//
+// What it defines: the record (a hash), its status at `now` (core::StatusAt), its natural end
+// (core::NaturalEndTime), moves between the sets, the statistics every reply starts with. Times
+// are epoch milliseconds; records keep them as the strings the node sent (exact beyond 2^53);
+// numbers are only compared, and sums go through the decimal helpers of CQ_LUA_DECIMAL.
+//
+// Record fields: p payload, pt produce, tt trigger, et expire, mr maxRetry, r deliveries,
+// ph phase (0 pending, 1 delivered, 2 ended), es end status, va visible at, ea ended at, sq seq,
+// and since issue 14 pr priority, ct countTrigger, c count, le lastError (absent: 0, 0, 0, '',
+// so records written before read right; they are written only when they differ from that).
+//
+// Sets, by priority level l (0..9): pending (by visible at) and delivered (by ack deadline) are
+// 'p' and 'd' for level 0 (the names from before priorities, so an older keyspace keeps
+// working) and 'p<l>' and 'd<l>' above; 'pl' holds the levels above 0 that may have members.
+// 'e' holds in-life messages by natural end, 'x<status>' ended ones (4..7) by end time, trimmed
+// by the retention. Members are the zero-padded seq followed by the msgId.
+#pragma once
+
+#define CQ_LUA_COMMON                                                                            \
+  "local P = KEYS[1]\n"                                                                          \
+  "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH = 0, 0, 0, 0, 0, 0\n"                                \
+  "local function pk(l) if l == 0 then return P..'p' end return P..'p'..l end\n"                 \
+  "local function dk(l) if l == 0 then return P..'d' end return P..'d'..l end\n"                 \
+  "local LV\n"                                                                                   \
+  "local function levels()\n" /* in use, highest first; 0 always, last */                        \
+  "  if LV then return LV end\n"                                                                 \
+  "  LV = {}\n"                                                                                  \
+  "  for _, x in ipairs(redis.call('SMEMBERS', P..'pl')) do\n"                                   \
+  "    local l = tonumber(x)\n"                                                                  \
+  "    if redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l)) > 0 then LV[#LV+1] = l\n"      \
+  "    else redis.call('SREM', P..'pl', x) end\n"                                                \
+  "  end\n"                                                                                      \
+  "  table.sort(LV, function(a, b) return a > b end)\n"                                          \
+  "  LV[#LV+1] = 0\n"                                                                            \
+  "  return LV\n"                                                                                \
+  "end\n"                                                                                        \
+  "local function zadd_level(set, l, score, member)\n"                                           \
+  "  if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                    \
+  "  redis.call('ZADD', set == 'p' and pk(l) or dk(l), score, member)\n"                         \
+  "end\n"                                                                                        \
+  "local function account(now_arg, now)\n"                                                       \
+  "  local wm = redis.call('GET', P..'wm')\n"                                                    \
+  "  if wm and tonumber(wm) >= now then return end\n"                                            \
+  "  redis.call('SET', P..'wm', now_arg)\n"                                                      \
+  "  if not wm then return end\n"                                                                \
+  "  local first\n"                                                                              \
+  "  for _, l in ipairs(levels()) do\n"                                                          \
+  "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                            \
+  "    local n = redis.call('ZCOUNT', pk(l), '('..wm, now_arg)\n"                                \
+  "    if n > 0 then\n"                                                                          \
+  "      TRIG = TRIG + n\n"                                                                      \
+  "      local f = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES', "          \
+  "'LIMIT', 0, 1)\n"                                                                             \
+  "      local fs = tonumber(f[2])\n"                                                            \
+  "      if not first or fs < first then first = fs end\n"                                       \
+  "      if n <= 10000 then\n"                                                                   \
+  "        local all = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES')\n"     \
+  "        for i = 2, #all, 2 do GSUM = GSUM + now - tonumber(all[i]) end\n"                     \
+  "      else\n"                                                                                 \
+  "        local last = redis.call('ZREVRANGEBYSCORE', pk(l), now_arg, '('..wm, 'WITHSCORES', "  \
+  "'LIMIT', 0, 1)\n"                                                                             \
+  "        GSUM = GSUM + n * (now - (fs + tonumber(last[2])) / 2)\n"                             \
+  "      end\n"                                                                                  \
+  "    end\n"                                                                                    \
+  "  end\n"                                                                                      \
+  "  if first then GMAX = now - first end\n"                                                     \
+  "end\n"                                                                                        \
+  "local function reply(t)\n"                                                                    \
+  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED, EXH})\n"                                 \
+  "  return t\n"                                                                                 \
+  "end\n"                                                                                        \
+  "local F = {'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le'}\n"            \
+  "local DEF = {pr='0', ct='0', c='0', le=''}\n"                                                 \
+  "local function load(id, with_payload)\n"                                                      \
+  "  local v = redis.call('HMGET', P..'r:'..id, 'pt','tt','et','mr','r','ph','es','va','ea',"    \
+  "'sq','pr','ct','c','le','p')\n"                                                               \
+  "  if not v[1] then return nil end\n"                                                          \
+  "  local m = {id=id, raw={}}\n"                                                                \
+  "  for i, f in ipairs(F) do local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = tonumber(x) end\n"  \
+  "  m.raw.p = with_payload and v[15] or ''\n"                                                   \
+  "  m.member = string.format('%016d', m.sq)..id\n"                                              \
+  "  return m\n"                                                                                 \
+  "end\n"                                                                                        \
+  "local function natural_end(m)\n"                                                              \
+  "  if m.ph == 2 then return m.ea, m.raw.ea end\n"                                              \
+  "  if m.r >= m.mr + 1 and m.va < m.et then return m.va, m.raw.va end\n"                        \
+  "  return m.et, m.raw.et\n"                                                                    \
+  "end\n"                                                                                        \
+  "local function status(m, now)\n"                                                              \
+  "  if m.ph == 2 then return m.es end\n"                                                        \
+  "  if now >= natural_end(m) then if m.r == 0 then return 5 else return 6 end end\n"            \
+  "  if m.va > now then if m.ph == 0 then return 1 else return 3 end end\n"                      \
+  "  return 2\n"                                                                                 \
+  "end\n"                                                                                        \
+  "local function purged(m, now, retention)\n"                                                   \
+  "  return now >= natural_end(m) + retention\n"                                                 \
+  "end\n"                                                                                        \
+  "local function flat(m)\n"                                                                     \
+  "  local out = {m.id, m.raw.p}\n"                                                              \
+  "  for _, f in ipairs(F) do out[#out+1] = m.raw[f] end\n"                                      \
+  "  return out\n"                                                                               \
+  "end\n"                                                                                        \
+  "local function with_tag(tag, m)\n"                                                            \
+  "  local out = flat(m)\n"                                                                      \
+  "  table.insert(out, 1, tag)\n"                                                                \
+  "  return out\n"                                                                               \
+  "end\n"                                                                                        \
+  "local function set_fields(m, ...)\n"                                                          \
+  "  local a = {...}\n"                                                                          \
+  "  for i = 1, #a, 2 do m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1]) end\n"                 \
+  "  redis.call('HSET', P..'r:'..m.id, ...)\n"                                                   \
+  "end\n"                                                                                        \
+  "local function trim_ended(st, now, retention)\n"                                              \
+  "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n" \
+  "end\n"                                                                                        \
+  "local function finish(m, st, at_raw, now, retention, by_time)\n"                              \
+  "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                 \
+  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"           \
+  "  redis.call('ZREM', P..'e', m.member)\n"                                                     \
+  "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                               \
+  "  local left = tonumber(at_raw) + retention - now\n"                                          \
+  "  if left <= 0 then redis.call('DEL', P..'r:'..m.id); return end\n"                           \
+  "  redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left))\n"                          \
+  "  redis.call('ZADD', P..'x'..st, at_raw, m.member)\n"                                         \
+  "  trim_ended(st, now, retention)\n"                                                           \
+  "end\n"                                                                                        \
+  "local function unindex(m)\n" /* a record about to be replaced or forgotten */                 \
+  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"           \
+  "  redis.call('ZREM', P..'e', m.member)\n"                                                     \
+  "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                         \
+  "end\n"                                                                                        \
+  "local function next_visible(now_arg)\n"                                                       \
+  "  local n = ''\n"                                                                             \
+  "  local keys = {P..'e'}\n"                                                                    \
+  "  for _, l in ipairs(levels()) do keys[#keys+1] = pk(l); keys[#keys+1] = dk(l) end\n"         \
+  "  for _, k in ipairs(keys) do\n"                                                              \
+  "    local x = redis.call('ZRANGEBYSCORE', k, '('..now_arg, '+inf', 'WITHSCORES', "            \
+  "'LIMIT', 0, 1)\n"                                                                             \
+  "    if x[2] and (n == '' or tonumber(x[2]) < tonumber(n)) then n = x[2] end\n"                \
+  "  end\n"                                                                                      \
+  "  return n\n"                                                                                 \
+  "end\n"                                                                                        \
+  "local function finish_due(now_arg, now, retention)\n"                                         \
+  "  local due = redis.call('ZRANGEBYSCORE', P..'e', '-inf', now_arg, 'LIMIT', 0, 1000)\n"       \
+  "  for _, member in ipairs(due) do\n"                                                          \
+  "    local m = load(string.sub(member, 17), false)\n"                                          \
+  "    if m and m.member == member and m.ph ~= 2 then\n"                                         \
+  "      local st = status(m, now)\n"                                                            \
+  "      if st >= 4 then local _, at = natural_end(m); finish(m, st, at, now, retention, true) " \
+  "end\n"                                                                                        \
+  "    else redis.call('ZREM', P..'e', member) end\n"                                            \
+  "  end\n"                                                                                      \
+  "end\n"
+
+// Exact arithmetic on non-negative decimal strings up to 2^63 - 1 (Lua numbers are doubles,
+// exact only to 2^53): dadd saturates as core's SaturatingAdd does; dsub needs a >= b.
+#define CQ_LUA_DECIMAL                                                                        \
+  "local MAXI = '9223372036854775807'\n"                                                      \
+  "local function dcmp(a, b)\n"                                                               \
+  "  if #a ~= #b then return #a < #b and -1 or 1 end\n"                                       \
+  "  for i = 1, #a do\n"                                                                      \
+  "    local x, y = string.byte(a, i), string.byte(b, i)\n"                                   \
+  "    if x ~= y then return x < y and -1 or 1 end\n"                                         \
+  "  end\n"                                                                                   \
+  "  return 0\n"                                                                              \
+  "end\n"                                                                                     \
+  "local function digits(out)\n"                                                              \
+  "  local r = string.gsub(string.reverse(table.concat(out)), '^0+', '')\n"                   \
+  "  if r == '' then return '0' end\n"                                                        \
+  "  return r\n"                                                                              \
+  "end\n"                                                                                     \
+  "local function dadd(a, b)\n"                                                               \
+  "  local out, carry, i, j = {}, 0, #a, #b\n"                                                \
+  "  while i > 0 or j > 0 or carry > 0 do\n"                                                  \
+  "    local s = carry + (i > 0 and string.byte(a, i) - 48 or 0) + "                          \
+  "(j > 0 and string.byte(b, j) - 48 or 0)\n"                                                 \
+  "    out[#out+1] = s % 10; carry = math.floor(s / 10); i = i - 1; j = j - 1\n"              \
+  "  end\n"                                                                                   \
+  "  local r = digits(out)\n"                                                                 \
+  "  if dcmp(r, MAXI) > 0 then return MAXI end\n"                                             \
+  "  return r\n"                                                                              \
+  "end\n"                                                                                     \
+  "local function dsub(a, b)\n"                                                               \
+  "  local out, borrow, i, j = {}, 0, #a, #b\n"                                               \
+  "  while i > 0 do\n"                                                                        \
+  "    local s = string.byte(a, i) - 48 - borrow - (j > 0 and string.byte(b, j) - 48 or 0)\n" \
+  "    if s < 0 then s = s + 10; borrow = 1 else borrow = 0 end\n"                            \
+  "    out[#out+1] = s; i = i - 1; j = j - 1\n"                                               \
+  "  end\n"                                                                                   \
+  "  return digits(out)\n"                                                                    \
+  "end\n"

@@ -1,0 +1,150 @@
+// RedisBackend on a keyspace written before issue 14 (brief decision 9): records without the
+// priority, count and last-error fields, pending and delivered messages in the sets 'p' and 'd'
+// of the time before priority levels. Written here field by field as the send and pull scripts
+// of that time wrote them; the backend of today must read, pull, list, ack and count them.
+#include "redis/redis_backend.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "redis/command_sink.h"
+#include "redis/connection.h"
+#include "redis/event_loop.h"
+#include "tests/testutil/redis_servers.h"
+#include "tests/testutil/sync_backend.h"
+
+namespace chronoq::redis {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'040'000;
+
+class OldKeyspaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = redis_.Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    Result<testutil::RedisConn> c = testutil::RedisConn::Connect(redis_.port());
+    ASSERT_TRUE(c.has_value()) << c.error().ToString();
+    raw_ = std::make_unique<testutil::RedisConn>(std::move(*c));
+    ConnectionOptions co;
+    co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
+    conn_ = std::make_unique<RedisConnection>(&loop_, co);
+    sink_ = std::make_unique<SingleServer>(conn_.get());
+  }
+  void StartBackend() {
+    RedisBackendOptions o;
+    o.ns = "old";
+    backend_ = std::make_unique<RedisBackend>(o, sink_.get(), &clock_, &scheduler_);
+    b_ = std::make_unique<testutil::SyncBackend>(backend_.get());
+  }
+  void TearDown() override {
+    b_.reset();
+    backend_.reset();
+  }
+  void Raw(const std::vector<std::string>& args) {
+    Result<testutil::RedisReply> r = raw_->Command(args);
+    ASSERT_TRUE(r.has_value() && !r->is_error()) << args[0];
+  }
+  // A record as the scripts before issue 14 left it: phase 0 pending, 1 delivered.
+  void OldRecord(const std::string& id, int seq, int64_t trigger, int phase, int64_t visible,
+                 int retry) {
+    const std::string p = "cq:{old:t}:";
+    const std::string member = fmt::format("{:016d}{}", seq, id);
+    const int64_t expire = trigger + 3'600'000;
+    Raw({"HSET", p + "r:" + id,
+         "p",    "body " + id,
+         "pt",   std::to_string(kNow - 10'000),
+         "tt",   std::to_string(trigger),
+         "et",   std::to_string(expire),
+         "mr",   "3",
+         "r",    std::to_string(retry),
+         "ph",   std::to_string(phase),
+         "es",   "1",
+         "va",   std::to_string(visible),
+         "ea",   "0",
+         "sq",   std::to_string(seq)});
+    Raw({"ZADD", p + (phase == 0 ? "p" : "d"), std::to_string(visible), member});
+    Raw({"ZADD", p + "e", std::to_string(expire), member});
+    Raw({"SET", p + "seq", std::to_string(seq)});
+  }
+
+  testutil::RedisStandalone redis_;
+  std::unique_ptr<testutil::RedisConn> raw_;
+  base::ManualClock clock_{FromEpochMs(kNow)};
+  base::ManualScheduler scheduler_{&clock_};
+  EventLoop loop_;
+  std::unique_ptr<RedisConnection> conn_;
+  std::unique_ptr<CommandSink> sink_;
+  std::unique_ptr<RedisBackend> backend_;
+  std::unique_ptr<testutil::SyncBackend> b_;
+};
+
+std::vector<std::string> Ids(const std::vector<core::Message>& ms) {
+  std::vector<std::string> out;
+  for (const core::Message& m : ms) out.push_back(m.record.msg_id);
+  return out;
+}
+
+TEST_F(OldKeyspaceTest, RecordsWrittenBeforePrioritiesKeepWorking) {
+  OldRecord("ready", 1, kNow - 5'000, 0, kNow - 5'000, 0);
+  OldRecord("waiting", 2, kNow + 60'000, 0, kNow + 60'000, 0);
+  OldRecord("consuming", 3, kNow - 8'000, 1, kNow + 20'000, 1);
+  StartBackend();
+
+  Result<core::Message> m = b_->Get("t", "ready");
+  ASSERT_TRUE(m.has_value()) << m.error().ToString();
+  EXPECT_EQ(m->status, core::MsgStatus::kReady);
+  EXPECT_EQ(m->record.priority, 0);
+  EXPECT_EQ(m->record.count_trigger, 0);
+  EXPECT_EQ(m->record.count, 0);
+  EXPECT_EQ(m->record.last_error, "");
+  EXPECT_EQ(m->record.payload, "body ready");
+
+  Result<core::TopicInfo> info = b_->Info("t");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->waiting, 1);
+  EXPECT_EQ(info->ready, 1);
+  EXPECT_EQ(info->consuming, 1);
+
+  // Listed in each status, in the default walk WAITING, READY, CONSUMING.
+  Result<backend::ListPage> page = b_->ListMsg(backend::ListRequest{"t", std::nullopt, 10, ""});
+  ASSERT_TRUE(page.has_value()) << page.error().ToString();
+  EXPECT_EQ(Ids(page->messages), (std::vector<std::string>{"waiting", "ready", "consuming"}));
+  EXPECT_EQ(page->next_cursor, "");
+
+  // A new message of a higher priority goes first; the old one of priority 0 after it.
+  core::NewMessage hi{"t", "hi", "x", Millis(0), Millis(3'600'000), 3};
+  hi.priority = 7;
+  ASSERT_TRUE(b_->Send(hi).has_value());
+  Result<std::vector<core::Message>> got = b_->Pull("t", 10);
+  ASSERT_TRUE(got.has_value()) << got.error().ToString();
+  EXPECT_EQ(Ids(*got), (std::vector<std::string>{"hi", "ready"}));
+
+  // The old delivery is nacked with a reason, pulled again, acked.
+  Result<std::vector<Status>> acks = b_->AckBatch("t", {{"consuming", false, "boom"}});
+  ASSERT_TRUE(acks.has_value()) << acks.error().ToString();
+  EXPECT_TRUE((*acks)[0].ok()) << (*acks)[0].ToString();
+  EXPECT_EQ(b_->Get("t", "consuming")->record.last_error, "boom");
+  got = b_->Pull("t", 10);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(Ids(*got), std::vector<std::string>{"consuming"});
+  EXPECT_EQ((*got)[0].record.retry, 2);
+  EXPECT_TRUE(b_->Ack("t", "consuming").ok());
+
+  // The old waiting one can be updated and fires at its new time.
+  core::MessageUpdate u;
+  u.trigger_time = clock_.Now();
+  Result<core::Message> up = b_->Update("t", "waiting", u);
+  ASSERT_TRUE(up.has_value()) << up.error().ToString();
+  EXPECT_EQ(up->status, core::MsgStatus::kReady);
+  got = b_->Pull("t", 10);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(Ids(*got), std::vector<std::string>{"waiting"});
+}
+
+}  // namespace
+}  // namespace chronoq::redis

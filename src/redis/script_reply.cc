@@ -1,0 +1,70 @@
+#include "redis/script_reply.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace chronoq::redis {
+
+using core::MessageRecord;
+using core::MsgStatus;
+
+std::string Ms(TimePoint t) { return std::to_string(ToEpochMs(t)); }
+
+int64_t ToInt(const std::string& s) {
+  int64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+std::string Str(const RedisReply& r) {
+  return r.type == RedisReply::Type::kInteger ? std::to_string(r.integer) : r.str;
+}
+
+MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e, size_t at) {
+  MessageRecord r;
+  r.topic = topic;
+  r.msg_id = Str(e[at]);
+  r.payload = Str(e[at + 1]);
+  r.produce_time = FromEpochMs(ToInt(Str(e[at + 2])));
+  r.trigger_time = FromEpochMs(ToInt(Str(e[at + 3])));
+  r.expire_time = FromEpochMs(ToInt(Str(e[at + 4])));
+  r.max_retry = static_cast<int32_t>(ToInt(Str(e[at + 5])));
+  r.retry = ToInt(Str(e[at + 6]));
+  r.phase = static_cast<core::Phase>(ToInt(Str(e[at + 7])));
+  r.end_status = static_cast<MsgStatus>(ToInt(Str(e[at + 8])));
+  r.visible_at = FromEpochMs(ToInt(Str(e[at + 9])));
+  r.ended_at = FromEpochMs(ToInt(Str(e[at + 10])));
+  r.seq = static_cast<uint64_t>(ToInt(Str(e[at + 11])));
+  r.priority = static_cast<int32_t>(ToInt(Str(e[at + 12])));
+  r.count_trigger = ToInt(Str(e[at + 13]));
+  r.count = ToInt(Str(e[at + 14]));
+  r.last_error = Str(e[at + 15]);
+  if (r.phase != core::Phase::kEnded) r.end_status = MsgStatus::kWaiting;
+  return r;
+}
+
+Status Unexpected(const RedisReply& r, std::string_view what) {
+  if (r.is_error()) return Internal(fmt::format("redis refused {}: {}", what, r.str));
+  return Internal(fmt::format("unexpected redis reply to {}", what));
+}
+
+Status NotFoundError(const std::string& topic, const std::string& msg_id) {
+  return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
+}
+
+Status MoveOutcome(const RedisReply& item, const std::string& topic, const std::string& msg_id,
+                   const core::Event& event, TimePoint now, std::string_view what) {
+  const auto& e = item.elements;
+  if (item.type != RedisReply::Type::kArray || e.empty()) return Unexpected(item, what);
+  if (e[0].str == "NF") return NotFoundError(topic, msg_id);
+  if (e[0].str == "IS" && e.size() == 1 + kRecordFields) {
+    Result<MessageRecord> next = core::Apply(ParseRecord(topic, e, 1), event, now);
+    return next.has_value() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what))
+                            : next.error();
+  }
+  if (e[0].str == "OK") return Status::Ok();
+  return Unexpected(item, what);
+}
+
+}  // namespace chronoq::redis

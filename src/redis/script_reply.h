@@ -1,0 +1,40 @@
+// Reading the replies of the Redis backend's scripts (scripts.h): records, numbers, the errors
+// every operation words the same way. Private to src/redis/; plain functions, no state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time.h"
+#include "core/message.h"
+#include "core/state_machine.h"
+#include "redis/reply.h"
+
+namespace chronoq::redis {
+
+// A record in a reply: id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq, pr, ct, c, le.
+inline constexpr size_t kRecordFields = 16;
+
+// Epoch milliseconds as a decimal string, as the scripts take times.
+std::string Ms(TimePoint t);
+int64_t ToInt(const std::string& s);
+// The string of a reply element (bulk string, status, or integer).
+std::string Str(const RedisReply& r);
+
+// The record of the kRecordFields elements of `e` from `at` on. REQUIRES: they are there.
+core::MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e,
+                                size_t at);
+// A reply that is not what a script returns: Redis refused it, or it was cut short.
+Status Unexpected(const RedisReply& r, std::string_view what);
+Status NotFoundError(const std::string& topic, const std::string& msg_id);
+
+// One item's answer {'NF'}, {'IS', record...}, {'OK', ...} of a script that applies `event`
+// (ack, nack, delete, touch, count): kNotFound, kInvalidState worded by the state machine (which
+// refuses the event on the record as the script found it), or OK.
+Status MoveOutcome(const RedisReply& item, const std::string& topic, const std::string& msg_id,
+                   const core::Event& event, TimePoint now, std::string_view what);
+
+}  // namespace chronoq::redis
