@@ -14,7 +14,7 @@ std::vector<OptionSpec> CommonOptions() {
        .help = "server URL (default $CHRONOQ_SERVER, else http://127.0.0.1:8080)",
        .value_name = "URL"},
       {.name = "json",
-       .help = "print the server's JSON answer (one document) instead of text",
+       .help = "print the server's JSON answer instead of text (one line per request)",
        .flag = true},
       {.name = "timeout",
        .help = "give up when the server does not answer within this long (default 10s)",
@@ -56,8 +56,12 @@ Result<ParsedArgs> ParseArgs(const CommandSpec& spec, const std::vector<std::str
       continue;
     }
     if (word.rfind("--", 0) != 0 || word.size() == 2) {
-      return InvalidArgument(
-          fmt::format("unexpected argument '{}' (options are written --name=value)", word));
+      if (spec.operands.empty() || word == "--") {
+        return InvalidArgument(
+            fmt::format("unexpected argument '{}' (options are written --name=value)", word));
+      }
+      out.operands_.emplace_back(word);
+      continue;
     }
     word.remove_prefix(2);
     size_t eq = word.find('=');
@@ -186,7 +190,8 @@ Result<std::optional<int64_t>> IntOption(const ParsedArgs& args, std::string_vie
 std::string HelpText(const CommandSpec& spec) {
   std::string summary = spec.summary;
   if (!summary.empty()) summary[0] = static_cast<char>(std::toupper(summary[0]));
-  std::string out = fmt::format("Usage: chronoq {} [options]\n\n{}.\n", spec.name, summary);
+  std::string out = fmt::format("Usage: chronoq {} [options]{}{}\n\n{}.\n", spec.name,
+                                spec.operands.empty() ? "" : " ", spec.operands, summary);
   if (!spec.details.empty()) out += "\n" + spec.details + "\n";
   auto section = [&](std::string_view title, const std::vector<OptionSpec>& options) {
     if (options.empty()) return;

@@ -3,8 +3,9 @@
 // for the value kinds the options use (durations with units, counts). Pure functions, no I/O.
 //
 // Syntax: `--name=value` or `--name value` for options, `--name` alone for flags (a flag also
-// takes `--name=true|false`), `--help`/`-h` anywhere. No positional arguments. Every error
-// names the option it is about, so that the user can fix it.
+// takes `--name=true|false`), `--help`/`-h` anywhere. Other words are operands (message ids for
+// `chronoq ack --batch`), refused by subcommands that take none. Every error names the option it
+// is about, so that the user can fix it.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,8 @@ struct CommandSpec {
   std::string summary;    // one line for `chronoq --help`
   std::string details{};  // a few lines for `chronoq <name> --help` (may be empty)
   std::vector<OptionSpec> options{};
+  // What the operands are, for help ("ID..."); empty: the subcommand takes none.
+  std::string operands{};
 };
 
 // The options every client subcommand takes (--server, --json, --timeout), added to each spec.
@@ -46,18 +49,21 @@ class ParsedArgs {
   std::optional<std::string> Get(std::string_view name) const;
   // The value of an option given as a flag: false when absent.
   bool Flag(std::string_view name) const;
+  // The words that are not options, in order.
+  const std::vector<std::string>& operands() const { return operands_; }
 
  private:
   friend Result<ParsedArgs> ParseArgs(const CommandSpec& spec,
                                       const std::vector<std::string>& args);
   bool help_ = false;
   std::map<std::string, std::string> values_;
+  std::vector<std::string> operands_;
 };
 
 // Parses `args` (the words after the subcommand) against `spec` plus CommonOptions().
-// kInvalidArgument, naming the option, for: an unknown option, a positional word, an option
-// given twice, an option without its value, a flag with a value other than true/false, a
-// required option missing (not checked when --help is given).
+// kInvalidArgument, naming the option, for: an unknown option, an operand when the spec takes
+// none, an option given twice, an option without its value, a flag with a value other than
+// true/false, a required option missing (not checked when --help is given).
 Result<ParsedArgs> ParseArgs(const CommandSpec& spec, const std::vector<std::string>& args);
 
 // A duration: a sequence of <digits><unit> with units ms, s, m, h, d ("30s", "1h30m", "250ms"),

@@ -60,6 +60,19 @@ TEST(ParseArgsTest, ErrorsNameTheOption) {
   EXPECT_NE(ErrorOf({"--topic=t", "--"}).find("unexpected argument '--'"), std::string::npos);
 }
 
+TEST(ParseArgsTest, OperandsOnlyWhereTheSpecTakesThem) {
+  CommandSpec spec = Spec();
+  spec.operands = "[ID...]";
+  Result<ParsedArgs> r = ParseArgs(spec, {"a", "--topic", "t", "-b", "--release", "c"});
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_EQ(r->operands(), (std::vector<std::string>{"a", "-b", "c"}));
+  EXPECT_EQ(r->Get("topic"), "t");
+  EXPECT_NE(ParseArgs(spec, {"--topic=t", "--"}).error().message().find("unexpected argument '--'"),
+            std::string::npos);
+  EXPECT_NE(HelpText(spec).find("Usage: chronoq send [options] [ID...]\n"), std::string::npos);
+  EXPECT_NE(HelpText(Spec()).find("Usage: chronoq send [options]\n"), std::string::npos);
+}
+
 TEST(ParseArgsTest, HelpSkipsRequiredChecks) {
   for (const char* h : {"--help", "-h"}) {
     Result<ParsedArgs> r = ParseArgs(Spec(), {h});

@@ -11,6 +11,7 @@ namespace chronoq::cli {
 namespace {
 
 constexpr std::string_view kQueuePath = "/camellia/delayQueue/";
+constexpr std::string_view kFormType = "application/x-www-form-urlencoded";
 // Set by the server on a sendMsg answered by an existing message (http/handlers.h).
 constexpr std::string_view kExistingHeader = "x-chronoq-existing";
 
@@ -80,7 +81,7 @@ Result<Session> Session::FromArgs(const ParsedArgs& args) {
 namespace {
 
 Answer Send(const Session& s, std::string_view method, const std::string& target,
-            std::string_view body, std::chrono::milliseconds wait) {
+            std::string_view body, std::string_view content_type, std::chrono::milliseconds wait) {
   Answer a;
   Result<client::HttpConnection> conn = client::HttpConnection::Connect(s.endpoint, s.timeout);
   if (!conn.has_value()) {
@@ -89,8 +90,7 @@ Answer Send(const Session& s, std::string_view method, const std::string& target
   }
   // The client reads headers with std::stoul; a malformed answer must not end the process.
   try {
-    Result<client::Response> r =
-        conn->Request(method, target, body, "application/x-www-form-urlencoded", wait);
+    Result<client::Response> r = conn->Request(method, target, body, content_type, wait);
     if (!r.has_value()) {
       a.error =
           r.error().code() == Errc::kTimeout
@@ -114,13 +114,18 @@ Answer Send(const Session& s, std::string_view method, const std::string& target
 Answer Session::Post(std::string_view op, const Params& params,
                      std::chrono::milliseconds extra_wait) const {
   return Send(*this, "POST", fmt::format("{}{}", kQueuePath, op), client::FormEncode(params),
-              timeout + std::min(extra_wait, kMaxWait));
+              kFormType, timeout + std::min(extra_wait, kMaxWait));
+}
+
+Answer Session::PostJson(std::string_view op, std::string_view json) const {
+  return Send(*this, "POST", fmt::format("{}{}", kQueuePath, op), json, "application/json",
+              timeout);
 }
 
 Answer Session::Get(std::string_view op, const Params& params) const {
   std::string target = fmt::format("{}{}", kQueuePath, op);
   if (!params.empty()) target += "?" + client::FormEncode(params);
-  return Send(*this, "GET", target, {}, timeout);
+  return Send(*this, "GET", target, {}, kFormType, timeout);
 }
 
 }  // namespace chronoq::cli

@@ -1,7 +1,7 @@
 // One request of a client subcommand to the server, and what it means for the exit code.
 //
-// Every subcommand sends exactly one request: a POST of a queue operation or a GET of a monitor
-// operation under /camellia/delayQueue/. The answer is classified once, here:
+// A request is a POST of a queue operation or a GET of a monitor operation under
+// /camellia/delayQueue/. Its answer is classified once, here:
 //   - the server answered JSON with "code":200                        -> kOk (exit 0)
 //   - the server answered JSON with another code (404 not found, 400 bad
 //     parameter, a request error, 500 storage error): it refused       -> kRefused (exit 1)
@@ -54,6 +54,8 @@ struct Session {
   // (a long poll holds the answer that long).
   Answer Post(std::string_view op, const Params& params,
               std::chrono::milliseconds extra_wait = std::chrono::milliseconds(0)) const;
+  // POST /camellia/delayQueue/<op> with `json` as the body (application/json).
+  Answer PostJson(std::string_view op, std::string_view json) const;
   // GET /camellia/delayQueue/<op>?<params>.
   Answer Get(std::string_view op, const Params& params = {}) const;
 };

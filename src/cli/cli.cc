@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <deque>
+#include <iterator>
 
 #include "cli/command.h"
 
@@ -10,8 +12,10 @@ namespace chronoq::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      SendCommand(),   PullCommand(),   AckCommand(),   NackCommand(),    GetCommand(),
-      DeleteCommand(), TopicsCommand(), TopicCommand(), MonitorCommand(),
+      SendCommand(),   SendBatchCommand(), PullCommand(),       AckCommand(),
+      NackCommand(),   TouchCommand(),     GetCommand(),        ListCommand(),
+      PeekCommand(),   UpdateCommand(),    TriggerNowCommand(), CountCommand(),
+      DeleteCommand(), TopicsCommand(),    TopicCommand(),      MonitorCommand(),
   };
   return commands;
 }
@@ -28,6 +32,18 @@ std::string Required(const ParsedArgs& args, std::string_view name) {
   return args.Get(name).value_or("");
 }
 
+int64_t FailedResults(const client::Json& answer) {
+  int64_t failed = 0;
+  for (const client::Json& item : answer["results"].items()) failed += item["code"].AsInt() != 200;
+  return failed;
+}
+
+Result<std::vector<Request>> One(Request r) {
+  std::vector<Request> requests;
+  requests.push_back(std::move(r));
+  return requests;
+}
+
 namespace {
 
 const Command* Find(std::string_view name) {
@@ -35,6 +51,19 @@ const Command* Find(std::string_view name) {
     if (c.spec.name == name) return &c;
   }
   return nullptr;
+}
+
+Answer Call(const Session& session, const Request& r) {
+  if (r.method == Request::Method::kGet) return session.Get(r.op, r.params);
+  if (!r.json.empty()) return session.PostJson(r.op, r.json);
+  return session.Post(r.op, r.params, r.extra_wait);
+}
+
+// Said when a request after the first of a run fails: what the earlier ones did stays done.
+std::string Earlier(int64_t answered) {
+  if (answered == 0) return "";
+  return fmt::format(" (after {} {} answered with code 200, printed above)", answered,
+                     answered == 1 ? "request" : "requests");
 }
 
 int UsageError(std::string_view name, const Status& s, Output* output) {
@@ -58,25 +87,42 @@ int RunCliCaptured(std::string_view name, const std::vector<std::string>& args, 
   }
   Result<Session> session = Session::FromArgs(*parsed);
   if (!session.has_value()) return UsageError(name, session.error(), output);
-  Result<Request> request = cmd->build(*parsed);
-  if (!request.has_value()) return UsageError(name, request.error(), output);
+  Result<std::vector<Request>> built = cmd->build(*parsed);
+  if (!built.has_value()) return UsageError(name, built.error(), output);
 
-  Answer answer = request->method == Request::Method::kPost
-                      ? session->Post(request->op, request->params, request->extra_wait)
-                      : session->Get(request->op, request->params);
-  if (answer.exit == kExitUnreachable) {
-    output->err += fmt::format("chronoq {}: {}\n", name, answer.error);
-    return answer.exit;
+  std::deque<Request> pending(std::make_move_iterator(built->begin()),
+                              std::make_move_iterator(built->end()));
+  int64_t answered = 0;  // requests answered with code 200
+  int64_t failed_items = 0;
+  while (!pending.empty()) {
+    Request request = std::move(pending.front());
+    pending.pop_front();
+    Answer answer = Call(*session, request);
+    if (answer.exit == kExitUnreachable) {
+      output->err += fmt::format("chronoq {}: {}{}\n", name, answer.error, Earlier(answered));
+      return answer.exit;
+    }
+    if (session->json) output->out += answer.body + "\n";
+    if (answer.exit != kExitOk) {
+      output->err += fmt::format("chronoq {}: {}{}\n", name, answer.error, Earlier(answered));
+      return answer.exit;
+    }
+    ++answered;
+    if (!session->json) {
+      const auto& render =
+          answer.existing && cmd->render_existing ? cmd->render_existing : cmd->render;
+      output->out += render(answer.json, request, *parsed);
+    }
+    if (cmd->failed_items) failed_items += cmd->failed_items(answer.json);
+    if (cmd->next) {
+      std::optional<Request> next = cmd->next(request, answer.json, *parsed);
+      if (next.has_value()) pending.push_back(std::move(*next));
+    }
   }
-  if (session->json) output->out += answer.body + "\n";
-  if (answer.exit != kExitOk) {
-    output->err += fmt::format("chronoq {}: {}\n", name, answer.error);
-    return answer.exit;
-  }
-  if (!session->json) {
-    const auto& render =
-        answer.existing && cmd->render_existing ? cmd->render_existing : cmd->render;
-    output->out += render(answer.json, *parsed);
+  if (failed_items > 0) {
+    output->err += fmt::format("chronoq {}: {} {} failed (see above)\n", name, failed_items,
+                               failed_items == 1 ? "item" : "items");
+    return kExitRefused;
   }
   return kExitOk;
 }

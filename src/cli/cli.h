@@ -1,8 +1,9 @@
-// `chronoq send|pull|ack|nack|get|delete|topics|topic|monitor`: the command-line client of the
-// public HTTP API, for people (readable text) and scripts (--json, exit codes). It depends on
-// `client` and `base` only, never on a server module.
+// `chronoq send|send-batch|pull|ack|...|monitor` (Commands() in command.h): the command-line
+// client of the public HTTP API, for people (readable text) and scripts (--json, exit codes). It
+// depends on `client` and `base` only, never on a server module.
 //
-// Exit codes: 0 done; 1 the server answered but refused or did not find (its msg on stderr);
+// Exit codes: 0 done; 1 the server answered but refused or did not find (its msg on stderr), or
+// refused some items of a batch (each item's result on stdout);
 // 2 usage error, found before the server is contacted; 3 the server could not be reached, did
 // not answer in time, or answered something that is not the API's JSON.
 #pragma once

@@ -29,8 +29,8 @@ void ExpectUsage(std::string_view cmd, std::vector<std::string> args, std::strin
 }
 
 TEST(CliTest, KnowsItsSubcommands) {
-  for (const char* c :
-       {"send", "pull", "ack", "nack", "get", "delete", "topics", "topic", "monitor"}) {
+  for (const char* c : {"send", "send-batch", "pull", "ack", "nack", "touch", "get", "list", "peek",
+                        "update", "trigger-now", "count", "delete", "topics", "topic", "monitor"}) {
     EXPECT_TRUE(IsCliCommand(c)) << c;
     EXPECT_NE(CommandsUsage().find(std::string("  ") + c + " "), std::string::npos) << c;
   }
@@ -56,6 +56,27 @@ TEST(CliTest, UsageErrorsExit2BeforeContactingTheServer) {
   ExpectUsage("topics", {"--timeout=0"}, "--timeout");
   ExpectUsage("topics", {"--timeout=2d"}, "--timeout");
   ExpectUsage("monitor", {"--server=http://127.0.0.1:99999"}, "option '--server'");
+  ExpectUsage("send", {"--topic=t", "--msg=m", "--priority=1.5"}, "--priority");
+  ExpectUsage("send-batch", {"--msg=m"}, "unknown option '--msg'");
+  ExpectUsage("send-batch", {"--topic=t", "--file=/nonexistent"}, "cannot open '/nonexistent'");
+  ExpectUsage("ack", {"--topic=t", "--batch", "--reason=r", "a"}, "--reason");
+  ExpectUsage("nack", {"--topic=t", "a"}, "unexpected argument 'a'");
+  ExpectUsage("update", {"--topic=t", "--msg-id=a"}, "nothing to update");
+  ExpectUsage("update", {"--topic=t", "--msg-id=a", "--ttl=0"}, "--ttl");
+  ExpectUsage("trigger-now", {"--topic=t"}, "missing required option '--msg-id'");
+  ExpectUsage("touch", {"--topic=t", "--msg-id=a", "--ack-timeout=soon"}, "--ack-timeout");
+  ExpectUsage("count", {"--topic=t", "--msg-id=a", "--count=-2"}, "--count");
+  ExpectUsage("list", {"--topic=t", "--status=gone"}, "--status");
+  ExpectUsage("list", {"--topic=t", "--all=maybe"}, "--all");
+  ExpectUsage("peek", {"--topic=t", "--status=2"}, "unknown option '--status'");
+}
+
+TEST(CliTest, OutputOfEveryRequestOfARun) {
+  // Nothing listens: the first request of a run fails and the run stops there (exit 3).
+  Output out;
+  EXPECT_EQ(cli::Run("ack", {"--topic=t", "--batch", "a", "b"}, &out), kExitUnreachable);
+  EXPECT_NE(out.err.find("chronoq ack: cannot reach the server"), std::string::npos) << out.err;
+  EXPECT_EQ(out.err.find("after"), std::string::npos) << out.err;
 }
 
 TEST(CliTest, HelpPerSubcommand) {

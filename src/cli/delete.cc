@@ -8,14 +8,14 @@ namespace chronoq::cli {
 
 namespace {
 
-Result<Request> Build(const ParsedArgs& args) {
-  return Request{.op = "deleteMsg",
-                 .params = {{"topic", Required(args, "topic")},
-                            {"msgId", Required(args, "msg-id")},
-                            {"release", args.Flag("release") ? "true" : "false"}}};
+Result<std::vector<Request>> Build(const ParsedArgs& args) {
+  return One(Request{.op = "deleteMsg",
+                     .params = {{"topic", Required(args, "topic")},
+                                {"msgId", Required(args, "msg-id")},
+                                {"release", args.Flag("release") ? "true" : "false"}}});
 }
 
-std::string Render(const client::Json&, const ParsedArgs& args) {
+std::string Render(const client::Json&, const Request&, const ParsedArgs& args) {
   return fmt::format("deleted {} in topic {}{}\n", Printable(Required(args, "msg-id")),
                      Printable(Required(args, "topic")),
                      args.Flag("release") ? " (record released)" : "");

@@ -47,6 +47,23 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+namespace {
+
+std::string CountText(const client::Json& m) {
+  return fmt::format("{} of {}", m["count"].AsInt(), m["countTrigger"].AsInt());
+}
+
+}  // namespace
+
+std::string StateLine(const client::Json& m) {
+  std::string out =
+      fmt::format("{}, triggers at {}, expires at {}", StatusName(m["status"].AsInt()),
+                  IsoUtc(m["triggerTime"].AsInt()), IsoUtc(m["expireTime"].AsInt()));
+  if (m.Has("priority")) out += fmt::format(", priority {}", m["priority"].AsInt());
+  if (m.Has("countTrigger")) out += ", count " + CountText(m);
+  return out;
+}
+
 std::string MessageBlock(const client::Json& m) {
   int64_t status = m["status"].AsInt();
   int64_t max_retry = m["maxRetry"].AsInt();
@@ -63,6 +80,9 @@ std::string MessageBlock(const client::Json& m) {
   line("expire", IsoUtc(m["expireTime"].AsInt()));
   line("deliveries",
        fmt::format("{} of at most {} (maxRetry {})", m["retry"].AsInt(), max_retry + 1, max_retry));
+  if (m.Has("priority")) line("priority", std::to_string(m["priority"].AsInt()));
+  if (m.Has("countTrigger")) line("count", CountText(m) + " (countTrigger)");
+  if (m.Has("lastError")) line("lastError", Printable(m["lastError"].AsString()));
   return out;
 }
 

@@ -21,7 +21,13 @@ std::string_view StatusName(int64_t status);
 // written as escapes (\n, \t, \\, \x1b), everything else (UTF-8 included) is kept.
 std::string Printable(std::string_view s);
 
-// A message object (API.md section 3) as an aligned block of "field  value" lines.
+// A message's state in one line: "WAITING, triggers at <time>, expires at <time>", plus
+// ", priority 5" and ", count 2 of 3" when it has those extension fields (API-EXTENSIONS.md
+// section 1).
+std::string StateLine(const client::Json& m);
+
+// A message object (API.md section 3) as an aligned block of "field  value" lines; extension
+// fields (priority, countTrigger and count, lastError) get a line when the message has them.
 std::string MessageBlock(const client::Json& m);
 
 // Rows of cells as an aligned table; the first row is the header. Columns after the first are

@@ -46,5 +46,28 @@ TEST(FormatTest, MessageBlockShowsEveryField) {
   }
 }
 
+TEST(FormatTest, ExtensionFieldsShowOnlyWhenPresent) {
+  Result<client::Json> plain = client::Json::Parse(
+      R"({"topic":"t","msgId":"a","msg":"m","triggerTime":1000,"expireTime":2000,"status":1})");
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(StateLine(*plain),
+            "WAITING, triggers at 1970-01-01T00:00:01.000Z, expires at 1970-01-01T00:00:02.000Z");
+  std::string block = MessageBlock(*plain);
+  for (const char* absent : {"priority", "count", "lastError"}) {
+    EXPECT_EQ(block.find(absent), std::string::npos) << absent << " in\n" << block;
+  }
+
+  Result<client::Json> ext = client::Json::Parse(
+      R"({"topic":"t","msgId":"a","msg":"m","triggerTime":1000,"expireTime":2000,"status":1,)"
+      R"("priority":9,"countTrigger":5,"lastError":"db\ndown"})");
+  ASSERT_TRUE(ext.has_value());
+  EXPECT_TRUE(StateLine(*ext).ends_with(", priority 9, count 0 of 5")) << StateLine(*ext);
+  block = MessageBlock(*ext);
+  for (const char* s :
+       {"priority     9\n", "count        0 of 5 (countTrigger)\n", "lastError    db\\ndown\n"}) {
+    EXPECT_NE(block.find(s), std::string::npos) << s << " in\n" << block;
+  }
+}
+
 }  // namespace
 }  // namespace chronoq::cli

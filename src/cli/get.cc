@@ -6,13 +6,13 @@ namespace chronoq::cli {
 
 namespace {
 
-Result<Request> Build(const ParsedArgs& args) {
-  return Request{
-      .op = "getMsg",
-      .params = {{"topic", Required(args, "topic")}, {"msgId", Required(args, "msg-id")}}};
+Result<std::vector<Request>> Build(const ParsedArgs& args) {
+  return One(
+      Request{.op = "getMsg",
+              .params = {{"topic", Required(args, "topic")}, {"msgId", Required(args, "msg-id")}}});
 }
 
-std::string Render(const client::Json& answer, const ParsedArgs&) {
+std::string Render(const client::Json& answer, const Request&, const ParsedArgs&) {
   return MessageBlock(answer["delayMsg"]);
 }
 

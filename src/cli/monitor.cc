@@ -8,8 +8,8 @@ namespace chronoq::cli {
 
 namespace {
 
-Result<Request> Build(const ParsedArgs&) {
-  return Request{.method = Request::Method::kGet, .op = "getMonitorData"};
+Result<std::vector<Request>> Build(const ParsedArgs&) {
+  return One(Request{.method = Request::Method::kGet, .op = "getMonitorData"});
 }
 
 std::string RequestStats(const std::vector<client::Json>& list) {
@@ -35,7 +35,7 @@ std::string GapStats(const std::vector<client::Json>& list) {
   return Table(rows);
 }
 
-std::string Render(const client::Json& answer, const ParsedArgs&) {
+std::string Render(const client::Json& answer, const Request&, const ParsedArgs&) {
   const client::Json& d = answer["data"];
   const auto& requests = d["requestStatsList"].items();
   const auto& pull_gaps = d["pullMsgTimeGapStatsList"].items();

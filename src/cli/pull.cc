@@ -10,7 +10,7 @@ namespace chronoq::cli {
 
 namespace {
 
-Result<Request> Build(const ParsedArgs& args) {
+Result<std::vector<Request>> Build(const ParsedArgs& args) {
   Request r{.op = "pullMsg"};
   r.params = {{"topic", Required(args, "topic")}};
   CQ_ASSIGN_OR_RETURN(std::optional<int64_t> batch,
@@ -28,10 +28,10 @@ Result<Request> Build(const ParsedArgs& args) {
     r.params.emplace_back("longPollingTimeoutMillis", std::to_string(long_poll->count()));
     r.extra_wait = *long_poll;
   }
-  return r;
+  return One(std::move(r));
 }
 
-std::string Render(const client::Json& answer, const ParsedArgs& args) {
+std::string Render(const client::Json& answer, const Request&, const ParsedArgs& args) {
   const std::vector<client::Json>& list = answer["delayMsgList"].items();
   if (list.empty()) {
     return fmt::format("no message ready in topic {}\n", Printable(Required(args, "topic")));

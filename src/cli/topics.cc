@@ -8,17 +8,17 @@ namespace chronoq::cli {
 
 namespace {
 
-Result<Request> BuildList(const ParsedArgs&) {
-  return Request{.method = Request::Method::kGet, .op = "getTopicInfoList"};
+Result<std::vector<Request>> BuildList(const ParsedArgs&) {
+  return One(Request{.method = Request::Method::kGet, .op = "getTopicInfoList"});
 }
 
-Result<Request> BuildOne(const ParsedArgs& args) {
-  return Request{.method = Request::Method::kGet,
-                 .op = "getTopicInfo",
-                 .params = {{"topic", Required(args, "topic")}}};
+Result<std::vector<Request>> BuildOne(const ParsedArgs& args) {
+  return One(Request{.method = Request::Method::kGet,
+                     .op = "getTopicInfo",
+                     .params = {{"topic", Required(args, "topic")}}});
 }
 
-std::string RenderList(const client::Json& answer, const ParsedArgs&) {
+std::string RenderList(const client::Json& answer, const Request&, const ParsedArgs&) {
   const std::vector<client::Json>& topics = answer["data"].items();
   if (topics.empty()) return "no topics\n";
   std::vector<std::vector<std::string>> rows = {{"TOPIC", "WAITING", "READY", "CONSUMING"}};
@@ -43,7 +43,7 @@ constexpr std::pair<std::string_view, std::string_view> kBuckets[] = {
     {"sizeOf30dayToInfinite", ">= 30d"},
 };
 
-std::string RenderOne(const client::Json& answer, const ParsedArgs&) {
+std::string RenderOne(const client::Json& answer, const Request&, const ParsedArgs&) {
   const client::Json& d = answer["data"];
   std::string out = fmt::format("topic      {}\n", Printable(d["topic"].AsString()));
   out += fmt::format("waiting    {}\n", d["waitingQueueSize"].AsInt());

@@ -77,6 +77,12 @@ TEST(CliUsageTest, UsageErrorsExit2NamingTheOption) {
            {{"ack", "--topic=t"}, "--msg-id"},
            {{"get", "t", "x"}, "'t'"},
            {{"topics", "--timeout=never"}, "--timeout"},
+           {{"send", "--topic=t", "--msg=m", "--priority=urgent"}, "--priority"},
+           {{"send-batch", "--topic=t"}, "no messages in stdin"},  // stdin is /dev/null
+           {{"ack", "--topic=t", "--batch"}, "--batch: no message ids"},
+           {{"update", "--topic=t", "--msg-id=a"}, "nothing to update"},
+           {{"list", "--topic=t", "--status=finished"}, "--status"},
+           {{"count", "--topic=t", "--msg-id=a", "--count=0"}, "--count"},
        }) {
     std::vector<std::string> args = c.args;
     args.push_back("--server=http://127.0.0.1:1");
@@ -89,7 +95,8 @@ TEST(CliUsageTest, UsageErrorsExit2NamingTheOption) {
 
 TEST(CliUsageTest, HelpForEachSubcommand) {
   for (const char* cmd :
-       {"send", "pull", "ack", "nack", "get", "delete", "topics", "topic", "monitor"}) {
+       {"send", "send-batch", "pull", "ack", "nack", "touch", "get", "list", "peek", "update",
+        "trigger-now", "count", "delete", "topics", "topic", "monitor"}) {
     ExitResult r = RunBinary({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_TRUE(Contains(r.out, std::string("Usage: chronoq ") + cmd + " ")) << r.out;

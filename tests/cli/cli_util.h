@@ -29,6 +29,12 @@ class CliTest : public ServerTest {
     return RunBinary(args, std::chrono::seconds(20));
   }
 
+  // Cli() with `input` on the binary's stdin.
+  ExitResult CliWithInput(std::vector<std::string> args, std::string_view input) {
+    args.push_back("--server=" + ServerUrl());
+    return testutil::RunBinaryWithInput(args, input, std::chrono::seconds(20));
+  }
+
   // Cli() that must exit 0; answers stdout.
   std::string CliOk(const std::vector<std::string>& args) {
     ExitResult r = Cli(args);
@@ -42,6 +48,19 @@ class CliTest : public ServerTest {
     ExitResult r = Cli(args);
     EXPECT_EQ(r.exit_code, exit_code) << Describe(r);
     return ParseObject(r.out);
+  }
+
+  // The documents of a --json run that made several requests, one per line.
+  static std::vector<json::object> ParseLines(const std::string& out) {
+    std::vector<json::object> docs;
+    size_t begin = 0;
+    while (begin < out.size()) {
+      size_t end = out.find('\n', begin);
+      if (end == std::string::npos) end = out.size();
+      docs.push_back(ParseObject(out.substr(begin, end - begin)));
+      begin = end + 1;
+    }
+    return docs;
   }
 
   static json::object ParseObject(const std::string& out) {

@@ -79,14 +79,16 @@ struct ExecArgs {
 
 // In the child: wires fds, sets the fd limit (soft and hard; 0: inherited) and execs; never
 // returns.
-[[noreturn]] void ExecChild(const ExecArgs& a, int out_fd, int err_fd, uint64_t fd_limit = 0) {
+// `in_fd` < 0: stdin is /dev/null.
+[[noreturn]] void ExecChild(const ExecArgs& a, int out_fd, int err_fd, uint64_t fd_limit = 0,
+                            int in_fd = -1) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the server dies with the test
   if (fd_limit > 0) {
     rlimit rl{static_cast<rlim_t>(fd_limit), static_cast<rlim_t>(fd_limit)};
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, 0);
+  if (in_fd < 0) in_fd = ::open("/dev/null", O_RDONLY);
+  if (in_fd >= 0) ::dup2(in_fd, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
   // The test process blocks no signals we care about, but be explicit: default dispositions.
@@ -143,8 +145,10 @@ std::string BinaryPath() {
   return CQ_BINARY_PATH;
 }
 
-ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
-                     const std::vector<std::string>& extra_env) {
+namespace {
+
+ExitResult Run(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+               const std::vector<std::string>& extra_env, int in_fd) {
   ExitResult res;
   std::string out_path = TempFile("out");
   std::string err_path = TempFile("err");
@@ -152,7 +156,7 @@ ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::millisec
   int err_fd = ::open(err_path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   ExecArgs a(args, extra_env);
   pid_t pid = ::fork();
-  if (pid == 0) ExecChild(a, out_fd, err_fd);
+  if (pid == 0) ExecChild(a, out_fd, err_fd, /*fd_limit=*/0, in_fd);
   ::close(out_fd);
   ::close(err_fd);
   int wstatus = 0;
@@ -172,6 +176,24 @@ ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::millisec
   ExpectNoSanitizerReport("chronoq " + (args.empty() ? std::string() : args[0]), res.err);
   ::unlink(out_path.c_str());
   ::unlink(err_path.c_str());
+  return res;
+}
+
+}  // namespace
+
+ExitResult RunBinary(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                     const std::vector<std::string>& extra_env) {
+  return Run(args, timeout, extra_env, /*in_fd=*/-1);
+}
+
+ExitResult RunBinaryWithInput(const std::vector<std::string>& args, std::string_view input,
+                              std::chrono::milliseconds timeout) {
+  std::string in_path = TempFile("in");
+  { std::ofstream(in_path, std::ios::binary) << input; }
+  int in_fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
+  ExitResult res = Run(args, timeout, {}, in_fd);
+  if (in_fd >= 0) ::close(in_fd);
+  ::unlink(in_path.c_str());
   return res;
 }
 

@@ -57,9 +57,13 @@ struct ExitResult {
 };
 
 // Runs `chronoq <args...>` to completion (killed after `timeout`), capturing stdout and stderr.
+// Its stdin is /dev/null.
 ExitResult RunBinary(const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
                      const std::vector<std::string>& extra_env = {});
+// As RunBinary, with `input` on its stdin (`chronoq send-batch`, `chronoq ack --batch`).
+ExitResult RunBinaryWithInput(const std::vector<std::string>& args, std::string_view input,
+                              std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 // Fails the current test (gtest ADD_FAILURE) when `log` holds an AddressSanitizer, LeakSanitizer,
 // ThreadSanitizer or UndefinedBehaviorSanitizer report; `who` names the process in the failure.
