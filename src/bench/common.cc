@@ -22,6 +22,19 @@ std::string JsonPost(const client::Endpoint& ep, std::string_view path, std::str
       path, ep.host, ep.port, body.size(), body);
 }
 
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
 std::string RandomPayload(size_t bytes, std::mt19937_64& rng) {
   static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   std::string out(bytes, 'x');

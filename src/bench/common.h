@@ -26,6 +26,8 @@ struct CommonOptions {
 
 // Raw HTTP/1.1 POST of a form body, ready to send on a keep-alive connection.
 std::string FormPost(const client::Endpoint& ep, std::string_view path, std::string_view body);
+// `s` as a JSON string literal (quotes, backslashes and control characters escaped).
+std::string JsonString(std::string_view s);
 // The same with a JSON body.
 std::string JsonPost(const client::Endpoint& ep, std::string_view path, std::string_view body);
 

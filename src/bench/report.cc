@@ -6,21 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bench/common.h"
+
 namespace chronoq::bench {
 namespace {
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out + "\"";
-}
 
 std::string Grouped(int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v);

@@ -31,22 +31,6 @@ void SetUpSends(ProduceState& ps, const std::string& topic, size_t payload_bytes
   };
 }
 
-// `s` as a JSON string literal.
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // Makes every request a sendMsgBatch of `batch` messages (delay `delay`, random payload of
 // `payload_bytes` letters and digits, which need no JSON escaping).
 void SetUpBatches(ProduceState& ps, const std::string& topic, size_t payload_bytes, int64_t delay,
