@@ -83,7 +83,7 @@ void SendBatches(benchmark::State& state, bool given_ids) {
       ++n;
     }
     std::promise<bool> done;
-    engine->SendBatch(std::move(msgs), [&done](Result<std::vector<backend::Sent>> r) {
+    engine->SendBatch(std::move(msgs), [&done](Result<std::vector<Result<backend::Sent>>> r) {
       done.set_value(r.has_value());
     });
     if (!done.get_future().get()) state.SkipWithError("SendBatch failed");

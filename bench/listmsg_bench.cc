@@ -129,7 +129,7 @@ void Fill(engine::Engine& e, const std::string& topic, int64_t n, const Flags& f
       cv.wait(lock, [&] { return in_flight < 8; });
       ++in_flight;
     }
-    e.SendBatch(std::move(batch), [&](Result<std::vector<backend::Sent>> r) {
+    e.SendBatch(std::move(batch), [&](Result<std::vector<Result<backend::Sent>>> r) {
       std::lock_guard lock(mu);
       if (!r.has_value()) {
         std::fprintf(stderr, "send: %s\n", r.error().ToString().c_str());

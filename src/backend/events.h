@@ -21,9 +21,11 @@ struct TopicEvents {
   int64_t ack_timeouts = 0;       // deliveries whose ack deadline passed (consumable again)
   int64_t expired = 0;            // ended as status 5: the ttl passed, never delivered
   int64_t retries_exhausted = 0;  // ended as status 6 (by time, or by the nack of the last try)
+  int64_t dead_lettered = 0;      // of those, sent to the topic's dead-letter topic
 
   bool empty() const {
-    return triggered == 0 && ack_timeouts == 0 && expired == 0 && retries_exhausted == 0;
+    return triggered == 0 && ack_timeouts == 0 && expired == 0 && retries_exhausted == 0 &&
+           dead_lettered == 0;
   }
 };
 

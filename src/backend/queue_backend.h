@@ -6,8 +6,11 @@
 // Operation. Calls are asynchronous: each takes a completion callback that is invoked exactly
 // once, possibly before the call returns (inline) and possibly on another thread. Callbacks must
 // not call back into the backend synchronously with assumptions about locks; they may call it.
-// Arguments are already validated and have server and topic defaults applied by the service
-// (core/validation.h, core/limits.h): a backend checks nothing a request could get wrong.
+// Arguments are already validated by the service (core/validation.h, core/limits.h): a backend
+// checks nothing a request could get wrong. Values a request left out (a send's ttl and maxRetry,
+// a pull's ack timeout) are absent here: the backend resolves them from the topic's
+// configuration (core/topic_config.h), atomically with the operation, because on a shared store
+// the stored layer may change through another node at any moment.
 //
 // Errors shared by all operations: kIOError / kUnavailable / kInternal when storage fails (the
 // operation then changed nothing).
@@ -26,6 +29,7 @@
 #include "base/unique_function.h"
 #include "core/message.h"
 #include "core/state_machine.h"
+#include "core/topic_config.h"
 #include "core/topic_info.h"
 
 namespace chronoq::backend {
@@ -41,8 +45,16 @@ struct Sent {
 
 struct PullRequest {
   std::string topic;
-  int32_t batch = 1;           // >= 1
-  Millis ack_timeout{30'000};  // > 0
+  int32_t batch = 1;                    // >= 1
+  std::optional<Millis> ack_timeout{};  // > 0; absent: the topic's
+};
+
+// redriveMsg (API-EXTENSIONS.md section 4).
+struct RedriveRequest {
+  std::string topic;                  // the dead-letter topic
+  std::optional<std::string> msg_id;  // absent: up to `limit` dead letters
+  int32_t limit = 100;                // >= 1
+  Millis delay{0};                    // <= 0: consumable at once in the source topic
 };
 
 // One id of an ackMsgBatch (or an ackMsg with a reason).
@@ -94,24 +106,27 @@ class QueueBackend {
   // Stores a new message, or answers the in-life message with the same topic+msgId (idempotent
   // send; nothing stored; `existing` set). A retained ended message with that id is replaced. An
   // empty msg_id means "generate one". Answers the message with its status at the time of the
-  // send.
+  // send. A topic with a capacity that already holds that many in-life messages refuses a new
+  // one: kResourceExhausted with core::TopicFull's sentence (an idempotent re-send is answered).
   virtual void Send(core::NewMessage m, Callback<Result<Sent>> done) = 0;
 
   // Delivers up to req.batch READY messages, highest priority first and within a priority in
-  // visibility order (oldest first), each now
-  // CONSUMING until now + ack_timeout. Messages found ended on the way are finalized and skipped.
-  // Unknown topic: empty list.
+  // visibility order (oldest first), each now CONSUMING until now + ack_timeout, with the topic's
+  // retry interval. Messages found ended on the way are finalized and skipped. Unknown or paused
+  // topic: empty list.
   virtual void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) = 0;
 
   // Stores a batch of messages of one topic (all msgs[i].topic equal, ids distinct, non-empty)
   // in one atomic durable write: each is stored or answered like Send (an in-life msgId is
-  // answered with `existing`, nothing stored for it); a failed write stores none. Answers in input
-  // order.
+  // answered with `existing`, nothing stored for it; once the topic's capacity is reached, the
+  // remaining new items are refused with Send's kResourceExhausted); a failed write stores none.
+  // Answers in input order.
   virtual void SendBatch(std::vector<core::NewMessage> msgs,
-                         Callback<Result<std::vector<Sent>>> done) = 0;
+                         Callback<Result<std::vector<Result<Sent>>>> done) = 0;
 
   // ack=true: CONSUMING (or READY after an ack timeout) -> CONSUME_OK.
-  // ack=false: CONSUMING -> READY now, or RETRY_EXHAUST on its last delivery.
+  // ack=false: CONSUMING -> READY after the topic's retry interval, or RETRY_EXHAUST on its last
+  // delivery.
   // Errors: kNotFound (no such message), kInvalidState (not in a state the operation applies
   // to); nothing changes.
   virtual void Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) = 0;
@@ -128,9 +143,9 @@ class QueueBackend {
   // Answers the updated message (with payload). Errors: kNotFound, kInvalidState.
   virtual void Update(UpdateRequest req, Callback<Result<core::Message>> done) = 0;
 
-  // touchMsg: a CONSUMING message's ack deadline becomes now + ack_timeout (> 0). Answers the
-  // message. Errors: kNotFound, kInvalidState.
-  virtual void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+  // touchMsg: a CONSUMING message's ack deadline becomes now + ack_timeout (> 0; absent: the
+  // topic's). Answers the message. Errors: kNotFound, kInvalidState.
+  virtual void Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
                      Callback<Result<core::Message>> done) = 0;
 
   // countMsg: a WAITING message's count grows by `count` (>= 1); reaching its count trigger makes
@@ -157,6 +172,42 @@ class QueueBackend {
   // Counts of every known topic (known from its first send until idle and empty for the
   // inactivity period), sorted by topic name.
   virtual void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) = 0;
+
+  // --- Topic configuration and dead letters (API-EXTENSIONS.md section 4, core/topic_config.h)
+  //
+  // Dead letters: when a message of a topic whose effective deadLetterTopic is not empty ends as
+  // EXPIRE or RETRY_EXHAUST (by time, or by the nack of its last delivery), the write that ends
+  // it also stores core::DeadLetterOf in the dead-letter topic, whatever that topic's capacity;
+  // a message with that msgId in life there is answered like an idempotent send (nothing
+  // stored). On a store that cannot write two topics atomically (Redis Cluster: another slot),
+  // the end writes an outbox entry in the source topic atomically and moves it on at once;
+  // whichever node finds an outbox entry later (a node died in between) finishes the move,
+  // so a dead letter is never lost nor doubled (docs/redis.md).
+
+  // The node-local layers the backend resolves stored configurations over. Set by the service
+  // before any other call. REQUIRES: `defaults` outlives the backend.
+  virtual void SetTopicDefaults(const core::TopicDefaults* defaults) = 0;
+  // Merges the fields set in `change` into the topic's stored configuration, durably (on a shared
+  // store, every node sees it from its next operation on), and answers the stored layer after
+  // the change. A topic that stops being paused wakes the listener.
+  virtual void SetTopicConfig(std::string topic, core::TopicConfig change,
+                              Callback<Result<core::TopicConfig>> done) = 0;
+  // The topic's stored layer (all fields unset when it has none).
+  virtual void GetTopicConfig(std::string topic, Callback<Result<core::TopicConfig>> done) = 0;
+  // Removes the stored layer: the node-local layers apply again (a paused topic resumes).
+  virtual void DeleteTopicConfig(std::string topic, Callback<Status> done) = 0;
+  // purgeTopic: every in-life message of the topic (only those in `status`, 1..3, when given)
+  // -> DELETE, in atomic writes of a bounded number of messages, letting other requests run in
+  // between. Answers how many were deleted.
+  virtual void Purge(std::string topic, std::optional<core::MsgStatus> status,
+                     Callback<Result<int64_t>> done) = 0;
+  // redriveMsg: each READY dead letter of req.topic (the one with req.msg_id, or up to req.limit
+  // in pull order) becomes core::RedriveOf in its source topic and ends in req.topic as DELETE
+  // (released at once), in one atomic write per message. The source topic's capacity applies:
+  // a full source stops the walk (a named msgId gets kResourceExhausted). Answers how many were
+  // moved. Errors for a named msgId: kNotFound, kInvalidState (not a READY dead letter, or its
+  // source holds an in-life message with that msgId).
+  virtual void Redrive(RedriveRequest req, Callback<Result<int64_t>> done) = 0;
 
   // Registers the listener (nullptr to clear). REQUIRES: the listener outlives the backend or
   // is cleared first.

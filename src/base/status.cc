@@ -16,6 +16,8 @@ std::string_view ErrcName(Errc code) {
       return "invalid_state";
     case Errc::kConflict:
       return "conflict";
+    case Errc::kResourceExhausted:
+      return "resource_exhausted";
     case Errc::kUnavailable:
       return "unavailable";
     case Errc::kTimeout:

@@ -16,7 +16,8 @@ enum class Errc {
   kInvalidArgument,
   kInvalidState,  // an illegal lifecycle transition
   kConflict,
-  kUnavailable,  // a backend is down or unreachable
+  kResourceExhausted,  // a limit is reached (a full topic); trying later may succeed
+  kUnavailable,        // a backend is down or unreachable
   kTimeout,
   kIOError,
   kCorruption,
@@ -61,6 +62,9 @@ inline Status InvalidState(std::string msg) { return Status(Errc::kInvalidState,
 inline Status Internal(std::string msg) { return Status(Errc::kInternal, std::move(msg)); }
 inline Status IOError(std::string msg) { return Status(Errc::kIOError, std::move(msg)); }
 inline Status Unavailable(std::string msg) { return Status(Errc::kUnavailable, std::move(msg)); }
+inline Status ResourceExhausted(std::string msg) {
+  return Status(Errc::kResourceExhausted, std::move(msg));
+}
 
 }  // namespace chronoq
 

@@ -55,9 +55,9 @@ TEST(StatusTest, EqualityComparesCodeAndMessage) {
 
 TEST(StatusTest, EveryErrcHasADistinctName) {
   const Errc all[] = {
-      Errc::kOk,           Errc::kNotFound,   Errc::kAlreadyExists, Errc::kInvalidArgument,
-      Errc::kInvalidState, Errc::kConflict,   Errc::kUnavailable,   Errc::kTimeout,
-      Errc::kIOError,      Errc::kCorruption, Errc::kInternal};
+      Errc::kOk,           Errc::kNotFound, Errc::kAlreadyExists,     Errc::kInvalidArgument,
+      Errc::kInvalidState, Errc::kConflict, Errc::kResourceExhausted, Errc::kUnavailable,
+      Errc::kTimeout,      Errc::kIOError,  Errc::kCorruption,        Errc::kInternal};
   std::set<std::string_view> names;
   for (Errc e : all) {
     std::string_view n = ErrcName(e);

@@ -39,10 +39,12 @@ void AssignScalars(MessageRecord& dst, const MessageRecord& src) {
   dst.count_trigger = src.count_trigger;
   dst.count = src.count;
   dst.last_error = src.last_error;
+  dst.retry_interval = src.retry_interval;
+  dst.dead_letter = src.dead_letter;
   // A new field must be copied above; this trips when the record changes size.
-  static_assert(
-      sizeof(MessageRecord) == 4 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8 + 8 + 8,
-      "MessageRecord changed: update AssignScalars");
+  static_assert(sizeof(MessageRecord) == 4 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8 +
+                                             8 + 8 + 8 + sizeof(std::optional<DeadLetter>),
+                "MessageRecord changed: update AssignScalars");
 }
 
 MessageRecord CopyWithoutPayload(const MessageRecord& r) {
@@ -56,16 +58,16 @@ MessageRecord CopyWithoutPayload(const MessageRecord& r) {
 TimePoint NaturalEndTime(const MessageRecord& r) {
   if (r.phase == Phase::kEnded) return r.ended_at;
   TimePoint end = r.expire_time;
-  if (r.retry >= r.max_deliveries()) end = std::min(end, r.visible_at);
+  if (r.retry >= r.max_deliveries()) end = std::min(end, r.ack_deadline());
   return end;
 }
 
 MsgStatus StatusAt(const MessageRecord& r, TimePoint now) {
   if (r.phase == Phase::kEnded) return r.end_status;
   if (now >= NaturalEndTime(r)) return r.retry == 0 ? MsgStatus::kExpire : MsgStatus::kRetryExhaust;
-  if (r.visible_at > now) {
-    return r.phase == Phase::kPending ? MsgStatus::kWaiting : MsgStatus::kConsuming;
-  }
+  if (r.phase == Phase::kDelivered && r.ack_deadline() > now) return MsgStatus::kConsuming;
+  // Pending before its time, or a delivery not acked by its deadline during the retry interval.
+  if (r.visible_at > now) return MsgStatus::kWaiting;
   return MsgStatus::kReady;
 }
 

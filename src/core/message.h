@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +36,15 @@ enum class Phase : uint8_t {
   kEnded = 2,      // end_status says how; ended_at says when
 };
 
+// On a dead letter (API-EXTENSIONS.md section 4): where and how the message died.
+struct DeadLetter {
+  std::string topic;                      // the source topic
+  MsgStatus status = MsgStatus::kExpire;  // kExpire or kRetryExhaust
+  int64_t retry = 0;                      // deliveries made in the source topic
+  TimePoint end_time{};                   // when it ended there
+  bool operator==(const DeadLetter&) const = default;
+};
+
 struct MessageRecord {
   std::string topic;
   std::string msg_id;
@@ -48,7 +58,8 @@ struct MessageRecord {
   Phase phase = Phase::kPending;
   MsgStatus end_status = MsgStatus::kWaiting;  // meaningful only when phase == kEnded
   // Depends on phase. kPending: when it is or became consumable (its trigger time, or the time
-  // of the nack). kDelivered: the ack deadline. kEnded: unused.
+  // of the nack plus the retry interval). kDelivered: when it is consumable again if not acked:
+  // the ack deadline plus retry_interval. kEnded: unused.
   TimePoint visible_at{};
   TimePoint ended_at{};  // kEnded only: when it ended (start of its retention period)
   uint64_t seq = 0;      // orders messages with equal visible_at; unique within a topic
@@ -57,6 +68,14 @@ struct MessageRecord {
   int64_t count_trigger = 0;
   int64_t count = 0;
   std::string last_error;  // the last nack reason (later: push failure); empty: none
+  // kDelivered: the topic's retry interval at the delivery; a delivery not acked by its deadline
+  // (visible_at - retry_interval) waits this long before it is consumable again (status 1
+  // meanwhile). 0 otherwise.
+  Millis retry_interval{0};
+  std::optional<DeadLetter> dead_letter{};  // set on a message a dead-letter topic received
+
+  // kDelivered: the ack deadline.
+  TimePoint ack_deadline() const { return visible_at - retry_interval; }
 
   int64_t max_deliveries() const { return static_cast<int64_t>(max_retry) + 1; }
   bool operator==(const MessageRecord&) const = default;

@@ -42,6 +42,11 @@ std::string_view EventName(EventKind k) {
   return "unknown";
 }
 
+void ResolveDefaults(NewMessage& m, const EffectiveTopicConfig& topic) {
+  if (!m.ttl) m.ttl = topic.ttl;
+  if (!m.max_retry) m.max_retry = topic.max_retry;
+}
+
 MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
   MessageRecord r;
   r.topic = std::move(m.topic);
@@ -50,8 +55,8 @@ MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
   r.produce_time = now;
   r.trigger_time = m.trigger_time.has_value() ? std::max(*m.trigger_time, now)
                                               : SaturatingAdd(now, std::max(m.delay, Millis(0)));
-  r.expire_time = SaturatingAdd(r.trigger_time, m.ttl);
-  r.max_retry = m.max_retry;
+  r.expire_time = SaturatingAdd(r.trigger_time, m.ttl.value());
+  r.max_retry = m.max_retry.value();
   r.retry = 0;
   r.phase = Phase::kPending;
   r.visible_at = r.trigger_time;
@@ -59,6 +64,35 @@ MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
   r.priority = m.priority;
   r.count_trigger = m.count_trigger;
   return r;
+}
+
+MessageRecord DeadLetterOf(const MessageRecord& ended, const std::string& dead_letter_topic,
+                           const EffectiveTopicConfig& dead_letter_config, TimePoint now,
+                           uint64_t seq) {
+  NewMessage m;
+  m.topic = dead_letter_topic;
+  m.msg_id = ended.msg_id;
+  m.payload = ended.payload;
+  m.ttl = dead_letter_config.ttl;
+  m.max_retry = dead_letter_config.max_retry;
+  m.priority = ended.priority;
+  MessageRecord r = CreateRecord(std::move(m), now, seq);
+  r.last_error = ended.last_error;
+  r.dead_letter = DeadLetter{ended.topic, ended.end_status, ended.retry, ended.ended_at};
+  return r;
+}
+
+MessageRecord RedriveOf(const MessageRecord& dead, const EffectiveTopicConfig& source_config,
+                        Millis delay, TimePoint now, uint64_t seq) {
+  NewMessage m;
+  m.topic = dead.dead_letter ? dead.dead_letter->topic : dead.topic;
+  m.msg_id = dead.msg_id;
+  m.payload = dead.payload;
+  m.delay = delay;
+  m.ttl = source_config.ttl;
+  m.max_retry = source_config.max_retry;
+  m.priority = dead.priority;
+  return CreateRecord(std::move(m), now, seq);
 }
 
 bool Replaceable(const MessageRecord& existing, TimePoint now) {
@@ -74,11 +108,16 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
       MessageRecord out = r;
       out.phase = Phase::kDelivered;
       out.retry = r.retry + 1;
-      out.visible_at = SaturatingAdd(now, e.ack_timeout);
+      if (e.retry_interval < Millis(0)) return InvalidArgument("retry interval must be >= 0");
+      out.retry_interval = e.retry_interval;
+      out.visible_at = SaturatingAdd(SaturatingAdd(now, e.ack_timeout), e.retry_interval);
       return out;
     }
     case EventKind::kAck: {
-      const bool late_ack = s == MsgStatus::kReady && r.phase == Phase::kDelivered;
+      // A delivery past its ack deadline (waiting for its retry interval, or ready) that nobody
+      // took again.
+      const bool late_ack =
+          (s == MsgStatus::kReady || s == MsgStatus::kWaiting) && r.phase == Phase::kDelivered;
       if (s != MsgStatus::kConsuming && !late_ack) {
         return Illegal(r, s, "only a delivered message that has not ended can be acked");
       }
@@ -93,9 +132,11 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
         if (!e.reason.empty()) out.last_error = std::string(e.reason);
         return out;
       }
+      if (e.retry_interval < Millis(0)) return InvalidArgument("retry interval must be >= 0");
       MessageRecord out = r;
       out.phase = Phase::kPending;
-      out.visible_at = now;
+      out.retry_interval = Millis(0);
+      out.visible_at = SaturatingAdd(now, e.retry_interval);
       if (!e.reason.empty()) out.last_error = std::string(e.reason);
       return out;
     }
@@ -115,7 +156,7 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
       }
       if (e.ack_timeout <= Millis(0)) return InvalidArgument("ack timeout must be positive");
       MessageRecord out = r;
-      out.visible_at = SaturatingAdd(now, e.ack_timeout);
+      out.visible_at = SaturatingAdd(SaturatingAdd(now, e.ack_timeout), r.retry_interval);
       return out;
     }
     case EventKind::kCount: {
@@ -142,9 +183,11 @@ Result<MessageRecord> ApplyUpdate(const MessageRecord& r, const MessageUpdate& u
   if (u.trigger_time.has_value()) {
     out.trigger_time = std::max(*u.trigger_time, now);
     out.visible_at = out.trigger_time;
-    // A READY message may be a delivery whose ack deadline passed: rescheduled, it is pending
-    // again (not a delivery with a new deadline), so it waits, then is ready, like a fresh send.
+    // A READY (or retry-WAITING) message may be a delivery whose ack deadline passed:
+    // rescheduled, it is pending again (not a delivery with a new deadline), so it waits, then is
+    // ready, like a fresh send.
     out.phase = Phase::kPending;
+    out.retry_interval = Millis(0);
   }
   if (u.trigger_time.has_value() || u.ttl.has_value()) {
     out.expire_time = SaturatingAdd(out.trigger_time, ttl);

@@ -3,9 +3,11 @@
 // mirrors them in Lua; the contract suite proves they agree). Diagram: docs/lifecycle.md.
 //
 // Legal moves, by the status at `now` (StatusAt):
-// - Deliver: READY -> CONSUMING (retry + 1, deadline now + ack timeout).
-// - Ack: CONSUMING, or READY after an ack timeout -> CONSUME_OK.
-// - Nack: CONSUMING -> READY at now, or RETRY_EXHAUST on the last delivery.
+// - Deliver: READY -> CONSUMING (retry + 1, deadline now + ack timeout; not acked by then, it is
+//   WAITING for the retry interval, then READY).
+// - Ack: CONSUMING, or a delivery past its ack deadline not yet delivered again -> CONSUME_OK.
+// - Nack: CONSUMING -> READY at now + retry interval (WAITING until then), or RETRY_EXHAUST on
+//   the last delivery.
 // - Delete: WAITING, READY, CONSUMING -> DELETE.
 // - Finalize: EXPIRE or RETRY_EXHAUST not yet stored -> the same status, stored, ended at its
 //   natural end.
@@ -22,6 +24,7 @@
 #include "base/result.h"
 #include "base/time.h"
 #include "core/message.h"
+#include "core/topic_config.h"
 
 namespace chronoq::core {
 
@@ -34,6 +37,9 @@ struct Event {
   Millis ack_timeout{0};      // kDeliver and kTouch; must be > 0
   int64_t count = 0;          // kCount: added to the count; must be >= 1
   std::string_view reason{};  // kNack: kept as last_error when not empty
+  // kDeliver and kNack: the topic's retry interval (>= 0): how long a nacked or timed-out
+  // delivery waits before it is consumable again.
+  Millis retry_interval{0};
 };
 
 // What a producer asked for, after defaults and validation (API.md section 4, sendMsg).
@@ -41,17 +47,34 @@ struct NewMessage {
   std::string topic;
   std::string msg_id;
   std::string payload;
-  Millis delay{0};        // <= 0 means now; ignored when trigger_time is set
-  Millis ttl{0};          // > 0
-  int32_t max_retry = 0;  // >= 0
+  Millis delay{0};  // <= 0 means now; ignored when trigger_time is set
+  // Absent: the topic's (core/topic_config.h), resolved by the backend with ResolveDefaults.
+  std::optional<Millis> ttl{};         // > 0
+  std::optional<int32_t> max_retry{};  // >= 0
   // Extensions (API-EXTENSIONS.md section 2).
   std::optional<TimePoint> trigger_time{};  // absolute; a past time means now
   int32_t priority = 0;                     // 0..9
   int64_t count_trigger = 0;                // >= 0; 0: none
 };
 
+// Fills the ttl and maxRetry a message left out from its topic's configuration.
+void ResolveDefaults(NewMessage& m, const EffectiveTopicConfig& topic);
+
 // The record of a freshly sent message: WAITING when the trigger time is after `now`, else READY.
+// REQUIRES: ttl and max_retry set (ResolveDefaults).
 MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq);
+
+// Dead letters (API-EXTENSIONS.md section 4). The message `dead_letter_topic` receives when
+// `ended` (status 5 or 6) ends in a topic that names it: same msgId, payload, priority and last
+// error, consumable at `now`, with the dead-letter topic's ttl and maxRetry, and dead_letter set.
+MessageRecord DeadLetterOf(const MessageRecord& ended, const std::string& dead_letter_topic,
+                           const EffectiveTopicConfig& dead_letter_config, TimePoint now,
+                           uint64_t seq);
+// The message redriveMsg sends back to the source topic of `dead` (its dead_letter.topic): a new
+// message (retry 0) with the same msgId, payload and priority, the source topic's ttl and
+// maxRetry, consumable after `delay` (<= 0: now).
+MessageRecord RedriveOf(const MessageRecord& dead, const EffectiveTopicConfig& source_config,
+                        Millis delay, TimePoint now, uint64_t seq);
 
 // The fields updateMsg may change; absent ones stay.
 struct MessageUpdate {

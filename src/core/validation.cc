@@ -32,7 +32,11 @@ Status ValidateName(std::string_view param, std::string_view value, size_t max_b
 }  // namespace
 
 Status ValidateTopic(std::string_view topic, const Limits& limits) {
-  return ValidateName("topic", topic, limits.max_topic_bytes, "max-topic-bytes");
+  return ValidateTopicParam("topic", topic, limits);
+}
+
+Status ValidateTopicParam(std::string_view param, std::string_view topic, const Limits& limits) {
+  return ValidateName(param, topic, limits.max_topic_bytes, "max-topic-bytes");
 }
 
 Status ValidateMsgId(std::string_view msg_id, const Limits& limits) {

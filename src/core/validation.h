@@ -14,6 +14,8 @@ namespace chronoq::core {
 
 // Non-empty, at most max_topic_bytes, valid UTF-8, no control characters.
 Status ValidateTopic(std::string_view topic, const Limits& limits);
+// The same for a parameter naming a topic (deadLetterTopic).
+Status ValidateTopicParam(std::string_view param, std::string_view topic, const Limits& limits);
 // Same rules with max_msg_id_bytes; `param` names it in the message ("msgId").
 Status ValidateMsgId(std::string_view msg_id, const Limits& limits);
 // Non-empty, at most max_msg_bytes, valid UTF-8 (any code point, NUL included).

@@ -172,13 +172,14 @@ Result<MessageRecord> Engine::FindStored(const std::string& topic, const std::st
 void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
   std::vector<core::NewMessage> one;
   one.push_back(std::move(m));
-  SendBatch(std::move(one), [done = std::move(done)](Result<std::vector<backend::Sent>> r) mutable {
-    if (r.has_value()) {
-      done(std::move(r->front()));
-    } else {
-      done(r.error());
-    }
-  });
+  SendBatch(std::move(one),
+            [done = std::move(done)](Result<std::vector<Result<backend::Sent>>> r) mutable {
+              if (r.has_value()) {
+                done(std::move(r->front()));
+              } else {
+                done(r.error());
+              }
+            });
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
@@ -202,9 +203,11 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
       std::vector<core::Message> out;
       out.reserve(head.size());
       Status read;
+      const core::EffectiveTopicConfig config = ConfigOf(req.topic);
+      core::Event deliver{core::EventKind::kDeliver, req.ack_timeout.value_or(config.ack_timeout)};
+      deliver.retry_interval = config.retry_interval;
       for (const MessageRecord* r : head) {
-        Result<MessageRecord> next =
-            core::Apply(t.Copy(*r), core::Event{core::EventKind::kDeliver, req.ack_timeout}, now);
+        Result<MessageRecord> next = core::Apply(t.Copy(*r), deliver, now);
         CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
                  next.error().ToString());
         out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});

@@ -70,20 +70,31 @@ class Engine final : public backend::QueueBackend {
   void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SendBatch(std::vector<core::NewMessage> msgs,
-                 Callback<Result<std::vector<backend::Sent>>> done) override;
+                 Callback<Result<std::vector<Result<backend::Sent>>>> done) override;
   void AckBatch(std::string topic, std::vector<backend::AckItem> items,
                 Callback<Result<std::vector<Status>>> done) override;
   void Update(backend::UpdateRequest req, Callback<Result<core::Message>> done) override;
-  void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+  void Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
              Callback<Result<core::Message>> done) override;
   void Count(std::string topic, std::string msg_id, int64_t count,
              Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, Callback<Result<backend::ListPage>> done) override;
+  // engine_topics.cc
+  void SetTopicDefaults(const core::TopicDefaults* defaults) override {
+    topic_defaults_.store(defaults);
+  }
+  void SetTopicConfig(std::string topic, core::TopicConfig change,
+                      Callback<Result<core::TopicConfig>> done) override;
+  void GetTopicConfig(std::string topic, Callback<Result<core::TopicConfig>> done) override;
+  void DeleteTopicConfig(std::string topic, Callback<Status> done) override;
+  void Purge(std::string topic, std::optional<core::MsgStatus> status,
+             Callback<Result<int64_t>> done) override;
+  void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 
   // Runs the retention purge now (tests).
-  void TEST_Purge() { Purge(); }
+  void TEST_Purge() { PurgeRetained(); }
   // How a topic's in-life messages are held: in memory (near) and on disk only (far) (tests).
   struct TierCounts {
     size_t near = 0;
@@ -146,6 +157,10 @@ class Engine final : public backend::QueueBackend {
                                          TimePoint now, bool with_payload);
   bool Listed(const Topic& t, TimePoint now) const;
 
+  // --- engine_topics.cc: topic configuration
+  // The topic's effective configuration (its stored layer over the node-local ones).
+  core::EffectiveTopicConfig ConfigOf(const std::string& topic) const;
+
   // --- engine_batch.cc: sends and acks
   // What a send finds under a msgId it was given: an in-life message (answered; nothing is
   // stored), or an ended one that the send replaces (its retention entry goes), or neither.
@@ -181,7 +196,7 @@ class Engine final : public backend::QueueBackend {
   // Forgets the purge cursor (the next purge walks the retention index from its start) and
   // purges at `at` unless a purge is due earlier; with only_if_earlier, does nothing unless it is.
   void RestartPurge(TimePoint at, bool only_if_earlier) CQ_EXCLUDES(purge_mu_);
-  void Purge() CQ_EXCLUDES(purge_mu_);
+  void PurgeRetained() CQ_EXCLUDES(purge_mu_);
 
   // --- engine_list.cc: listMsg (one page, built by a Lister)
   class Lister;
@@ -213,6 +228,7 @@ class Engine final : public backend::QueueBackend {
   base::Scheduler* const scheduler_;
   std::atomic<ReadyListener*> listener_{nullptr};
   std::atomic<backend::EventSink*> sink_{nullptr};
+  std::atomic<const core::TopicDefaults*> topic_defaults_{nullptr};
   std::vector<std::unique_ptr<Shard>> shards_;
 
   // Sequence numbers: unique, increasing; reserved on disk a block ahead (see AllocSeq).

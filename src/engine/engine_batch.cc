@@ -39,9 +39,9 @@ Result<Engine::Prior> Engine::FindPrior(const Topic& t, const Effects& fx,
 }
 
 void Engine::SendBatch(std::vector<core::NewMessage> msgs,
-                       Callback<Result<std::vector<backend::Sent>>> done) {
+                       Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   if (msgs.empty()) {
-    done(std::vector<backend::Sent>());
+    done(std::vector<Result<backend::Sent>>());
     return;
   }
   // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
@@ -54,7 +54,8 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
   const std::string topic = msgs.front().topic;
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
-  Answer<Result<std::vector<backend::Sent>>> answer(std::move(done));
+  Answer<Result<std::vector<Result<backend::Sent>>>> answer(std::move(done));
+  const core::EffectiveTopicConfig config = ConfigOf(topic);
   std::optional<Status> outcome;
   {
     base::MutexLock lock(shard.mu);
@@ -84,7 +85,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
     }
     if (!lookup.ok() || fresh == 0) {
       if (lookup.ok()) {
-        std::vector<backend::Sent> out;
+        std::vector<Result<backend::Sent>> out;
         out.reserve(msgs.size());
         for (Prior& p : priors) {
           MsgStatus status = core::StatusAt(*p.existing, now);
@@ -106,7 +107,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
       };
       std::vector<Held> held;
       held.reserve(fresh);
-      std::vector<backend::Sent> out;
+      std::vector<Result<backend::Sent>> out;
       out.reserve(msgs.size());
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < msgs.size(); ++i) {
@@ -116,6 +117,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
           out.push_back(backend::Sent{core::Message{std::move(*p.existing), status}, true});
           continue;
         }
+        core::ResolveDefaults(msgs[i], config);
         MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
         WriteTransition(batch, nullptr, rec);
         batch.PutPayload(rec);

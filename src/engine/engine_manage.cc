@@ -95,12 +95,13 @@ void Engine::Update(backend::UpdateRequest req, Callback<Result<core::Message>> 
       std::move(done));
 }
 
-void Engine::Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+void Engine::Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
                    Callback<Result<core::Message>> done) {
+  const Millis timeout = ack_timeout.value_or(ConfigOf(topic).ack_timeout);
   ChangeOne(
       std::move(topic), std::move(msg_id), false,
-      [ack_timeout](const MessageRecord& before, TimePoint now) {
-        return core::Apply(before, core::Event{core::EventKind::kTouch, ack_timeout}, now);
+      [timeout](const MessageRecord& before, TimePoint now) {
+        return core::Apply(before, core::Event{core::EventKind::kTouch, timeout}, now);
       },
       std::move(done));
 }

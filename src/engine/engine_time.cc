@@ -135,10 +135,10 @@ void Engine::RestartPurge(TimePoint at, bool only_if_earlier) {
   if (at >= purge_at_) return;
   if (purge_timer_ != 0) scheduler_->Cancel(purge_timer_);
   purge_at_ = at;
-  purge_timer_ = scheduler_->Schedule(at, [this] { Purge(); });
+  purge_timer_ = scheduler_->Schedule(at, [this] { PurgeRetained(); });
 }
 
-void Engine::Purge() {
+void Engine::PurgeRetained() {
   std::string cursor;
   uint64_t epoch = 0;
   {
@@ -204,7 +204,7 @@ void Engine::Purge() {
   if (next < purge_at_) {
     if (purge_timer_ != 0) scheduler_->Cancel(purge_timer_);
     purge_at_ = next;
-    purge_timer_ = scheduler_->Schedule(next, [this] { Purge(); });
+    purge_timer_ = scheduler_->Schedule(next, [this] { PurgeRetained(); });
   }
 }
 

@@ -12,6 +12,8 @@ int AppCode(Errc code) {
       return 404;
     case Errc::kInvalidState:
       return 404;
+    case Errc::kResourceExhausted:
+      return 429;
     case Errc::kAlreadyExists:
     case Errc::kConflict:
     case Errc::kUnavailable:

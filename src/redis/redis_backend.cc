@@ -340,8 +340,9 @@ void RedisBackend::WatchTopic(const std::string& topic) {
 
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
+  const Millis ack_timeout = req.ack_timeout.value_or(LocalConfigOf(req.topic).ack_timeout);
   std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
-                                   Ms(SaturatingAdd(now, req.ack_timeout)),
+                                   Ms(SaturatingAdd(now, ack_timeout)),
                                    std::to_string(options_.retention.count())};
   std::string topic = req.topic;
   const size_t batch = static_cast<size_t>(std::max(1, req.batch));

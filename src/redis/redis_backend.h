@@ -55,17 +55,29 @@ class RedisBackend final : public backend::QueueBackend {
   void GetTopicInfo(std::string topic, backend::Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SendBatch(std::vector<core::NewMessage> msgs,
-                 backend::Callback<Result<std::vector<backend::Sent>>> done) override;
+                 backend::Callback<Result<std::vector<Result<backend::Sent>>>> done) override;
   void AckBatch(std::string topic, std::vector<backend::AckItem> items,
                 backend::Callback<Result<std::vector<Status>>> done) override;
   void Update(backend::UpdateRequest req, backend::Callback<Result<core::Message>> done) override;
-  void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+  void Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
              backend::Callback<Result<core::Message>> done) override;
   void Count(std::string topic, std::string msg_id, int64_t count,
              backend::Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
+  // redis_topics.cc
+  void SetTopicDefaults(const core::TopicDefaults* defaults) override {
+    topic_defaults_.store(defaults);
+  }
+  void SetTopicConfig(std::string topic, core::TopicConfig change,
+                      backend::Callback<Result<core::TopicConfig>> done) override;
+  void GetTopicConfig(std::string topic,
+                      backend::Callback<Result<core::TopicConfig>> done) override;
+  void DeleteTopicConfig(std::string topic, backend::Callback<Status> done) override;
+  void Purge(std::string topic, std::optional<core::MsgStatus> status,
+             backend::Callback<Result<int64_t>> done) override;
+  void Redrive(backend::RedriveRequest req, backend::Callback<Result<int64_t>> done) override;
   void WatchTopic(const std::string& topic) override CQ_EXCLUDES(mu_);
   // True for a watched topic when this node's latest script on it found nothing consumable, no
   // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
@@ -144,6 +156,9 @@ class RedisBackend final : public backend::QueueBackend {
   base::Scheduler* const scheduler_;
   std::atomic<backend::ReadyListener*> listener_{nullptr};
   std::atomic<backend::EventSink*> sink_{nullptr};
+  std::atomic<const core::TopicDefaults*> topic_defaults_{nullptr};
+  // The topic's node-local configuration (file tables over server defaults).
+  core::EffectiveTopicConfig LocalConfigOf(const std::string& topic) const;
 
   base::Mutex mu_;
   base::CondVar idle_;  // signalled when inflight_ drops to 0 (the destructor waits for it)

@@ -62,23 +62,26 @@ Result<MessageRecord> OneRecord(const RedisReply& r, const std::string& topic,
 void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
   std::vector<core::NewMessage> one;
   one.push_back(std::move(m));
-  SendBatch(std::move(one), [done = std::move(done)](Result<std::vector<backend::Sent>> r) mutable {
-    if (!r.has_value()) return done(r.error());
-    done(std::move(r->front()));
-  });
+  SendBatch(std::move(one),
+            [done = std::move(done)](Result<std::vector<Result<backend::Sent>>> r) mutable {
+              if (!r.has_value()) return done(r.error());
+              done(std::move(r->front()));
+            });
 }
 
 void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
-                             Callback<Result<std::vector<backend::Sent>>> done) {
-  if (msgs.empty()) return done(std::vector<backend::Sent>());
+                             Callback<Result<std::vector<Result<backend::Sent>>>> done) {
+  if (msgs.empty()) return done(std::vector<Result<backend::Sent>>());
   const TimePoint now = clock_->Now();
   const std::string topic = msgs.front().topic;
   std::vector<MessageRecord> recs;
   recs.reserve(msgs.size());
   std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
   args.reserve(2 + 8 * msgs.size());
+  const core::EffectiveTopicConfig config = LocalConfigOf(topic);
   for (core::NewMessage& m : msgs) {
     if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
+    core::ResolveDefaults(m, config);
     MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
     args.push_back(rec.msg_id);
     args.push_back(rec.payload);  // a copy: the answer has the payload too
@@ -90,7 +93,7 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
     args.push_back(std::to_string(rec.count_trigger));
     recs.push_back(std::move(rec));
   }
-  using Answer = Result<std::vector<backend::Sent>>;
+  using Answer = Result<std::vector<Result<backend::Sent>>>;
   auto join = std::make_shared<Join<Answer>>();
   join->done = std::move(done);
   RegisterTopic(topic, now, [join] { join->Arrive(std::nullopt); });
@@ -102,7 +105,7 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
              if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
                return join->Arrive(Unexpected(*r, "send"));
              }
-             std::vector<backend::Sent> out;
+             std::vector<Result<backend::Sent>> out;
              out.reserve(recs.size());
              bool ready = false;
              for (size_t i = 0; i < recs.size(); ++i) {
@@ -237,9 +240,10 @@ void RedisBackend::Update(backend::UpdateRequest req, Callback<Result<Message>> 
        }));
 }
 
-void RedisBackend::Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+void RedisBackend::Touch(std::string topic, std::string msg_id, std::optional<Millis> timeout,
                          Callback<Result<Message>> done) {
   const TimePoint now = clock_->Now();
+  const Millis ack_timeout = timeout.value_or(LocalConfigOf(topic).ack_timeout);
   const TimePoint deadline = SaturatingAdd(now, ack_timeout);
   std::vector<std::string> args = {msg_id, Ms(now), std::to_string(options_.retention.count()),
                                    Ms(deadline)};

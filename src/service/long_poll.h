@@ -35,8 +35,8 @@ namespace chronoq::service {
 struct PollSpec {
   std::string topic;
   int32_t batch = 1;
-  Millis ack_timeout{30'000};
-  Millis timeout{10'000};  // how long to stay parked
+  std::optional<Millis> ack_timeout{};  // absent: the topic's
+  Millis timeout{10'000};               // how long to stay parked
 };
 
 using LongPollDone = UniqueFunction<void(Result<std::vector<core::Message>>)>;

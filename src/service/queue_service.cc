@@ -15,9 +15,9 @@ Result<PollSpec> CheckPull(PullRequest& req, const ServiceOptions& o) {
   PollSpec spec;
   spec.topic = std::move(req.topic);
   spec.batch = req.batch && *req.batch > 0 ? std::min(*req.batch, o.limits.max_pull_batch) : 1;
-  spec.ack_timeout = req.ack_timeout_millis && *req.ack_timeout_millis > 0
-                         ? Millis(*req.ack_timeout_millis)
-                         : o.defaults.ack_timeout;
+  if (req.ack_timeout_millis && *req.ack_timeout_millis > 0) {
+    spec.ack_timeout = Millis(*req.ack_timeout_millis);
+  }  // else the topic's, resolved by the backend
   return spec;
 }
 
@@ -28,9 +28,11 @@ QueueService::QueueService(backend::QueueBackend* backend, const base::Clock* cl
     : backend_(backend),
       clock_(clock),
       options_(std::move(options)),
+      topic_defaults_(options_.defaults, options_.topic_files),
       recorder_(clock, options_.monitor_interval, options_.metrics_max_topics),
       waiters_(backend, clock, scheduler, options_.limits.max_parked_long_polls,
                options_.limits.max_parked_long_polls_per_topic) {
+  backend_->SetTopicDefaults(&topic_defaults_);
   backend_->SetReadyListener(&waiters_);
   backend_->SetEventSink(&recorder_);
 }
@@ -83,8 +85,9 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
   m.payload = std::move(req.msg);
   m.delay = Millis(req.delay_millis.value_or(0));
   if (req.trigger_time) m.trigger_time = FromEpochMs(*req.trigger_time);
-  m.ttl = req.ttl_millis && *req.ttl_millis > 0 ? Millis(*req.ttl_millis) : options_.defaults.ttl;
-  m.max_retry = req.max_retry && *req.max_retry >= 0 ? *req.max_retry : options_.defaults.max_retry;
+  // Left out (or out of range, API.md): the topic's, resolved by the backend.
+  if (req.ttl_millis && *req.ttl_millis > 0) m.ttl = Millis(*req.ttl_millis);
+  if (req.max_retry && *req.max_retry >= 0) m.max_retry = *req.max_retry;
   m.priority = static_cast<int32_t>(req.priority.value_or(0));
   m.count_trigger = req.count_trigger.value_or(0);
   return m;

@@ -4,7 +4,10 @@
 //
 //   - validation: every value against core::Limits, with the sentences of core/validation.h;
 //   - defaults: a value left out (or out of its range where API.md says it falls back) gets the
-//     server default (core::Defaults); batches and long-poll timeouts are clamped to the limits;
+//     topic's configuration, which falls back on the config file's [topics.<name>] table and
+//     the server default (core/topic_config.h); the service owns those node-local layers and
+//     hands them to the backend, which resolves the stored layer over them atomically with each
+//     operation; batches and long-poll timeouts are clamped to the limits;
 //   - long polls: parking, waking, the parking caps (service/long_poll.h);
 //   - counting: every event is recorded once (service/recorder.h), for getMonitorData and for
 //     the Prometheus counters, whichever protocol or backend caused it;
@@ -25,8 +28,10 @@
 // Thread-safety: all methods are thread-safe.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +40,7 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "core/limits.h"
+#include "core/topic_config.h"
 #include "metrics/monitor.h"
 #include "metrics/registry.h"
 #include "service/long_poll.h"
@@ -46,9 +52,18 @@ namespace chronoq::service {
 using backend::Callback;
 using Messages = std::vector<core::Message>;
 
+// getTopicConfig's answer: every field's effective value and the layer it came from.
+struct TopicConfigView {
+  std::string topic;
+  core::EffectiveTopicConfig config;
+  std::array<core::ConfigSource, core::kTopicFieldCount> sources{};  // by core::TopicField
+};
+
 struct ServiceOptions {
   core::Limits limits;
   core::Defaults defaults;
+  // The config file's [topics.<name>] tables (core/topic_config.h, layer 2), checked.
+  std::map<std::string, core::TopicConfig, std::less<>> topic_files{};
   Millis monitor_interval{60'000};  // monitor-interval-seconds
   size_t metrics_max_topics = 1000;
 };
@@ -96,6 +111,19 @@ class QueueService {
   void Get(MessageRef req, Callback<Result<core::Message>> done);
   void GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done);
   void ListTopics(Callback<Result<std::vector<core::TopicInfo>>> done);
+  // --- API-EXTENSIONS.md section 4 (queue_service_topics.cc)
+  // Merges the given fields into the topic's stored configuration; answers the effective one.
+  // kInvalidArgument when no field is given or one is out of range.
+  void SetTopicConfig(TopicConfigRequest req, Callback<Result<TopicConfigView>> done);
+  void GetTopicConfig(std::string topic, Callback<Result<TopicConfigView>> done);
+  // Back to the config file's and the server's values.
+  void DeleteTopicConfig(std::string topic, Callback<Status> done);
+  // Answers how many in-life messages were deleted.
+  void Purge(PurgeRequest req, Callback<Result<int64_t>> done);
+  // Answers how many dead letters went back to their source topics.
+  void Redrive(RedriveRequest req, Callback<Result<int64_t>> done);
+  const core::TopicDefaults& topic_defaults() const { return topic_defaults_; }
+
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();
 
@@ -120,9 +148,12 @@ class QueueService {
   // The checked message of a send (topic aside), or the first error.
   Result<core::NewMessage> CheckSend(SendRequest req, const std::string& topic) const;
 
+  TopicConfigView ViewOf(const std::string& topic, const core::TopicConfig& stored) const;
+
   backend::QueueBackend* const backend_;
   const base::Clock* const clock_;
   const ServiceOptions options_;
+  const core::TopicDefaults topic_defaults_;  // handed to the backend
   Recorder recorder_;
   LongPollWaiters waiters_;
   std::atomic<bool> online_{true};

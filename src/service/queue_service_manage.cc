@@ -70,21 +70,21 @@ void QueueService::SendBatch(SendBatchRequest req,
     }
   }
   if (accepted.empty()) return done(std::move(*results));
-  backend_->SendBatch(std::move(accepted),
-                      [this, results, where = std::move(where),
-                       done = std::move(done)](Result<std::vector<backend::Sent>> res) mutable {
-                        if (!res.has_value()) return done(res.error());
-                        if (res->size() != where.size()) {
-                          return done(Internal(fmt::format("the backend answered {} of {} messages",
-                                                           res->size(), where.size())));
-                        }
-                        for (size_t k = 0; k < where.size(); ++k) {
-                          backend::Sent& sent = (*res)[k];
-                          if (!sent.existing) recorder_.Sent(sent.message.record.topic);
-                          (*results)[where[k]] = std::move(sent);
-                        }
-                        done(std::move(*results));
-                      });
+  backend_->SendBatch(
+      std::move(accepted), [this, results, where = std::move(where), done = std::move(done)](
+                               Result<std::vector<Result<backend::Sent>>> res) mutable {
+        if (!res.has_value()) return done(res.error());
+        if (res->size() != where.size()) {
+          return done(Internal(
+              fmt::format("the backend answered {} of {} messages", res->size(), where.size())));
+        }
+        for (size_t k = 0; k < where.size(); ++k) {
+          Result<backend::Sent>& sent = (*res)[k];
+          if (sent.has_value() && !sent->existing) recorder_.Sent(sent->message.record.topic);
+          (*results)[where[k]] = std::move(sent);
+        }
+        done(std::move(*results));
+      });
 }
 
 void QueueService::AckBatch(AckBatchRequest req, Callback<Result<std::vector<AckResult>>> done) {
@@ -180,9 +180,10 @@ void QueueService::Update(UpdateRequest req, Callback<Result<core::Message>> don
 
 void QueueService::Touch(TouchRequest req, Callback<Result<core::Message>> done) {
   if (Status v = CheckRef(req.ref); !v.ok()) return done(std::move(v));
-  const Millis ack_timeout = req.ack_timeout_millis && *req.ack_timeout_millis > 0
-                                 ? Millis(*req.ack_timeout_millis)
-                                 : options_.defaults.ack_timeout;
+  std::optional<Millis> ack_timeout;  // absent: the topic's
+  if (req.ack_timeout_millis && *req.ack_timeout_millis > 0) {
+    ack_timeout = Millis(*req.ack_timeout_millis);
+  }
   backend_->Touch(std::move(req.ref.topic), std::move(req.ref.msg_id), ack_timeout,
                   std::move(done));
 }

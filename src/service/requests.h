@@ -108,4 +108,28 @@ struct DeleteRequest {
   bool release = false;  // forget the record at once instead of keeping it for retention
 };
 
+// setTopicConfig (API-EXTENSIONS.md section 4): the fields to set; at least one.
+struct TopicConfigRequest {
+  std::string topic;
+  std::optional<int64_t> capacity{};               // >= 0; 0: unlimited
+  std::optional<int64_t> ttl_millis{};             // > 0
+  std::optional<int64_t> max_retry{};              // >= 0
+  std::optional<int64_t> ack_timeout_millis{};     // > 0
+  std::optional<int64_t> retry_interval_millis{};  // >= 0
+  std::optional<std::string> dead_letter_topic{};  // "": none
+  std::optional<bool> paused{};
+};
+
+struct PurgeRequest {
+  std::string topic;
+  std::optional<int64_t> status{};  // absent: every in-life message; else 1..3
+};
+
+struct RedriveRequest {
+  std::string topic;  // the dead-letter topic
+  std::optional<std::string> msg_id{};
+  std::optional<int64_t> limit{};         // absent: 100; >= 1; clamped to max-list-limit
+  std::optional<int64_t> delay_millis{};  // absent or <= 0: consumable at once
+};
+
 }  // namespace chronoq::service

@@ -62,12 +62,13 @@ backend::Sent FakeBackend::StoreLocked(core::NewMessage m) {
   msg.record.topic = m.topic;
   msg.record.msg_id = m.msg_id;
   msg.record.payload = m.payload;
-  msg.record.max_retry = m.max_retry;
+  core::ResolveDefaults(m, ConfigLocked(m.topic));
+  msg.record.max_retry = *m.max_retry;
   msg.record.priority = m.priority;
   msg.record.count_trigger = m.count_trigger;
   // Markers: the fake has no clock.
   msg.record.trigger_time = m.trigger_time.value_or(TimePoint(m.delay));
-  msg.record.expire_time = TimePoint(m.delay + m.ttl);
+  msg.record.expire_time = TimePoint(m.delay + *m.ttl);
   msg.status = !m.trigger_time && m.delay.count() <= 0 ? MsgStatus::kReady : MsgStatus::kWaiting;
   messages_[key] = Entry{msg, next_order_++};
   return backend::Sent{std::move(msg), false};
@@ -75,6 +76,10 @@ backend::Sent FakeBackend::StoreLocked(core::NewMessage m) {
 
 void FakeBackend::Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) {
   Call c = MakeCall("send", m.topic, m.msg_id);
+  {
+    std::lock_guard lock(mu_);
+    core::ResolveDefaults(m, ConfigLocked(m.topic));
+  }
   c.send = m;
   if (std::optional<Status> f = Begin(std::move(c))) {
     return Answer([done = std::move(done), s = *f]() mutable { done(s); });
@@ -93,12 +98,19 @@ void FakeBackend::Send(core::NewMessage m, backend::Callback<Result<backend::Sen
 void FakeBackend::Pull(backend::PullRequest req,
                        backend::Callback<Result<std::vector<Message>>> done) {
   Call c = MakeCall("pull", req.topic);
+  bool paused;
+  {
+    std::lock_guard lock(mu_);
+    const core::EffectiveTopicConfig config = ConfigLocked(req.topic);
+    req.ack_timeout = req.ack_timeout.value_or(config.ack_timeout);
+    paused = config.paused;
+  }
   c.pull = req;
   if (std::optional<Status> f = Begin(std::move(c))) {
     return Answer([done = std::move(done), s = *f]() mutable { done(s); });
   }
   std::vector<Message> out;
-  {
+  if (!paused) {
     std::lock_guard lock(mu_);
     std::vector<Entry*> ready;
     for (auto& [key, e] : messages_) {
@@ -281,22 +293,27 @@ bool FakeBackend::has_sink() {
 }
 
 void FakeBackend::SendBatch(std::vector<core::NewMessage> msgs,
-                            backend::Callback<Result<std::vector<backend::Sent>>> done) {
+                            backend::Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   Call c = MakeCall("send_batch", msgs.empty() ? std::string() : msgs.front().topic);
+  {
+    std::lock_guard lock(mu_);
+    for (core::NewMessage& m : msgs) core::ResolveDefaults(m, ConfigLocked(m.topic));
+  }
   c.batch = msgs;
   if (std::optional<Status> f = Begin(std::move(c))) {
     return Answer([done = std::move(done), s = *f]() mutable { done(s); });
   }
-  std::vector<backend::Sent> out;
+  std::vector<Result<backend::Sent>> out;
   bool ready = false;
   {
     std::lock_guard lock(mu_);
     for (core::NewMessage& m : msgs) {
-      out.push_back(StoreLocked(std::move(m)));
-      ready |= !out.back().existing && out.back().message.status == MsgStatus::kReady;
+      backend::Sent sent = StoreLocked(std::move(m));
+      ready |= !sent.existing && sent.message.status == MsgStatus::kReady;
+      out.push_back(std::move(sent));
     }
   }
-  std::string topic = out.empty() ? std::string() : out.front().message.record.topic;
+  std::string topic = out.empty() ? std::string() : out.front()->message.record.topic;
   Answer([done = std::move(done), out = std::move(out)]() mutable { done(std::move(out)); });
   if (ready) NotifyReady(topic);
 }
@@ -375,10 +392,13 @@ void FakeBackend::Update(backend::UpdateRequest req, backend::Callback<Result<Me
       std::move(done));
 }
 
-void FakeBackend::Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+void FakeBackend::Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
                         backend::Callback<Result<Message>> done) {
   Call c = MakeCall("touch", std::move(topic), std::move(msg_id));
-  c.ack_timeout = ack_timeout;
+  {
+    std::lock_guard lock(mu_);
+    c.ack_timeout = ack_timeout.value_or(ConfigLocked(c.topic).ack_timeout);
+  }
   ChangeOne(
       std::move(c),
       [](Message& m, bool*) {
@@ -444,6 +464,88 @@ void FakeBackend::List(backend::ListRequest req,
     if (end < match.size()) r->next_cursor = std::to_string(end);
   }
   Answer([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+}
+
+core::EffectiveTopicConfig FakeBackend::ConfigLocked(const std::string& topic) const {
+  static const core::TopicDefaults kServerOnly;
+  auto it = configs_.find(topic);
+  const core::TopicConfig stored = it == configs_.end() ? core::TopicConfig{} : it->second;
+  return (topic_defaults_ != nullptr ? *topic_defaults_ : kServerOnly).Resolve(topic, stored);
+}
+
+void FakeBackend::SetTopicDefaults(const core::TopicDefaults* defaults) {
+  std::lock_guard lock(mu_);
+  topic_defaults_ = defaults;
+}
+
+void FakeBackend::SetTopicConfig(std::string topic, core::TopicConfig change,
+                                 backend::Callback<Result<core::TopicConfig>> done) {
+  if (std::optional<Status> f = Begin(MakeCall("set_topic_config", topic))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  core::TopicConfig stored;
+  bool resumed = false;
+  {
+    std::lock_guard lock(mu_);
+    core::TopicConfig& c = configs_[topic];
+    resumed = c.paused.value_or(false) && change.paused.has_value() && !*change.paused;
+    c = core::Overlay(change, c);
+    stored = c;
+  }
+  Answer([done = std::move(done), stored]() mutable { done(stored); });
+  if (resumed) NotifyReady(topic);
+}
+
+void FakeBackend::GetTopicConfig(std::string topic,
+                                 backend::Callback<Result<core::TopicConfig>> done) {
+  if (std::optional<Status> f = Begin(MakeCall("get_topic_config", topic))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  core::TopicConfig stored;
+  {
+    std::lock_guard lock(mu_);
+    auto it = configs_.find(topic);
+    if (it != configs_.end()) stored = it->second;
+  }
+  Answer([done = std::move(done), stored]() mutable { done(stored); });
+}
+
+void FakeBackend::DeleteTopicConfig(std::string topic, backend::Callback<Status> done) {
+  if (std::optional<Status> f = Begin(MakeCall("delete_topic_config", topic))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  {
+    std::lock_guard lock(mu_);
+    configs_.erase(topic);
+  }
+  Answer([done = std::move(done)]() mutable { done(Status::Ok()); });
+}
+
+void FakeBackend::Purge(std::string topic, std::optional<core::MsgStatus> status,
+                        backend::Callback<Result<int64_t>> done) {
+  if (std::optional<Status> f = Begin(MakeCall("purge", topic))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  int64_t n = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [key, entry] : messages_) {
+      MsgStatus& st = entry.message.status;
+      if (key.first != topic || !core::InLife(st) || (status && st != *status)) continue;
+      st = MsgStatus::kDelete;
+      ++n;
+    }
+  }
+  Answer([done = std::move(done), n]() mutable { done(n); });
+}
+
+void FakeBackend::Redrive(backend::RedriveRequest req, backend::Callback<Result<int64_t>> done) {
+  if (std::optional<Status> f = Begin(MakeCall("redrive", req.topic))) {
+    return Answer([done = std::move(done), s = *f]() mutable { done(s); });
+  }
+  Answer([done = std::move(done)]() mutable {
+    done(Internal("redriveMsg is not faked; test it on a real backend"));
+  });
 }
 
 }  // namespace chronoq::testutil

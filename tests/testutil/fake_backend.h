@@ -38,7 +38,7 @@ class FakeBackend final : public backend::QueueBackend {
     std::vector<core::NewMessage> batch;  // for "send_batch"
     std::vector<backend::AckItem> acks;   // for "ack_batch"
     core::MessageUpdate update;           // for "update"
-    Millis ack_timeout{0};                // for "touch"
+    Millis ack_timeout{0};                // for "touch" (resolved)
     int64_t count = 0;                    // for "count"
     backend::ListRequest list;            // for "list_msg"
   };
@@ -55,17 +55,28 @@ class FakeBackend final : public backend::QueueBackend {
   void GetTopicInfo(std::string topic, backend::Callback<Result<core::TopicInfo>> done) override;
   void ListTopics(backend::Callback<Result<std::vector<core::TopicInfo>>> done) override;
   void SendBatch(std::vector<core::NewMessage> msgs,
-                 backend::Callback<Result<std::vector<backend::Sent>>> done) override;
+                 backend::Callback<Result<std::vector<Result<backend::Sent>>>> done) override;
   void AckBatch(std::string topic, std::vector<backend::AckItem> items,
                 backend::Callback<Result<std::vector<Status>>> done) override;
   void Update(backend::UpdateRequest req, backend::Callback<Result<core::Message>> done) override;
-  void Touch(std::string topic, std::string msg_id, Millis ack_timeout,
+  void Touch(std::string topic, std::string msg_id, std::optional<Millis> ack_timeout,
              backend::Callback<Result<core::Message>> done) override;
   void Count(std::string topic, std::string msg_id, int64_t count,
              backend::Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override;
+  // Topic configuration: kept in memory, resolved like a real backend (sends, pulls and touches
+  // are recorded with their defaults resolved). Purge deletes; Redrive is not faked.
+  void SetTopicDefaults(const core::TopicDefaults* defaults) override;
+  void SetTopicConfig(std::string topic, core::TopicConfig change,
+                      backend::Callback<Result<core::TopicConfig>> done) override;
+  void GetTopicConfig(std::string topic,
+                      backend::Callback<Result<core::TopicConfig>> done) override;
+  void DeleteTopicConfig(std::string topic, backend::Callback<Status> done) override;
+  void Purge(std::string topic, std::optional<core::MsgStatus> status,
+             backend::Callback<Result<int64_t>> done) override;
+  void Redrive(backend::RedriveRequest req, backend::Callback<Result<int64_t>> done) override;
 
   // The calls so far, in order.
   std::vector<Call> calls();
@@ -106,6 +117,10 @@ class FakeBackend final : public backend::QueueBackend {
   uint64_t next_id_ = 0;
   backend::ReadyListener* listener_ = nullptr;
   backend::EventSink* sink_ = nullptr;
+  const core::TopicDefaults* topic_defaults_ = nullptr;
+  std::map<std::string, core::TopicConfig> configs_;
+  // The topic's effective configuration. REQUIRES: mu_ held.
+  core::EffectiveTopicConfig ConfigLocked(const std::string& topic) const;
 };
 
 }  // namespace chronoq::testutil

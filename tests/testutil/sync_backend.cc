@@ -59,9 +59,22 @@ Result<std::vector<core::TopicInfo>> SyncBackend::List() {
       [&](auto cb) { b_->ListTopics(std::move(cb)); });
 }
 
-Result<std::vector<backend::Sent>> SyncBackend::SendBatch(std::vector<core::NewMessage> msgs) {
-  return Wait<Result<std::vector<backend::Sent>>>(
+Result<std::vector<Result<backend::Sent>>> SyncBackend::SendBatchItems(
+    std::vector<core::NewMessage> msgs) {
+  return Wait<Result<std::vector<Result<backend::Sent>>>>(
       [&](auto cb) { b_->SendBatch(std::move(msgs), std::move(cb)); });
+}
+
+Result<std::vector<backend::Sent>> SyncBackend::SendBatch(std::vector<core::NewMessage> msgs) {
+  Result<std::vector<Result<backend::Sent>>> items = SendBatchItems(std::move(msgs));
+  if (!items.has_value()) return items.error();
+  std::vector<backend::Sent> out;
+  out.reserve(items->size());
+  for (Result<backend::Sent>& item : *items) {
+    if (!item.has_value()) return item.error();
+    out.push_back(std::move(item).value());
+  }
+  return out;
 }
 
 Result<std::vector<Status>> SyncBackend::AckBatch(const std::string& topic,

@@ -28,7 +28,10 @@ class SyncBackend {
   Result<std::vector<core::TopicInfo>> List();
 
   // Issue 14's operations (API-EXTENSIONS.md sections 2-3).
+  // Every item stored or answered; the first item refused (a full topic) fails the whole call.
   Result<std::vector<backend::Sent>> SendBatch(std::vector<core::NewMessage> msgs);
+  // One answer per item.
+  Result<std::vector<Result<backend::Sent>>> SendBatchItems(std::vector<core::NewMessage> msgs);
   Result<std::vector<Status>> AckBatch(const std::string& topic,
                                        std::vector<backend::AckItem> items);
   Result<core::Message> Update(const std::string& topic, const std::string& msg_id,
