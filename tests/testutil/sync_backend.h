@@ -42,6 +42,13 @@ class SyncBackend {
                               int64_t count = 1);
   Result<backend::ListPage> ListMsg(backend::ListRequest req);
 
+  // Issue 15's operations (API-EXTENSIONS.md section 4).
+  Result<core::TopicConfig> SetTopicConfig(const std::string& topic, core::TopicConfig change);
+  Result<core::TopicConfig> GetTopicConfig(const std::string& topic);
+  Status DeleteTopicConfig(const std::string& topic);
+  Result<int64_t> Purge(const std::string& topic, std::optional<core::MsgStatus> status = {});
+  Result<int64_t> Redrive(backend::RedriveRequest req);
+
  private:
   backend::QueueBackend* b_;
 };
