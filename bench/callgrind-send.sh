@@ -19,7 +19,7 @@ N1=${N1:-2000}
 N2=${N2:-20000}
 command -v valgrind >/dev/null || { echo "callgrind-send: valgrind is not installed" >&2; exit 2; }
 work=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
   --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn \
