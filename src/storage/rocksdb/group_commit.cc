@@ -156,8 +156,7 @@ std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::O
                                              ? std::optional<std::string>(op.value)
                                              : std::nullopt);
   }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

@@ -8,10 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <string_view>
-#include <unordered_map>
 #include <optional>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/mutex.h"
