@@ -28,9 +28,12 @@ namespace {
 // The source of each script, by RedisBackend::ScriptId.
 std::string_view Source(RedisBackend::ScriptId id) {
   static const std::array<std::string_view, RedisBackend::kScriptCount> sources = {
-      scripts::kSend,  scripts::kPull,  scripts::kAck,  scripts::kDelete,
-      scripts::kGet,   scripts::kInfo,  scripts::kWake, scripts::kUpdate,
-      scripts::kTouch, scripts::kCount, scripts::kList,
+      scripts::kSend,        scripts::kPull,         scripts::kAck,        scripts::kDelete,
+      scripts::kGet,         scripts::kInfo,         scripts::kWake,       scripts::kUpdate,
+      scripts::kTouch,       scripts::kCount,        scripts::kList,       scripts::kConfigSet,
+      scripts::kConfigGet,   scripts::kConfigDelete, scripts::kPurge,      scripts::kOutboxRead,
+      scripts::kOutboxDone,  scripts::kDeadLetterIn, scripts::kRedriveOut, scripts::kRedriveIn,
+      scripts::kRedriveDone,
   };
   return sources[id];
 }
@@ -60,13 +63,17 @@ void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& 
 
 void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
-      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 6) {
+      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 8) {
     return;
   }
   const auto& st = r.elements[0].elements;
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
+  const int64_t dead_lettered = st[6].integer, outbox = st[7].integer;
   r.elements.erase(r.elements.begin());
+  // Dead letters waiting in the outbox: written just now (move them on at once), or left by a
+  // node that did not finish (moved on once they are old enough not to be in flight).
+  if (outbox > 0) FlushOutbox(topic, /*fresh=*/dead_lettered > 0);
   backend::TopicEvents e;
   e.triggered = triggered;
   e.ready_gap_sum_ms = gap_sum;
@@ -74,6 +81,7 @@ void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   e.ack_timeouts = timeouts;
   e.expired = ended - exhausted;
   e.retries_exhausted = exhausted;
+  e.dead_lettered = dead_lettered;
   Report(topic, e);
 }
 
@@ -105,6 +113,9 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
     conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
                    [](Result<RedisReply>) {});
   }
+  // The node-local layers of the topic's configuration go first (lua_common.h), so that every
+  // script resolves the stored layer over them itself, atomically.
+  args.insert(args.begin(), EncodeLocalConfig(LocalConfigOf(topic)));
   std::vector<std::string> cmd;
   cmd.reserve(args.size() + 4);
   cmd.push_back("EVALSHA");
@@ -340,10 +351,11 @@ void RedisBackend::WatchTopic(const std::string& topic) {
 
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
-  const Millis ack_timeout = req.ack_timeout.value_or(LocalConfigOf(req.topic).ack_timeout);
-  std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
-                                   Ms(SaturatingAdd(now, ack_timeout)),
-                                   std::to_string(options_.retention.count())};
+  // Absent: the script takes the topic's (stored layer over the node's).
+  std::vector<std::string> args = {
+      Ms(now), std::to_string(std::max(1, req.batch)),
+      req.ack_timeout ? std::to_string(req.ack_timeout->count()) : std::string(),
+      std::to_string(options_.retention.count())};
   std::string topic = req.topic;
   const size_t batch = static_cast<size_t>(std::max(1, req.batch));
   const uint64_t seen = NewsSeen();

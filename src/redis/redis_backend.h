@@ -13,8 +13,10 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/queue_backend.h"
 #include "base/clock.h"
@@ -107,6 +109,16 @@ class RedisBackend final : public backend::QueueBackend {
     kTouchScript,
     kCountScript,
     kListScript,
+    kConfigSetScript,
+    kConfigGetScript,
+    kConfigDeleteScript,
+    kPurgeScript,
+    kOutboxReadScript,
+    kOutboxDoneScript,
+    kDeadLetterInScript,
+    kRedriveOutScript,
+    kRedriveInScript,
+    kRedriveDoneScript,
     kScriptCount
   };
 
@@ -149,6 +161,25 @@ class RedisBackend final : public backend::QueueBackend {
   // Takes the statistics every script puts first in its reply, and records them.
   void TakeStats(const std::string& topic, RedisReply& r);
   void Report(const std::string& topic, const backend::TopicEvents& e);
+  // redis_topics.cc: purge in bounded script calls, `deleted` so far.
+  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, int64_t deleted,
+                 backend::Callback<Result<int64_t>> done);
+  // A topic that stopped being paused: long polls on every node pull again.
+  void Resumed(const std::string& topic);
+  // redis_dead_letters.cc. Moves on the entries of `topic`'s outbox (dead letters to their
+  // dead-letter topics; with !fresh also redrives a node left unfinished, written over two
+  // seconds ago). At most one flush per topic runs on a node; a fresh one asked meanwhile runs
+  // after it.
+  void FlushOutbox(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
+  // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
+  // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.
+  struct RedriveItem {
+    std::string member, msg_id, payload, priority, source;
+  };
+  void RedriveMove(const std::string& topic, std::vector<RedriveItem> items, Millis delay,
+                   backend::Callback<Result<std::vector<RedisReply>>> done);
 
   const RedisBackendOptions options_;
   CommandSink* const conn_;
@@ -180,6 +211,8 @@ class RedisBackend final : public backend::QueueBackend {
   std::map<std::string, TimePoint> watched_ CQ_GUARDED_BY(mu_);
   bool closing_ CQ_GUARDED_BY(mu_) = false;
   uint64_t news_ CQ_GUARDED_BY(mu_) = 0;
+  // Topics whose outbox this node is moving on: true when a fresh flush was asked meanwhile.
+  std::map<std::string, bool> flushing_ CQ_GUARDED_BY(mu_);
   // Topics known idle (KnownIdle), and since when.
   std::map<std::string, TimePoint> known_idle_ CQ_GUARDED_BY(mu_);
 };
