@@ -9,7 +9,14 @@
 // Record fields: p payload, pt produce, tt trigger, et expire, mr maxRetry, r deliveries,
 // ph phase (0 pending, 1 delivered, 2 ended), es end status, va visible at, ea ended at, sq seq,
 // and since issue 14 pr priority, ct countTrigger, c count, le lastError (absent: 0, 0, 0, '',
-// so records written before read right; they are written only when they differ from that).
+// so records written before read right; they are written only when they differ from that), and
+// since issue 15 ri retry interval of a delivery (visible at = ack deadline + ri), dt/ds/dr/de
+// a dead letter's source topic, status, deliveries and end time there.
+//
+// Configuration: every call's first argument is the node-local layers of the topic's
+// configuration (RedisBackend::Eval); cfg() resolves the stored hash 'cfg' over them. A message
+// ending as EXPIRE or RETRY_EXHAUST with a dead-letter topic leaves an entry in the outbox
+// ('ob', 'ob:<member>') in the same script (docs/redis.md "Dead letters").
 //
 // Sets, by priority level l (0..9): pending (by visible at) and delivered (by ack deadline) are
 // 'p' and 'd' for level 0 (the names from before priorities, so an older keyspace keeps

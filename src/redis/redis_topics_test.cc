@@ -212,6 +212,74 @@ TEST_P(RedisTopicsTest, CapacityCountsInLifeMessagesAcrossNodes) {
   EXPECT_TRUE(A().Send(Msg("t", "m11")).has_value());
 }
 
+// 64 senders through two nodes (each its own connection) to a topic of capacity 1,000, while
+// consumers pull and ack through both: the in-life count never exceeds the capacity, and exactly
+// the capacity's worth is accepted while nothing is consumed.
+TEST_P(RedisTopicsTest, CapacityIsExactUnderConcurrentSendsThroughTwoNodes) {
+  core::TopicConfig c;
+  c.capacity = 1'000;
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  std::atomic<int> accepted{0}, refused{0}, other{0};
+  std::vector<std::thread> senders;
+  for (int s = 0; s < 64; ++s) {
+    senders.emplace_back([&, s] {
+      testutil::SyncBackend& n = s % 2 == 0 ? A() : B();
+      for (int i = 0; i < 25; ++i) {
+        Result<core::Message> r = n.Send(Msg("t", fmt::format("s{}-{}", s, i)));
+        if (r.has_value()) {
+          ++accepted;
+        } else if (r.error().code() == Errc::kResourceExhausted) {
+          ++refused;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  for (std::thread& t : senders) t.join();
+  EXPECT_EQ(accepted.load(), 1'000);
+  EXPECT_EQ(refused.load(), 64 * 25 - 1'000);
+  EXPECT_EQ(other.load(), 0);
+
+  // Consumers free room while senders fill it: sampled through both nodes, never over 1,000.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> worst{0};
+  std::thread sampler([&] {
+    while (!stop) {
+      for (testutil::SyncBackend* n : {&A(), &B()}) {
+        Result<core::TopicInfo> info = n->Info("t");
+        if (!info.has_value()) continue;
+        int64_t in_life = info->waiting + info->ready + info->consuming;
+        int64_t w = worst.load();
+        while (in_life > w && !worst.compare_exchange_weak(w, in_life)) {
+        }
+      }
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int s = 0; s < 64; ++s) {
+    workers.emplace_back([&, s] {
+      testutil::SyncBackend& n = s % 2 == 0 ? B() : A();
+      for (int i = 0; i < 10; ++i) {
+        if (s % 4 == 0) {
+          Result<std::vector<core::Message>> got = n.Pull("t", 5);
+          if (got.has_value()) {
+            for (const core::Message& m : *got) (void)n.Ack("t", m.record.msg_id);
+          }
+        } else {
+          (void)n.Send(Msg("t", fmt::format("w{}-{}", s, i)));
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  stop = true;
+  sampler.join();
+  EXPECT_LE(worst.load(), 1'000);
+  core::TopicInfo info = *A().Info("t");
+  EXPECT_LE(info.waiting + info.ready + info.consuming, 1'000);
+}
+
 TEST_P(RedisTopicsTest, PausedTopicDeliversNothingUntilResumedOnAnyNode) {
   ASSERT_TRUE(A().Send(Msg("t", "m1")).has_value());
   core::TopicConfig pause;
