@@ -106,7 +106,9 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
          if (groups == 0) return finished(false);
          auto count = std::make_shared<Countdown>(
              groups, [finished, full](bool moved) mutable { finished(moved && full); });
-         for (auto& [target, list] : dead) {
+         for (auto& group : dead) {
+           const std::string& target = group.first;  // captured: not a structured binding
+           std::vector<OutboxEntry>& list = group.second;
            std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
                                             topic};
            std::vector<std::string> members;
@@ -185,7 +187,9 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
     g->done(std::move(all));
   };
   const TimePoint now = clock_->Now();
-  for (auto& [source, at] : by_source) {
+  for (auto& group : by_source) {
+    const std::string& source = group.first;  // captured: not a structured binding
+    const std::vector<size_t>& at = group.second;
     std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
                                      std::to_string(delay.count())};
     std::vector<std::string> members;
