@@ -127,6 +127,7 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                   }
                   const std::string next = Str(in->elements[0]);
                   if (!next.empty()) {  // consumable now in the dead-letter topic
+                    RegisterTopic(target, clock_->Now(), [] {});  // listed (getTopicInfoList)
                     News(target);
                     NotifyReady(target);
                     Publish(target, true, next);

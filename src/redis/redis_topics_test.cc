@@ -309,6 +309,10 @@ TEST_P(RedisTopicsTest, RetryIntervalDelaysRedeliveryAfterTimeoutAndNack) {
   EXPECT_EQ(m->status, MsgStatus::kWaiting);
   EXPECT_EQ(m->status, core::StatusAt(m->record, clock_.Now()));
   EXPECT_TRUE(A().Pull("t", 1)->empty());
+  core::TopicInfo info = *B().Info("t");
+  EXPECT_EQ(info.waiting, 1);
+  EXPECT_EQ(info.buckets[0], 1);  // consumable again in 10 s
+  EXPECT_EQ(info.consuming, 0);
   scheduler_.Advance(Millis(9'999));
   EXPECT_TRUE(B().Pull("t", 1)->empty());
   scheduler_.Advance(Millis(1));

@@ -196,17 +196,27 @@ account(ARGV[1], now)
 finish_due(ARGV[1], now, retention)
 local out = {}
 local waiting, consuming, total = 0, 0, 0
+-- Deliveries past their deadline wait out their retry interval in d, scored deadline +
+-- interval: those scored up to now + the topic's interval are WAITING (exact when the interval
+-- did not change since they were delivered), the rest CONSUMING.
+local R = tonumber(cfg().ri) or 0
+local cap = string.format('%d', now + R)
 for _, l in ipairs(levels()) do
   local lo = '(' .. ARGV[1]
   for i = 3, 11 do
     local hi = '+inf'
     if i <= 10 then hi = '(' .. string.format('%d', now + tonumber(ARGV[i])) end
     local n = redis.call('ZCOUNT', pk(l), lo, hi)
+    if R > 0 then
+      local hd = hi
+      if hi == '+inf' or tonumber(string.sub(hi, 2)) > now + R then hd = cap end
+      n = n + redis.call('ZCOUNT', dk(l), lo, hd)
+    end
     out[i - 2] = (out[i - 2] or 0) + n
     waiting = waiting + n
     lo = string.sub(hi, 2)
   end
-  consuming = consuming + redis.call('ZCOUNT', dk(l), '(' .. ARGV[1], '+inf')
+  consuming = consuming + redis.call('ZCOUNT', dk(l), '(' .. cap, '+inf')
   total = total + redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l))
 end
 out[#out+1] = total - waiting - consuming
