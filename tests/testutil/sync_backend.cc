@@ -106,6 +106,11 @@ Result<backend::ListPage> SyncBackend::ListMsg(backend::ListRequest req) {
   return Wait<Result<backend::ListPage>>([&](auto cb) { b_->List(std::move(req), std::move(cb)); });
 }
 
+Result<std::vector<core::Message>> SyncBackend::Pull(backend::PullRequest req) {
+  return Wait<Result<std::vector<core::Message>>>(
+      [&](auto cb) { b_->Pull(std::move(req), std::move(cb)); });
+}
+
 Result<core::TopicConfig> SyncBackend::SetTopicConfig(const std::string& topic,
                                                       core::TopicConfig change) {
   return Wait<Result<core::TopicConfig>>(
