@@ -61,19 +61,16 @@ void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& 
   if (backend::EventSink* sink = sink_.load()) sink->OnEvents(topic, e);
 }
 
-void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
+std::pair<int64_t, int64_t> RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
       r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 8) {
-    return;
+    return {0, 0};
   }
   const auto& st = r.elements[0].elements;
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
   const int64_t dead_lettered = st[6].integer, outbox = st[7].integer;
   r.elements.erase(r.elements.begin());
-  // Dead letters waiting in the outbox: written just now (move them on at once), or left by a
-  // node that did not finish (moved on once they are old enough not to be in flight).
-  if (outbox > 0) FlushOutbox(topic, /*fresh=*/dead_lettered > 0);
   backend::TopicEvents e;
   e.triggered = triggered;
   e.ready_gap_sum_ms = gap_sum;
@@ -83,6 +80,7 @@ void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   e.retries_exhausted = exhausted;
   e.dead_lettered = dead_lettered;
   Report(topic, e);
+  return {dead_lettered, outbox};
 }
 
 RedisBackend::~RedisBackend() {
@@ -124,10 +122,22 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
   auto finish = [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
-    if (r.has_value()) TakeStats(topic, *r);
-    done(std::move(r));
-    base::MutexLock lock(mu_);
-    if (--inflight_ == 0) idle_.SignalAll();
+    auto [dead_lettered, outbox] =
+        r.has_value() ? TakeStats(topic, *r) : std::pair<int64_t, int64_t>{0, 0};
+    auto answer = [this, done = std::move(done), r = std::move(r)]() mutable {
+      done(std::move(r));
+      base::MutexLock lock(mu_);
+      if (--inflight_ == 0) idle_.SignalAll();
+    };
+    if (dead_lettered > 0) {
+      // Dead letters written just now: the operation is answered once they are in their
+      // dead-letter topics (or failed to get there and wait in the outbox), so whoever saw it
+      // end finds its dead letter.
+      return FlushOutbox(topic, /*fresh=*/true, std::move(answer));
+    }
+    // Left by a node that did not finish them: moved on once old enough not to be in flight.
+    if (outbox > 0) FlushOutbox(topic, /*fresh=*/false);
+    answer();
   };
   conn_->Command(
       Prefix(topic), std::move(cmd),

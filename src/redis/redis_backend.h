@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/queue_backend.h"
@@ -159,7 +160,9 @@ class RedisBackend final : public backend::QueueBackend {
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
-  void TakeStats(const std::string& topic, RedisReply& r);
+  // Answers how many dead letters the script put in the topic's outbox, and how many entries
+  // the outbox holds.
+  std::pair<int64_t, int64_t> TakeStats(const std::string& topic, RedisReply& r);
   void Report(const std::string& topic, const backend::TopicEvents& e);
   // redis_topics.cc: purge in bounded script calls, `deleted` so far.
   void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, int64_t deleted,
@@ -167,10 +170,12 @@ class RedisBackend final : public backend::QueueBackend {
   // A topic that stopped being paused: long polls on every node pull again.
   void Resumed(const std::string& topic);
   // redis_dead_letters.cc. Moves on the entries of `topic`'s outbox (dead letters to their
-  // dead-letter topics; with !fresh also redrives a node left unfinished, written over two
-  // seconds ago). At most one flush per topic runs on a node; a fresh one asked meanwhile runs
-  // after it.
-  void FlushOutbox(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  // dead-letter topics; with !fresh only entries written over two seconds ago, also redrives a
+  // node left unfinished). At most one flush per topic runs on a node; a fresh one asked
+  // meanwhile runs after it. `then` (may be empty) once a flush that read the outbox after this
+  // call finished (whether or not every move succeeded: failed ones stay in the outbox).
+  void FlushOutbox(const std::string& topic, bool fresh, UniqueFunction<void()> then = nullptr)
+      CQ_EXCLUDES(mu_);
   void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
   // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
   // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
@@ -211,8 +216,13 @@ class RedisBackend final : public backend::QueueBackend {
   std::map<std::string, TimePoint> watched_ CQ_GUARDED_BY(mu_);
   bool closing_ CQ_GUARDED_BY(mu_) = false;
   uint64_t news_ CQ_GUARDED_BY(mu_) = 0;
-  // Topics whose outbox this node is moving on: true when a fresh flush was asked meanwhile.
-  std::map<std::string, bool> flushing_ CQ_GUARDED_BY(mu_);
+  // Topics whose outbox this node is moving on.
+  struct OutboxFlush {
+    bool again = false;                                // a fresh flush was asked meanwhile
+    std::vector<UniqueFunction<void()>> waiters;       // told when this run ends
+    std::vector<UniqueFunction<void()>> next_waiters;  // told when the run after it ends
+  };
+  std::map<std::string, OutboxFlush> flushing_ CQ_GUARDED_BY(mu_);
   // Topics known idle (KnownIdle), and since when.
   std::map<std::string, TimePoint> known_idle_ CQ_GUARDED_BY(mu_);
 };

@@ -60,34 +60,49 @@ struct Countdown {
 
 }  // namespace
 
-void RedisBackend::FlushOutbox(const std::string& topic, bool fresh) {
+void RedisBackend::FlushOutbox(const std::string& topic, bool fresh, UniqueFunction<void()> then) {
+  bool run = false;
   {
     base::MutexLock lock(mu_);
-    if (closing_) return;
-    auto [it, first] = flushing_.try_emplace(topic, false);
-    if (!first) {
-      it->second = it->second || fresh;
-      return;
+    if (!closing_) {
+      auto [it, first] = flushing_.try_emplace(topic);
+      if (first) {
+        run = true;
+        if (then) it->second.waiters.push_back(std::move(then));
+      } else if (fresh) {
+        // The flush in flight may have read the outbox before this entry was written: one more
+        // run after it, and `then` waits for that one.
+        it->second.again = true;
+        if (then) it->second.next_waiters.push_back(std::move(then));
+      }
     }
   }
-  RunFlush(topic, fresh);
+  if (run) return RunFlush(topic, fresh);
+  if (then) then();  // closing, or a recovery flush already running
 }
 
 void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
   const TimePoint now = clock_->Now();
   const TimePoint upto = fresh ? now : now - kOutboxStale;
-  auto finished = [this, topic](bool again) {
+  auto finished = [this, topic](bool more) {
+    std::vector<UniqueFunction<void()>> waiters;
+    bool again;
     {
       base::MutexLock lock(mu_);
       auto it = flushing_.find(topic);
       if (it == flushing_.end()) return;
-      again = (again || it->second) && !closing_;
+      waiters = std::move(it->second.waiters);
+      again = (more || it->second.again) && !closing_;
       if (again) {
-        it->second = false;
+        it->second.waiters = std::move(it->second.next_waiters);
+        it->second.next_waiters.clear();
+        it->second.again = false;
       } else {
+        for (auto& w : it->second.next_waiters) waiters.push_back(std::move(w));
         flushing_.erase(it);
       }
     }
+    for (auto& w : waiters) w();
     if (again) RunFlush(topic, true);
   };
   Eval(kOutboxReadScript, topic, {Ms(upto), std::to_string(kOutboxBatch)},
