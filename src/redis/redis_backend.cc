@@ -340,6 +340,7 @@ void RedisBackend::OnResubscribed() {
     known_idle_.clear();
   }
   for (const std::string& t : topics) CheckTopic(t, nullptr);
+  RecoverOutboxes();
 }
 
 void RedisBackend::WatchTopic(const std::string& topic) {

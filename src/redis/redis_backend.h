@@ -91,8 +91,11 @@ class RedisBackend final : public backend::QueueBackend {
   std::string ReadyChannel() const;
   // A publication of another node (or this one) on ReadyChannel().
   void OnPublished(std::string_view payload) CQ_EXCLUDES(mu_);
-  // The subscription was (re)established: publications may have been missed meanwhile.
+  // The subscription was (re)established (also at start): publications may have been missed
+  // meanwhile, and nodes that died may have left dead letters in outboxes (RecoverOutboxes).
   void OnResubscribed() CQ_EXCLUDES(mu_);
+  // Moves on the outbox entries over two seconds old of every known topic (getTopicInfoList's).
+  void RecoverOutboxes() CQ_EXCLUDES(mu_);
 
   // Calls `done` once every command sent so far has been answered (tests).
   void Flush(UniqueFunction<void()> done);

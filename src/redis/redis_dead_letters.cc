@@ -81,6 +81,21 @@ void RedisBackend::FlushOutbox(const std::string& topic, bool fresh, UniqueFunct
   if (then) then();  // closing, or a recovery flush already running
 }
 
+void RedisBackend::RecoverOutboxes() {
+  {
+    base::MutexLock lock(mu_);
+    if (closing_) return;
+    ++inflight_;  // the destructor waits for the answer, which uses this
+  }
+  conn_->Command(TopicsKey(), {"ZRANGE", TopicsKey(), "0", "-1"}, [this](Result<RedisReply> r) {
+    if (r.has_value() && r->type == RedisReply::Type::kArray) {
+      for (const RedisReply& t : r->elements) FlushOutbox(Str(t), /*fresh=*/false);
+    }
+    base::MutexLock lock(mu_);
+    if (--inflight_ == 0) idle_.SignalAll();
+  });
+}
+
 void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
   const TimePoint now = clock_->Now();
   const TimePoint upto = fresh ? now : now - kOutboxStale;

@@ -454,6 +454,29 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
   EXPECT_EQ(info.waiting + info.ready + info.consuming, 1);
 }
 
+// A node starting (its subscription made) looks in the outboxes of every known topic, so a dead
+// letter whose node died reaches its topic even when nobody touches the source again.
+TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
+  ASSERT_TRUE(A().Send(Msg("src", "other")).has_value());  // a known topic
+  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+  const std::string member = "0000000000000077m1";
+  Raw({"HSET", p + "ob:" + member,
+       "k",    "dl",
+       "id",   "m1",
+       "to",   "dlq",
+       "p",    "body",
+       "pr",   "0",
+       "le",   "",
+       "ds",   "5",
+       "dr",   "0",
+       "de",   std::to_string(kNow)});
+  Raw({"ZADD", p + "ob", std::to_string(kNow), member});
+  clock_.Advance(Millis(3'000));
+  b_->backend->OnResubscribed();
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  EXPECT_EQ(A().Get("dlq", "m1")->record.dead_letter->status, MsgStatus::kExpire);
+}
+
 INSTANTIATE_TEST_SUITE_P(Redis, RedisTopicsTest,
                          ::testing::Values(Kind::kStandalone, Kind::kCluster),
                          [](const auto& info) {
