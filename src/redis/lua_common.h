@@ -9,7 +9,14 @@
 // Record fields: p payload, pt produce, tt trigger, et expire, mr maxRetry, r deliveries,
 // ph phase (0 pending, 1 delivered, 2 ended), es end status, va visible at, ea ended at, sq seq,
 // and since issue 14 pr priority, ct countTrigger, c count, le lastError (absent: 0, 0, 0, '',
-// so records written before read right; they are written only when they differ from that).
+// so records written before read right; they are written only when they differ from that), and
+// since issue 15 ri retry interval of a delivery (visible at = ack deadline + ri), dt/ds/dr/de
+// a dead letter's source topic, status, deliveries and end time there.
+//
+// Configuration: every call's first argument is the node-local layers of the topic's
+// configuration (RedisBackend::Eval); cfg() resolves the stored hash 'cfg' over them. A message
+// ending as EXPIRE or RETRY_EXHAUST with a dead-letter topic leaves an entry in the outbox
+// ('ob', 'ob:<member>') in the same script (docs/redis.md "Dead letters").
 //
 // Sets, by priority level l (0..9): pending (by visible at) and delivered (by ack deadline) are
 // 'p' and 'd' for level 0 (the names from before priorities, so an older keyspace keeps
@@ -18,144 +25,9 @@
 // by the retention. Members are the zero-padded seq followed by the msgId.
 #pragma once
 
-#define CQ_LUA_COMMON                                                                            \
-  "local P = KEYS[1]\n"                                                                          \
-  "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH = 0, 0, 0, 0, 0, 0\n"                                \
-  "local function pk(l) if l == 0 then return P..'p' end return P..'p'..l end\n"                 \
-  "local function dk(l) if l == 0 then return P..'d' end return P..'d'..l end\n"                 \
-  "local LV\n"                                                                                   \
-  "local function levels()\n" /* in use, highest first; 0 always, last */                        \
-  "  if LV then return LV end\n"                                                                 \
-  "  LV = {}\n"                                                                                  \
-  "  for _, x in ipairs(redis.call('SMEMBERS', P..'pl')) do\n"                                   \
-  "    local l = tonumber(x)\n"                                                                  \
-  "    if redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l)) > 0 then LV[#LV+1] = l\n"      \
-  "    else redis.call('SREM', P..'pl', x) end\n"                                                \
-  "  end\n"                                                                                      \
-  "  table.sort(LV, function(a, b) return a > b end)\n"                                          \
-  "  LV[#LV+1] = 0\n"                                                                            \
-  "  return LV\n"                                                                                \
-  "end\n"                                                                                        \
-  "local function zadd_level(set, l, score, member)\n"                                           \
-  "  if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                    \
-  "  redis.call('ZADD', set == 'p' and pk(l) or dk(l), score, member)\n"                         \
-  "end\n"                                                                                        \
-  "local function account(now_arg, now)\n"                                                       \
-  "  local wm = redis.call('GET', P..'wm')\n"                                                    \
-  "  if wm and tonumber(wm) >= now then return end\n"                                            \
-  "  redis.call('SET', P..'wm', now_arg)\n"                                                      \
-  "  if not wm then return end\n"                                                                \
-  "  local first\n"                                                                              \
-  "  for _, l in ipairs(levels()) do\n"                                                          \
-  "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                            \
-  "    local n = redis.call('ZCOUNT', pk(l), '('..wm, now_arg)\n"                                \
-  "    if n > 0 then\n"                                                                          \
-  "      TRIG = TRIG + n\n"                                                                      \
-  "      local f = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES', "          \
-  "'LIMIT', 0, 1)\n"                                                                             \
-  "      local fs = tonumber(f[2])\n"                                                            \
-  "      if not first or fs < first then first = fs end\n"                                       \
-  "      if n <= 10000 then\n"                                                                   \
-  "        local all = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES')\n"     \
-  "        for i = 2, #all, 2 do GSUM = GSUM + now - tonumber(all[i]) end\n"                     \
-  "      else\n"                                                                                 \
-  "        local last = redis.call('ZREVRANGEBYSCORE', pk(l), now_arg, '('..wm, 'WITHSCORES', "  \
-  "'LIMIT', 0, 1)\n"                                                                             \
-  "        GSUM = GSUM + n * (now - (fs + tonumber(last[2])) / 2)\n"                             \
-  "      end\n"                                                                                  \
-  "    end\n"                                                                                    \
-  "  end\n"                                                                                      \
-  "  if first then GMAX = now - first end\n"                                                     \
-  "end\n"                                                                                        \
-  "local function reply(t)\n"                                                                    \
-  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED, EXH})\n"                                 \
-  "  return t\n"                                                                                 \
-  "end\n"                                                                                        \
-  "local F = {'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le'}\n"            \
-  "local DEF = {pr='0', ct='0', c='0', le=''}\n"                                                 \
-  "local function load(id, with_payload)\n"                                                      \
-  "  local v = redis.call('HMGET', P..'r:'..id, 'pt','tt','et','mr','r','ph','es','va','ea',"    \
-  "'sq','pr','ct','c','le','p')\n"                                                               \
-  "  if not v[1] then return nil end\n"                                                          \
-  "  local m = {id=id, raw={}}\n"                                                                \
-  "  for i, f in ipairs(F) do local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = tonumber(x) end\n"  \
-  "  m.raw.p = with_payload and v[15] or ''\n"                                                   \
-  "  m.member = string.format('%016d', m.sq)..id\n"                                              \
-  "  return m\n"                                                                                 \
-  "end\n"                                                                                        \
-  "local function natural_end(m)\n"                                                              \
-  "  if m.ph == 2 then return m.ea, m.raw.ea end\n"                                              \
-  "  if m.r >= m.mr + 1 and m.va < m.et then return m.va, m.raw.va end\n"                        \
-  "  return m.et, m.raw.et\n"                                                                    \
-  "end\n"                                                                                        \
-  "local function status(m, now)\n"                                                              \
-  "  if m.ph == 2 then return m.es end\n"                                                        \
-  "  if now >= natural_end(m) then if m.r == 0 then return 5 else return 6 end end\n"            \
-  "  if m.va > now then if m.ph == 0 then return 1 else return 3 end end\n"                      \
-  "  return 2\n"                                                                                 \
-  "end\n"                                                                                        \
-  "local function purged(m, now, retention)\n"                                                   \
-  "  return now >= natural_end(m) + retention\n"                                                 \
-  "end\n"                                                                                        \
-  "local function flat(m)\n"                                                                     \
-  "  local out = {m.id, m.raw.p}\n"                                                              \
-  "  for _, f in ipairs(F) do out[#out+1] = m.raw[f] end\n"                                      \
-  "  return out\n"                                                                               \
-  "end\n"                                                                                        \
-  "local function with_tag(tag, m)\n"                                                            \
-  "  local out = flat(m)\n"                                                                      \
-  "  table.insert(out, 1, tag)\n"                                                                \
-  "  return out\n"                                                                               \
-  "end\n"                                                                                        \
-  "local function set_fields(m, ...)\n"                                                          \
-  "  local a = {...}\n"                                                                          \
-  "  for i = 1, #a, 2 do m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1]) end\n"                 \
-  "  redis.call('HSET', P..'r:'..m.id, ...)\n"                                                   \
-  "end\n"                                                                                        \
-  "local function trim_ended(st, now, retention)\n"                                              \
-  "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n" \
-  "end\n"                                                                                        \
-  "local function finish(m, st, at_raw, now, retention, by_time)\n"                              \
-  "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                 \
-  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"           \
-  "  redis.call('ZREM', P..'e', m.member)\n"                                                     \
-  "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                               \
-  "  local left = tonumber(at_raw) + retention - now\n"                                          \
-  "  if left <= 0 then redis.call('DEL', P..'r:'..m.id); return end\n"                           \
-  "  redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left))\n"                          \
-  "  redis.call('ZADD', P..'x'..st, at_raw, m.member)\n"                                         \
-  "  trim_ended(st, now, retention)\n"                                                           \
-  "end\n"                                                                                        \
-  "local function unindex(m)\n" /* a record about to be replaced or forgotten */                 \
-  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"           \
-  "  redis.call('ZREM', P..'e', m.member)\n"                                                     \
-  "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                         \
-  "end\n"                                                                                        \
-  "local function next_visible(now_arg)\n"                                                       \
-  "  local n = ''\n"                                                                             \
-  "  local keys = {P..'e'}\n"                                                                    \
-  "  for _, l in ipairs(levels()) do keys[#keys+1] = pk(l); keys[#keys+1] = dk(l) end\n"         \
-  "  for _, k in ipairs(keys) do\n"                                                              \
-  "    local x = redis.call('ZRANGEBYSCORE', k, '('..now_arg, '+inf', 'WITHSCORES', "            \
-  "'LIMIT', 0, 1)\n"                                                                             \
-  "    if x[2] and (n == '' or tonumber(x[2]) < tonumber(n)) then n = x[2] end\n"                \
-  "  end\n"                                                                                      \
-  "  return n\n"                                                                                 \
-  "end\n"                                                                                        \
-  "local function finish_due(now_arg, now, retention)\n"                                         \
-  "  local due = redis.call('ZRANGEBYSCORE', P..'e', '-inf', now_arg, 'LIMIT', 0, 1000)\n"       \
-  "  for _, member in ipairs(due) do\n"                                                          \
-  "    local m = load(string.sub(member, 17), false)\n"                                          \
-  "    if m and m.member == member and m.ph ~= 2 then\n"                                         \
-  "      local st = status(m, now)\n"                                                            \
-  "      if st >= 4 then local _, at = natural_end(m); finish(m, st, at, now, retention, true) " \
-  "end\n"                                                                                        \
-  "    else redis.call('ZREM', P..'e', member) end\n"                                            \
-  "  end\n"                                                                                      \
-  "end\n"
-
 // Exact arithmetic on non-negative decimal strings up to 2^63 - 1 (Lua numbers are doubles,
-// exact only to 2^53): dadd saturates as core's SaturatingAdd does; dsub needs a >= b.
+// exact only to 2^53): dadd saturates as core's SaturatingAdd does; dsub needs a >= b. Operands
+// of at most 15 digits (sums below 2^53: every real time) take the fast path of doubles.
 #define CQ_LUA_DECIMAL                                                                        \
   "local MAXI = '9223372036854775807'\n"                                                      \
   "local function dcmp(a, b)\n"                                                               \
@@ -172,6 +44,7 @@
   "  return r\n"                                                                              \
   "end\n"                                                                                     \
   "local function dadd(a, b)\n"                                                               \
+  "  if #a < 16 and #b < 16 then return string.format('%d', tonumber(a) + tonumber(b)) end\n" \
   "  local out, carry, i, j = {}, 0, #a, #b\n"                                                \
   "  while i > 0 or j > 0 or carry > 0 do\n"                                                  \
   "    local s = carry + (i > 0 and string.byte(a, i) - 48 or 0) + "                          \
@@ -183,6 +56,7 @@
   "  return r\n"                                                                              \
   "end\n"                                                                                     \
   "local function dsub(a, b)\n"                                                               \
+  "  if #a < 16 then return string.format('%d', tonumber(a) - tonumber(b)) end\n"             \
   "  local out, borrow, i, j = {}, 0, #a, #b\n"                                               \
   "  while i > 0 do\n"                                                                        \
   "    local s = string.byte(a, i) - 48 - borrow - (j > 0 and string.byte(b, j) - 48 or 0)\n" \
@@ -190,4 +64,219 @@
   "    out[#out+1] = s; i = i - 1; j = j - 1\n"                                               \
   "  end\n"                                                                                   \
   "  return digits(out)\n"                                                                    \
+  "end\n"
+
+// Every script starts with this (it includes CQ_LUA_DECIMAL).
+#define CQ_LUA_COMMON                                                                              \
+  CQ_LUA_DECIMAL                                                                                   \
+  "local P = KEYS[1]\n"                                                                            \
+  "-- The node's own layers of the topic's configuration (core::TopicDefaults), which every "      \
+  "call\n"                                                                                         \
+  "-- puts first: "                                                                                \
+  "'capacity\\nttl\\nmaxRetry\\nackTimeout\\nretryInterval\\npaused\\ndeadLetterTopic'.\n"         \
+  "local LOCAL = table.remove(ARGV, 1)\n"                                                          \
+  "local CF\n"                                                                                     \
+  "local function cfg()\n"                                                                         \
+  "  if CF then return CF end\n"                                                                   \
+  "  CF = {}\n"                                                                                    \
+  "  local names, i = {'cap', 'ttl', 'mr', 'at', 'ri', 'pz', 'dlt'}, 1\n"                          \
+  "  for v in string.gmatch(LOCAL..'\\n', '([^\\n]*)\\n') do CF[names[i]] = v; i = i + 1 end\n"    \
+  "  local s = redis.call('HGETALL', P..'cfg')\n"                                                  \
+  "  for j = 1, #s, 2 do CF[s[j]] = s[j+1] end\n"                                                  \
+  "  return CF\n"                                                                                  \
+  "end\n"                                                                                          \
+  "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO = 0, 0, 0, 0, 0, 0, 0\n"                          \
+  "local function pk(l) if l == 0 then return P..'p' end return P..'p'..l end\n"                   \
+  "local function dk(l) if l == 0 then return P..'d' end return P..'d'..l end\n"                   \
+  "local LV\n"                                                                                     \
+  "local function levels() -- in use, highest first; 0 always, last\n"                             \
+  "  if LV then return LV end\n"                                                                   \
+  "  LV = {}\n"                                                                                    \
+  "  for _, x in ipairs(redis.call('SMEMBERS', P..'pl')) do\n"                                     \
+  "    local l = tonumber(x)\n"                                                                    \
+  "    if redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l)) > 0 then LV[#LV+1] = l\n"        \
+  "    else redis.call('SREM', P..'pl', x) end\n"                                                  \
+  "  end\n"                                                                                        \
+  "  table.sort(LV, function(a, b) return a > b end)\n"                                            \
+  "  LV[#LV+1] = 0\n"                                                                              \
+  "  return LV\n"                                                                                  \
+  "end\n"                                                                                          \
+  "local function zadd_level(set, l, score, member)\n"                                             \
+  "  if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                      \
+  "  redis.call('ZADD', set == 'p' and pk(l) or dk(l), score, member)\n"                           \
+  "end\n"                                                                                          \
+  "local function account(now_arg, now)\n"                                                         \
+  "  local wm = redis.call('GET', P..'wm')\n"                                                      \
+  "  if wm and tonumber(wm) >= now then return end\n"                                              \
+  "  redis.call('SET', P..'wm', now_arg)\n"                                                        \
+  "  if not wm then return end\n"                                                                  \
+  "  local first\n"                                                                                \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                              \
+  "    local n = redis.call('ZCOUNT', pk(l), '('..wm, now_arg)\n"                                  \
+  "    if n > 0 then\n"                                                                            \
+  "      TRIG = TRIG + n\n"                                                                        \
+  "      local f = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES', 'LIMIT', "   \
+  "0, 1)\n"                                                                                        \
+  "      local fs = tonumber(f[2])\n"                                                              \
+  "      if not first or fs < first then first = fs end\n"                                         \
+  "      if n <= 10000 then\n"                                                                     \
+  "        local all = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES')\n"       \
+  "        for i = 2, #all, 2 do GSUM = GSUM + now - tonumber(all[i]) end\n"                       \
+  "      else\n"                                                                                   \
+  "        local last = redis.call('ZREVRANGEBYSCORE', pk(l), now_arg, '('..wm, 'WITHSCORES', "    \
+  "'LIMIT', 0, 1)\n"                                                                               \
+  "        GSUM = GSUM + n * (now - (fs + tonumber(last[2])) / 2)\n"                               \
+  "      end\n"                                                                                    \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  if first then GMAX = now - first end\n"                                                       \
+  "end\n"                                                                                          \
+  "-- Statistics first: what this script observed, the dead letters it put in the outbox, and "    \
+  "how\n"                                                                                          \
+  "-- many entries the outbox holds (the node moves them on).\n"                                   \
+  "local function reply(t)\n"                                                                      \
+  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO, redis.call('ZCARD', "            \
+  "P..'ob')})\n"                                                                                   \
+  "  return t\n"                                                                                   \
+  "end\n"                                                                                          \
+  "-- ri: the retry interval of a delivery; dt, ds, dr, de: a dead letter's source topic, "        \
+  "status,\n"                                                                                      \
+  "-- deliveries and end time there (absent on other messages).\n"                                 \
+  "local F = "                                                                                     \
+  "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'}" \
+  "\n"                                                                                             \
+  "local FP = "                                                                                    \
+  "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'," \
+  "'p'}\n"                                                                                         \
+  "local DEF = {pr='0', ct='0', c='0', le='', ri='0', dt='', ds='0', dr='0', de='0'}\n"            \
+  "local function load(id, with_payload)\n"                                                        \
+  "  local v = redis.call('HMGET', P..'r:'..id, unpack(FP))\n"                                     \
+  "  if not v[1] then return nil end\n"                                                            \
+  "  local m = {id=id, raw={}}\n"                                                                  \
+  "  for i, f in ipairs(F) do local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = tonumber(x) end\n"    \
+  "  m.raw.p = with_payload and v[#FP] or ''\n"                                                    \
+  "  m.member = string.format('%016d', m.sq)..id\n"                                                \
+  "  return m\n"                                                                                   \
+  "end\n"                                                                                          \
+  "-- The ack deadline of a delivery: visible-at less the retry interval.\n"                       \
+  "local function deadline_of(m)\n"                                                                \
+  "  if m.ri == 0 then return m.va, m.raw.va end\n"                                                \
+  "  local d = dsub(m.raw.va, m.raw.ri)\n"                                                         \
+  "  return tonumber(d), d\n"                                                                      \
+  "end\n"                                                                                          \
+  "local function natural_end(m)\n"                                                                \
+  "  if m.ph == 2 then return m.ea, m.raw.ea end\n"                                                \
+  "  if m.r >= m.mr + 1 then\n"                                                                    \
+  "    local d, draw = deadline_of(m)\n"                                                           \
+  "    if d < m.et then return d, draw end\n"                                                      \
+  "  end\n"                                                                                        \
+  "  return m.et, m.raw.et\n"                                                                      \
+  "end\n"                                                                                          \
+  "local function status(m, now)\n"                                                                \
+  "  if m.ph == 2 then return m.es end\n"                                                          \
+  "  if now >= natural_end(m) then if m.r == 0 then return 5 else return 6 end end\n"              \
+  "  if m.ph == 1 and deadline_of(m) > now then return 3 end\n"                                    \
+  "  if m.va > now then return 1 end\n"                                                            \
+  "  return 2\n"                                                                                   \
+  "end\n"                                                                                          \
+  "local function purged(m, now, retention)\n"                                                     \
+  "  return now >= natural_end(m) + retention\n"                                                   \
+  "end\n"                                                                                          \
+  "local function flat(m)\n"                                                                       \
+  "  local out = {m.id, m.raw.p}\n"                                                                \
+  "  for _, f in ipairs(F) do out[#out+1] = m.raw[f] end\n"                                        \
+  "  return out\n"                                                                                 \
+  "end\n"                                                                                          \
+  "local function with_tag(tag, m)\n"                                                              \
+  "  local out = flat(m)\n"                                                                        \
+  "  table.insert(out, 1, tag)\n"                                                                  \
+  "  return out\n"                                                                                 \
+  "end\n"                                                                                          \
+  "local function set_fields(m, ...)\n"                                                            \
+  "  local a = {...}\n"                                                                            \
+  "  for i = 1, #a, 2 do m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1]) end\n"                   \
+  "  redis.call('HSET', P..'r:'..m.id, ...)\n"                                                     \
+  "end\n"                                                                                          \
+  "local function trim_ended(st, now, retention)\n"                                                \
+  "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n"   \
+  "end\n"                                                                                          \
+  "-- A message that ends as EXPIRE or RETRY_EXHAUST in a topic with a dead-letter topic: an "     \
+  "outbox\n"                                                                                       \
+  "-- entry with what the dead-letter topic's record needs, written with the end (atomic); the "   \
+  "node\n"                                                                                         \
+  "-- then stores it in the dead-letter topic (another slot) and removes the entry.\n"             \
+  "local function to_outbox(m, st, at_raw, now)\n"                                                 \
+  "  local dlt = cfg().dlt\n"                                                                      \
+  "  if (st ~= 5 and st ~= 6) or not dlt or dlt == '' then return end\n"                           \
+  "  local k = P..'ob:'..m.member\n"                                                               \
+  "  redis.call('HSET', k, 'k', 'dl', 'id', m.id, 'to', dlt, 'p', redis.call('HGET', "             \
+  "P..'r:'..m.id, 'p') or '',\n"                                                                   \
+  "             'pr', m.raw.pr, 'le', m.raw.le, 'ds', tostring(st), 'dr', m.raw.r, 'de', "         \
+  "at_raw)\n"                                                                                      \
+  "  redis.call('ZADD', P..'ob', string.format('%d', now), m.member)\n"                            \
+  "  DLO = DLO + 1\n"                                                                              \
+  "end\n"                                                                                          \
+  "local function finish(m, st, at_raw, now, retention, by_time)\n"                                \
+  "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                   \
+  "  to_outbox(m, st, at_raw, now)\n"                                                              \
+  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"             \
+  "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
+  "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                                 \
+  "  local left = tonumber(at_raw) + retention - now\n"                                            \
+  "  if left <= 0 then redis.call('DEL', P..'r:'..m.id); return end\n"                             \
+  "  redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left))\n"                            \
+  "  redis.call('ZADD', P..'x'..st, at_raw, m.member)\n"                                           \
+  "  trim_ended(st, now, retention)\n"                                                             \
+  "end\n"                                                                                          \
+  "local function unindex(m) -- a record about to be replaced or forgotten\n"                      \
+  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"             \
+  "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
+  "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                           \
+  "end\n"                                                                                          \
+  "-- Stores a new pending record (`fields`: name/value pairs beyond the common ones, values\n"    \
+  "-- already strings) consumable from `va`; replaces an ended one. Returns its seq.\n"            \
+  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields)\n"                   \
+  "  if old then unindex(old) end\n"                                                               \
+  "  local seq = redis.call('INCR', P..'seq')\n"                                                   \
+  "  local key = P..'r:'..id\n"                                                                    \
+  "  redis.call('DEL', key)\n"                                                                     \
+  "  redis.call('HSET', key, 'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', "     \
+  "'ph', '0',\n"                                                                                   \
+  "             'es', '1', 'va', va, 'ea', '0', 'sq', tostring(seq))\n"                            \
+  "  if pr ~= '0' then redis.call('HSET', key, 'pr', pr) end\n"                                    \
+  "  for i = 1, #fields, 2 do\n"                                                                   \
+  "    if fields[i+1] ~= DEF[fields[i]] then redis.call('HSET', key, fields[i], "                  \
+  "fields[i+1]) end\n"                                                                             \
+  "  end\n"                                                                                        \
+  "  local member = string.format('%016d', seq)..id\n"                                             \
+  "  zadd_level('p', tonumber(pr), va, member)\n"                                                  \
+  "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
+  "  return seq\n"                                                                                 \
+  "end\n"                                                                                          \
+  "-- The in-life messages now: those whose natural end is after now.\n"                           \
+  "local function in_life(now_arg)\n"                                                              \
+  "  return redis.call('ZCOUNT', P..'e', '('..now_arg, '+inf')\n"                                  \
+  "end\n"                                                                                          \
+  "local function next_visible(now_arg)\n"                                                         \
+  "  local n = ''\n"                                                                               \
+  "  local keys = {P..'e'}\n"                                                                      \
+  "  for _, l in ipairs(levels()) do keys[#keys+1] = pk(l); keys[#keys+1] = dk(l) end\n"           \
+  "  for _, k in ipairs(keys) do\n"                                                                \
+  "    local x = redis.call('ZRANGEBYSCORE', k, '('..now_arg, '+inf', 'WITHSCORES', 'LIMIT', 0, "  \
+  "1)\n"                                                                                           \
+  "    if x[2] and (n == '' or tonumber(x[2]) < tonumber(n)) then n = x[2] end\n"                  \
+  "  end\n"                                                                                        \
+  "  return n\n"                                                                                   \
+  "end\n"                                                                                          \
+  "local function finish_due(now_arg, now, retention)\n"                                           \
+  "  local due = redis.call('ZRANGEBYSCORE', P..'e', '-inf', now_arg, 'LIMIT', 0, 1000)\n"         \
+  "  for _, member in ipairs(due) do\n"                                                            \
+  "    local m = load(string.sub(member, 17), false)\n"                                            \
+  "    if m and m.member == member and m.ph ~= 2 then\n"                                           \
+  "      local st = status(m, now)\n"                                                              \
+  "      if st >= 4 then local _, at = natural_end(m); finish(m, st, at, now, retention, true) "   \
+  "end\n"                                                                                          \
+  "    else redis.call('ZREM', P..'e', member) end\n"                                              \
+  "  end\n"                                                                                        \
   "end\n"

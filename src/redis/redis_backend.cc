@@ -28,9 +28,12 @@ namespace {
 // The source of each script, by RedisBackend::ScriptId.
 std::string_view Source(RedisBackend::ScriptId id) {
   static const std::array<std::string_view, RedisBackend::kScriptCount> sources = {
-      scripts::kSend,  scripts::kPull,  scripts::kAck,  scripts::kDelete,
-      scripts::kGet,   scripts::kInfo,  scripts::kWake, scripts::kUpdate,
-      scripts::kTouch, scripts::kCount, scripts::kList,
+      scripts::kSend,        scripts::kPull,         scripts::kAck,        scripts::kDelete,
+      scripts::kGet,         scripts::kInfo,         scripts::kWake,       scripts::kUpdate,
+      scripts::kTouch,       scripts::kCount,        scripts::kList,       scripts::kConfigSet,
+      scripts::kConfigGet,   scripts::kConfigDelete, scripts::kPurge,      scripts::kOutboxRead,
+      scripts::kOutboxDone,  scripts::kDeadLetterIn, scripts::kRedriveOut, scripts::kRedriveIn,
+      scripts::kRedriveDone,
   };
   return sources[id];
 }
@@ -58,14 +61,15 @@ void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& 
   if (backend::EventSink* sink = sink_.load()) sink->OnEvents(topic, e);
 }
 
-void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
+std::pair<int64_t, int64_t> RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
-      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 6) {
-    return;
+      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 8) {
+    return {0, 0};
   }
   const auto& st = r.elements[0].elements;
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
+  const int64_t dead_lettered = st[6].integer, outbox = st[7].integer;
   r.elements.erase(r.elements.begin());
   backend::TopicEvents e;
   e.triggered = triggered;
@@ -74,7 +78,9 @@ void RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   e.ack_timeouts = timeouts;
   e.expired = ended - exhausted;
   e.retries_exhausted = exhausted;
+  e.dead_lettered = dead_lettered;
   Report(topic, e);
+  return {dead_lettered, outbox};
 }
 
 RedisBackend::~RedisBackend() {
@@ -105,6 +111,9 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
     conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
                    [](Result<RedisReply>) {});
   }
+  // The node-local layers of the topic's configuration go first (lua_common.h), so that every
+  // script resolves the stored layer over them itself, atomically.
+  args.insert(args.begin(), EncodeLocalConfig(LocalConfigOf(topic)));
   std::vector<std::string> cmd;
   cmd.reserve(args.size() + 4);
   cmd.push_back("EVALSHA");
@@ -113,10 +122,22 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
   auto finish = [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
-    if (r.has_value()) TakeStats(topic, *r);
-    done(std::move(r));
-    base::MutexLock lock(mu_);
-    if (--inflight_ == 0) idle_.SignalAll();
+    auto [dead_lettered, outbox] =
+        r.has_value() ? TakeStats(topic, *r) : std::pair<int64_t, int64_t>{0, 0};
+    auto answer = [this, done = std::move(done), r = std::move(r)]() mutable {
+      done(std::move(r));
+      base::MutexLock lock(mu_);
+      if (--inflight_ == 0) idle_.SignalAll();
+    };
+    if (dead_lettered > 0) {
+      // Dead letters written just now: the operation is answered once they are in their
+      // dead-letter topics (or failed to get there and wait in the outbox), so whoever saw it
+      // end finds its dead letter.
+      return FlushOutbox(topic, /*fresh=*/true, std::move(answer));
+    }
+    // Left by a node that did not finish them: moved on once old enough not to be in flight.
+    if (outbox > 0) FlushOutbox(topic, /*fresh=*/false);
+    answer();
   };
   conn_->Command(
       Prefix(topic), std::move(cmd),
@@ -319,6 +340,7 @@ void RedisBackend::OnResubscribed() {
     known_idle_.clear();
   }
   for (const std::string& t : topics) CheckTopic(t, nullptr);
+  RecoverOutboxes();
 }
 
 void RedisBackend::WatchTopic(const std::string& topic) {
@@ -340,10 +362,11 @@ void RedisBackend::WatchTopic(const std::string& topic) {
 
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
-  const Millis ack_timeout = req.ack_timeout.value_or(LocalConfigOf(req.topic).ack_timeout);
-  std::vector<std::string> args = {Ms(now), std::to_string(std::max(1, req.batch)),
-                                   Ms(SaturatingAdd(now, ack_timeout)),
-                                   std::to_string(options_.retention.count())};
+  // Absent: the script takes the topic's (stored layer over the node's).
+  std::vector<std::string> args = {
+      Ms(now), std::to_string(std::max(1, req.batch)),
+      req.ack_timeout ? std::to_string(req.ack_timeout->count()) : std::string(),
+      std::to_string(options_.retention.count())};
   std::string topic = req.topic;
   const size_t batch = static_cast<size_t>(std::max(1, req.batch));
   const uint64_t seen = NewsSeen();

@@ -13,8 +13,11 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backend/queue_backend.h"
 #include "base/clock.h"
@@ -88,8 +91,11 @@ class RedisBackend final : public backend::QueueBackend {
   std::string ReadyChannel() const;
   // A publication of another node (or this one) on ReadyChannel().
   void OnPublished(std::string_view payload) CQ_EXCLUDES(mu_);
-  // The subscription was (re)established: publications may have been missed meanwhile.
+  // The subscription was (re)established (also at start): publications may have been missed
+  // meanwhile, and nodes that died may have left dead letters in outboxes (RecoverOutboxes).
   void OnResubscribed() CQ_EXCLUDES(mu_);
+  // Moves on the outbox entries over two seconds old of every known topic (getTopicInfoList's).
+  void RecoverOutboxes() CQ_EXCLUDES(mu_);
 
   // Calls `done` once every command sent so far has been answered (tests).
   void Flush(UniqueFunction<void()> done);
@@ -107,6 +113,16 @@ class RedisBackend final : public backend::QueueBackend {
     kTouchScript,
     kCountScript,
     kListScript,
+    kConfigSetScript,
+    kConfigGetScript,
+    kConfigDeleteScript,
+    kPurgeScript,
+    kOutboxReadScript,
+    kOutboxDoneScript,
+    kDeadLetterInScript,
+    kRedriveOutScript,
+    kRedriveInScript,
+    kRedriveDoneScript,
     kScriptCount
   };
 
@@ -147,8 +163,31 @@ class RedisBackend final : public backend::QueueBackend {
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // Takes the statistics every script puts first in its reply, and records them.
-  void TakeStats(const std::string& topic, RedisReply& r);
+  // Answers how many dead letters the script put in the topic's outbox, and how many entries
+  // the outbox holds.
+  std::pair<int64_t, int64_t> TakeStats(const std::string& topic, RedisReply& r);
   void Report(const std::string& topic, const backend::TopicEvents& e);
+  // redis_topics.cc: purge in bounded script calls, `deleted` so far.
+  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, int64_t deleted,
+                 backend::Callback<Result<int64_t>> done);
+  // A topic that stopped being paused: long polls on every node pull again.
+  void Resumed(const std::string& topic);
+  // redis_dead_letters.cc. Moves on the entries of `topic`'s outbox (dead letters to their
+  // dead-letter topics; with !fresh only entries written over two seconds ago, also redrives a
+  // node left unfinished). At most one flush per topic runs on a node; a fresh one asked
+  // meanwhile runs after it. `then` (may be empty) once a flush that read the outbox after this
+  // call finished (whether or not every move succeeded: failed ones stay in the outbox).
+  void FlushOutbox(const std::string& topic, bool fresh, UniqueFunction<void()> then = nullptr)
+      CQ_EXCLUDES(mu_);
+  void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
+  // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
+  // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.
+  struct RedriveItem {
+    std::string member, msg_id, payload, priority, source;
+  };
+  void RedriveMove(const std::string& topic, std::vector<RedriveItem> items, Millis delay,
+                   backend::Callback<Result<std::vector<RedisReply>>> done);
 
   const RedisBackendOptions options_;
   CommandSink* const conn_;
@@ -180,6 +219,13 @@ class RedisBackend final : public backend::QueueBackend {
   std::map<std::string, TimePoint> watched_ CQ_GUARDED_BY(mu_);
   bool closing_ CQ_GUARDED_BY(mu_) = false;
   uint64_t news_ CQ_GUARDED_BY(mu_) = 0;
+  // Topics whose outbox this node is moving on.
+  struct OutboxFlush {
+    bool again = false;                                // a fresh flush was asked meanwhile
+    std::vector<UniqueFunction<void()>> waiters;       // told when this run ends
+    std::vector<UniqueFunction<void()>> next_waiters;  // told when the run after it ends
+  };
+  std::map<std::string, OutboxFlush> flushing_ CQ_GUARDED_BY(mu_);
   // Topics known idle (KnownIdle), and since when.
   std::map<std::string, TimePoint> known_idle_ CQ_GUARDED_BY(mu_);
 };

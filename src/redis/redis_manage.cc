@@ -78,17 +78,20 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
   recs.reserve(msgs.size());
   std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
   args.reserve(2 + 8 * msgs.size());
-  const core::EffectiveTopicConfig config = LocalConfigOf(topic);
   for (core::NewMessage& m : msgs) {
     if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
-    core::ResolveDefaults(m, config);
+    // The script resolves what the request left out from the topic's configuration.
+    std::string ttl = m.ttl ? std::to_string(m.ttl->count()) : std::string();
+    std::string max_retry = m.max_retry ? std::to_string(*m.max_retry) : std::string();
+    if (!m.ttl) m.ttl = Millis(0);  // the answer brings the expire time and maxRetry
+    if (!m.max_retry) m.max_retry = 0;
     MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
     args.push_back(rec.msg_id);
     args.push_back(rec.payload);  // a copy: the answer has the payload too
     args.push_back(Ms(rec.produce_time));
     args.push_back(Ms(rec.trigger_time));
-    args.push_back(Ms(rec.expire_time));
-    args.push_back(std::to_string(rec.max_retry));
+    args.push_back(std::move(ttl));
+    args.push_back(std::move(max_retry));
     args.push_back(std::to_string(rec.priority));
     args.push_back(std::to_string(rec.count_trigger));
     recs.push_back(std::move(rec));
@@ -116,10 +119,16 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
                  out.push_back(backend::Sent{Message{std::move(old), st}, true});
                  continue;
                }
-               if (item.size() != 2 || item[0].str != "NEW")
+               if (item.size() == 3 && item[0].str == "FULL") {
+                 out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
+                 continue;
+               }
+               if (item.size() != 4 || item[0].str != "NEW")
                  return join->Arrive(Unexpected(*r, "send"));
                MessageRecord& rec = recs[i];
                rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
+               rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
+               rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
                MsgStatus st = core::StatusAt(rec, now);
                ready |= st == MsgStatus::kReady;
                out.push_back(backend::Sent{Message{std::move(rec), st}, false});
@@ -168,7 +177,7 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
          }
          std::vector<Status> out;
          out.reserve(items.size());
-         bool ready = false;
+         bool ready = false, waiting = false;
          backend::TopicEvents events;
          for (size_t i = 0; i < items.size(); ++i) {
            const RedisReply& item = e[i + 1];
@@ -178,6 +187,7 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
                MoveOutcome(item, topic, items[i].msg_id, event, now, ack ? "acked" : "nacked"));
            if (!out.back().ok() || item.elements.size() != 2) continue;
            if (item.elements[1].str == "READY") ready = true;
+           if (item.elements[1].str == "WAITING") waiting = true;
            if (item.elements[1].str == "EXHAUSTED") ++events.retries_exhausted;
          }
          Report(topic, events);  // the nacks of last deliveries
@@ -185,8 +195,9 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
          if (ready) {
            News(topic);
            NotifyReady(topic);
-           Publish(topic, true, next);
          }
+         // Nacked after a retry interval: the other nodes' long polls need the time.
+         if (ready || waiting) Publish(topic, ready, next);
          ArmWake(topic, next);
          done(std::move(out));
        }));
@@ -243,10 +254,10 @@ void RedisBackend::Update(backend::UpdateRequest req, Callback<Result<Message>> 
 void RedisBackend::Touch(std::string topic, std::string msg_id, std::optional<Millis> timeout,
                          Callback<Result<Message>> done) {
   const TimePoint now = clock_->Now();
+  // For the refusal's wording only: the script resolves the topic's when `timeout` is absent.
   const Millis ack_timeout = timeout.value_or(LocalConfigOf(topic).ack_timeout);
-  const TimePoint deadline = SaturatingAdd(now, ack_timeout);
   std::vector<std::string> args = {msg_id, Ms(now), std::to_string(options_.retention.count()),
-                                   Ms(deadline)};
+                                   timeout ? std::to_string(timeout->count()) : std::string()};
   Eval(kTouchScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, msg_id, now, ack_timeout,
                              done = std::move(done)](Result<RedisReply> r) mutable {

@@ -1,7 +1,21 @@
-// Topic configuration of the Redis backend (redis_backend.h; API-EXTENSIONS.md section 4).
+// Topic configuration and purge of the Redis backend (redis_backend.h; API-EXTENSIONS.md section
+// 4). The stored layer is the hash `cfg` in the topic's own slot: every script of the topic reads
+// it atomically over the node-local layers the node sends (Eval), so a change made through one
+// node holds on every node from the next operation on.
+#include <fmt/format.h>
+
 #include "redis/redis_backend.h"
+#include "redis/script_reply.h"
 
 namespace chronoq::redis {
+
+namespace {
+
+// Purge deletes at most this many messages per script call, so other topics' scripts (Redis
+// runs one at a time) wait at most one bounded call.
+constexpr int kPurgeBatch = 1000;
+
+}  // namespace
 
 core::EffectiveTopicConfig RedisBackend::LocalConfigOf(const std::string& topic) const {
   static const core::TopicDefaults kServerOnly;
@@ -9,26 +23,77 @@ core::EffectiveTopicConfig RedisBackend::LocalConfigOf(const std::string& topic)
   return (d != nullptr ? *d : kServerOnly).Resolve(topic, core::TopicConfig{});
 }
 
-void RedisBackend::SetTopicConfig(std::string, core::TopicConfig,
+void RedisBackend::Resumed(const std::string& topic) {
+  News(topic);
+  NotifyReady(topic);
+  Publish(topic, true, "");
+}
+
+void RedisBackend::SetTopicConfig(std::string topic, core::TopicConfig change,
                                   backend::Callback<Result<core::TopicConfig>> done) {
-  done(Internal("setTopicConfig is not implemented yet on this storage"));
+  Eval(kConfigSetScript, topic, StoredConfigArgs(change),
+       AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() != 3) {
+           return done(Unexpected(*r, "setTopicConfig"));
+         }
+         if (Str(e[0]) == "1" && Str(e[1]) != "1") Resumed(topic);
+         done(ParseStoredConfig(e[2]));
+       }));
 }
 
-void RedisBackend::GetTopicConfig(std::string, backend::Callback<Result<core::TopicConfig>> done) {
-  done(core::TopicConfig{});
+void RedisBackend::GetTopicConfig(std::string topic,
+                                  backend::Callback<Result<core::TopicConfig>> done) {
+  Eval(kConfigGetScript, topic, {}, [done = std::move(done)](Result<RedisReply> r) mutable {
+    if (!r.has_value()) return done(r.error());
+    if (r->type != RedisReply::Type::kArray || r->elements.size() != 1) {
+      return done(Unexpected(*r, "getTopicConfig"));
+    }
+    done(ParseStoredConfig(r->elements[0]));
+  });
 }
 
-void RedisBackend::DeleteTopicConfig(std::string, backend::Callback<Status> done) {
-  done(Internal("deleteTopicConfig is not implemented yet on this storage"));
+void RedisBackend::DeleteTopicConfig(std::string topic, backend::Callback<Status> done) {
+  Eval(kConfigDeleteScript, topic, {},
+       AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() != 2) {
+           return done(Unexpected(*r, "deleteTopicConfig"));
+         }
+         if (Str(e[0]) == "1" && Str(e[1]) != "1") Resumed(topic);
+         done(Status::Ok());
+       }));
 }
 
-void RedisBackend::Purge(std::string, std::optional<core::MsgStatus>,
+void RedisBackend::Purge(std::string topic, std::optional<core::MsgStatus> status,
                          backend::Callback<Result<int64_t>> done) {
-  done(Internal("purgeTopic is not implemented yet on this storage"));
+  PurgeStep(std::move(topic), status, 0, std::move(done));
 }
 
-void RedisBackend::Redrive(backend::RedriveRequest, backend::Callback<Result<int64_t>> done) {
-  done(Internal("redriveMsg is not implemented yet on this storage"));
+void RedisBackend::PurgeStep(std::string topic, std::optional<core::MsgStatus> status,
+                             int64_t deleted, backend::Callback<Result<int64_t>> done) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
+                                   std::to_string(status ? static_cast<int>(*status) : 0),
+                                   std::to_string(kPurgeBatch)};
+  Eval(kPurgeScript, topic, std::move(args),
+       AfterReplicas(topic, [this, topic, status, deleted,
+                             done = std::move(done)](Result<RedisReply> r) mutable {
+         if (!r.has_value()) return done(r.error());
+         const auto& e = r->elements;
+         if (r->type != RedisReply::Type::kArray || e.size() != 2) {
+           return done(Unexpected(*r, "purgeTopic"));
+         }
+         const int64_t n = e[0].integer;
+         // A call that deleted nothing ends the walk even at a bound (only messages of other
+         // statuses were in its way), so a purge always terminates.
+         if (e[1].integer == 1 && n > 0) {
+           return PurgeStep(std::move(topic), status, deleted + n, std::move(done));
+         }
+         done(deleted + n);
+       }));
 }
 
 }  // namespace chronoq::redis

@@ -41,7 +41,51 @@ MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply
   r.count = ToInt(Str(e[at + 14]));
   r.last_error = Str(e[at + 15]);
   if (r.phase != core::Phase::kEnded) r.end_status = MsgStatus::kWaiting;
+  if (r.phase == core::Phase::kDelivered) r.retry_interval = Millis(ToInt(Str(e[at + 16])));
+  if (std::string dt = Str(e[at + 17]); !dt.empty()) {
+    r.dead_letter = core::DeadLetter{std::move(dt), static_cast<MsgStatus>(ToInt(Str(e[at + 18]))),
+                                     ToInt(Str(e[at + 19])), FromEpochMs(ToInt(Str(e[at + 20])))};
+  }
   return r;
+}
+
+std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c) {
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}", c.capacity, c.ttl.count(), c.max_retry,
+                     c.ack_timeout.count(), c.retry_interval.count(), c.paused ? 1 : 0,
+                     c.dead_letter_topic);
+}
+
+core::TopicConfig ParseStoredConfig(const RedisReply& pairs) {
+  core::TopicConfig c;
+  const auto& e = pairs.elements;
+  for (size_t i = 0; i + 1 < e.size(); i += 2) {
+    const std::string& name = e[i].str;
+    const std::string value = Str(e[i + 1]);
+    if (name == "cap") c.capacity = ToInt(value);
+    if (name == "ttl") c.ttl = Millis(ToInt(value));
+    if (name == "mr") c.max_retry = static_cast<int32_t>(ToInt(value));
+    if (name == "at") c.ack_timeout = Millis(ToInt(value));
+    if (name == "ri") c.retry_interval = Millis(ToInt(value));
+    if (name == "dlt") c.dead_letter_topic = value;
+    if (name == "pz") c.paused = value == "1";
+  }
+  return c;
+}
+
+std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c) {
+  std::vector<std::string> out;
+  auto add = [&out](const char* name, std::string value) {
+    out.push_back(name);
+    out.push_back(std::move(value));
+  };
+  if (c.capacity) add("cap", std::to_string(*c.capacity));
+  if (c.ttl) add("ttl", std::to_string(c.ttl->count()));
+  if (c.max_retry) add("mr", std::to_string(*c.max_retry));
+  if (c.ack_timeout) add("at", std::to_string(c.ack_timeout->count()));
+  if (c.retry_interval) add("ri", std::to_string(c.retry_interval->count()));
+  if (c.dead_letter_topic) add("dlt", *c.dead_letter_topic);
+  if (c.paused) add("pz", *c.paused ? "1" : "0");
+  return out;
 }
 
 Status Unexpected(const RedisReply& r, std::string_view what) {

@@ -15,8 +15,9 @@
 
 namespace chronoq::redis {
 
-// A record in a reply: id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq, pr, ct, c, le.
-inline constexpr size_t kRecordFields = 16;
+// A record in a reply: id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq, pr, ct, c, le, ri,
+// dt, ds, dr, de (lua_common.h).
+inline constexpr size_t kRecordFields = 21;
 
 // Epoch milliseconds as a decimal string, as the scripts take times.
 std::string Ms(TimePoint t);
@@ -27,6 +28,14 @@ std::string Str(const RedisReply& r);
 // The record of the kRecordFields elements of `e` from `at` on. REQUIRES: they are there.
 core::MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e,
                                 size_t at);
+// The node-local layers of a topic's configuration as the scripts take them (lua_common.h):
+// "capacity\nttl\nmaxRetry\nackTimeout\nretryInterval\npaused\ndeadLetterTopic".
+std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c);
+// A stored configuration hash (name/value pairs: cap, ttl, mr, at, ri, dlt, pz).
+core::TopicConfig ParseStoredConfig(const RedisReply& pairs);
+// The stored fields `c` sets, as name/value pairs.
+std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c);
+
 // A reply that is not what a script returns: Redis refused it, or it was cut short.
 Status Unexpected(const RedisReply& r, std::string_view what);
 Status NotFoundError(const std::string& topic, const std::string& msg_id);

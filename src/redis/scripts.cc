@@ -4,51 +4,61 @@
 
 namespace chronoq::redis::scripts {
 
-// ARGV: now, retention, then 8 per message: msgId, payload, produce, trigger, expire, maxRetry,
-// priority, countTrigger. Each message is stored, or answered with the in-life message of its
-// id (nothing stored); an ended one is replaced. Returns {next change, item...}, an item being
-// {'EXISTS', record...} or {'NEW', seq}; the next change is the earliest trigger time (else
-// expire time) of the new messages, '' when none is new.
+// ARGV: now, retention, then 8 per message: msgId, payload, produce, trigger, ttl, maxRetry
+// (both '' when the request left them out: the topic's), priority, countTrigger. Each message is
+// stored, or answered with the in-life message of its id (nothing stored; an ended one is
+// replaced), or refused when the topic holds its capacity of in-life messages (counted here, so
+// exact whatever the nodes). Returns {next change, item...}, an item being {'EXISTS', record...},
+// {'NEW', seq, expire, maxRetry} or {'FULL', in life, capacity}; the next change is the earliest
+// trigger time (else expire time) of the new messages, '' when none is new.
 const std::string_view kSend = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 account(ARGV[1], now)
+local c = cfg()
+local cap = tonumber(c.cap) or 0
+local n
 local out = {''}
 for i = 3, #ARGV, 8 do
-  local id, tt, et, pr, ct = ARGV[i], ARGV[i+3], ARGV[i+4], ARGV[i+6], ARGV[i+7]
+  local id, tt, ttl, mr, pr, ct = ARGV[i], ARGV[i+3], ARGV[i+4], ARGV[i+5], ARGV[i+6], ARGV[i+7]
   local old = load(id, true)
   if old and not purged(old, now, retention) and status(old, now) <= 3 then
     out[#out+1] = with_tag('EXISTS', old)
   else
-    if old then unindex(old) end
-    local seq = redis.call('INCR', P..'seq')
-    local key = P..'r:'..id
-    redis.call('DEL', key)
-    redis.call('HSET', key, 'p', ARGV[i+1], 'pt', ARGV[i+2], 'tt', tt, 'et', et, 'mr', ARGV[i+5],
-               'r', '0', 'ph', '0', 'es', '1', 'va', tt, 'ea', '0', 'sq', tostring(seq))
-    if pr ~= '0' then redis.call('HSET', key, 'pr', pr) end
-    if ct ~= '0' then redis.call('HSET', key, 'ct', ct) end
-    local member = string.format('%016d', seq)..id
-    zadd_level('p', tonumber(pr), tt, member)
-    redis.call('ZADD', P..'e', et, member)  -- a new record's natural end is its expire time
-    out[#out+1] = {'NEW', tostring(seq)}
-    -- The next change it can bring: its trigger time, else its end. Nodes keep the earliest of
-    -- what they hear, so the topic's other heads need not be read here.
-    local nx = et
-    if tonumber(tt) > now then nx = tt end
-    if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
+    if cap > 0 and not n then n = in_life(ARGV[1]) end
+    if cap > 0 and n >= cap then
+      out[#out+1] = {'FULL', n, cap}
+    else
+      if ttl == '' then ttl = c.ttl end
+      if mr == '' then mr = c.mr end
+      local et = dadd(tt, ttl)
+      local seq = store_new(id, old, ARGV[i+1], ARGV[i+2], tt, et, mr, pr, tt, {'ct', ct})
+      if n then n = n + 1 end
+      out[#out+1] = {'NEW', tostring(seq), et, mr}
+      -- The next change it can bring: its trigger time, else its end. Nodes keep the earliest of
+      -- what they hear, so the topic's other heads need not be read here.
+      local nx = et
+      if tonumber(tt) > now then nx = tt end
+      if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
+    end
   end
 end
 return reply(out)
 )lua";
 
-// ARGV: now, batch, ack deadline (now + ack timeout), retention.
+// ARGV: now, batch, ack timeout ('' when the request left it out: the topic's), retention.
 // Delivers up to `batch` READY messages, highest priority first, within a priority in
-// visibility order (ties in send order), finishing on the way those whose time ran out. Returns
-// {ended count, next_visible, record...} (16 fields per record, payload included).
+// visibility order (ties in send order), finishing on the way those whose time ran out; each is
+// CONSUMING until its deadline, then waits the topic's retry interval (visible at deadline +
+// interval, its score in d). A paused topic delivers nothing. Returns {ended count,
+// next_visible, record...} (kRecordFields per record, payload included).
 const std::string_view kPull = CQ_LUA_COMMON R"lua(
-local now, batch, deadline, retention = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3],
-                                        tonumber(ARGV[4])
+local now, batch, retention = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 account(ARGV[1], now)
+local c = cfg()
+if c.pz == '1' then return reply({0, ''}) end
+local ri = c.ri
+local deadline = dadd(ARGV[1], ARGV[3] ~= '' and ARGV[3] or c.at)
+local visible = ri == '0' and deadline or dadd(deadline, ri)
 local out = {0, ''}
 local taken = 0
 local nowarg = ARGV[1]
@@ -81,8 +91,8 @@ for _, l in ipairs(levels()) do
         local st = status(m, now)
         if st == 2 then
           redis.call('ZREM', from, member)
-          set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', deadline)
-          redis.call('ZADD', dkey, deadline, member)
+          set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', visible, 'ri', ri)
+          redis.call('ZADD', dkey, visible, member)
           redis.call('ZADD', P..'e', natural_end(m), member)
           for _, x in ipairs(flat(m)) do out[#out+1] = x end
           taken = taken + 1
@@ -107,8 +117,9 @@ return reply(out)
 // none; kept as the last error). Each item is applied by itself, in order. Returns
 // {next change, item...}, an item being {'NF'} (no such message), {'IS', record...} (not in a
 // state the move applies to; the node words the error), {'OK', 'ENDED'}, {'OK', 'EXHAUSTED'}
-// (a nack of the last delivery) or {'OK', 'READY'} (nacked: consumable now); the next change is
-// the earliest natural end of the nacked messages ('' when none).
+// (a nack of the last delivery), {'OK', 'READY'} (nacked: consumable now) or {'OK', 'WAITING'}
+// (nacked: consumable after the topic's retry interval); the next change is the earliest time a
+// nacked message becomes consumable or ends ('' when none).
 const std::string_view kAck = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 account(ARGV[1], now)
@@ -121,7 +132,7 @@ for i = 3, #ARGV, 3 do
   else
     local st = status(m, now)
     if ack then
-      if st == 3 or (st == 2 and m.ph == 1) then
+      if st == 3 or ((st == 1 or st == 2) and m.ph == 1) then
         finish(m, 4, ARGV[1], now, retention)
         out[#out+1] = {'OK', 'ENDED'}
       else
@@ -135,13 +146,17 @@ for i = 3, #ARGV, 3 do
         finish(m, 6, ARGV[1], now, retention)
         out[#out+1] = {'OK', 'EXHAUSTED'}
       else
+        local ri = cfg().ri
+        local va = ri == '0' and ARGV[1] or dadd(ARGV[1], ri)
         redis.call('ZREM', dk(m.pr), m.member)
-        set_fields(m, 'ph', '0', 'va', ARGV[1])
-        zadd_level('p', m.pr, ARGV[1], m.member)
+        set_fields(m, 'ph', '0', 'va', va, 'ri', '0')
+        zadd_level('p', m.pr, va, m.member)
         local ne, ne_raw = natural_end(m)
         redis.call('ZADD', P..'e', ne_raw, m.member)
-        if out[1] == '' or ne < tonumber(out[1]) then out[1] = ne_raw end
-        out[#out+1] = {'OK', 'READY'}
+        local nx, nx_raw = ne, ne_raw
+        if ri ~= '0' and m.va < ne then nx, nx_raw = m.va, va end
+        if out[1] == '' or nx < tonumber(out[1]) then out[1] = nx_raw end
+        out[#out+1] = {'OK', ri == '0' and 'READY' or 'WAITING'}
       end
     end
   end
@@ -181,17 +196,27 @@ account(ARGV[1], now)
 finish_due(ARGV[1], now, retention)
 local out = {}
 local waiting, consuming, total = 0, 0, 0
+-- Deliveries past their deadline wait out their retry interval in d, scored deadline +
+-- interval: those scored up to now + the topic's interval are WAITING (exact when the interval
+-- did not change since they were delivered), the rest CONSUMING.
+local R = tonumber(cfg().ri) or 0
+local cap = string.format('%d', now + R)
 for _, l in ipairs(levels()) do
   local lo = '(' .. ARGV[1]
   for i = 3, 11 do
     local hi = '+inf'
     if i <= 10 then hi = '(' .. string.format('%d', now + tonumber(ARGV[i])) end
     local n = redis.call('ZCOUNT', pk(l), lo, hi)
+    if R > 0 then
+      local hd = hi
+      if hi == '+inf' or tonumber(string.sub(hi, 2)) > now + R then hd = cap end
+      n = n + redis.call('ZCOUNT', dk(l), lo, hd)
+    end
     out[i - 2] = (out[i - 2] or 0) + n
     waiting = waiting + n
     lo = string.sub(hi, 2)
   end
-  consuming = consuming + redis.call('ZCOUNT', dk(l), '(' .. ARGV[1], '+inf')
+  consuming = consuming + redis.call('ZCOUNT', dk(l), '(' .. cap, '+inf')
   total = total + redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l))
 end
 out[#out+1] = total - waiting - consuming

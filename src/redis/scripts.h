@@ -1,7 +1,8 @@
 // The Lua scripts of the Redis backend (docs/redis.md): one per operation, each atomic on the
 // keys of one topic (one hash tag). KEYS[1] is the topic's key prefix "cq:{<ns>:<topic>}:"; the
-// node's clock comes as an argument. scripts*.cc have the contracts of each; lua_common.h the
-// keys and record fields they share.
+// node's clock comes as an argument, and every call's first argument is the node-local layers
+// of the topic's configuration (RedisBackend::Eval puts it there; lua_common.h takes it off).
+// scripts*.cc have the contracts of each; lua_common.h the keys and record fields they share.
 #pragma once
 
 #include <string_view>
@@ -20,5 +21,16 @@ extern const std::string_view kUpdate;
 extern const std::string_view kTouch;
 extern const std::string_view kCount;
 extern const std::string_view kList;
+// Issue 15 (scripts_topics.cc).
+extern const std::string_view kConfigSet;
+extern const std::string_view kConfigGet;
+extern const std::string_view kConfigDelete;
+extern const std::string_view kPurge;
+extern const std::string_view kOutboxRead;
+extern const std::string_view kOutboxDone;
+extern const std::string_view kDeadLetterIn;
+extern const std::string_view kRedriveOut;
+extern const std::string_view kRedriveIn;
+extern const std::string_view kRedriveDone;
 
 }  // namespace chronoq::redis::scripts

@@ -10,7 +10,7 @@ namespace chronoq::redis::scripts {
 // 'tt' new trigger time (already max'ed with now by the node), 'p' payload, 'ttl', 'mr' maxRetry,
 // 'pr' priority. core::ApplyUpdate on a WAITING or READY message. Returns {'NF'},
 // {'IS', record...} or {'OK', record...} (payload included).
-const std::string_view kUpdate = CQ_LUA_COMMON CQ_LUA_DECIMAL R"lua(
+const std::string_view kUpdate = CQ_LUA_COMMON R"lua(
 local id, now, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 account(ARGV[2], now)
 local m = load(id, true)
@@ -29,7 +29,7 @@ if u.mr then f[#f+1] = 'mr'; f[#f+1] = u.mr end
 if u.pr then f[#f+1] = 'pr'; f[#f+1] = u.pr end
 -- READY covers a delivery whose ack deadline passed (phase 1): a new trigger time makes it
 -- pending again (its deliveries so far stay counted); otherwise it stays in its phase's set.
-if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0' end
+if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0'; f[#f+1] = 'ri'; f[#f+1] = '0' end
 redis.call('ZREM', m.ph == 0 and pk(m.pr) or dk(m.pr), m.member)
 set_fields(m, unpack(f))
 zadd_level(m.ph == 0 and 'p' or 'd', m.pr, m.raw.va, m.member)
@@ -38,16 +38,19 @@ redis.call('ZADD', P..'e', ne, m.member)
 return reply(with_tag('OK', m))
 )lua";
 
-// ARGV: msgId, now, retention, new ack deadline (now + ack timeout). A CONSUMING message's
-// deadline moves. Returns {'NF'}, {'IS', record...} or {'OK', record...}.
+// ARGV: msgId, now, retention, ack timeout ('' when the request left it out: the topic's). A
+// CONSUMING message's deadline becomes now + ack timeout (visible at that plus its retry
+// interval). Returns {'NF'}, {'IS', record...} or {'OK', record...}.
 const std::string_view kTouch = CQ_LUA_COMMON R"lua(
 local id, now, retention = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 account(ARGV[2], now)
 local m = load(id, true)
 if not m or purged(m, now, retention) then return reply({'NF'}) end
 if status(m, now) ~= 3 then return reply(with_tag('IS', m)) end
-set_fields(m, 'va', ARGV[4])
-redis.call('ZADD', dk(m.pr), ARGV[4], m.member)
+local va = dadd(ARGV[2], ARGV[4] ~= '' and ARGV[4] or cfg().at)
+if m.ri ~= 0 then va = dadd(va, m.raw.ri) end
+set_fields(m, 'va', va)
+redis.call('ZADD', dk(m.pr), va, m.member)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
 return reply(with_tag('OK', m))
@@ -56,7 +59,7 @@ return reply(with_tag('OK', m))
 // ARGV: msgId, count to add (>= 1), now, retention. A WAITING message's count grows; reaching
 // its count trigger makes it READY now. Returns {'NF'}, {'IS', record...} or
 // {'OK', record...}.
-const std::string_view kCount = CQ_LUA_COMMON CQ_LUA_DECIMAL R"lua(
+const std::string_view kCount = CQ_LUA_COMMON R"lua(
 local id, now, retention = ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4])
 account(ARGV[3], now)
 local m = load(id, true)

@@ -1,0 +1,487 @@
+// Issue 15 on the Redis backend: two nodes (two RedisBackend instances, one namespace) on a real
+// standalone server and on a real 3-master Cluster (where a topic and its dead-letter topic live
+// on different slots): the stored topic configuration holds on the other node from its next
+// operation on, capacity, pause, retry interval, purge, dead letters through the outbox (also one
+// a dead node left behind), redrive.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "redis/cluster.h"
+#include "redis/command_sink.h"
+#include "redis/connection.h"
+#include "redis/event_loop.h"
+#include "redis/redis_backend.h"
+#include "tests/testutil/redis_servers.h"
+#include "tests/testutil/sync_backend.h"
+
+namespace chronoq::redis {
+namespace {
+
+using core::MsgStatus;
+
+constexpr int64_t kNow = 1'700'000'040'000;
+
+enum class Kind { kStandalone, kCluster };
+
+template <typename Deployment>
+Deployment* Shared() {
+  static Deployment* d = [] {
+    auto* started = new Deployment();
+    Status s = started->Start();
+    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
+    return started;
+  }();
+  return d;
+}
+
+// One node: its connection (or cluster client) and backend, on the shared clock.
+struct Node {
+  Node(Kind kind, const std::string& ns, base::ManualClock* clock, base::ManualScheduler* sched,
+       const core::TopicDefaults* defaults) {
+    ConnectionOptions co;
+    if (kind == Kind::kCluster) {
+      std::vector<RedisEndpoint> seeds;
+      for (uint16_t p : Shared<testutil::RedisCluster>()->ports())
+        seeds.push_back({"127.0.0.1", p});
+      co.endpoint = seeds.front();
+      Result<std::unique_ptr<RedisClusterClient>> c = RedisClusterClient::Connect(&loop, co, seeds);
+      EXPECT_TRUE(c.has_value());
+      if (c.has_value()) sink = std::move(*c);
+    } else {
+      co.endpoint = RedisEndpoint{"127.0.0.1", Shared<testutil::RedisStandalone>()->port()};
+      conn = std::make_unique<RedisConnection>(&loop, co);
+      sink = std::make_unique<SingleServer>(conn.get());
+    }
+    RedisBackendOptions o;
+    o.ns = ns;
+    o.publish = true;
+    backend = std::make_unique<RedisBackend>(o, sink.get(), clock, sched);
+    backend->SetTopicDefaults(defaults);
+    sync = std::make_unique<testutil::SyncBackend>(backend.get());
+  }
+  ~Node() {
+    sync.reset();
+    backend.reset();
+    sink.reset();
+    conn.reset();
+  }
+  EventLoop loop;
+  std::unique_ptr<RedisConnection> conn;
+  std::unique_ptr<CommandSink> sink;
+  std::unique_ptr<RedisBackend> backend;
+  std::unique_ptr<testutil::SyncBackend> sync;
+};
+
+class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> next{0};
+    ns_ = fmt::format("topics{}", next.fetch_add(1));
+    const std::string& ns = ns_;
+    core::Defaults server;
+    server.ttl = Millis(3'600'000);
+    server.max_retry = 3;
+    server.ack_timeout = Millis(30'000);
+    defaults_ = core::TopicDefaults(server, {});
+    a_ = std::make_unique<Node>(GetParam(), ns, &clock_, &scheduler_, &defaults_);
+    b_ = std::make_unique<Node>(GetParam(), ns, &clock_, &scheduler_, &defaults_);
+  }
+  void TearDown() override {
+    a_.reset();
+    b_.reset();
+  }
+  testutil::SyncBackend& A() { return *a_->sync; }
+  testutil::SyncBackend& B() { return *b_->sync; }
+  static core::NewMessage Msg(const std::string& topic, const std::string& id) {
+    core::NewMessage m;
+    m.topic = topic;
+    m.msg_id = id;
+    m.payload = "body " + id;
+    return m;
+  }
+  // Waits (in real time: the moves after a script are asynchronous I/O, not the clock) until
+  // `id` is in `topic` with `status`, through node `n`.
+  bool WaitFor(testutil::SyncBackend& n, const std::string& topic, const std::string& id,
+               MsgStatus status) {
+    for (int i = 0; i < 200; ++i) {
+      Result<core::Message> m = n.Get(topic, id);
+      if (m.has_value() && m->status == status) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  // A command straight to Redis (as a node that died left things); answers an integer reply.
+  int64_t Raw(const std::vector<std::string>& args) {
+    auto run = [&]() -> Result<testutil::RedisReply> {
+      if (GetParam() == Kind::kCluster) return Shared<testutil::RedisCluster>()->Command(args);
+      Result<testutil::RedisConn> c =
+          testutil::RedisConn::Connect(Shared<testutil::RedisStandalone>()->port());
+      if (!c.has_value()) return c.error();
+      return c->Command(args);
+    };
+    Result<testutil::RedisReply> r = run();
+    EXPECT_TRUE(r.has_value() && !r->is_error()) << args[0];
+    return r.has_value() ? r->integer : -1;
+  }
+
+  std::string ns_;
+  core::TopicDefaults defaults_;
+  base::ManualClock clock_{FromEpochMs(kNow)};
+  base::ManualScheduler scheduler_{&clock_};
+  std::unique_ptr<Node> a_, b_;
+};
+
+TEST_P(RedisTopicsTest, ConfigSetThroughOneNodeHoldsOnTheOtherAtOnce) {
+  core::TopicConfig c;
+  c.ttl = Millis(5'000);
+  c.max_retry = 1;
+  c.ack_timeout = Millis(2'000);
+  Result<core::TopicConfig> set = A().SetTopicConfig("t", c);
+  ASSERT_TRUE(set.has_value()) << set.error().ToString();
+  EXPECT_EQ(*set, c);
+  Result<core::TopicConfig> got = B().GetTopicConfig("t");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, c);
+
+  // A send through B without ttl/maxRetry takes the stored ones; a pull through B without an
+  // ack timeout takes the stored one.
+  Result<core::Message> m = B().Send(Msg("t", "m1"));
+  ASSERT_TRUE(m.has_value()) << m.error().ToString();
+  EXPECT_EQ(m->record.expire_time, FromEpochMs(kNow + 5'000));
+  EXPECT_EQ(m->record.max_retry, 1);
+  backend::PullRequest req{"t", 1, std::nullopt};
+  std::promise<Result<std::vector<core::Message>>> p;
+  b_->backend->Pull(req, [&p](Result<std::vector<core::Message>> r) { p.set_value(std::move(r)); });
+  Result<std::vector<core::Message>> pulled = p.get_future().get();
+  ASSERT_TRUE(pulled.has_value() && pulled->size() == 1);
+  EXPECT_EQ((*pulled)[0].record.ack_deadline(), FromEpochMs(kNow + 2'000));
+
+  // A merge keeps the other fields; delete brings the node-local layers back.
+  core::TopicConfig more;
+  more.capacity = 10;
+  set = B().SetTopicConfig("t", more);
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(set->capacity, 10);
+  EXPECT_EQ(set->ttl, Millis(5'000));
+  ASSERT_TRUE(A().DeleteTopicConfig("t").ok());
+  EXPECT_TRUE(B().GetTopicConfig("t")->empty());
+  m = B().Send(Msg("t", "m2"));
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->record.expire_time, FromEpochMs(kNow + 3'600'000));
+  EXPECT_EQ(m->record.max_retry, 3);
+}
+
+TEST_P(RedisTopicsTest, CapacityCountsInLifeMessagesAcrossNodes) {
+  core::TopicConfig c;
+  c.capacity = 3;
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  std::vector<core::NewMessage> batch;
+  for (int i = 0; i < 5; ++i) batch.push_back(Msg("t", fmt::format("m{}", i)));
+  Result<std::vector<Result<backend::Sent>>> r = B().SendBatchItems(batch);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  ASSERT_EQ(r->size(), 5u);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE((*r)[i].has_value()) << i;
+  for (int i = 3; i < 5; ++i) {
+    ASSERT_FALSE((*r)[i].has_value());
+    EXPECT_EQ((*r)[i].error().code(), Errc::kResourceExhausted);
+    EXPECT_EQ((*r)[i].error().message(), "topic 't' is full: 3 messages in life, capacity 3");
+  }
+  // An idempotent re-send is answered, never refused.
+  Result<backend::Sent> again = A().SendFull(Msg("t", "m0"));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->existing);
+  EXPECT_EQ(A().Send(Msg("t", "m9")).error().code(), Errc::kResourceExhausted);
+  // Deleting, acking and expiring free room at once.
+  ASSERT_TRUE(B().Delete("t", "m0").ok());
+  EXPECT_TRUE(A().Send(Msg("t", "m9")).has_value());
+  EXPECT_FALSE(A().Send(Msg("t", "m10")).has_value());
+  Result<std::vector<core::Message>> got = B().Pull("t", 1);
+  ASSERT_TRUE(got.has_value() && got->size() == 1);
+  ASSERT_TRUE(A().Ack("t", (*got)[0].record.msg_id).ok());
+  EXPECT_TRUE(B().Send(Msg("t", "m10")).has_value());
+  scheduler_.Advance(Millis(3'600'000));
+  EXPECT_TRUE(A().Send(Msg("t", "m11")).has_value());
+}
+
+// 64 senders through two nodes (each its own connection) to a topic of capacity 1,000, while
+// consumers pull and ack through both: the in-life count never exceeds the capacity, and exactly
+// the capacity's worth is accepted while nothing is consumed.
+TEST_P(RedisTopicsTest, CapacityIsExactUnderConcurrentSendsThroughTwoNodes) {
+  core::TopicConfig c;
+  c.capacity = 1'000;
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  std::atomic<int> accepted{0}, refused{0}, other{0};
+  std::vector<std::thread> senders;
+  for (int s = 0; s < 64; ++s) {
+    senders.emplace_back([&, s] {
+      testutil::SyncBackend& n = s % 2 == 0 ? A() : B();
+      for (int i = 0; i < 25; ++i) {
+        Result<core::Message> r = n.Send(Msg("t", fmt::format("s{}-{}", s, i)));
+        if (r.has_value()) {
+          ++accepted;
+        } else if (r.error().code() == Errc::kResourceExhausted) {
+          ++refused;
+        } else {
+          ++other;
+        }
+      }
+    });
+  }
+  for (std::thread& t : senders) t.join();
+  EXPECT_EQ(accepted.load(), 1'000);
+  EXPECT_EQ(refused.load(), 64 * 25 - 1'000);
+  EXPECT_EQ(other.load(), 0);
+
+  // Consumers free room while senders fill it: sampled through both nodes, never over 1,000.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> worst{0};
+  std::thread sampler([&] {
+    while (!stop) {
+      for (testutil::SyncBackend* n : {&A(), &B()}) {
+        Result<core::TopicInfo> info = n->Info("t");
+        if (!info.has_value()) continue;
+        int64_t in_life = info->waiting + info->ready + info->consuming;
+        int64_t w = worst.load();
+        while (in_life > w && !worst.compare_exchange_weak(w, in_life)) {
+        }
+      }
+    }
+  });
+  std::vector<std::thread> workers;
+  for (int s = 0; s < 64; ++s) {
+    workers.emplace_back([&, s] {
+      testutil::SyncBackend& n = s % 2 == 0 ? B() : A();
+      for (int i = 0; i < 10; ++i) {
+        if (s % 4 == 0) {
+          Result<std::vector<core::Message>> got = n.Pull("t", 5);
+          if (got.has_value()) {
+            for (const core::Message& m : *got) (void)n.Ack("t", m.record.msg_id);
+          }
+        } else {
+          (void)n.Send(Msg("t", fmt::format("w{}-{}", s, i)));
+        }
+      }
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  stop = true;
+  sampler.join();
+  EXPECT_LE(worst.load(), 1'000);
+  core::TopicInfo info = *A().Info("t");
+  EXPECT_LE(info.waiting + info.ready + info.consuming, 1'000);
+}
+
+TEST_P(RedisTopicsTest, PausedTopicDeliversNothingUntilResumedOnAnyNode) {
+  ASSERT_TRUE(A().Send(Msg("t", "m1")).has_value());
+  core::TopicConfig pause;
+  pause.paused = true;
+  ASSERT_TRUE(A().SetTopicConfig("t", pause).has_value());
+  EXPECT_TRUE(B().Pull("t", 10)->empty());
+  ASSERT_TRUE(B().Send(Msg("t", "m2")).has_value());  // sends are accepted
+  EXPECT_TRUE(A().Pull("t", 10)->empty());
+  core::TopicConfig resume;
+  resume.paused = false;
+  ASSERT_TRUE(B().SetTopicConfig("t", resume).has_value());
+  EXPECT_EQ(A().Pull("t", 10)->size(), 2u);
+}
+
+TEST_P(RedisTopicsTest, RetryIntervalDelaysRedeliveryAfterTimeoutAndNack) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(10'000);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  ASSERT_TRUE(A().Send(Msg("t", "m1")).has_value());
+  Result<std::vector<core::Message>> got = B().Pull("t", 1, Millis(1'000));
+  ASSERT_TRUE(got.has_value() && got->size() == 1);
+  EXPECT_EQ((*got)[0].record.retry_interval, Millis(10'000));
+  EXPECT_EQ((*got)[0].record.visible_at, FromEpochMs(kNow + 11'000));
+  scheduler_.Advance(Millis(1'000));  // deadline passed: WAITING for the interval
+  Result<core::Message> m = A().Get("t", "m1");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->status, MsgStatus::kWaiting);
+  EXPECT_EQ(m->status, core::StatusAt(m->record, clock_.Now()));
+  EXPECT_TRUE(A().Pull("t", 1)->empty());
+  core::TopicInfo info = *B().Info("t");
+  EXPECT_EQ(info.waiting, 1);
+  EXPECT_EQ(info.buckets[0], 1);  // consumable again in 10 s
+  EXPECT_EQ(info.consuming, 0);
+  scheduler_.Advance(Millis(9'999));
+  EXPECT_TRUE(B().Pull("t", 1)->empty());
+  scheduler_.Advance(Millis(1));
+  got = B().Pull("t", 1, Millis(1'000));
+  ASSERT_TRUE(got.has_value() && got->size() == 1);
+  EXPECT_EQ((*got)[0].record.retry, 2);
+  // A nack: pending at now + interval.
+  ASSERT_TRUE(A().Ack("t", "m1", false).ok());
+  m = B().Get("t", "m1");
+  EXPECT_EQ(m->status, MsgStatus::kWaiting);
+  EXPECT_EQ(m->record.visible_at, clock_.Now() + Millis(10'000));
+  scheduler_.Advance(Millis(10'000));
+  EXPECT_EQ(A().Pull("t", 1)->size(), 1u);
+}
+
+TEST_P(RedisTopicsTest, PurgeDeletesEverythingInBoundedCalls) {
+  for (int i = 0; i < 25; ++i) {
+    std::vector<core::NewMessage> batch;
+    for (int j = 0; j < 100; ++j) batch.push_back(Msg("t", fmt::format("m{}", i * 100 + j)));
+    ASSERT_TRUE(A().SendBatch(batch).has_value());
+  }
+  ASSERT_EQ(B().Pull("t", 10)->size(), 10u);
+  Result<int64_t> n = B().Purge("t", MsgStatus::kConsuming);
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  EXPECT_EQ(*n, 10);
+  n = B().Purge("t");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 2'490);
+  EXPECT_EQ(A().Get("t", "m7")->status, MsgStatus::kDelete);
+  core::TopicInfo info = *A().Info("t");
+  EXPECT_EQ(info.waiting + info.ready + info.consuming, 0);
+}
+
+TEST_P(RedisTopicsTest, DeadLettersMoveOnceAndRedriveBack) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.max_retry = 0;
+  c.ttl = Millis(60'000);
+  ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  ASSERT_TRUE(A().Send(Msg("src", "nacked")).has_value());
+  ASSERT_TRUE(A().Send(Msg("src", "expired")).has_value());
+  Result<std::vector<core::Message>> got = B().Pull("src", 1);
+  ASSERT_TRUE(got.has_value() && got->size() == 1);
+  ASSERT_EQ((*got)[0].record.msg_id, "nacked");
+  Result<std::vector<Status>> acks = B().AckBatch("src", {{"nacked", false, "boom"}});
+  ASSERT_TRUE(acks.has_value() && (*acks)[0].ok());
+  ASSERT_TRUE(WaitFor(A(), "dlq", "nacked", MsgStatus::kReady));
+  core::Message d = *A().Get("dlq", "nacked");
+  EXPECT_EQ(d.record.payload, "body nacked");
+  EXPECT_EQ(d.record.last_error, "boom");
+  ASSERT_TRUE(d.record.dead_letter.has_value());
+  EXPECT_EQ(d.record.dead_letter->topic, "src");
+  EXPECT_EQ(d.record.dead_letter->status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(d.record.dead_letter->retry, 1);
+  EXPECT_EQ(B().Get("src", "nacked")->status, MsgStatus::kRetryExhaust);
+
+  // Expiry by time: finalized by a wake-up or any script, then moved.
+  scheduler_.Advance(Millis(60'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  ASSERT_TRUE(WaitFor(B(), "dlq", "expired", MsgStatus::kReady));
+  EXPECT_EQ(B().Get("dlq", "expired")->record.dead_letter->status, MsgStatus::kExpire);
+
+  // Redrive of a named dead letter: back in the source, gone from the dead-letter topic.
+  backend::RedriveRequest one{"dlq", std::string("nacked"), 100, Millis(0)};
+  Result<int64_t> n = A().Redrive(one);
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  EXPECT_EQ(*n, 1);
+  EXPECT_EQ(B().Get("src", "nacked")->status, MsgStatus::kReady);
+  EXPECT_EQ(B().Get("src", "nacked")->record.retry, 0);
+  EXPECT_EQ(B().Get("dlq", "nacked").error().code(), Errc::kNotFound);
+  EXPECT_EQ(A().Redrive(one).error().code(), Errc::kNotFound);
+
+  // A full source refuses; the dead letter stays.
+  core::TopicConfig full;
+  full.capacity = 1;
+  ASSERT_TRUE(A().SetTopicConfig("src", full).has_value());
+  backend::RedriveRequest other{"dlq", std::string("expired"), 100, Millis(0)};
+  n = B().Redrive(other);
+  ASSERT_FALSE(n.has_value());
+  EXPECT_EQ(n.error().code(), Errc::kResourceExhausted);
+  Result<core::Message> back = A().Get("dlq", "expired");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->status, MsgStatus::kReady);
+  EXPECT_EQ(back->record.dead_letter->status, MsgStatus::kExpire);
+  // Room again: a walk moves it.
+  ASSERT_TRUE(A().Delete("src", "nacked").ok());
+  n = B().Redrive(backend::RedriveRequest{"dlq", std::nullopt, 100, Millis(0)});
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 1);
+  EXPECT_EQ(A().Get("src", "expired")->status, MsgStatus::kReady);
+}
+
+TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
+  // What the nack of a last delivery leaves in the source slot when its node dies before the
+  // second step: the outbox entry (the ended record itself is irrelevant to the move).
+  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+  const std::string member = "0000000000000042m1";
+  const std::string ended = std::to_string(kNow - 5'000);
+  auto write_entry = [&] {
+    Raw({"HSET", p + "ob:" + member,
+         "k",    "dl",
+         "id",   "m1",
+         "to",   "dlq",
+         "p",    "body m1",
+         "pr",   "3",
+         "le",   "boom",
+         "ds",   "6",
+         "dr",   "1",
+         "de",   ended});
+    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});  // written now
+  };
+  write_entry();
+  // Too fresh to be taken for abandoned (the node that wrote it may be moving it on).
+  scheduler_.Advance(Millis(1'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound);
+  // Later, any script of any node on the source finds it and finishes the move.
+  scheduler_.Advance(Millis(2'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  core::Message d = *A().Get("dlq", "m1");
+  EXPECT_EQ(d.record.priority, 3);
+  EXPECT_EQ(d.record.last_error, "boom");
+  EXPECT_EQ(d.record.dead_letter,
+            (core::DeadLetter{"src", MsgStatus::kRetryExhaust, 1, FromEpochMs(kNow - 5'000)}));
+  // A node that stored the dead letter and died before removing the entry: the entry comes
+  // back, and the second move finds the same death there and stores nothing.
+  ASSERT_TRUE(B().Pull("dlq", 1)->size() == 1);  // in life, CONSUMING: a new send would be kept
+  write_entry();
+  scheduler_.Advance(Millis(3'000));
+  ASSERT_TRUE(A().Info("src").has_value());
+  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_EQ(A().Get("dlq", "m1")->status, MsgStatus::kConsuming);
+  core::TopicInfo info = *A().Info("dlq");
+  EXPECT_EQ(info.waiting + info.ready + info.consuming, 1);
+}
+
+// A node starting (its subscription made) looks in the outboxes of every known topic, so a dead
+// letter whose node died reaches its topic even when nobody touches the source again.
+TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
+  ASSERT_TRUE(A().Send(Msg("src", "other")).has_value());  // a known topic
+  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+  const std::string member = "0000000000000077m1";
+  Raw({"HSET", p + "ob:" + member,
+       "k",    "dl",
+       "id",   "m1",
+       "to",   "dlq",
+       "p",    "body",
+       "pr",   "0",
+       "le",   "",
+       "ds",   "5",
+       "dr",   "0",
+       "de",   std::to_string(kNow)});
+  Raw({"ZADD", p + "ob", std::to_string(kNow), member});
+  clock_.Advance(Millis(3'000));
+  b_->backend->OnResubscribed();
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  EXPECT_EQ(A().Get("dlq", "m1")->record.dead_letter->status, MsgStatus::kExpire);
+}
+
+INSTANTIATE_TEST_SUITE_P(Redis, RedisTopicsTest,
+                         ::testing::Values(Kind::kStandalone, Kind::kCluster),
+                         [](const auto& info) {
+                           return info.param == Kind::kCluster ? "Cluster" : "Standalone";
+                         });
+
+}  // namespace
+}  // namespace chronoq::redis

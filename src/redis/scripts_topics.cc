@@ -1,0 +1,255 @@
+// The scripts of issue 15 (API-EXTENSIONS.md section 4): the topic's stored configuration (hash
+// 'cfg' in the topic's own slot, so every script of the topic reads it atomically), purge in
+// bounded calls, and the two steps of moving dead letters and redrives between topics through
+// the source topic's outbox ('ob', docs/redis.md).
+#include "redis/lua_common.h"
+#include "redis/scripts.h"
+
+namespace chronoq::redis::scripts {
+
+// ARGV: name/value pairs of the stored fields to set (cap, ttl, mr, at, ri, dlt, pz). Returns
+// {paused before ('1'/'0', effective), paused after, the stored hash as name/value pairs}.
+const std::string_view kConfigSet = CQ_LUA_COMMON R"lua(
+local before = cfg().pz
+if #ARGV > 0 then redis.call('HSET', P..'cfg', unpack(ARGV)) end
+CF = nil
+return reply({before, cfg().pz, redis.call('HGETALL', P..'cfg')})
+)lua";
+
+// No ARGV. Returns {the stored hash as name/value pairs}.
+const std::string_view kConfigGet = CQ_LUA_COMMON R"lua(
+return reply({redis.call('HGETALL', P..'cfg')})
+)lua";
+
+// No ARGV. Removes the stored layer. Returns {paused before, paused after} (effective).
+const std::string_view kConfigDelete = CQ_LUA_COMMON R"lua(
+local before = cfg().pz
+redis.call('DEL', P..'cfg')
+CF = nil
+return reply({before, cfg().pz})
+)lua";
+
+// ARGV: now, retention, status ('0': every in-life status, else 1..3), limit. Deletes (status 7,
+// retained like deleteMsg) up to `limit` in-life messages in that status, finishing on the way
+// those whose time ran out; examines at most 2 x limit entries. Returns {deleted, 1 if it
+// stopped at a bound (call again) else 0}.
+const std::string_view kPurge = CQ_LUA_COMMON R"lua(
+local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
+local want, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+account(ARGV[1], now)
+local n, examined, more = 0, 0, 0
+local function take(key, lo, hi)
+  local skip = 0
+  while true do
+    if n >= limit or examined >= 2 * limit then more = 1; return end
+    local xs = redis.call('ZRANGEBYSCORE', key, lo, hi, 'LIMIT', skip, limit - n)
+    if not xs[1] then return end
+    for _, member in ipairs(xs) do
+      examined = examined + 1
+      local m = load(string.sub(member, 17), false)
+      if m and m.member == member and m.ph ~= 2 then
+        local st = status(m, now)
+        if st >= 4 then
+          local _, at = natural_end(m)
+          finish(m, st, at, now, retention, true)
+        elseif want == 0 or st == want then
+          finish(m, 7, ARGV[1], now, retention)
+          n = n + 1
+        else
+          skip = skip + 1
+        end
+      else
+        redis.call('ZREM', key, member)
+      end
+    end
+  end
+end
+if want == 0 then
+  take(P..'e', '-inf', '+inf')
+else
+  for _, l in ipairs(levels()) do
+    if want == 1 then take(pk(l), '('..ARGV[1], '+inf') end
+    if want == 2 then take(pk(l), '-inf', ARGV[1]) end
+    if want == 2 then take(dk(l), '-inf', ARGV[1]) end
+    if want == 1 or want == 3 then take(dk(l), '('..ARGV[1], '+inf') end
+  end
+end
+return reply({n, more})
+)lua";
+
+// ARGV: written up to (ms), limit. Returns {entry...}, an entry being {member, {name, value...}}
+// of the outbox entries written up to that time.
+const std::string_view kOutboxRead = CQ_LUA_COMMON R"lua(
+local ids = redis.call('ZRANGEBYSCORE', P..'ob', '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+for _, id in ipairs(ids) do
+  local h = redis.call('HGETALL', P..'ob:'..id)
+  if h[1] then out[#out+1] = {id, h} else redis.call('ZREM', P..'ob', id) end
+end
+return reply(out)
+)lua";
+
+// ARGV: outbox members whose dead letters are stored. Removes them. Returns {}.
+const std::string_view kOutboxDone = CQ_LUA_COMMON R"lua(
+for _, id in ipairs(ARGV) do
+  redis.call('ZREM', P..'ob', id)
+  redis.call('DEL', P..'ob:'..id)
+end
+return reply({})
+)lua";
+
+// On the dead-letter topic. ARGV: now, retention, source topic, then 7 per dead letter: msgId,
+// payload, priority, last error, status, deliveries, end time. Each becomes core::DeadLetterOf
+// (consumable now, this topic's ttl and maxRetry) whatever the capacity, unless this topic
+// holds a record of that msgId from the same death ({'DUP'}: moved before, by a node that died
+// before removing the outbox entry) or in life ({'EXISTS'}: dropped like an idempotent send).
+// Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
+const std::string_view kDeadLetterIn = CQ_LUA_COMMON R"lua(
+local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+account(ARGV[1], now)
+local c = cfg()
+local out = {''}
+for i = 4, #ARGV, 7 do
+  local id = ARGV[i]
+  local old = load(id, false)
+  local live = old and not purged(old, now, retention)
+  if live and old.raw.dt == src and old.raw.de == ARGV[i+6] then
+    out[#out+1] = 'DUP'
+  elseif live and status(old, now) <= 3 then
+    out[#out+1] = 'EXISTS'
+  else
+    local et = dadd(ARGV[1], c.ttl)
+    store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
+              {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6]})
+    if out[1] == '' or tonumber(et) < tonumber(out[1]) then out[1] = et end
+    out[#out+1] = 'NEW'
+  end
+end
+return reply(out)
+)lua";
+
+// On the dead-letter topic. ARGV: now, retention, msgId ('' for a walk), limit, delay (ms).
+// Takes READY dead letters (the one msgId, or up to `limit` in pull order): each ends as DELETE,
+// released, and an outbox entry (kind 'rd') keeps the whole record, so that the dead letter comes
+// back if its source cannot take it (full, or the msgId in life there). Returns {'NF'},
+// {'IS', record...} (a named msgId that is not a READY dead letter), or {'OK', entry...}, an
+// entry being {member, msgId, payload, priority, source topic}.
+const std::string_view kRedriveOut = CQ_LUA_COMMON R"lua(
+local now, retention, id, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+account(ARGV[1], now)
+local taken = {}
+local function take(m)
+  local k = P..'ob:'..m.member
+  local h = {'k', 'rd', 'to', m.raw.dt, 'dy', ARGV[5], 'p', m.raw.p}
+  for _, f in ipairs(F) do h[#h+1] = f; h[#h+1] = m.raw[f] end
+  redis.call('HSET', k, unpack(h))
+  redis.call('ZADD', P..'ob', ARGV[1], m.member)
+  finish(m, 7, ARGV[1], now, retention)
+  redis.call('DEL', P..'r:'..m.id)
+  redis.call('ZREM', P..'x7', m.member)
+  taken[#taken+1] = {m.member, m.id, m.raw.p, m.raw.pr, m.raw.dt}
+end
+if id ~= '' then
+  local m = load(id, true)
+  if not m or purged(m, now, retention) then return reply({'NF'}) end
+  if m.raw.dt == '' or status(m, now) ~= 2 then return reply(with_tag('IS', m)) end
+  take(m)
+else
+  local budget = 4 * limit + 100
+  for _, l in ipairs(levels()) do
+    local cand = {}
+    for _, k in ipairs({pk(l), dk(l)}) do
+      local xs = redis.call('ZRANGEBYSCORE', k, '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, budget)
+      for i = 1, #xs, 2 do cand[#cand+1] = {xs[i], tonumber(xs[i+1])} end
+    end
+    table.sort(cand, function(x, y)
+      if x[2] ~= y[2] then return x[2] < y[2] end
+      return x[1] < y[1]
+    end)
+    for _, cd in ipairs(cand) do
+      if #taken >= limit or budget <= 0 then break end
+      budget = budget - 1
+      local m = load(string.sub(cd[1], 17), true)
+      if m and m.member == cd[1] and m.ph ~= 2 and m.raw.dt ~= '' and status(m, now) == 2 then
+        take(m)
+      end
+    end
+    if #taken >= limit or budget <= 0 then break end
+  end
+end
+local out = {'OK'}
+for _, t in ipairs(taken) do out[#out+1] = t end
+return reply(out)
+)lua";
+
+// On the source topic. ARGV: now, retention, delay (ms), then 4 per message: msgId, payload,
+// priority, token (the dead-letter topic and its outbox member). Each becomes core::RedriveOf
+// (this topic's ttl and maxRetry) within this topic's capacity. Returns {next change, item...},
+// an item being {'NEW'}, {'DONE'} (a record with that token: moved before), {'EXISTS'} (the
+// msgId is in life here) or {'FULL', in life, capacity}.
+const std::string_view kRedriveIn = CQ_LUA_COMMON R"lua(
+local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+account(ARGV[1], now)
+local c = cfg()
+local cap = tonumber(c.cap) or 0
+local n = in_life(ARGV[1])
+local out = {''}
+for i = 4, #ARGV, 4 do
+  local id, token = ARGV[i], ARGV[i+3]
+  local old = load(id, false)
+  local live = old and not purged(old, now, retention)
+  if live and redis.call('HGET', P..'r:'..id, 'rv') == token then
+    out[#out+1] = {'DONE'}
+  elseif live and status(old, now) <= 3 then
+    out[#out+1] = {'EXISTS'}
+  elseif cap > 0 and n >= cap then
+    out[#out+1] = {'FULL', n, cap}
+  else
+    local tt = tonumber(delay) > 0 and dadd(ARGV[1], delay) or ARGV[1]
+    local et = dadd(tt, c.ttl)
+    store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt, {'rv', token})
+    n = n + 1
+    local nx = tonumber(tt) > now and tt or et
+    if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
+    out[#out+1] = {'NEW'}
+  end
+end
+return reply(out)
+)lua";
+
+// On the dead-letter topic. ARGV: now, then 2 per outbox entry: member, 'back' (the source did
+// not take it) or 'done'. Removes each entry still there; a dead letter that goes back is stored
+// again as it was (READY from now), unless its msgId is in life here (the entry then stays, for
+// a later attempt). Returns {how many went back}.
+const std::string_view kRedriveDone = CQ_LUA_COMMON R"lua(
+local now = tonumber(ARGV[1])
+local back = 0
+for i = 2, #ARGV, 2 do
+  local k = P..'ob:'..ARGV[i]
+  local h = redis.call('HGETALL', k)
+  if h[1] then
+    local r = {}
+    for j = 1, #h, 2 do r[h[j]] = h[j+1] end
+    local keep = false
+    if ARGV[i+1] == 'back' then
+      local id = string.sub(ARGV[i], 17)
+      local old = load(id, false)
+      if old and old.ph ~= 2 and status(old, now) <= 3 then
+        keep = true
+      else
+        store_new(id, old, r.p, r.pt, r.tt, r.et, r.mr, r.pr, ARGV[1],
+                  {'r', r.r, 'ct', r.ct, 'c', r.c, 'le', r.le, 'dt', r.dt, 'ds', r.ds, 'dr', r.dr,
+                   'de', r.de})
+        back = back + 1
+      end
+    end
+    if not keep then
+      redis.call('DEL', k)
+      redis.call('ZREM', P..'ob', ARGV[i])
+    end
+  end
+end
+return reply({back})
+)lua";
+
+}  // namespace chronoq::redis::scripts
