@@ -103,7 +103,8 @@ TEST_F(CapacityTest, ConsumersFreeRoomWhileSendersRaceAndTheLimitHoldsThroughout
           continue;
         }
         for (const json::value& m : r.at("delayMsgList").as_array()) {
-          ApiResponse a = client.Queue("ackMsg", {{"topic", t}, {"msgId", Str(m.at("msgId"))}});
+          ApiResponse a = client.Queue(
+              "ackMsg", {{"topic", t}, {"msgId", Str(m.at("msgId"))}, {"ack", "true"}});
           if (a.code() == 200) {
             acked.fetch_add(1);
           } else {
