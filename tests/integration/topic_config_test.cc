@@ -1,12 +1,11 @@
 // Topic configuration, capacity, pause, retry interval, dead letters, redrive and purge
 // (API-EXTENSIONS.md section 4, docs/topic-config.md) over real connections, on every storage (and
 // two nodes on one Redis, where a change made through one node must hold on the other at once:
-// requests alternate between them). Time moves only through the test clock.
+// requests alternate between them). Time moves only through the test clock. Capacity under
+// concurrent senders: capacity_test.cc.
 #include <fmt/format.h>
 
-#include <atomic>
 #include <fstream>
-#include <thread>
 
 #include "tests/integration/it_util.h"
 #include "tests/testutil/temp_dir.h"
@@ -108,30 +107,6 @@ TEST_F(TopicConfigTest, AFullTopicAnswers429AndAnEndFreesRoomAtOnce) {
   EXPECT_EQ(Int(results[2].as_object().at("code")), 429);
   EXPECT_EQ(InLife(t), 4);
   EXPECT_EQ(Metric("cq_queue_capacity_refusals_total{topic=\"" + t + "\"}") > 0, true);
-}
-
-TEST_F(TopicConfigTest, CapacityIsExactUnder64ConcurrentSenders) {
-  const std::string t = Topic();
-  ASSERT_EQ(SetConfig({{"topic", t}, {"capacity", "1000"}}).code(), 200);
-  std::atomic<int> stored{0}, refused{0}, other{0};
-  std::vector<std::thread> senders;
-  for (int c = 0; c < 64; ++c) {
-    senders.emplace_back([&, c] {
-      auto client = NewClient();
-      for (int i = 0; i < 25; ++i) {
-        ApiResponse r = client->Queue("sendMsg", {{"topic", t},
-                                                  {"msgId", fmt::format("c{}-{}", c, i)},
-                                                  {"msg", "x"},
-                                                  {"delayMillis", "0"}});
-        (r.code() == 200 ? stored : r.code() == 429 ? refused : other)++;
-      }
-    });
-  }
-  for (std::thread& s : senders) s.join();
-  EXPECT_EQ(stored.load(), 1000);
-  EXPECT_EQ(refused.load(), 600);
-  EXPECT_EQ(other.load(), 0);
-  EXPECT_EQ(InLife(t), 1000);
 }
 
 TEST_F(TopicConfigTest, APausedTopicStoresSendsButDeliversNothingUntilResumed) {
