@@ -92,7 +92,8 @@ TEST_F(TopicConfigTest, AFullTopicAnswers429AndAnEndFreesRoomAtOnce) {
   EXPECT_EQ(Send(t, "m", 0, {{"msgId", "a"}}).code(), 200);
   ASSERT_EQ(Delete(t, "a").code(), 200);
   EXPECT_EQ(Send(t, "m", 0, {{"msgId", "c"}}).code(), 200);
-  // A batch stores items in order until the topic is full; the rest answer 429 each.
+  // A batch stores items in order until the topic is full; the rest answer 429 each (b and c are
+  // in life: d and e fit, f does not).
   ASSERT_EQ(SetConfig({{"topic", t}, {"capacity", "4"}}).code(), 200);
   ApiResponse batch = api().PostJson(
       std::string(testutil::kQueuePath) + "sendMsgBatch",
@@ -103,10 +104,13 @@ TEST_F(TopicConfigTest, AFullTopicAnswers429AndAnEndFreesRoomAtOnce) {
   const json::array& results = batch.at("results").as_array();
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(Int(results[0].as_object().at("code")), 200);
-  EXPECT_EQ(Int(results[1].as_object().at("code")), 429);
+  EXPECT_EQ(Int(results[1].as_object().at("code")), 200);
   EXPECT_EQ(Int(results[2].as_object().at("code")), 429);
   EXPECT_EQ(InLife(t), 4);
-  EXPECT_EQ(Metric("cq_queue_capacity_refusals_total{topic=\"" + t + "\"}") > 0, true);
+  // Counted by the node that answered (with two nodes, each counts its own).
+  if (testutil::StorageUnderTest() != "redis2") {
+    EXPECT_EQ(Metric("cq_queue_capacity_refusals_total{topic=\"" + t + "\"}"), 2);
+  }
 }
 
 TEST_F(TopicConfigTest, APausedTopicStoresSendsButDeliversNothingUntilResumed) {
@@ -159,7 +163,9 @@ TEST_F(TopicConfigTest, ExhaustedAndExpiredMessagesBecomeDeadLettersAndRedriveOn
   Advance(1'001);  // b expires
   EXPECT_EQ(StatusOf(t, "b"), 5);
   EXPECT_EQ(Int(GetOk(dlq, "b").at("deadLetter").as_object().at("status")), 5);
-  EXPECT_EQ(Metric("cq_queue_dead_letters_total{topic=\"" + t + "\"}"), 2);
+  if (testutil::StorageUnderTest() != "redis2") {  // with two nodes, each counts what it saw
+    EXPECT_EQ(Metric("cq_queue_dead_letters_total{topic=\"" + t + "\"}"), 2);
+  }
   // Redrive: back to the source as new messages (retry 0), gone from the dead-letter topic.
   ApiResponse r = api().Queue("redriveMsg", {{"topic", dlq}, {"msgId", "a"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
