@@ -73,6 +73,28 @@ int64_t FitConnectionsToFdLimit(int64_t wanted, std::string* error) {
   return fit;
 }
 
+// One log line per field of a [topics.<name>] table that the topic's stored configuration
+// shadows (start_checks.h). Asynchronous: the lines come when the backend answers; a failure to
+// read a topic's configuration is logged too, and the start goes on.
+void LogShadowedTopicSettings(service::QueueService* service, const config::ServerConfig& cfg) {
+  for (const auto& [topic, file] : cfg.topics) {
+    service->GetTopicConfig(
+        topic, [topic = topic, file = file](Result<service::TopicConfigView> view) {
+          if (!view.has_value()) {
+            CQ_LOG_WARN(kLog,
+                        "cannot read the stored configuration of topic '{}' to compare it "
+                        "with the config file's [topics.{}]: {}",
+                        topic, topic, view.error().message());
+            return;
+          }
+          for (const std::string& line :
+               ShadowedTopicSettings(topic, file, view->config, view->sources)) {
+            CQ_LOG_INFO(kLog, "{}", line);
+          }
+        });
+  }
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -140,6 +162,7 @@ int RunServe(const std::vector<std::string>& args) {
   so.defaults = config::ToDefaults(cfg);
   so.monitor_interval = std::chrono::seconds(cfg.monitor_interval_seconds);
   so.metrics_max_topics = static_cast<size_t>(cfg.metrics_max_topics);
+  so.topic_files = cfg.topics;
   auto service =
       std::make_unique<service::QueueService>(opened.serving->backend(), clock, scheduler, so);
   // However this function returns, the timer thread stops before the service (whose long polls
@@ -151,6 +174,7 @@ int RunServe(const std::vector<std::string>& args) {
       if (scheduler != nullptr) scheduler->Stop();
     }
   } stop_timers{thread_scheduler.get()};
+  LogShadowedTopicSettings(service.get(), cfg);
   http::HandlerContext ctx;
   ctx.service = service.get();
   ctx.registry = &registry;

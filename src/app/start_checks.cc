@@ -1,6 +1,7 @@
 #include "app/start_checks.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 
 #include <string>
@@ -51,6 +52,53 @@ bool WarnIfOpenToTheNetwork(const config::ServerConfig& cfg) {
               "trusted clients reach it (firewall, authenticating proxy)",
               host);
   return true;
+}
+
+namespace {
+
+// A set field's value as TOML text.
+std::string FieldText(const core::TopicConfig& c, core::TopicField f) {
+  using F = core::TopicField;
+  switch (f) {
+    case F::kCapacity:
+      return std::to_string(c.capacity.value_or(0));
+    case F::kTtl:
+      return std::to_string(c.ttl.value_or(Millis(0)).count());
+    case F::kMaxRetry:
+      return std::to_string(c.max_retry.value_or(0));
+    case F::kAckTimeout:
+      return std::to_string(c.ack_timeout.value_or(Millis(0)).count());
+    case F::kRetryInterval:
+      return std::to_string(c.retry_interval.value_or(Millis(0)).count());
+    case F::kDeadLetterTopic:
+      return fmt::format("'{}'", c.dead_letter_topic.value_or(""));
+    case F::kPaused:
+      return c.paused.value_or(false) ? "true" : "false";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> ShadowedTopicSettings(
+    std::string_view topic, const core::TopicConfig& file,
+    const core::EffectiveTopicConfig& effective,
+    const std::array<core::ConfigSource, core::kTopicFieldCount>& sources) {
+  const core::TopicConfig stored{effective.capacity,       effective.ttl,
+                                 effective.max_retry,      effective.ack_timeout,
+                                 effective.retry_interval, effective.dead_letter_topic,
+                                 effective.paused};
+  std::vector<std::string> out;
+  for (int i = 0; i < core::kTopicFieldCount; ++i) {
+    const auto f = static_cast<core::TopicField>(i);
+    if (!core::IsSet(file, f) || sources[i] != core::ConfigSource::kTopic) continue;
+    out.push_back(fmt::format(
+        "topic '{}': {} = {} from setTopicConfig (stored) shadows {} = {} of the config file's "
+        "[topics.{}] table; deleteTopicConfig or setTopicConfig changes it",
+        topic, core::TopicFieldName(f), FieldText(stored, f), config::TopicFileKey(f),
+        FieldText(file, f), topic));
+  }
+  return out;
 }
 
 }  // namespace chronoq::app

@@ -3,10 +3,14 @@
 // functions, called once from RunServe on its thread.
 #pragma once
 
+#include <array>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "config/config.h"
+#include "core/topic_config.h"
 
 namespace chronoq::app {
 
@@ -29,5 +33,14 @@ bool IsLoopbackHost(std::string_view host);
 // (today: whenever `listen` is not a loopback address, since chronoq has no access control yet).
 // Returns whether it warned.
 bool WarnIfOpenToTheNetwork(const config::ServerConfig& cfg);
+
+// The sentences of the start log for the fields of a file table [topics.<name>] that the topic's
+// stored configuration (setTopicConfig) shadows, one per field: the API value wins
+// (docs/topic-config.md) and the operator who edits the file should not miss that. `effective`
+// and `sources` are getTopicConfig's answer for `topic`.
+std::vector<std::string> ShadowedTopicSettings(
+    std::string_view topic, const core::TopicConfig& file,
+    const core::EffectiveTopicConfig& effective,
+    const std::array<core::ConfigSource, core::kTopicFieldCount>& sources);
 
 }  // namespace chronoq::app

@@ -1,5 +1,6 @@
 #include "app/start_checks.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace chronoq::app {
@@ -33,6 +34,30 @@ TEST(StartChecksTest, EachStoreRefusalHasItsExitCode) {
             kExitDataDirInUse);
   EXPECT_EQ(ExitCodeForStoreOpen(IOError("disk")), kExitFailure);
   EXPECT_EQ(kExitDataDirInUse, 3);  // documented in README and deploy/systemd/chronoq.service
+}
+
+TEST(StartChecksTest, AStoredValueThatShadowsAFileValueIsOneLine) {
+  core::TopicConfig file;
+  file.capacity = 50;
+  file.ttl = Millis(9000);
+  file.dead_letter_topic = "dlq";
+  core::EffectiveTopicConfig effective;
+  effective.capacity = 7;
+  effective.ttl = Millis(9000);
+  effective.dead_letter_topic = "other";
+  using S = core::ConfigSource;
+  // capacity and deadLetterTopic stored; ttl from the file; the rest the server's.
+  std::array<S, core::kTopicFieldCount> sources = {S::kTopic,  S::kFile,  S::kServer, S::kServer,
+                                                   S::kServer, S::kTopic, S::kTopic};
+  EXPECT_THAT(ShadowedTopicSettings("orders", file, effective, sources),
+              ::testing::ElementsAre(
+                  "topic 'orders': capacity = 7 from setTopicConfig (stored) shadows capacity = "
+                  "50 of the config file's [topics.orders] table; deleteTopicConfig or "
+                  "setTopicConfig changes it",
+                  "topic 'orders': deadLetterTopic = 'other' from setTopicConfig (stored) shadows "
+                  "dead-letter-topic = 'dlq' of the config file's [topics.orders] table; "
+                  "deleteTopicConfig or setTopicConfig changes it"));
+  EXPECT_TRUE(ShadowedTopicSettings("orders", core::TopicConfig{}, effective, sources).empty());
 }
 
 }  // namespace

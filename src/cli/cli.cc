@@ -12,10 +12,11 @@ namespace chronoq::cli {
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
-      SendCommand(),   SendBatchCommand(), PullCommand(),       AckCommand(),
-      NackCommand(),   TouchCommand(),     GetCommand(),        ListCommand(),
-      PeekCommand(),   UpdateCommand(),    TriggerNowCommand(), CountCommand(),
-      DeleteCommand(), TopicsCommand(),    TopicCommand(),      MonitorCommand(),
+      SendCommand(),       SendBatchCommand(),   PullCommand(),   AckCommand(),    NackCommand(),
+      TouchCommand(),      GetCommand(),         ListCommand(),   PeekCommand(),   UpdateCommand(),
+      TriggerNowCommand(), CountCommand(),       DeleteCommand(), TopicsCommand(), TopicCommand(),
+      MonitorCommand(),    TopicConfigCommand(), PauseCommand(),  ResumeCommand(), PurgeCommand(),
+      RedriveCommand(),
   };
   return commands;
 }

@@ -58,22 +58,27 @@ struct Command {
 };
 
 // The subcommands, one per file.
-Command SendCommand();        // send.cc
-Command PullCommand();        // pull.cc
-Command AckCommand();         // ack.cc
-Command NackCommand();        // ack.cc
-Command GetCommand();         // get.cc
-Command DeleteCommand();      // delete.cc
-Command TopicsCommand();      // topics.cc
-Command TopicCommand();       // topics.cc
-Command MonitorCommand();     // monitor.cc
-Command SendBatchCommand();   // send_batch.cc
-Command UpdateCommand();      // update.cc
-Command TriggerNowCommand();  // update.cc
-Command TouchCommand();       // touch.cc
-Command CountCommand();       // count.cc
-Command ListCommand();        // list.cc
-Command PeekCommand();        // list.cc
+Command SendCommand();         // send.cc
+Command PullCommand();         // pull.cc
+Command AckCommand();          // ack.cc
+Command NackCommand();         // ack.cc
+Command GetCommand();          // get.cc
+Command DeleteCommand();       // delete.cc
+Command TopicsCommand();       // topics.cc
+Command TopicCommand();        // topics.cc
+Command MonitorCommand();      // monitor.cc
+Command SendBatchCommand();    // send_batch.cc
+Command UpdateCommand();       // update.cc
+Command TriggerNowCommand();   // update.cc
+Command TouchCommand();        // touch.cc
+Command CountCommand();        // count.cc
+Command ListCommand();         // list.cc
+Command PeekCommand();         // list.cc
+Command TopicConfigCommand();  // topic_config.cc
+Command PauseCommand();        // topic_config.cc
+Command ResumeCommand();       // topic_config.cc
+Command PurgeCommand();        // topic_config.cc
+Command RedriveCommand();      // topic_config.cc
 
 // Every subcommand, in the order `chronoq --help` lists them.
 const std::vector<Command>& Commands();

@@ -1,4 +1,4 @@
-// The subcommands of issue 14 without a server: how their options and input become requests
+// The subcommands of issues 14 and 15 without a server: how their options and input become requests
 // (params, JSON bodies, parts of at most kMaxBatchItems), their usage errors, and how answers
 // read. tests/cli/ runs them against a real server.
 #include <gtest/gtest.h>
@@ -293,6 +293,100 @@ TEST(TouchCountTest, Renders) {
   EXPECT_EQ(Cmd("touch").render(touched, Request{},
                                 Args("touch", {"--topic=t", "--msg-id=a", "--ack-timeout=2m"})),
             "touched a in topic t: CONSUMING, to be acked within 2m from now\n");
+}
+
+TEST(TopicConfigTest, VerbsBecomeTheirRequests) {
+  Request get = BuildOne("topic-config", {"get", "--topic=t"});
+  EXPECT_EQ(get.method, Request::Method::kGet);
+  EXPECT_EQ(get.op, "getTopicConfig");
+  EXPECT_EQ(get.params, P({{"topic", "t"}}));
+  Request set = BuildOne("topic-config",
+                         {"set", "--topic=t", "--capacity=1000", "--ttl-millis=1h", "--max-retry=3",
+                          "--ack-timeout-millis=700", "--retry-interval-millis=5s",
+                          "--dead-letter-topic=t.dlq", "--paused=false"});
+  EXPECT_EQ(set.method, Request::Method::kPost);
+  EXPECT_EQ(set.op, "setTopicConfig");
+  EXPECT_EQ(set.params, P({{"topic", "t"},
+                           {"capacity", "1000"},
+                           {"ttlMillis", "3600000"},
+                           {"maxRetry", "3"},
+                           {"ackTimeoutMillis", "700"},
+                           {"retryIntervalMillis", "5000"},
+                           {"deadLetterTopic", "t.dlq"},
+                           {"paused", "false"}}));
+  EXPECT_EQ(BuildOne("topic-config", {"set", "--topic=t", "--dead-letter-topic="}).params,
+            P({{"topic", "t"}, {"deadLetterTopic", ""}}));
+  Request del = BuildOne("topic-config", {"delete", "--topic=t"});
+  EXPECT_EQ(del.op, "deleteTopicConfig");
+  EXPECT_EQ(del.params, P({{"topic", "t"}}));
+}
+
+TEST(TopicConfigTest, UsageErrorsNameTheOption) {
+  EXPECT_NE(BuildError("topic-config", {"--topic=t"}).find("give one of get, set, delete"),
+            std::string::npos);
+  EXPECT_NE(BuildError("topic-config", {"show", "--topic=t"}).find("give one of get, set, delete"),
+            std::string::npos);
+  EXPECT_NE(BuildError("topic-config", {"set", "--topic=t"}).find("at least one of --capacity"),
+            std::string::npos);
+  EXPECT_NE(BuildError("topic-config", {"get", "--topic=t", "--capacity=5"})
+                .find("--capacity is for topic-config set, not get"),
+            std::string::npos);
+  EXPECT_NE(BuildError("topic-config", {"set", "--topic=t", "--capacity=-1"}).find("'--capacity'"),
+            std::string::npos);
+  EXPECT_NE(
+      BuildError("topic-config", {"set", "--topic=t", "--ttl-millis=soon"}).find("'--ttl-millis'"),
+      std::string::npos);
+  EXPECT_NE(BuildError("topic-config", {"set", "--topic=t", "--paused=maybe"})
+                .find("--paused must be true or false"),
+            std::string::npos);
+}
+
+TEST(TopicConfigTest, RendersEverySettingWithItsLayer) {
+  client::Json answer =
+      J(R"({"code":200,"msg":"success","topicConfig":{"topic":"t","capacity":0,"ttlMillis":5000,)"
+        R"("maxRetry":10,"ackTimeoutMillis":30000,"retryIntervalMillis":0,"deadLetterTopic":"",)"
+        R"("paused":true,"sources":{"capacity":"server","ttlMillis":"file","maxRetry":"server",)"
+        R"("ackTimeoutMillis":"server","retryIntervalMillis":"server","deadLetterTopic":"server",)"
+        R"("paused":"topic"}}})");
+  const std::string out = Cmd("topic-config")
+                              .render(answer, Request{.op = "getTopicConfig"},
+                                      Args("topic-config", {"get", "--topic=t"}));
+  EXPECT_EQ(out.rfind("topic t\nSETTING", 0), 0u) << out;
+  for (const char* want : {"capacity", "0 (unlimited)", "ttlMillis", "5000", "file",
+                           "deadLetterTopic", "(none)", "paused", "true", "topic"}) {
+    EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+  }
+  EXPECT_EQ(Cmd("topic-config")
+                .render(J(R"({"code":200,"msg":"success"})"),
+                        Request{.op = "deleteTopicConfig", .params = {{"topic", "t"}}},
+                        Args("topic-config", {"delete", "--topic=t"})),
+            "topic t: stored configuration deleted (the config file's and the server's defaults "
+            "apply)\n");
+  EXPECT_EQ(Cmd("pause").render(answer, Request{}, Args("pause", {"--topic=t"})),
+            "topic t paused: sends are stored, pulls get nothing\n");
+}
+
+TEST(PurgeRedriveTest, OptionsBecomeParamsAndCountsRead) {
+  Request pause = BuildOne("pause", {"--topic=t"});
+  EXPECT_EQ(pause.op, "pauseTopic");
+  EXPECT_EQ(BuildOne("resume", {"--topic=t"}).op, "resumeTopic");
+  Request purge = BuildOne("purge", {"--topic=t", "--status=2"});
+  EXPECT_EQ(purge.op, "purgeTopic");
+  EXPECT_EQ(purge.params, P({{"topic", "t"}, {"status", "2"}}));
+  EXPECT_NE(BuildError("purge", {"--topic=t", "--status=4"}).find("'--status'"), std::string::npos);
+  Request redrive =
+      BuildOne("redrive", {"--topic=dlq", "--msg-id=a", "--limit=5", "--delay-millis=2s"});
+  EXPECT_EQ(redrive.op, "redriveMsg");
+  EXPECT_EQ(redrive.params,
+            P({{"topic", "dlq"}, {"msgId", "a"}, {"limit", "5"}, {"delayMillis", "2000"}}));
+  EXPECT_NE(BuildError("redrive", {"--topic=dlq", "--limit=0"}).find("'--limit'"),
+            std::string::npos);
+  EXPECT_EQ(Cmd("purge").render(J(R"({"code":200,"msg":"success","purged":3})"), purge,
+                                Args("purge", {"--topic=t"})),
+            "purged 3 messages from topic t\n");
+  EXPECT_EQ(Cmd("redrive").render(J(R"({"code":200,"msg":"success","redriven":1})"), redrive,
+                                  Args("redrive", {"--topic=dlq"})),
+            "redriven 1 message from dead-letter topic dlq\n");
 }
 
 TEST(ListTest, OptionsBecomeQuery) {

@@ -352,6 +352,7 @@ LoadResult Load(const std::vector<std::string>& args, const char* const* env) {
     if (!s.ok()) out.errors.push_back(fmt::format("flag --{}", s.message()));
   }
   append(Validate(out.config));
+  append(ValidateTopicTables(out.config));
   return out;
 }
 

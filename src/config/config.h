@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +21,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "core/limits.h"
+#include "core/topic_config.h"
 
 namespace chronoq::config {
 
@@ -65,6 +68,10 @@ struct ServerConfig {
   std::string log_format = "text";    // text|json
   int64_t metrics_max_topics = 1000;  // GET /metrics: topics with their own label; more: "_other"
   bool test_clock = false;            // tests only: manual clock advanced over HTTP
+  // The file's [topics.<name>] tables (docs/topic-config.md): per-topic defaults, under a topic's
+  // stored configuration (setTopicConfig) and over the settings above. File only: no environment
+  // variable or flag sets them.
+  std::map<std::string, core::TopicConfig, std::less<>> topics{};
 
   bool operator==(const ServerConfig&) const = default;
 };
@@ -138,6 +145,17 @@ std::string RedactUrl(std::string_view url);
 
 // "HOST:PORT" or "[v6]:PORT" -> host (brackets kept) and port.
 Status ParseListen(std::string_view text, std::string* host, uint16_t* port);
+
+// The key of a [topics.<name>] field in the file: "capacity", "ttl-millis", "max-retry",
+// "ack-timeout-millis", "retry-interval-millis", "dead-letter-topic", "paused" (kebab-case like
+// every key of the file; the API spells them capacity, ttlMillis, ...).
+std::string_view TopicFileKey(core::TopicField f);
+// The problems of the [topics.<name>] tables (core::ValidateTopicConfig with the configured
+// limits), each naming the table and the field: "[topics.orders] capacity must be at least 0,
+// got -1".
+std::vector<std::string> ValidateTopicTables(const ServerConfig& cfg);
+// The tables as TOML (--print-config); empty when there are none.
+std::string TopicTablesToml(const ServerConfig& cfg);
 
 core::Limits ToLimits(const ServerConfig& cfg);
 core::Defaults ToDefaults(const ServerConfig& cfg);

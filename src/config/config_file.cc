@@ -79,6 +79,87 @@ std::string Apply(const Key& k, const toml::node& node, ServerConfig* cfg) {
       k.field);
 }
 
+// One field of a [topics.<name>] table; a problem when its TOML type is not the field's.
+std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::TopicConfig* c) {
+  using F = core::TopicField;
+  const std::string_view key = TopicFileKey(f);
+  const std::string_view want = f == F::kDeadLetterTopic ? "a string"
+                                : f == F::kPaused        ? "a boolean"
+                                                         : "an integer";
+  const bool fits = f == F::kDeadLetterTopic ? node.is_string()
+                    : f == F::kPaused        ? node.is_boolean()
+                                             : node.is_integer();
+  if (!fits) return fmt::format("{} must be {}, got {}", key, want, TomlTypeName(node));
+  const int64_t n = node.is_integer() ? node.as_integer()->get() : 0;
+  switch (f) {
+    case F::kCapacity:
+      c->capacity = n;
+      break;
+    case F::kTtl:
+      c->ttl = Millis(n);
+      break;
+    case F::kMaxRetry:
+      if (n > INT32_MAX || n < INT32_MIN) {
+        return fmt::format("{} must be at most {}, got {}", key, INT32_MAX, n);
+      }
+      c->max_retry = static_cast<int32_t>(n);
+      break;
+    case F::kAckTimeout:
+      c->ack_timeout = Millis(n);
+      break;
+    case F::kRetryInterval:
+      c->retry_interval = Millis(n);
+      break;
+    case F::kDeadLetterTopic:
+      c->dead_letter_topic = node.as_string()->get();
+      break;
+    case F::kPaused:
+      c->paused = node.as_boolean()->get();
+      break;
+  }
+  return "";
+}
+
+// The [topics.<name>] tables: each a table of known fields (values are checked by
+// ValidateTopicTables, once every source is read).
+void ApplyTopics(const toml::node& topics, std::vector<Problem>* problems, ServerConfig* cfg) {
+  if (!topics.is_table()) {
+    problems->push_back(
+        {topics.source().begin.line,
+         fmt::format("topics must be tables [topics.<name>], got {}", TomlTypeName(topics))});
+    return;
+  }
+  for (const auto& [name, table] : *topics.as_table()) {
+    const int64_t line = name.source().begin.line;
+    if (!table.is_table()) {
+      problems->push_back(
+          {line, fmt::format("topics.{} must be a table [topics.{}] of topic settings, got {}",
+                             name.str(), name.str(), TomlTypeName(table))});
+      continue;
+    }
+    core::TopicConfig& c = cfg->topics[std::string(name.str())];
+    for (const auto& [key, node] : *table.as_table()) {
+      const int64_t at = key.source().begin.line;
+      int f = 0;
+      while (f < core::kTopicFieldCount &&
+             TopicFileKey(static_cast<core::TopicField>(f)) != key.str()) {
+        ++f;
+      }
+      std::string p = f == core::kTopicFieldCount
+                          ? fmt::format(
+                                "[topics.{}]: unknown setting '{}' (topic settings: capacity, "
+                                "ttl-millis, max-retry, ack-timeout-millis, retry-interval-millis, "
+                                "dead-letter-topic, paused)",
+                                name.str(), key.str())
+                          : ApplyTopicField(static_cast<core::TopicField>(f), node, &c);
+      if (!p.empty() && f < core::kTopicFieldCount) {
+        p = fmt::format("[topics.{}] {}", name.str(), p);
+      }
+      if (!p.empty()) problems->push_back({at, std::move(p)});
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ApplyToml(std::string_view text, std::string_view source,
@@ -95,6 +176,10 @@ std::vector<std::string> ApplyToml(std::string_view text, std::string_view sourc
   for (const auto& [key, node] : doc) {
     int64_t line = key.source().begin.line;
     std::string_view name = key.str();
+    if (name == "topics") {
+      ApplyTopics(node, &problems, cfg);
+      continue;
+    }
     const Key* k = FindKey(name);
     if (k == nullptr || k->hidden) {
       std::string what = node.is_table()

@@ -100,6 +100,94 @@ port = 1
           "ttl-millis = 60000"));
 }
 
+TEST(ConfigFileTest, TopicTablesSetPerTopicDefaults) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"(ttl-millis = 60000
+[topics.orders]
+capacity = 1000
+ttl-millis = 5000
+max-retry = 3
+ack-timeout-millis = 700
+retry-interval-millis = 250
+dead-letter-topic = "orders-dlq"
+paused = true
+
+[topics."orders.eu"]
+capacity = 1
+)",
+                                          &cfg);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(cfg.ttl_millis, 60000);
+  ASSERT_EQ(cfg.topics.size(), 2u);
+  core::TopicConfig orders;
+  orders.capacity = 1000;
+  orders.ttl = Millis(5000);
+  orders.max_retry = 3;
+  orders.ack_timeout = Millis(700);
+  orders.retry_interval = Millis(250);
+  orders.dead_letter_topic = "orders-dlq";
+  orders.paused = true;
+  EXPECT_EQ(cfg.topics["orders"], orders);
+  EXPECT_EQ(cfg.topics["orders.eu"].capacity, 1);
+  EXPECT_FALSE(cfg.topics["orders.eu"].ttl.has_value());
+  // --print-config writes them back.
+  ServerConfig back;
+  errors = Apply(PrintToml(cfg), &back);
+  EXPECT_TRUE(errors.empty()) << errors.front() << "\n" << PrintToml(cfg);
+  EXPECT_EQ(back, cfg) << PrintToml(cfg);
+  EXPECT_THAT(PrintToml(cfg), HasSubstr("\n[topics.\"orders.eu\"]\ncapacity = 1\n"));
+}
+
+TEST(ConfigFileTest, TopicTableProblemsNameTheTableAndTheField) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"(topics = 5
+)",
+                                          &cfg);
+  EXPECT_THAT(errors, ElementsAre("config file t.toml line 1: topics must be tables "
+                                  "[topics.<name>], got an integer"));
+  errors = Apply(R"([topics]
+orders = 1
+[topics.t]
+capacity = "many"
+capacty = 5
+paused = 1
+dead-letter-topic = 7
+)",
+                 &cfg);
+  EXPECT_THAT(
+      errors,
+      ElementsAre("config file t.toml line 2: topics.orders must be a table [topics.orders] of "
+                  "topic settings, got an integer",
+                  "config file t.toml line 4: [topics.t] capacity must be an integer, got a string",
+                  "config file t.toml line 5: [topics.t]: unknown setting 'capacty' (topic "
+                  "settings: capacity, ttl-millis, max-retry, ack-timeout-millis, "
+                  "retry-interval-millis, dead-letter-topic, paused)",
+                  "config file t.toml line 6: [topics.t] paused must be a boolean, got an integer",
+                  "config file t.toml line 7: [topics.t] dead-letter-topic must be a string, got "
+                  "an integer"));
+}
+
+TEST(ConfigLoadTest, TopicTableValuesAreCheckedAtStart) {
+  ServerConfig cfg;
+  cfg.topics["a"].capacity = -1;
+  cfg.topics["b"].ttl = Millis(0);
+  cfg.topics["c"].dead_letter_topic = "c";
+  cfg.topics["d"].retry_interval = Millis(-5);
+  cfg.topics["e"].dead_letter_topic = std::string(300, 'x');
+  cfg.topics["ok"].max_retry = 0;
+  std::vector<std::string> errors = ValidateTopicTables(cfg);
+  ASSERT_EQ(errors.size(), 5u);
+  EXPECT_EQ(errors[0], "[topics.a] capacity must be at least 0, got -1");
+  EXPECT_EQ(errors[1], "[topics.b] ttl-millis must be at least 1, got 0");
+  EXPECT_THAT(errors[2], HasSubstr("[topics.c] dead-letter-topic must name another topic"));
+  EXPECT_EQ(errors[3], "[topics.d] retry-interval-millis must be at least 0, got -5");
+  EXPECT_THAT(errors[4], HasSubstr("[topics.e] dead-letter-topic"));
+  ServerConfig bad_name;
+  bad_name.topics[std::string(300, 'y')].capacity = 1;
+  EXPECT_THAT(ValidateTopicTables(bad_name),
+              ElementsAre(HasSubstr("the table's name is not a valid topic")));
+}
+
 TEST(ConfigFileTest, TestOnlyKeysAreNotReadFromAFile) {
   ServerConfig cfg;
   EXPECT_THAT(Apply("test-clock = true\n", &cfg),

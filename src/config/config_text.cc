@@ -11,23 +11,6 @@ namespace {
 using internal::Key;
 using internal::Keys;
 
-// A TOML basic string: quotes and backslashes escaped, control characters as \uXXXX.
-std::string TomlString(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\u{:04X}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  out.push_back('"');
-  return out;
-}
-
 // `text` as "# " comment lines of at most about 96 columns.
 std::string Comment(std::string_view text) {
   std::string out;
@@ -73,6 +56,22 @@ std::string MarkdownCell(std::string_view s) {
 }  // namespace
 
 namespace internal {
+
+std::string TomlString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\u{:04X}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back('"');
+  return out;
+}
 
 std::string TomlValue(const ServerConfig& cfg, const Key& k) {
   if (!std::holds_alternative<std::string ServerConfig::*>(k.field)) return Text(cfg, k.field);
@@ -123,7 +122,7 @@ std::string PrintToml(const ServerConfig& cfg) {
       "< flags).\n";
   ForEachDocumented(
       [&](const Key& k) { out += fmt::format("{} = {}\n", k.name, internal::TomlValue(cfg, k)); });
-  return out;
+  return out + TopicTablesToml(cfg);
 }
 
 std::string SampleToml() {
@@ -144,6 +143,23 @@ std::string SampleToml() {
     out += "\n" + Comment(fmt::format("{}.{}", k.help, unit));
     out += fmt::format("# {} = {}\n", k.name, internal::TomlValue(defaults, k));
   });
+  // The example's keys are indented so that uncommenting the key lines above (as the docs test
+  // does) leaves them out.
+  out += "\n# ---- Topic defaults ----\n\n";
+  out += Comment(
+      "Per-topic settings, one [topics.<name>] table per topic: under the topic's stored "
+      "configuration (setTopicConfig wins over the file; getTopicConfig tells which layer each "
+      "value came from, and the server logs at start every file value a stored one shadows) and "
+      "over the settings above. Keys: capacity (messages in life, 0 = unlimited), ttl-millis, "
+      "max-retry, ack-timeout-millis, retry-interval-millis, dead-letter-topic (\"\" = none), "
+      "paused (true/false). Quote a topic name that is not a bare TOML key: "
+      "[topics.\"orders.eu\"]. Reference: docs/topic-config.md.");
+  out +=
+      "#\n"
+      "# [topics.orders]\n"
+      "#   capacity = 1000\n"
+      "#   retry-interval-millis = 5000\n"
+      "#   dead-letter-topic = \"orders-dlq\"\n";
   return out;
 }
 

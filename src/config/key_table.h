@@ -34,6 +34,8 @@ const Key* FindKey(std::string_view name);
 std::string_view TypeName(const Field& f);
 // The value as text ("3600000", "true", "0.0.0.0:8080").
 std::string Text(const ServerConfig& cfg, const Field& f);
+// A TOML basic string: quotes and backslashes escaped, control characters as \uXXXX.
+std::string TomlString(std::string_view s);
 // The value as a TOML value (strings quoted and escaped); redis-url with its password redacted.
 std::string TomlValue(const ServerConfig& cfg, const Key& k);
 

@@ -23,6 +23,16 @@ void WriteMessage(JsonWriter& w, const core::Message& m) {
   if (r.count_trigger != 0) w.Num("countTrigger", r.count_trigger);
   if (r.count != 0) w.Num("count", r.count);
   if (!r.last_error.empty()) w.Str("lastError", r.last_error);
+  if (r.dead_letter) {
+    const core::DeadLetter& d = *r.dead_letter;
+    w.Key("deadLetter")
+        .BeginObject()
+        .Str("topic", d.topic)
+        .Num("status", static_cast<int>(d.status))
+        .Num("retry", d.retry)
+        .Num("endTime", ToEpochMs(d.end_time))
+        .EndObject();
+  }
   w.EndObject();
 }
 
@@ -123,6 +133,35 @@ std::string EncodeAckBatchAnswer(const std::vector<AckItemAnswer>& items) {
         .EndObject();
   }
   return w.EndArray().EndObject().Take();
+}
+
+std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
+                                    const service::TopicConfigView* c) {
+  JsonWriter w = Head(code, msg);
+  w.Key("topicConfig");
+  if (c == nullptr) return w.Null().EndObject().Take();
+  const core::EffectiveTopicConfig& e = c->config;
+  w.BeginObject()
+      .Str("topic", c->topic)
+      .Num("capacity", e.capacity)
+      .Num("ttlMillis", e.ttl.count())
+      .Num("maxRetry", e.max_retry)
+      .Num("ackTimeoutMillis", e.ack_timeout.count())
+      .Num("retryIntervalMillis", e.retry_interval.count())
+      .Str("deadLetterTopic", e.dead_letter_topic)
+      .Key("paused")
+      .Bool(e.paused)
+      .Key("sources")
+      .BeginObject();
+  for (int f = 0; f < core::kTopicFieldCount; ++f) {
+    w.Str(core::TopicFieldName(static_cast<core::TopicField>(f)),
+          core::ConfigSourceName(c->sources[f]));
+  }
+  return w.EndObject().EndObject().EndObject().Take();
+}
+
+std::string EncodeCountAnswer(std::string_view key, int64_t n) {
+  return Head(200, "success").Num(key, n).EndObject().Take();
 }
 
 std::string EncodeStatusAnswer(int code, std::string_view msg) {

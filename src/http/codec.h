@@ -2,6 +2,7 @@
 // monitor data, and both error layers. Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "core/message.h"
 #include "core/topic_info.h"
 #include "metrics/monitor.h"
+#include "service/queue_service.h"
 
 namespace chronoq::http {
 
@@ -46,6 +48,13 @@ struct AckItemAnswer {
   std::string msg;
 };
 std::string EncodeAckBatchAnswer(const std::vector<AckItemAnswer>& items);
+// API-EXTENSIONS.md section 4.
+// {"code":C,"msg":M,"topicConfig":{"topic":..,"capacity":..,..,"paused":B,
+//  "sources":{"capacity":"server"|"file"|"topic",..}}|null}
+std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
+                                    const service::TopicConfigView* c);
+// {"code":200,"msg":"success","<key>":N}: purgeTopic ("purged"), redriveMsg ("redriven").
+std::string EncodeCountAnswer(std::string_view key, int64_t n);
 // {"code":C,"msg":M,"data":{topic info}|null}
 std::string EncodeTopicInfoAnswer(int code, std::string_view msg, const core::TopicInfo* info);
 // {"code":200,"msg":"success","data":[{topic info}, ...]}

@@ -35,6 +35,9 @@ void RegisterQueueRoutes(Router& router, const HandlerContext* ctx);
 // sendMsgBatch, ackMsgBatch, updateMsg, touchMsg, countMsg (POST), listMsg (GET):
 // API-EXTENSIONS.md sections 2-3.
 void RegisterManageRoutes(Router& router, const HandlerContext* ctx);
+// setTopicConfig, deleteTopicConfig, pauseTopic, resumeTopic, purgeTopic, redriveMsg (POST),
+// getTopicConfig (GET): API-EXTENSIONS.md section 4.
+void RegisterTopicRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
 // GET /metrics: Prometheus text format (docs/metrics.md): the service's queue figures, then the
@@ -58,6 +61,11 @@ void RegisterTestRoutes(Router& router, base::ManualScheduler* scheduler, const 
                         const service::QueueService* service);
 
 // Helpers shared by the handler files.
+// A handler that needs neither the connection nor anything but the context.
+using SimpleHandler = void (*)(const HandlerContext* ctx, HttpRequest& req, Reply reply);
+// Registers `fn` for kQueueBase + `op` and `methods`.
+void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view op,
+                   std::vector<std::string> methods, SimpleHandler fn);
 HttpResponse JsonResponse(std::string body);
 // The request's parameters (API.md section 1); on a request error (broken percent-encoding, a
 // parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.

@@ -72,6 +72,7 @@ void RegisterTestLongPollRoutes(Router& router, const service::QueueService* ser
 void RegisterRoutes(Router& router, const HandlerContext* ctx) {
   RegisterQueueRoutes(router, ctx);
   RegisterManageRoutes(router, ctx);
+  RegisterTopicRoutes(router, ctx);
   RegisterMonitorRoutes(router, ctx);
   RegisterHealthRoutes(router, ctx);
   RegisterMetricsRoute(router, ctx);

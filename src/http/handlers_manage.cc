@@ -325,18 +325,12 @@ void ReadSendFields(ParamReader& r, service::SendRequest& s) {
 }
 
 void RegisterManageRoutes(Router& router, const HandlerContext* ctx) {
-  auto path = [](std::string_view name) { return std::string(kQueueBase) + std::string(name); };
-  auto simple = [ctx](void (*fn)(const HandlerContext*, HttpRequest&, Reply)) {
-    return [ctx, fn](HttpRequest& req, RequestContext&, Reply reply) {
-      fn(ctx, req, std::move(reply));
-    };
-  };
-  router.Add(path("sendMsgBatch"), {"POST"}, simple(SendMsgBatch));
-  router.Add(path("ackMsgBatch"), {"POST"}, simple(AckMsgBatch));
-  router.Add(path("updateMsg"), {"POST"}, simple(UpdateMsg));
-  router.Add(path("touchMsg"), {"POST"}, simple(TouchMsg));
-  router.Add(path("countMsg"), {"POST"}, simple(CountMsg));
-  router.Add(path("listMsg"), {"GET"}, simple(ListMsg));
+  AddQueueRoute(router, ctx, "sendMsgBatch", {"POST"}, SendMsgBatch);
+  AddQueueRoute(router, ctx, "ackMsgBatch", {"POST"}, AckMsgBatch);
+  AddQueueRoute(router, ctx, "updateMsg", {"POST"}, UpdateMsg);
+  AddQueueRoute(router, ctx, "touchMsg", {"POST"}, TouchMsg);
+  AddQueueRoute(router, ctx, "countMsg", {"POST"}, CountMsg);
+  AddQueueRoute(router, ctx, "listMsg", {"GET"}, ListMsg);
 }
 
 }  // namespace chronoq::http

@@ -1,13 +1,17 @@
-// The handlers of API-EXTENSIONS.md sections 2-3 in process, over the QueueService and a fake
-// backend: JSON batch bodies, per-item answers, the layer of each refusal, and the message object's
-// extension fields (present only when not default).
+// The handlers of API-EXTENSIONS.md sections 2-4 in process, over the QueueService and a fake
+// backend: JSON batch bodies, per-item answers, the layer of each refusal, the message object's
+// extension fields (present only when not default), topic configuration, purge and redrive.
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "core/topic_config.h"
+#include "http/codec.h"
 #include "http/handlers.h"
 #include "tests/testutil/fake_backend.h"
 
@@ -28,9 +32,15 @@ class ManageHandlersTest : public ::testing::Test {
     service::ServiceOptions o;
     o.limits.max_send_batch = 3;
     o.limits.max_pull_batch = 4;
-    service_ = std::make_unique<service::QueueService>(&fake_, &clock_, &sched_, o);
+    Rebuild(std::move(o));
+  }
+  // A new service (and routes) over the same fake backend.
+  void Rebuild(service::ServiceOptions o) {
+    service_.reset();
+    service_ = std::make_unique<service::QueueService>(&fake_, &clock_, &sched_, std::move(o));
     ctx_.service = service_.get();
-    RegisterRoutes(router_, &ctx_);
+    router_ = std::make_unique<Router>();
+    RegisterRoutes(*router_, &ctx_);
   }
 
   // The answer (status and body) of one request; "<no answer>" when none came.
@@ -45,7 +55,7 @@ class ManageHandlersTest : public ::testing::Test {
     req.body = body;
     NullConnection conn;
     std::optional<HttpResponse> out;
-    router_.Dispatch(req, conn, Reply([&out](HttpResponse r) { out.emplace(std::move(r)); }));
+    router_->Dispatch(req, conn, Reply([&out](HttpResponse r) { out.emplace(std::move(r)); }));
     return out ? std::pair{out->status, out->body} : std::pair{0, std::string("<no answer>")};
   }
   std::pair<int, std::string> Json(const std::string& op, const std::string& body) {
@@ -60,7 +70,7 @@ class ManageHandlersTest : public ::testing::Test {
   FakeBackend fake_;
   std::unique_ptr<service::QueueService> service_;
   HandlerContext ctx_;
-  Router router_;
+  std::unique_ptr<Router> router_;
 };
 
 TEST_F(ManageHandlersTest, DefaultExtensionFieldsLeaveTheMessageObjectAsCamelliaHasIt) {
@@ -209,6 +219,190 @@ TEST_F(ManageHandlersTest, ListMsgPagesWithACursorAndNullAtTheEnd) {
       bad.second,
       R"({"code":400,"msg":"cursor is not valid: 'zz'","delayMsgList":null,"nextCursor":null})");
   EXPECT_EQ(Do("POST", "listMsg?topic=t", "", "").first, 405);
+}
+
+// --- Topic configuration (API-EXTENSIONS.md section 4) ---
+
+const std::string kServerConfig =
+    R"("capacity":0,"ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
+    R"("retryIntervalMillis":0,"deadLetterTopic":"","paused":false,)";
+
+TEST_F(ManageHandlersTest, GetTopicConfigAnswersEveryFieldAndWhereItCameFrom) {
+  auto r = Do("GET", "getTopicConfig?topic=t", "", "");
+  EXPECT_EQ(r.first, 200);
+  EXPECT_EQ(r.second, R"({"code":200,"msg":"success","topicConfig":{"topic":"t",)" + kServerConfig +
+                          R"("sources":{"capacity":"server","ttlMillis":"server",)"
+                          R"("maxRetry":"server","ackTimeoutMillis":"server",)"
+                          R"("retryIntervalMillis":"server","deadLetterTopic":"server",)"
+                          R"("paused":"server"}}})");
+  EXPECT_EQ(Do("POST", "getTopicConfig?topic=t", "", "").first, 405);
+  auto missing = Do("GET", "getTopicConfig", "", "");
+  EXPECT_EQ(missing.first, 400);
+  EXPECT_NE(missing.second.find("required parameter 'topic' is missing"), std::string::npos);
+}
+
+TEST_F(ManageHandlersTest, SetTopicConfigTakesJsonOrFormAndAnswersTheEffectiveConfig) {
+  auto json = Json("setTopicConfig", R"({"topic":"t","capacity":1000,"retryIntervalMillis":500,)"
+                                     R"("deadLetterTopic":"t.dlq","paused":true})");
+  EXPECT_EQ(json.first, 200);
+  EXPECT_EQ(json.second,
+            R"({"code":200,"msg":"success","topicConfig":{"topic":"t","capacity":1000,)"
+            R"("ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
+            R"("retryIntervalMillis":500,"deadLetterTopic":"t.dlq","paused":true,)"
+            R"("sources":{"capacity":"topic","ttlMillis":"server","maxRetry":"server",)"
+            R"("ackTimeoutMillis":"server","retryIntervalMillis":"topic",)"
+            R"("deadLetterTopic":"topic","paused":"topic"}}})");
+  auto form = Form("setTopicConfig", "topic=t&ttlMillis=5000&maxRetry=2&ackTimeoutMillis=700");
+  EXPECT_NE(form.second.find(R"("capacity":1000,"ttlMillis":5000,"maxRetry":2,)"
+                             R"("ackTimeoutMillis":700,"retryIntervalMillis":500)"),
+            std::string::npos)
+      << form.second;
+  // The stored layer is what getTopicConfig answers afterwards.
+  auto got = Do("GET", "getTopicConfig?topic=t", "", "");
+  EXPECT_NE(got.second.find(R"("maxRetry":2,)"), std::string::npos) << got.second;
+  EXPECT_NE(got.second.find(R"("sources":{"capacity":"topic","ttlMillis":"topic")"),
+            std::string::npos)
+      << got.second;
+}
+
+TEST_F(ManageHandlersTest, TheFileLayerShowsAsFileUntilTheApiShadowsIt) {
+  service::ServiceOptions o;
+  o.topic_files["t"].capacity = 50;
+  o.topic_files["t"].ttl = Millis(9000);
+  Rebuild(std::move(o));
+  auto file = Do("GET", "getTopicConfig?topic=t", "", "");
+  EXPECT_NE(file.second.find(R"("capacity":50,"ttlMillis":9000,)"), std::string::npos)
+      << file.second;
+  EXPECT_NE(file.second.find(R"("sources":{"capacity":"file","ttlMillis":"file",)"),
+            std::string::npos)
+      << file.second;
+  auto set = Form("setTopicConfig", "topic=t&capacity=7");
+  EXPECT_NE(set.second.find(R"("capacity":7,"ttlMillis":9000,)"), std::string::npos) << set.second;
+  EXPECT_NE(set.second.find(R"("sources":{"capacity":"topic","ttlMillis":"file",)"),
+            std::string::npos)
+      << set.second;
+  // deleteTopicConfig forgets the stored layer: the file's values are back.
+  EXPECT_EQ(Form("deleteTopicConfig", "topic=t").second, R"({"code":200,"msg":"success"})");
+  auto back = Do("GET", "getTopicConfig?topic=t", "", "");
+  EXPECT_NE(back.second.find(R"("capacity":50,)"), std::string::npos) << back.second;
+  EXPECT_EQ(Form("deleteTopicConfig", "").first, 400);
+}
+
+TEST_F(ManageHandlersTest, SetTopicConfigRefusesUnknownNamesWrongTypesAndNothingToSet) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> request_errors = {
+      {"json", R"({"topic":"t","capacty":5})", "unknown parameter 'capacty'"},
+      {"form", "topic=t&capacity=5&callback=x", "unknown parameter 'callback'"},
+      {"json", R"([1])", "the JSON body must be an object"},
+      {"json", R"("t")", "the JSON body must be an object"},
+      {"json", R"({"topic":"t","capacity":"many"})",
+       "parameter 'capacity' must be a decimal integer"},
+      {"json", R"({"topic":"t","ttlMillis":1.5})", "parameter 'ttlMillis'"},
+      {"json", R"({"topic":"t","paused":"maybe"})", "parameter 'paused' must be a boolean"},
+      {"json", R"({"topic":"t","deadLetterTopic":{"a":1}})",
+       "parameter 'deadLetterTopic' must be a string, number or boolean"},
+      {"json", R"({"topic":"t"})", "nothing to set: give at least one of 'capacity'"},
+      {"form", "capacity=5", "required parameter 'topic' is missing"},
+  };
+  for (const auto& [kind, body, sentence] : request_errors) {
+    auto r = kind == "json" ? Json("setTopicConfig", body) : Form("setTopicConfig", body);
+    EXPECT_EQ(r.first, 400) << body << " -> " << r.second;
+    EXPECT_NE(r.second.find(sentence), std::string::npos) << body << " -> " << r.second;
+  }
+  // Values the service refuses: an application outcome naming the field.
+  const std::vector<std::pair<std::string, std::string>> app_errors = {
+      {"topic=t&capacity=-1", "capacity must be at least 0, got -1"},
+      {"topic=t&ttlMillis=0", "ttlMillis must be at least 1, got 0"},
+      {"topic=t&maxRetry=-1", "maxRetry must be at least 0, got -1"},
+      {"topic=t&ackTimeoutMillis=0", "ackTimeoutMillis must be at least 1, got 0"},
+      {"topic=t&retryIntervalMillis=-1", "retryIntervalMillis must be at least 0, got -1"},
+      {"topic=t&deadLetterTopic=t", "'t' cannot be its own dead-letter topic"},
+      {"topic=t&deadLetterTopic=a%01b", "deadLetterTopic"},
+      {"topic=t&deadLetterTopic=" + std::string(300, 'x'), "deadLetterTopic"},
+  };
+  for (const auto& [form, sentence] : app_errors) {
+    auto r = Form("setTopicConfig", form);
+    EXPECT_EQ(r.first, 200) << form;
+    EXPECT_EQ(r.second.rfind(R"({"code":400,"msg":")", 0), 0u) << form << " -> " << r.second;
+    EXPECT_NE(r.second.find(sentence), std::string::npos) << form << " -> " << r.second;
+    EXPECT_NE(r.second.find(R"("topicConfig":null})"), std::string::npos) << r.second;
+  }
+  EXPECT_TRUE(fake_.calls().empty());  // nothing reached the backend
+}
+
+TEST_F(ManageHandlersTest, PauseAndResumeSetPausedAlone) {
+  ASSERT_EQ(Form("setTopicConfig", "topic=t&capacity=3").first, 200);
+  auto paused = Form("pauseTopic", "topic=t");
+  EXPECT_NE(paused.second.find(R"("capacity":3,)"), std::string::npos) << paused.second;
+  EXPECT_NE(paused.second.find(R"("paused":true,)"), std::string::npos) << paused.second;
+  auto resumed = Json("resumeTopic", R"({"topic":"t"})");
+  EXPECT_NE(resumed.second.find(R"("paused":false,)"), std::string::npos) << resumed.second;
+  EXPECT_NE(resumed.second.find(R"("paused":"topic"})"), std::string::npos) << resumed.second;
+  EXPECT_EQ(Form("pauseTopic", "").first, 400);
+  auto bad_topic = Form("pauseTopic", "topic=" + std::string(300, 'x'));
+  EXPECT_EQ(bad_topic.second.rfind(R"({"code":400,)", 0), 0u) << bad_topic.second;
+}
+
+TEST_F(ManageHandlersTest, PurgeTopicAnswersTheCountAndChecksTheStatus) {
+  ASSERT_EQ(Form("sendMsg", "topic=t&msgId=a&msg=hi&delayMillis=0").first, 200);
+  ASSERT_EQ(Form("sendMsg", "topic=t&msgId=b&msg=hi&delayMillis=60000").first, 200);
+  ASSERT_EQ(Form("sendMsg", "topic=u&msgId=c&msg=hi&delayMillis=0").first, 200);
+  EXPECT_EQ(Form("purgeTopic", "topic=t&status=1").second,
+            R"({"code":200,"msg":"success","purged":1})");
+  EXPECT_EQ(Form("purgeTopic", "topic=t").second, R"({"code":200,"msg":"success","purged":1})");
+  EXPECT_EQ(Form("purgeTopic", "topic=t").second, R"({"code":200,"msg":"success","purged":0})");
+  EXPECT_NE(Form("getMsg", "topic=u&msgId=c").second.find(R"("status":2)"), std::string::npos);
+  EXPECT_EQ(Form("purgeTopic", "topic=t&status=4").second,
+            R"({"code":400,"msg":"status must be 1 (waiting), 2 (ready) or 3 (consuming) to )"
+            R"(purge, got 4","purged":null})");
+  auto not_int = Form("purgeTopic", "topic=t&status=ready");
+  EXPECT_EQ(not_int.first, 400);
+  EXPECT_NE(not_int.second.find("parameter 'status' must be a decimal integer"), std::string::npos);
+  fake_.FailNext(Unavailable("the store is down"));
+  EXPECT_EQ(Form("purgeTopic", "topic=t").second,
+            R"({"code":500,"msg":"the store is down","purged":null})");
+}
+
+TEST_F(ManageHandlersTest, RedriveMsgChecksItsParametersAndAnswersTheCount) {
+  EXPECT_EQ(Form("redriveMsg", "topic=dlq&limit=0").second,
+            R"({"code":400,"msg":"limit must be at least 1, got 0","redriven":null})");
+  EXPECT_NE(Form("redriveMsg", "topic=dlq&delayMillis=999999999999999")
+                .second.find(R"("code":400,"msg":"delayMillis is 999999999999999; the limit is)"),
+            std::string::npos);
+  EXPECT_NE(Form("redriveMsg", "topic=dlq&msgId=").second.find(R"("code":400,"msg":"msgId)"),
+            std::string::npos);
+  EXPECT_EQ(Form("redriveMsg", "limit=5").first, 400);
+  EXPECT_TRUE(fake_.calls().empty());
+  // The fake does not redrive; what it answers reaches the client with the success shape's key.
+  auto r = Form("redriveMsg", "topic=dlq&msgId=a&limit=5&delayMillis=10");
+  EXPECT_NE(r.second.find(R"("code":500,)"), std::string::npos) << r.second;
+  EXPECT_NE(r.second.find(R"("redriven":null})"), std::string::npos) << r.second;
+  ASSERT_EQ(fake_.calls().size(), 1u);
+  EXPECT_EQ(fake_.calls()[0].op, "redrive");
+  EXPECT_EQ(EncodeCountAnswer("redriven", 3), R"({"code":200,"msg":"success","redriven":3})");
+}
+
+TEST_F(ManageHandlersTest, AFullTopicAnswersCode429) {
+  fake_.FailNext(core::TopicFull("t", 1000, 1000));
+  auto r = Form("sendMsg", "topic=t&msgId=a&msg=hi&delayMillis=0");
+  EXPECT_EQ(r.second, R"({"code":429,"msg":"topic 't' is full: 1000 messages in life, )"
+                      R"(capacity 1000","delayMsg":null})");
+}
+
+TEST_F(ManageHandlersTest, ADeadLetterCarriesItsOriginOnlyWhenItIsOne) {
+  core::Message m;
+  m.record.topic = "t.dlq";
+  m.record.msg_id = "a";
+  m.record.payload = "hi";
+  m.status = core::MsgStatus::kReady;
+  const std::string plain = EncodeMessageAnswer(200, "success", &m);
+  EXPECT_EQ(plain.find("deadLetter"), std::string::npos) << plain;
+  m.record.dead_letter =
+      core::DeadLetter{"t", core::MsgStatus::kRetryExhaust, 3, FromEpochMs(1'700'000'000'123)};
+  EXPECT_NE(EncodeMessageAnswer(200, "success", &m)
+                .find(R"("status":2,"deadLetter":{"topic":"t","status":6,"retry":3,)"
+                      R"("endTime":1700000000123}})"),
+            std::string::npos)
+      << EncodeMessageAnswer(200, "success", &m);
 }
 
 }  // namespace

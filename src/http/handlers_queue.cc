@@ -177,19 +177,21 @@ std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply) {
   return std::move(p).value();
 }
 
+void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view op,
+                   std::vector<std::string> methods, SimpleHandler fn) {
+  router.Add(std::string(kQueueBase) + std::string(op), std::move(methods),
+             [ctx, fn](HttpRequest& req, RequestContext&, Reply reply) {
+               fn(ctx, req, std::move(reply));
+             });
+}
+
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx) {
-  auto path = [](std::string_view name) { return std::string(kQueueBase) + std::string(name); };
-  auto simple = [ctx](void (*fn)(const HandlerContext*, HttpRequest&, Reply)) {
-    return [ctx, fn](HttpRequest& req, RequestContext&, Reply reply) {
-      fn(ctx, req, std::move(reply));
-    };
-  };
-  router.Add(path("sendMsg"), {"POST"}, simple(SendMsg));
-  router.Add(path("pullMsg"), {"POST"}, simple(PullMsg));
-  router.Add(path("ackMsg"), {"POST"}, simple(AckMsg));
-  router.Add(path("deleteMsg"), {"POST"}, simple(DeleteMsg));
-  router.Add(path("getMsg"), {"POST"}, simple(GetMsg));
-  router.Add(path("longPollingMsg"), {"POST"},
+  AddQueueRoute(router, ctx, "sendMsg", {"POST"}, SendMsg);
+  AddQueueRoute(router, ctx, "pullMsg", {"POST"}, PullMsg);
+  AddQueueRoute(router, ctx, "ackMsg", {"POST"}, AckMsg);
+  AddQueueRoute(router, ctx, "deleteMsg", {"POST"}, DeleteMsg);
+  AddQueueRoute(router, ctx, "getMsg", {"POST"}, GetMsg);
+  router.Add(std::string(kQueueBase) + "longPollingMsg", {"POST"},
              [ctx](HttpRequest& req, RequestContext& rc, Reply reply) {
                LongPollingMsg(ctx, req, rc, std::move(reply));
              });

@@ -116,6 +116,13 @@ bool Params::NonScalar(std::string_view name) const {
   return v != nullptr && v->non_scalar;
 }
 
+const std::string* Params::FirstUnknown(std::initializer_list<std::string_view> known) const {
+  for (const Value& v : values_) {
+    if (std::find(known.begin(), known.end(), v.name) == known.end()) return &v.name;
+  }
+  return nullptr;
+}
+
 Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out) {
   while (!text.empty()) {
     size_t amp = text.find('&');

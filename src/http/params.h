@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ class Params {
     return const_cast<std::string*>(std::as_const(*this).Find(name));
   }
   bool NonScalar(std::string_view name) const;
+  // The first parameter (in the order given) whose name is not in `known`, or nullptr: for the
+  // endpoints that refuse unknown names (setTopicConfig) instead of ignoring them like camellia's.
+  const std::string* FirstUnknown(std::initializer_list<std::string_view> known) const;
   // Set when a body was present but ignored because of its Content-Type (e.g. "text/plain").
   const std::string& ignored_body_type() const { return ignored_body_type_; }
 

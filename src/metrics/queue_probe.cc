@@ -23,6 +23,10 @@ constexpr std::array<EventFamily, kQueueEventCount> kEventFamilies = {{
     {"cq_queue_retry_exhaustions_total",
      "Messages ended after their last delivery: nacked, ack timeout or ttl (status 6)"},
     {"cq_queue_deletions_total", "Successful deleteMsg"},
+    {"cq_queue_dead_letters_total",
+     "Messages of the topic that ended (status 5 or 6) and were written to its dead-letter topic"},
+    {"cq_queue_capacity_refusals_total",
+     "Sends and sendMsgBatch items refused because the topic held capacity messages (code 429)"},
 }};
 
 }  // namespace

@@ -1,7 +1,7 @@
 // QueueProbe: the queue's Prometheus figures (sends, deliveries, acks, nacks, deletions, trigger
-// lateness, ack timeouts, expirations, retry exhaustions), bumped only by the service's Recorder
-// (service/recorder.h), and rendered with the per-topic depth read from the backend at scrape
-// time.
+// lateness, ack timeouts, expirations, retry exhaustions, dead letters, capacity refusals), bumped
+// only by the service's Recorder (service/recorder.h), and rendered with the per-topic depth read
+// from the backend at scrape time.
 //
 // Topic cardinality is bounded: the first `max_topics` topics seen (by an event or a scrape) get
 // their own `topic` label value until the process restarts; every later topic is counted under
@@ -28,16 +28,18 @@
 namespace chronoq::metrics {
 
 enum class QueueEvent : int {
-  kSend,          // sendMsg accepted (idempotent repeats included)
-  kDelivery,      // a message handed out by pullMsg or longPollingMsg
-  kAck,           // ackMsg ack=true succeeded
-  kNack,          // ackMsg ack=false succeeded
-  kAckTimeout,    // a delivery's ack deadline passed
-  kExpiration,    // ended by ttl, never delivered (status 5)
-  kRetryExhaust,  // ended after its last delivery (status 6)
-  kDeletion,      // deleteMsg succeeded
+  kSend,             // sendMsg accepted (idempotent repeats included)
+  kDelivery,         // a message handed out by pullMsg or longPollingMsg
+  kAck,              // ackMsg ack=true succeeded
+  kNack,             // ackMsg ack=false succeeded
+  kAckTimeout,       // a delivery's ack deadline passed
+  kExpiration,       // ended by ttl, never delivered (status 5)
+  kRetryExhaust,     // ended after its last delivery (status 6)
+  kDeletion,         // deleteMsg succeeded
+  kDeadLetter,       // an ended message (status 5 or 6) written to the topic's dead-letter topic
+  kCapacityRefusal,  // a send or a batch item refused because the topic was full (code 429)
 };
-inline constexpr int kQueueEventCount = 8;
+inline constexpr int kQueueEventCount = 10;
 
 inline constexpr std::string_view kOtherTopic = "_other";
 

@@ -49,9 +49,11 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   std::string topic = std::move(req.topic);
   Result<core::NewMessage> m = CheckSend(std::move(req), topic);
   if (!m.has_value()) return done(m.error());
-  m->topic = std::move(topic);
-  backend_->Send(std::move(*m), [this, done = std::move(done)](Result<backend::Sent> res) mutable {
+  m->topic = topic;
+  backend_->Send(std::move(*m), [this, topic = std::move(topic),
+                                 done = std::move(done)](Result<backend::Sent> res) mutable {
     if (res.has_value()) recorder_.Sent(res->message.record.topic);
+    if (!res.has_value()) recorder_.Refused(topic, res.error());
     done(std::move(res));
   });
 }

@@ -71,8 +71,9 @@ void QueueService::SendBatch(SendBatchRequest req,
   }
   if (accepted.empty()) return done(std::move(*results));
   backend_->SendBatch(
-      std::move(accepted), [this, results, where = std::move(where), done = std::move(done)](
-                               Result<std::vector<Result<backend::Sent>>> res) mutable {
+      std::move(accepted),
+      [this, results, where = std::move(where), topic = std::move(req.topic),
+       done = std::move(done)](Result<std::vector<Result<backend::Sent>>> res) mutable {
         if (!res.has_value()) return done(res.error());
         if (res->size() != where.size()) {
           return done(Internal(
@@ -81,6 +82,7 @@ void QueueService::SendBatch(SendBatchRequest req,
         for (size_t k = 0; k < where.size(); ++k) {
           Result<backend::Sent>& sent = (*res)[k];
           if (sent.has_value() && !sent->existing) recorder_.Sent(sent->message.record.topic);
+          if (!sent.has_value()) recorder_.Refused(topic, sent.error());
           (*results)[where[k]] = std::move(sent);
         }
         done(std::move(*results));

@@ -206,8 +206,10 @@ TEST_F(QueueServiceTest, WhatTheBackendReportsIsCountedOnceInBothRecorders) {
   e.ack_timeouts = 2;
   e.expired = 1;
   e.retries_exhausted = 4;
+  e.dead_lettered = 3;
   fake_.Emit("t", e);
   std::string text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_dead_letters_total{topic=\"t\"} 3")) << text;
   EXPECT_TRUE(Has(text, "cq_queue_ack_timeouts_total{topic=\"t\"} 2")) << text;
   EXPECT_TRUE(Has(text, "cq_queue_expirations_total{topic=\"t\"} 1")) << text;
   EXPECT_TRUE(Has(text, "cq_queue_retry_exhaustions_total{topic=\"t\"} 4")) << text;
@@ -220,6 +222,15 @@ TEST_F(QueueServiceTest, WhatTheBackendReportsIsCountedOnceInBothRecorders) {
   ASSERT_EQ(snap.ready_gaps.size(), 1u);
   EXPECT_EQ(snap.ready_gaps[0].count, 3);
   EXPECT_EQ(snap.ready_gaps[0].max, 20);
+}
+
+TEST_F(QueueServiceTest, SendsRefusedByAFullTopicAreCountedOthersAreNot) {
+  fake_.FailNext(core::TopicFull("t", 1, 1));
+  ASSERT_FALSE(Send("t", "a").has_value());
+  fake_.FailNext(Unavailable("down"));
+  ASSERT_FALSE(Send("t", "b").has_value());
+  std::string text = Scrape();
+  EXPECT_TRUE(Has(text, "cq_queue_capacity_refusals_total{topic=\"t\"} 1")) << text;
 }
 
 TEST_F(QueueServiceTest, MonitorShowsNothingBeforeTheIntervalCompletes) {

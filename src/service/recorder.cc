@@ -56,6 +56,11 @@ void Recorder::OnEvents(std::string_view topic, const backend::TopicEvents& e) {
   probe_.Add(topic, QueueEvent::kAckTimeout, static_cast<uint64_t>(e.ack_timeouts));
   probe_.Add(topic, QueueEvent::kExpiration, static_cast<uint64_t>(e.expired));
   probe_.Add(topic, QueueEvent::kRetryExhaust, static_cast<uint64_t>(e.retries_exhausted));
+  probe_.Add(topic, QueueEvent::kDeadLetter, static_cast<uint64_t>(e.dead_lettered));
+}
+
+void Recorder::Refused(std::string_view topic, const Status& s) {
+  if (s.code() == Errc::kResourceExhausted) probe_.Add(topic, QueueEvent::kCapacityRefusal);
 }
 
 }  // namespace chronoq::service

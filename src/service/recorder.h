@@ -12,6 +12,7 @@
 
 #include "backend/events.h"
 #include "base/clock.h"
+#include "base/status.h"
 #include "core/message.h"
 #include "metrics/monitor.h"
 #include "metrics/queue_probe.h"
@@ -32,6 +33,9 @@ class Recorder final : public backend::EventSink {
   void Acked(std::string_view topic, bool ack);
   void Deleted(std::string_view topic);
   void Got(std::string_view topic);
+  // A send or batch item the backend refused: counted when the topic was full
+  // (kResourceExhausted); other refusals are not queue events.
+  void Refused(std::string_view topic, const Status& s);
   // What a backend observed by itself (backend::EventSink).
   void OnEvents(std::string_view topic, const backend::TopicEvents& e) override;
 

@@ -40,14 +40,6 @@ const std::vector<std::string>& NotIntegers() {
   return v;
 }
 
-// Table::Number's rows for `name`, on t's endpoint with `valid` as the valid request (Number's
-// JSON rows replace a parameter of the valid request, so `valid` must give `name`).
-void NumberOn(Table& t, Form valid, const std::string& name, bool is_int) {
-  Table with({t.ep().op, t.ep().method, std::move(valid)});
-  with.Number(name, false, is_int);
-  t.rows().insert(t.rows().end(), with.rows().begin(), with.rows().end());
-}
-
 class BadInputExtensionsTest : public BadInputFixture {
  protected:
   void SetUp() override {

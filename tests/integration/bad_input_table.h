@@ -333,6 +333,14 @@ class Table {
   Rows rows_;
 };
 
+// Table::Number's rows for `name`, on t's endpoint with `valid` as the valid request (Number's
+// JSON rows replace a parameter of the valid request, so `valid` must give `name`).
+inline void NumberOn(Table& t, Form valid, const std::string& name, bool is_int) {
+  Table with({t.ep().op, t.ep().method, std::move(valid)});
+  with.Number(name, false, is_int);
+  t.rows().insert(t.rows().end(), with.rows().begin(), with.rows().end());
+}
+
 class BadInputFixture : public ServerTest {
  protected:
   void SetUp() override {
@@ -364,6 +372,9 @@ class BadInputFixture : public ServerTest {
       s += std::string("\n") + id + ": " + GetMsg(t_, id).http.body;
     }
     s += "\nhealth: " + api().Get("/camellia/health/status").http.body;
+    if (with_topic_config_) {
+      s += "\nconfig: " + api().Monitor("getTopicConfig", {{"topic", t_}}).http.body;
+    }
     return s;
   }
   void ExpectUnchanged(const std::string& what) {
@@ -485,6 +496,9 @@ class BadInputFixture : public ServerTest {
 
   std::string t_;
   std::string known_;
+  // The known topic's configuration is part of the state (the topic-configuration endpoints'
+  // rows); set before SetUp reads the known state.
+  bool with_topic_config_ = false;
   // Path -> the keys every application answer (HTTP 200) of that endpoint must have, in order;
   // endpoints not in it are not checked so.
   std::map<std::string, std::vector<std::string>> answer_keys_;

@@ -91,7 +91,8 @@ TEST_F(DeployNamesTest, DashboardQueriesExportedMetrics) {
   // What the dashboard is for.
   for (const char* n :
        {"cq_queue_sends_total", "cq_queue_messages", "cq_queue_trigger_lateness_seconds_bucket",
-        "cq_http_requests_total", "cq_http_long_polls_parked"}) {
+        "cq_http_requests_total", "cq_http_long_polls_parked", "cq_queue_dead_letters_total",
+        "cq_queue_capacity_refusals_total"}) {
     EXPECT_TRUE(names.count(n)) << "the dashboard does not show " << n;
   }
   ExpectExported(names, "deploy/grafana/chronoq.json");
@@ -101,6 +102,7 @@ TEST_F(DeployNamesTest, AlertRulesQueryExportedMetrics) {
   std::set<std::string> names;
   CollectNames(ReadFile(std::string(CQ_SOURCE_DIR) + "/deploy/prometheus/alerts.yml"), &names);
   EXPECT_TRUE(names.count("cq_queue_retry_exhaustions_total"));
+  EXPECT_TRUE(names.count("cq_queue_dead_letters_total"));
   ExpectExported(names, "deploy/prometheus/alerts.yml");
 }
 

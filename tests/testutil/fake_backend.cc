@@ -180,7 +180,7 @@ void FakeBackend::Delete(std::string topic, std::string msg_id, bool release,
 void FakeBackend::Get(std::string topic, std::string msg_id,
                       backend::Callback<Result<Message>> done) {
   std::optional<Status> f = Begin(MakeCall("get", topic, msg_id));
-  Result<Message> r = f ? Result<Message>(*f) : Result<Message>(Status::Ok());
+  Result<Message> r = f ? Result<Message>(*f) : Result<Message>(Internal("not looked up"));
   if (!f) {
     std::lock_guard lock(mu_);
     auto it = messages_.find({topic, msg_id});
