@@ -183,6 +183,12 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
+  const core::EffectiveTopicConfig config = ConfigOf(req.topic);
+  if (config.paused) {
+    // Paused: nothing is delivered (resuming wakes the listener, WriteTopicConfig).
+    done(std::vector<core::Message>());
+    return;
+  }
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};
   Answer<Result<std::vector<core::Message>>> answer(std::move(done));
@@ -203,7 +209,6 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
       std::vector<core::Message> out;
       out.reserve(head.size());
       Status read;
-      const core::EffectiveTopicConfig config = ConfigOf(req.topic);
       core::Event deliver{core::EventKind::kDeliver, req.ack_timeout.value_or(config.ack_timeout)};
       deliver.retry_interval = config.retry_interval;
       for (const MessageRecord* r : head) {

@@ -32,6 +32,7 @@
 #include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
+#include "engine/answer.h"
 #include "engine/list_cursor.h"
 #include "engine/topic.h"
 #include "storage/message_store.h"
@@ -90,6 +91,7 @@ class Engine final : public backend::QueueBackend {
   void Purge(std::string topic, std::optional<core::MsgStatus> status,
              Callback<Result<int64_t>> done) override;
   void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
+  bool KnownIdle(const std::string& topic) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 
@@ -159,7 +161,15 @@ class Engine final : public backend::QueueBackend {
 
   // --- engine_topics.cc: topic configuration
   // The topic's effective configuration (its stored layer over the node-local ones).
-  core::EffectiveTopicConfig ConfigOf(const std::string& topic) const;
+  core::EffectiveTopicConfig ConfigOf(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // The topic's stored layer (all unset when none).
+  core::TopicConfig StoredConfig(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // Replaces configs_ by what the store holds (Recover, Rebuild).
+  Status LoadTopicConfigs() CQ_EXCLUDES(config_mu_);
+  // Stores `after` as the topic's layer (an empty one is removed) and wakes the listener when
+  // the topic stops being paused. Sets and finishes `answer`.
+  void WriteTopicConfig(const std::string& topic, const core::TopicConfig& after,
+                        Answer<Status>& answer) CQ_REQUIRES(config_write_mu_);
 
   // --- engine_batch.cc: sends and acks
   // What a send finds under a msgId it was given: an in-life message (answered; nothing is
@@ -242,6 +252,13 @@ class Engine final : public backend::QueueBackend {
   TimePoint purge_at_ CQ_GUARDED_BY(purge_mu_) = kTimeMax;
   std::string purge_cursor_ CQ_GUARDED_BY(purge_mu_);  // last purged retention key
   uint64_t purge_epoch_ CQ_GUARDED_BY(purge_mu_) = 0;  // counts cursor resets
+
+  // Stored topic configurations (layer 1 of core/topic_config.h), a cache of the store's. Lock
+  // order: config_write_mu_ before any shard lock; config_mu_ is a leaf (ConfigOf runs under
+  // shard locks).
+  base::Mutex config_write_mu_;  // serializes SetTopicConfig / DeleteTopicConfig
+  mutable base::Mutex config_mu_;
+  std::unordered_map<std::string, core::TopicConfig> configs_ CQ_GUARDED_BY(config_mu_);
 
   // Failed writes logged by LogWriteFailure (at most one line a second).
   std::atomic<int64_t> last_failure_log_ms_{INT64_MIN / 2};  // steady clock

@@ -48,6 +48,8 @@ Status Engine::Recover() {
     next_seq_ = (seq ? static_cast<uint64_t>(storage::DecodeCounter(*seq)) : 0) + kSeqBlock;
     reserved_seq_ = 0;  // the first allocation writes a new reservation
   }
+  // Before any topic: what Recover's first Advance ends may be a dead letter of a stored layer.
+  CQ_RETURN_IF_ERROR(LoadTopicConfigs());
   std::vector<std::string> names;
   CQ_RETURN_IF_ERROR(store_->ListTopics([&](const std::string& n) { names.push_back(n); }));
   size_t held = 0;
@@ -109,6 +111,9 @@ void Engine::Rebuild() {
   LockAllShards();
   std::vector<std::string> names;
   Status s = store_->ListTopics([&](const std::string& n) { names.push_back(n); });
+  // A configuration change in a failed write may be in memory only.
+  Status cs = LoadTopicConfigs();
+  if (!cs.ok()) CQ_LOG_ERROR(kLog, "reloading topic configurations failed: {}", cs.ToString());
   for (auto& shard : shards_) {
     shard->mu.AssertHeld();
     for (auto& [name, slot] : shard->topics) {
