@@ -388,5 +388,51 @@ TEST_F(EngineTopicsTest, RetryIntervalOfADeliverySurvivesARestart) {
   EXPECT_EQ(Pull("t").size(), 1u);
 }
 
+// ---- Purge ----
+
+TEST_F(EngineTopicsTest, PurgeDeletesEveryInLifeMessageNearAndFarInChunks) {
+  std::vector<core::NewMessage> batch;
+  for (int i = 0; i < 2'500; ++i) {
+    batch.push_back(core::NewMessage{"t", "n" + std::to_string(i), "p"});
+  }
+  ASSERT_TRUE(b_->SendBatch(std::move(batch)).has_value());
+  for (int i = 0; i < 1'200; ++i) {  // beyond the memory horizon: on disk only
+    ASSERT_TRUE(b_->SendFull(core::NewMessage{"t", "f" + std::to_string(i), "p", Millis(7'200'000)})
+                    .has_value());
+  }
+  ASSERT_TRUE(Send("other", "o").has_value());
+  ASSERT_EQ(Pull("t", 10).size(), 10u);
+  EXPECT_EQ(engine_->TEST_Tiers("t").far, 1'200);
+  Result<int64_t> n =
+      Await<Result<int64_t>>([&](auto cb) { engine_->Purge("t", std::nullopt, std::move(cb)); });
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  EXPECT_EQ(*n, 3'700);
+  core::TopicInfo i = Info("t");
+  EXPECT_EQ(i.waiting + i.ready + i.consuming, 0);
+  EXPECT_EQ(StatusOf("t", "n0"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "f1199"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("other", "o"), MsgStatus::kReady);
+  Restart();  // durable: nothing comes back
+  i = Info("t");
+  EXPECT_EQ(i.waiting + i.ready + i.consuming, 0);
+}
+
+TEST_F(EngineTopicsTest, PurgeOfOneStatusLeavesTheOthers) {
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(Send("t", id).has_value());
+  ASSERT_TRUE(b_->SendFull(core::NewMessage{"t", "w", "p", Millis(10'000)}).has_value());
+  ASSERT_EQ(Pull("t").size(), 1u);  // "a" consuming
+  Result<int64_t> n = Await<Result<int64_t>>(
+      [&](auto cb) { engine_->Purge("t", MsgStatus::kReady, std::move(cb)); });
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 2);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusOf("t", "b"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "w"), MsgStatus::kWaiting);
+  n = Await<Result<int64_t>>(
+      [&](auto cb) { engine_->Purge("unknown", std::nullopt, std::move(cb)); });
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(*n, 0);
+}
+
 }  // namespace
 }  // namespace chronoq::engine
