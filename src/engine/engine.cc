@@ -130,6 +130,7 @@ void Engine::LogWriteFailure(const Status& s) {
 }
 
 void Engine::Report(Effects& fx) {
+  if (!fx.dead_letters.empty()) DeliverDeadLetters(std::move(fx.dead_letters));
   const AdvanceResult& a = fx.advanced;
   backend::TopicEvents e;
   e.triggered = a.triggered;

@@ -216,6 +216,7 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
       WriteTransition(batch, &before, *next);
       if (!item.ack) {
         const bool end = next->phase == Phase::kEnded;
+        if (end) AddDeadLetter(batch, *next, now, fx);
         ended += end ? 1 : 0;
         ready = ready || !end;
       }

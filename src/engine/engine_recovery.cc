@@ -54,6 +54,7 @@ Status Engine::Recover() {
   CQ_RETURN_IF_ERROR(store_->ListTopics([&](const std::string& n) { names.push_back(n); }));
   size_t held = 0;
   int64_t far = 0;
+  std::vector<DeadLetterKey> dead_letters;  // of what ended while the server was down
   for (const std::string& name : names) {
     Shard& shard = ShardFor(name);
     base::MutexLock lock(shard.mu);
@@ -68,7 +69,9 @@ Status Engine::Recover() {
     CommitFor(
         &slot, std::move(batch), [](Status) {}, &outcome);
     Reschedule(slot);
+    for (DeadLetterKey& k : fx.dead_letters) dead_letters.push_back(std::move(k));
   }
+  DeliverDeadLetters(std::move(dead_letters));
   CQ_LOG_INFO(kLog, "recovered {} topics: {} messages held in memory, {} far messages on disk",
               names.size(), held, far);
   NotePurgeTime(now);  // the first purge finds where retention stands

@@ -216,8 +216,4 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
   tally->AllStarted();
 }
 
-void Engine::Redrive(backend::RedriveRequest, Callback<Result<int64_t>> done) {
-  done(Internal("redriveMsg is not implemented yet on this storage"));
-}
-
 }  // namespace chronoq::engine

@@ -434,5 +434,156 @@ TEST_F(EngineTopicsTest, PurgeOfOneStatusLeavesTheOthers) {
   EXPECT_EQ(*n, 0);
 }
 
+// ---- Dead letters ----
+
+TEST_F(EngineTopicsTest, ExpiredAndExhaustedMessagesBecomeDeadLetters) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(10'000);
+  c.max_retry = 0;
+  c.ack_timeout = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  ASSERT_TRUE(Send("t", "nacked").has_value());
+  ASSERT_TRUE(Send("t", "timed-out").has_value());
+  ASSERT_TRUE(b_->SendFull(core::NewMessage{"t", "expired", "p", Millis(5'000)}).has_value());
+  std::vector<core::Message> got = Pull("t", 2);
+  ASSERT_EQ(got.size(), 2u);
+  wakes_.Take();
+  // The nack of the last delivery: RETRY_EXHAUST, and the dead letter at once, with the reason.
+  Result<std::vector<Status>> acks = b_->AckBatch("t", {backend::AckItem{"nacked", false, "boom"}});
+  ASSERT_TRUE(acks.has_value());
+  ASSERT_TRUE((*acks)[0].ok());
+  EXPECT_EQ(StatusOf("t", "nacked"), MsgStatus::kRetryExhaust);
+  Result<core::Message> dead = b_->Get("dlq", "nacked");
+  ASSERT_TRUE(dead.has_value());
+  EXPECT_EQ(dead->status, MsgStatus::kReady);
+  EXPECT_EQ(dead->record.payload, "p-nacked");
+  EXPECT_EQ(dead->record.last_error, "boom");
+  ASSERT_TRUE(dead->record.dead_letter.has_value());
+  EXPECT_EQ(dead->record.dead_letter->topic, "t");
+  EXPECT_EQ(dead->record.dead_letter->status, MsgStatus::kRetryExhaust);
+  EXPECT_EQ(dead->record.dead_letter->retry, 1);
+  EXPECT_EQ(wakes_.Take(), std::vector<std::string>{"dlq"});
+  // By time: the last ack deadline, then the ttl.
+  Advance(1'000);
+  EXPECT_EQ(StatusOf("dlq", "timed-out"), MsgStatus::kReady);
+  Advance(14'000);
+  dead = b_->Get("dlq", "expired");
+  ASSERT_TRUE(dead.has_value());
+  EXPECT_EQ(dead->record.dead_letter->status, MsgStatus::kExpire);
+  EXPECT_EQ(dead->record.dead_letter->retry, 0);
+  EXPECT_EQ(events_.For("t").dead_lettered, 3);
+  EXPECT_EQ(Info("dlq").ready, 3);
+  EXPECT_EQ(Pull("dlq", 10).size(), 3u);
+  Restart();  // durable, and not doubled by recovery
+  EXPECT_EQ(Info("dlq").consuming, 3);
+}
+
+TEST_F(EngineTopicsTest, ADeadLetterTopicHoldingTheMsgIdInLifeTakesNoSecond) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  ASSERT_TRUE(Send("dlq", "a").has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());
+  Advance(1'000);
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  Result<core::Message> there = b_->Get("dlq", "a");
+  ASSERT_TRUE(there.has_value());
+  EXPECT_FALSE(there->record.dead_letter.has_value());
+  EXPECT_EQ(events_.For("t").dead_lettered, 0);
+}
+
+TEST_F(EngineTopicsTest, DeadLettersChainAndCapacityOfTheDeadLetterTopicIsIgnored) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  core::TopicConfig d;
+  d.dead_letter_topic = "dlq2";
+  d.ttl = Millis(500);
+  d.capacity = 1;
+  ASSERT_TRUE(Set("dlq", d).has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_TRUE(Send("t", "b").has_value());
+  Advance(1'000);
+  EXPECT_EQ(Info("dlq").ready, 2);  // over its capacity: dead letters are never lost
+  Advance(500);
+  Result<core::Message> last = b_->Get("dlq2", "a");
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->record.dead_letter->topic, "dlq");
+  EXPECT_EQ(Info("dlq2").ready, 2);
+}
+
+TEST_F(EngineTopicsTest, DeadLettersOfWhatEndedWhileDownAreWrittenAtRecovery) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());
+  Stop();
+  clock_.Advance(Millis(5'000));
+  Start();
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kExpire);
+  EXPECT_EQ(StatusOf("dlq", "a"), MsgStatus::kReady);
+  EXPECT_EQ(Pull("dlq").size(), 1u);
+}
+
+// ---- Redrive ----
+
+TEST_F(EngineTopicsTest, RedriveMovesADeadLetterBackOnce) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());
+  ASSERT_TRUE(Send("dlq", "plain").has_value());
+  Advance(1'000);
+  auto redrive = [&](std::optional<std::string> id, int32_t limit = 100) {
+    return Await<Result<int64_t>>([&](auto cb) {
+      engine_->Redrive(backend::RedriveRequest{"dlq", id, limit, Millis(0)}, std::move(cb));
+    });
+  };
+  EXPECT_EQ(redrive("plain").error().code(), Errc::kInvalidState);
+  EXPECT_EQ(redrive("nope").error().code(), Errc::kNotFound);
+  Result<int64_t> n = redrive("a");
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  EXPECT_EQ(*n, 1);
+  EXPECT_FALSE(b_->Get("dlq", "a").has_value());  // released
+  Result<core::Message> back = b_->Get("t", "a");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->status, MsgStatus::kReady);
+  EXPECT_EQ(back->record.retry, 0);
+  EXPECT_EQ(back->record.payload, "p-a");
+  EXPECT_EQ(redrive("a").error().code(), Errc::kNotFound);  // once
+  EXPECT_EQ(Pull("t").size(), 1u);
+}
+
+TEST_F(EngineTopicsTest, RedriveWalkRespectsTheSourceCapacityAndSkipsInLifeIds) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.ttl = Millis(1'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  for (const char* id : {"a", "b", "c", "d"}) ASSERT_TRUE(Send("t", id).has_value());
+  Advance(1'000);
+  ASSERT_EQ(Info("dlq").ready, 4);
+  c = core::TopicConfig{};
+  c.capacity = 2;
+  c.ttl = Millis(60'000);
+  ASSERT_TRUE(Set("t", c).has_value());
+  ASSERT_TRUE(Send("t", "a").has_value());  // "a" in life in the source again: passed over
+  Result<int64_t> n = Await<Result<int64_t>>([&](auto cb) {
+    engine_->Redrive(backend::RedriveRequest{"dlq", std::nullopt, 100, Millis(0)}, std::move(cb));
+  });
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  EXPECT_EQ(*n, 1);  // "b"; then the source is full
+  EXPECT_EQ(Info("t").ready, 2);
+  EXPECT_EQ(Info("dlq").ready, 3);
+  Result<int64_t> full = Await<Result<int64_t>>([&](auto cb) {
+    engine_->Redrive(backend::RedriveRequest{"dlq", "c", 1, Millis(0)}, std::move(cb));
+  });
+  EXPECT_EQ(full.error().code(), Errc::kResourceExhausted);
+}
+
 }  // namespace
 }  // namespace chronoq::engine
