@@ -42,9 +42,11 @@ Engine::~Engine() {
   if (rebuild_timer_ != 0) scheduler_->Cancel(rebuild_timer_);
 }
 
-Engine::Shard& Engine::ShardFor(std::string_view topic) {
-  return *shards_[std::hash<std::string_view>{}(topic) % shards_.size()];
+size_t Engine::ShardIndex(std::string_view topic) const {
+  return std::hash<std::string_view>{}(topic) % shards_.size();
 }
+
+Engine::Shard& Engine::ShardFor(std::string_view topic) { return *shards_[ShardIndex(topic)]; }
 
 Engine::Slot* Engine::Find(Shard& shard, const std::string& topic) {
   auto it = shard.topics.find(topic);

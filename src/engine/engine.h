@@ -139,6 +139,9 @@ class Engine final : public backend::QueueBackend {
 
   // --- engine.cc: operations
   Shard& ShardFor(std::string_view topic);
+  // The position of the topic's shard in shards_: the order in which several shard locks are
+  // taken (LockAllShards, Redrive).
+  size_t ShardIndex(std::string_view topic) const;
   Slot* Find(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
   Slot& FindOrCreate(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
   // Commits `batch`. Returns true when the caller may apply its changes in memory (the write is

@@ -10,7 +10,7 @@
 // operation that wrote it delivers it before it answers, so nothing waits for a timer.
 //
 // Redrive moves a dead letter back to its source in one batch written with both topics' locks
-// held, taken in shard order (as LockAllShards does), so the source's capacity and its msgIds
+// held, taken in shard index order (as LockAllShards does), so the source's capacity and its msgIds
 // are checked exactly.
 #include <fmt/format.h>
 
@@ -115,7 +115,7 @@ void Engine::DeliverDeadLetters(std::vector<DeadLetterKey> keys) {
 
 Status Engine::RedriveOne(const std::string& topic, const std::string& msg_id, Millis delay) {
   // The dead letter's source, read first (under the dead-letter topic's lock alone), then both
-  // locks in shard order; a source that changed meanwhile is read again.
+  // locks in shard index order; a dead letter whose source changed meanwhile is refused.
   std::string source;
   {
     Shard& shard = ShardFor(topic);
@@ -132,7 +132,7 @@ Status Engine::RedriveOne(const std::string& topic, const std::string& msg_id, M
   }
   Shard& dlq_shard = ShardFor(topic);
   Shard& src_shard = ShardFor(source);
-  Shard* first = &dlq_shard < &src_shard ? &dlq_shard : &src_shard;
+  Shard* first = ShardIndex(topic) <= ShardIndex(source) ? &dlq_shard : &src_shard;
   Shard* second = first == &dlq_shard ? &src_shard : &dlq_shard;
   Effects dlq_fx{topic, {}, 0, false};
   Effects src_fx{source, {}, 0, false};
