@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +14,7 @@
 #include "engine/engine.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
+#include "tests/testutil/await.h"
 #include "tests/testutil/recording_sink.h"
 #include "tests/testutil/sync_backend.h"
 
@@ -25,13 +25,7 @@ using core::MsgStatus;
 
 const TimePoint kStart = FromEpochMs(1'700'000'100'000);
 
-template <typename T, typename Start>
-T Await(Start start) {
-  std::promise<T> p;
-  std::future<T> f = p.get_future();
-  start([&p](T value) { p.set_value(std::move(value)); });
-  return f.get();
-}
+using testutil::Await;
 
 class Wakes final : public ReadyListener {
  public:
@@ -110,6 +104,13 @@ class EngineTopicsTest : public ::testing::Test {
     Result<core::Message> r = b_->Get(topic, id);
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     return r.has_value() ? r->status : MsgStatus::kWaiting;
+  }
+  // A stored dead-letter topic and ttl.
+  void SetDeadLetters(const std::string& topic, const std::string& dlq, int64_t ttl_ms) {
+    core::TopicConfig c;
+    c.dead_letter_topic = dlq;
+    c.ttl = Millis(ttl_ms);
+    ASSERT_TRUE(Set(topic, c).has_value());
   }
   // A stored retry interval and ack timeout (and maxRetry when given).
   void SetRetry(const std::string& topic, int64_t interval_ms, int64_t ack_timeout_ms,
@@ -480,10 +481,7 @@ TEST_F(EngineTopicsTest, ExpiredAndExhaustedMessagesBecomeDeadLetters) {
 }
 
 TEST_F(EngineTopicsTest, ADeadLetterTopicHoldingTheMsgIdInLifeTakesNoSecond) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.ttl = Millis(1'000);
-  ASSERT_TRUE(Set("t", c).has_value());
+  SetDeadLetters("t", "dlq", 1'000);
   ASSERT_TRUE(Send("dlq", "a").has_value());
   ASSERT_TRUE(Send("t", "a").has_value());
   Advance(1'000);
@@ -495,10 +493,7 @@ TEST_F(EngineTopicsTest, ADeadLetterTopicHoldingTheMsgIdInLifeTakesNoSecond) {
 }
 
 TEST_F(EngineTopicsTest, DeadLettersChainAndCapacityOfTheDeadLetterTopicIsIgnored) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.ttl = Millis(1'000);
-  ASSERT_TRUE(Set("t", c).has_value());
+  SetDeadLetters("t", "dlq", 1'000);
   core::TopicConfig d;
   d.dead_letter_topic = "dlq2";
   d.ttl = Millis(500);
@@ -516,10 +511,7 @@ TEST_F(EngineTopicsTest, DeadLettersChainAndCapacityOfTheDeadLetterTopicIsIgnore
 }
 
 TEST_F(EngineTopicsTest, DeadLettersOfWhatEndedWhileDownAreWrittenAtRecovery) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.ttl = Millis(1'000);
-  ASSERT_TRUE(Set("t", c).has_value());
+  SetDeadLetters("t", "dlq", 1'000);
   ASSERT_TRUE(Send("t", "a").has_value());
   Stop();
   clock_.Advance(Millis(5'000));
@@ -532,10 +524,7 @@ TEST_F(EngineTopicsTest, DeadLettersOfWhatEndedWhileDownAreWrittenAtRecovery) {
 // ---- Redrive ----
 
 TEST_F(EngineTopicsTest, RedriveMovesADeadLetterBackOnce) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.ttl = Millis(1'000);
-  ASSERT_TRUE(Set("t", c).has_value());
+  SetDeadLetters("t", "dlq", 1'000);
   ASSERT_TRUE(Send("t", "a").has_value());
   ASSERT_TRUE(Send("dlq", "plain").has_value());
   Advance(1'000);
@@ -560,14 +549,11 @@ TEST_F(EngineTopicsTest, RedriveMovesADeadLetterBackOnce) {
 }
 
 TEST_F(EngineTopicsTest, RedriveWalkRespectsTheSourceCapacityAndSkipsInLifeIds) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.ttl = Millis(1'000);
-  ASSERT_TRUE(Set("t", c).has_value());
+  SetDeadLetters("t", "dlq", 1'000);
   for (const char* id : {"a", "b", "c", "d"}) ASSERT_TRUE(Send("t", id).has_value());
   Advance(1'000);
   ASSERT_EQ(Info("dlq").ready, 4);
-  c = core::TopicConfig{};
+  core::TopicConfig c;
   c.capacity = 2;
   c.ttl = Millis(60'000);
   ASSERT_TRUE(Set("t", c).has_value());

@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <future>
 #include <random>
 #include <set>
 #include <string>
@@ -26,6 +25,7 @@
 #include "engine/engine.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
+#include "tests/testutil/await.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace chronoq {
@@ -37,13 +37,7 @@ using core::Phase;
 constexpr const char* kSource = "src";
 constexpr const char* kDeadLetters = "dlq";
 
-template <typename T, typename Start>
-T Await(Start start) {
-  std::promise<T> p;
-  std::future<T> f = p.get_future();
-  start([&p](T value) { p.set_value(std::move(value)); });
-  return f.get();
-}
+using testutil::Await;
 
 // The child: configures the source topic (idempotent), then sends, pulls and nacks until killed,
 // writing the id of every answered send to `out` (one line each).
