@@ -3,6 +3,8 @@
 # repeats for the same binary and input whatever else the machine does; docs/benchmarks.md).
 #
 #   bench/callgrind-send.sh [BINARY] [STORAGE]      (defaults: build/chronoq, memory)
+#   BATCH=100 bench/callgrind-send.sh ...            (sendMsgBatch with 100 messages per request;
+#                                                     the figures are then per message)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
 # `chronoq bench produce` (one connection, 100-byte payloads), and prints the instructions of the
@@ -17,7 +19,7 @@ N1=${N1:-2000}
 N2=${N2:-20000}
 command -v valgrind >/dev/null || { echo "callgrind-send: valgrind is not installed" >&2; exit 2; }
 work=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
   --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn \
@@ -42,12 +44,12 @@ counts() {  # the instructions of each thread in dump number $1
 }
 
 "$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections=1 \
-  --payload-bytes=100 >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes=100 >/dev/null 2>&1
 dump
 "$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections=1 \
-  --payload-bytes=100 >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes=100 >/dev/null 2>&1
 dump
-all=$(counts 2 | awk '{s += $1} END {print s}')
+all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')
 busiest=$(counts 2 | sort -n | tail -1)
 [ -n "${VERBOSE:-}" ] && counts 2 | awk -v n="$N2" '{printf "  thread: %d per send\n", $1 / n}'
 echo "instructions per send: $((all / N2)) in all threads, $((busiest / N2)) in the busiest" \

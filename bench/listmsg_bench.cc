@@ -28,6 +28,7 @@
 #include "base/scheduler.h"
 #include "engine/engine.h"
 #include "engine/list_cursor.h"
+#include "engine_store.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
 
@@ -35,7 +36,10 @@ namespace chronoq {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using Clock = benchutil::SteadyClock;
+using benchutil::Median;
+using benchutil::Ms;
+using benchutil::ParseFlag;
 
 struct Flags {
   std::string dir = "/tmp/chronoq-listmsg";
@@ -48,109 +52,9 @@ struct Flags {
   bool reuse = false;
 };
 
-bool ParseFlag(std::string_view arg, std::string_view name, std::string* value) {
-  if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
-    return false;
-  }
-  *value = std::string(arg.substr(name.size() + 1));
-  return true;
-}
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
 // The first message triggers two hours after the fill starts; the message i triggers i / 100 ms
 // later (100 messages per millisecond), so that 10M messages span about 28 hours.
 TimePoint TriggerOf(TimePoint base, int64_t i) { return base + Millis(7'200'000 + i / 100); }
-
-class Store {
- public:
-  static std::unique_ptr<Store> Open(const std::string& dir) {
-    auto s = std::unique_ptr<Store>(new Store());
-    storage::RocksOptions o;
-    o.dir = dir;
-    Result<std::unique_ptr<storage::RocksKv>> kv = storage::RocksKv::Open(o);
-    if (!kv.has_value()) {
-      std::fprintf(stderr, "open %s: %s\n", dir.c_str(), kv.error().ToString().c_str());
-      std::exit(1);
-    }
-    s->kv_ = std::move(*kv);
-    s->store_ = std::make_unique<storage::MessageStore>(s->kv_.get(), "bench");
-    s->sched_ = std::make_unique<base::ThreadScheduler>(base::SystemClock::Get());
-    engine::EngineOptions eo;
-    s->engine_ = std::make_unique<engine::Engine>(eo, s->store_.get(), base::SystemClock::Get(),
-                                                  s->sched_.get());
-    auto start = Clock::now();
-    Status r = s->engine_->Recover();
-    if (!r.ok()) {
-      std::fprintf(stderr, "recover: %s\n", r.ToString().c_str());
-      std::exit(1);
-    }
-    s->recover_ms_ = Ms(Clock::now() - start);
-    return s;
-  }
-  ~Store() {
-    sched_->Stop();
-    engine_.reset();
-    store_.reset();
-    kv_.reset();
-  }
-  engine::Engine& engine() { return *engine_; }
-  double recover_ms() const { return recover_ms_; }
-
- private:
-  Store() = default;
-  std::unique_ptr<storage::RocksKv> kv_;
-  std::unique_ptr<storage::MessageStore> store_;
-  std::unique_ptr<base::ThreadScheduler> sched_;
-  std::unique_ptr<engine::Engine> engine_;
-  double recover_ms_ = 0;
-};
-
-// Sends n waiting messages to `topic` in batches, keeping a few batches in flight (group commit
-// writes what queued meanwhile as one RocksDB write).
-void Fill(engine::Engine& e, const std::string& topic, int64_t n, const Flags& f, TimePoint base) {
-  std::mutex mu;
-  std::condition_variable cv;
-  int in_flight = 0;
-  bool failed = false;
-  const std::string payload(f.payload, 'x');
-  auto start = Clock::now();
-  auto last_report = start;
-  for (int64_t i = 0; i < n;) {
-    std::vector<core::NewMessage> batch;
-    for (int k = 0; k < f.batch && i < n; ++k, ++i) {
-      core::NewMessage m{topic,     "m" + std::to_string(i), payload,
-                         Millis(0), Millis(86'400'000 * 7),  3};
-      m.trigger_time = TriggerOf(base, i);
-      batch.push_back(std::move(m));
-    }
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return in_flight < 8; });
-      ++in_flight;
-    }
-    e.SendBatch(std::move(batch), [&](Result<std::vector<Result<backend::Sent>>> r) {
-      std::lock_guard lock(mu);
-      if (!r.has_value()) {
-        std::fprintf(stderr, "send: %s\n", r.error().ToString().c_str());
-        failed = true;
-      }
-      --in_flight;
-      cv.notify_all();
-    });
-    if (Clock::now() - last_report > std::chrono::seconds(30)) {
-      last_report = Clock::now();
-      std::fprintf(stderr, "  filled %lld of %lld (%.0f/s)\n", static_cast<long long>(i),
-                   static_cast<long long>(n), i / (Ms(last_report - start) / 1000));
-    }
-  }
-  std::unique_lock lock(mu);
-  cv.wait(lock, [&] { return in_flight == 0; });
-  if (failed) std::exit(1);
-  const double s = Ms(Clock::now() - start) / 1000;
-  std::printf("fill: %lld waiting messages in %.1f s (%.0f messages/s, batches of %d)\n",
-              static_cast<long long>(n), s, n / s, f.batch);
-}
 
 Result<backend::ListPage> ListSync(engine::Engine& e, backend::ListRequest req) {
   std::optional<Result<backend::ListPage>> out;
@@ -175,11 +79,6 @@ double TimePage(engine::Engine& e, const std::string& topic, const Flags& f,
   return ms;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 void Measure(const std::string& label, int64_t n, const Flags& f) {
   const std::string dir = f.dir + "-" + std::to_string(n);
   const std::string topic = "listed";
@@ -197,13 +96,14 @@ void Measure(const std::string& label, int64_t n, const Flags& f) {
     fs::remove_all(dir, ec);
   }
   if (fill) {
-    auto s = Store::Open(dir);
-    Fill(s->engine(), topic, n, f, base);
+    auto s = benchutil::EngineStore::Open(dir);
+    benchutil::Fill(s->engine(), topic, n, f.batch, f.payload,
+                    [base](int64_t i) { return TriggerOf(base, i); });
     s.reset();  // written and closed
     std::ofstream(stamp) << ToEpochMs(base) << "\n";
   }
   // A restarted server: the far messages are on disk only (counted, not held).
-  auto s = Store::Open(dir);
+  auto s = benchutil::EngineStore::Open(dir);
   engine::Engine& e = s->engine();
   const engine::Engine::TierCounts tiers = e.TEST_Tiers(topic);
   std::printf(

@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git clang-format
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
+  libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   redis-server curl systemd prometheus python3

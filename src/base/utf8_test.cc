@@ -85,3 +85,22 @@ TEST(Utf8Test, HasControlCharsCoversC0AndDel) {
 
 }  // namespace
 }  // namespace chronoq::base
+
+namespace chronoq::base {
+namespace {
+
+// The ASCII fast path reads eight bytes at a time: a bad or multi-byte sequence at any offset of
+// a long ASCII run, and at its end, is still seen.
+TEST(Utf8Test, LongAsciiRunsWithASequenceAtEveryOffset) {
+  for (size_t offset = 0; offset < 40; ++offset) {
+    std::string ascii(offset, 'a');
+    EXPECT_TRUE(IsValidUtf8(ascii + "\xC3\xA9" + std::string(17, 'b'))) << offset;
+    EXPECT_TRUE(IsValidUtf8(ascii + "\xF0\x9F\x98\x80")) << offset;
+    EXPECT_FALSE(IsValidUtf8(ascii + "\xC3" + std::string(17, 'b'))) << offset;
+    EXPECT_FALSE(IsValidUtf8(ascii + "\xFF")) << offset;
+    EXPECT_FALSE(IsValidUtf8(ascii + "\xED\xA0\x80" + std::string(9, 'c'))) << offset;
+  }
+}
+
+}  // namespace
+}  // namespace chronoq::base

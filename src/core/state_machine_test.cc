@@ -610,3 +610,132 @@ TEST(StateMachineTest, UpdateAppliesToWaitingAndReadyOnly) {
 
 }  // namespace
 }  // namespace chronoq::core
+
+namespace chronoq::core {
+namespace {
+
+// ---- Issue 15: retry intervals, dead letters, redrive ----
+
+Event DeliverWithInterval(Millis interval) {
+  Event e = Deliver();
+  e.retry_interval = interval;
+  return e;
+}
+
+TEST(StateMachineTest, ANackWithARetryIntervalWaitsThenIsReady) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0)), At(0), 1);
+  r = MustApply(r, Deliver(), At(10));
+  Event nack = Nack();
+  nack.retry_interval = Millis(2'000);
+  r = MustApply(r, nack, At(20));
+  EXPECT_EQ(r.phase, Phase::kPending);
+  EXPECT_EQ(r.visible_at, At(2'020));
+  EXPECT_EQ(r.retry_interval, Millis(0));  // only a delivery carries one
+  EXPECT_EQ(StatusAt(r, At(2'019)), MsgStatus::kWaiting);
+  EXPECT_EQ(StatusAt(r, At(2'020)), MsgStatus::kReady);
+  EXPECT_FALSE(Apply(r, Deliver(), At(2'019)).has_value());
+  EXPECT_TRUE(Apply(r, Deliver(), At(2'020)).has_value());
+}
+
+TEST(StateMachineTest, ATimedOutDeliveryWaitsForItsRetryIntervalAndMayStillBeAcked) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0)), At(0), 1);
+  r = MustApply(r, DeliverWithInterval(Millis(3'000)), At(0));
+  EXPECT_EQ(r.ack_deadline(), At(5'000));
+  EXPECT_EQ(r.visible_at, At(8'000));
+  EXPECT_EQ(StatusAt(r, At(4'999)), MsgStatus::kConsuming);
+  EXPECT_EQ(StatusAt(r, At(5'000)), MsgStatus::kWaiting);
+  EXPECT_EQ(StatusAt(r, At(7'999)), MsgStatus::kWaiting);
+  EXPECT_EQ(StatusAt(r, At(8'000)), MsgStatus::kReady);
+  // Neither a nack nor a touch applies once the deadline passed; a late ack does.
+  EXPECT_FALSE(Apply(r, Nack(), At(6'000)).has_value());
+  EXPECT_FALSE(Apply(r, Event{EventKind::kTouch, kAck}, At(6'000)).has_value());
+  EXPECT_EQ(MustApply(r, Ack(), At(6'000)).end_status, MsgStatus::kConsumeOk);
+  // A touch before the deadline keeps the interval after the new deadline.
+  MessageRecord touched = MustApply(r, Event{EventKind::kTouch, Millis(10'000)}, At(1'000));
+  EXPECT_EQ(touched.ack_deadline(), At(11'000));
+  EXPECT_EQ(touched.visible_at, At(14'000));
+  // Delivered again after the interval, it takes the interval of that delivery.
+  MessageRecord again = MustApply(r, DeliverWithInterval(Millis(0)), At(8'000));
+  EXPECT_EQ(again.retry, 2);
+  EXPECT_EQ(again.visible_at, again.ack_deadline());
+}
+
+TEST(StateMachineTest, TheLastDeliveryEndsAtItsDeadlineNotAfterTheInterval) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0), kTtl, /*max_retry=*/0), At(0), 1);
+  r = MustApply(r, DeliverWithInterval(Millis(3'000)), At(0));
+  EXPECT_EQ(NaturalEndTime(r), At(5'000));
+  EXPECT_EQ(StatusAt(r, At(5'000)), MsgStatus::kRetryExhaust);
+  MessageRecord ended = MustApply(r, Finalize(), At(9'000));
+  EXPECT_EQ(ended.ended_at, At(5'000));
+}
+
+TEST(StateMachineTest, UpdatingATimedOutDeliveryDropsItsRetryInterval) {
+  MessageRecord r = CreateRecord(NewMsg(Millis(0)), At(0), 1);
+  r = MustApply(r, DeliverWithInterval(Millis(3'000)), At(0));
+  MessageUpdate u;
+  u.trigger_time = At(20'000);
+  Result<MessageRecord> up = ApplyUpdate(r, u, At(6'000));  // WAITING for its retry
+  ASSERT_TRUE(up.has_value()) << up.error().ToString();
+  EXPECT_EQ(up->phase, Phase::kPending);
+  EXPECT_EQ(up->retry_interval, Millis(0));
+  EXPECT_EQ(up->visible_at, At(20'000));
+}
+
+TEST(StateMachineTest, ResolveDefaultsFillsOnlyWhatTheMessageLeftOut) {
+  EffectiveTopicConfig topic;
+  topic.ttl = Millis(7'000);
+  topic.max_retry = 4;
+  NewMessage bare{"t", "a", "p", Millis(0), std::nullopt, std::nullopt};
+  ResolveDefaults(bare, topic);
+  EXPECT_EQ(bare.ttl, Millis(7'000));
+  EXPECT_EQ(bare.max_retry, 4);
+  NewMessage own{"t", "a", "p", Millis(0), Millis(9'000), 0};
+  ResolveDefaults(own, topic);
+  EXPECT_EQ(own.ttl, Millis(9'000));
+  EXPECT_EQ(own.max_retry, 0);
+}
+
+TEST(StateMachineTest, ADeadLetterKeepsIdPayloadPriorityAndErrorAndSaysWhereItDied) {
+  NewMessage m = NewMsg(Millis(0), Millis(1'000), 0);
+  m.priority = 7;
+  MessageRecord r = CreateRecord(m, At(0), 1);
+  r = MustApply(r, Deliver(), At(0));
+  Event nack = Nack();
+  nack.reason = "boom";
+  MessageRecord ended = MustApply(r, nack, At(100));
+  ASSERT_EQ(ended.end_status, MsgStatus::kRetryExhaust);
+  EffectiveTopicConfig dlq;
+  dlq.ttl = Millis(50'000);
+  dlq.max_retry = 3;
+  MessageRecord dead = DeadLetterOf(ended, "dlq", dlq, At(200), 99);
+  EXPECT_EQ(dead.topic, "dlq");
+  EXPECT_EQ(dead.msg_id, "m1");
+  EXPECT_EQ(dead.payload, "payload");
+  EXPECT_EQ(dead.priority, 7);
+  EXPECT_EQ(dead.last_error, "boom");
+  EXPECT_EQ(dead.retry, 0);
+  EXPECT_EQ(dead.seq, 99u);
+  EXPECT_EQ(StatusAt(dead, At(200)), MsgStatus::kReady);
+  EXPECT_EQ(dead.expire_time, At(50'200));
+  EXPECT_EQ(dead.max_retry, 3);
+  ASSERT_TRUE(dead.dead_letter.has_value());
+  EXPECT_EQ(*dead.dead_letter, (DeadLetter{"topic", MsgStatus::kRetryExhaust, 1, At(100)}));
+
+  EffectiveTopicConfig source;
+  source.ttl = Millis(20'000);
+  source.max_retry = 1;
+  MessageRecord back = RedriveOf(dead, source, Millis(500), At(300), 100);
+  EXPECT_EQ(back.topic, "topic");
+  EXPECT_EQ(back.msg_id, "m1");
+  EXPECT_EQ(back.payload, "payload");
+  EXPECT_EQ(back.priority, 7);
+  EXPECT_EQ(back.retry, 0);
+  EXPECT_FALSE(back.dead_letter.has_value());
+  EXPECT_EQ(back.trigger_time, At(800));
+  EXPECT_EQ(back.expire_time, At(20'800));
+  EXPECT_EQ(back.max_retry, 1);
+  EXPECT_EQ(StatusAt(back, At(799)), MsgStatus::kWaiting);
+}
+
+}  // namespace
+}  // namespace chronoq::core

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -133,10 +134,21 @@ class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
   // Restarts the backend (BackendHarness::Restart); false when the harness cannot.
   bool Restart();
 
+  // Issue 15 (API-EXTENSIONS.md section 4).
+  // Replaces the node-local layers (the config file's tables over `server`) the backend resolves
+  // stored configurations over. Call between operations (the backend reads them under its own
+  // locks only).
+  void SetNodeLayers(core::Defaults server,
+                     std::map<std::string, core::TopicConfig, std::less<>> file);
+  // setTopicConfig; it must succeed. Answers the stored layer.
+  core::TopicConfig SetConfig(const std::string& topic, core::TopicConfig change);
+  core::TopicConfig GetConfig(const std::string& topic);
+
   HarnessOptions options_;
   std::unique_ptr<BackendHarness> h_;
   std::unique_ptr<testutil::SyncBackend> b_;
   RecordingListener listener_;
+  core::TopicDefaults node_layers_;  // handed to every backend instance (SetTopicDefaults)
 };
 
 }  // namespace chronoq::contract

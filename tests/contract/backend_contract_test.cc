@@ -28,6 +28,7 @@ void BackendContractTest::SetUp() {
   ASSERT_NE(h_, nullptr);
   ASSERT_EQ(h_->clock()->Now(), options_.start);
   b_ = std::make_unique<testutil::SyncBackend>(h_->backend());
+  h_->backend()->SetTopicDefaults(&node_layers_);
   h_->backend()->SetReadyListener(&listener_);
 }
 
@@ -223,8 +224,28 @@ bool BackendContractTest::Restart() {
   h_->backend()->SetReadyListener(nullptr);
   const bool restarted = h_->Restart();
   b_ = std::make_unique<testutil::SyncBackend>(h_->backend());
+  h_->backend()->SetTopicDefaults(&node_layers_);
   h_->backend()->SetReadyListener(&listener_);
   return restarted;
+}
+
+void BackendContractTest::SetNodeLayers(
+    core::Defaults server, std::map<std::string, core::TopicConfig, std::less<>> file) {
+  h_->Settle();
+  node_layers_ = core::TopicDefaults(server, std::move(file));
+}
+
+core::TopicConfig BackendContractTest::SetConfig(const std::string& topic,
+                                                 core::TopicConfig change) {
+  Result<core::TopicConfig> r = b_->SetTopicConfig(topic, std::move(change));
+  EXPECT_TRUE(r.has_value()) << "setTopicConfig " << topic << ": " << r.error().ToString();
+  return r.has_value() ? *r : core::TopicConfig{};
+}
+
+core::TopicConfig BackendContractTest::GetConfig(const std::string& topic) {
+  Result<core::TopicConfig> r = b_->GetTopicConfig(topic);
+  EXPECT_TRUE(r.has_value()) << "getTopicConfig " << topic << ": " << r.error().ToString();
+  return r.has_value() ? *r : core::TopicConfig{};
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BackendContractTest);

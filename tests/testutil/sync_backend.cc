@@ -105,4 +105,33 @@ Result<backend::ListPage> SyncBackend::ListMsg(backend::ListRequest req) {
   return Wait<Result<backend::ListPage>>([&](auto cb) { b_->List(std::move(req), std::move(cb)); });
 }
 
+Result<std::vector<core::Message>> SyncBackend::Pull(backend::PullRequest req) {
+  return Wait<Result<std::vector<core::Message>>>(
+      [&](auto cb) { b_->Pull(std::move(req), std::move(cb)); });
+}
+
+Result<core::TopicConfig> SyncBackend::SetTopicConfig(const std::string& topic,
+                                                      core::TopicConfig change) {
+  return Wait<Result<core::TopicConfig>>(
+      [&](auto cb) { b_->SetTopicConfig(topic, std::move(change), std::move(cb)); });
+}
+
+Result<core::TopicConfig> SyncBackend::GetTopicConfig(const std::string& topic) {
+  return Wait<Result<core::TopicConfig>>(
+      [&](auto cb) { b_->GetTopicConfig(topic, std::move(cb)); });
+}
+
+Status SyncBackend::DeleteTopicConfig(const std::string& topic) {
+  return Wait<Status>([&](auto cb) { b_->DeleteTopicConfig(topic, std::move(cb)); });
+}
+
+Result<int64_t> SyncBackend::Purge(const std::string& topic,
+                                   std::optional<core::MsgStatus> status) {
+  return Wait<Result<int64_t>>([&](auto cb) { b_->Purge(topic, status, std::move(cb)); });
+}
+
+Result<int64_t> SyncBackend::Redrive(backend::RedriveRequest req) {
+  return Wait<Result<int64_t>>([&](auto cb) { b_->Redrive(std::move(req), std::move(cb)); });
+}
+
 }  // namespace chronoq::testutil

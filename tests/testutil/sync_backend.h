@@ -21,6 +21,7 @@ class SyncBackend {
   Result<backend::Sent> SendFull(core::NewMessage m);
   Result<std::vector<core::Message>> Pull(const std::string& topic, int32_t batch = 1,
                                           Millis ack_timeout = Millis(30'000));
+  Result<std::vector<core::Message>> Pull(backend::PullRequest req);
   Status Ack(const std::string& topic, const std::string& msg_id, bool ack = true);
   Status Delete(const std::string& topic, const std::string& msg_id, bool release = false);
   Result<core::Message> Get(const std::string& topic, const std::string& msg_id);
@@ -41,6 +42,13 @@ class SyncBackend {
   Result<core::Message> Count(const std::string& topic, const std::string& msg_id,
                               int64_t count = 1);
   Result<backend::ListPage> ListMsg(backend::ListRequest req);
+
+  // Issue 15's operations (API-EXTENSIONS.md section 4).
+  Result<core::TopicConfig> SetTopicConfig(const std::string& topic, core::TopicConfig change);
+  Result<core::TopicConfig> GetTopicConfig(const std::string& topic);
+  Status DeleteTopicConfig(const std::string& topic);
+  Result<int64_t> Purge(const std::string& topic, std::optional<core::MsgStatus> status = {});
+  Result<int64_t> Redrive(backend::RedriveRequest req);
 
  private:
   backend::QueueBackend* b_;

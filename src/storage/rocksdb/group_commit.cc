@@ -8,18 +8,12 @@
 // refused at once.
 #include <rocksdb/options.h>
 
+#include <algorithm>
+
 #include "base/log.h"
 #include "storage/rocksdb/rocks_kv_impl.h"
 
 namespace chronoq::storage {
-
-std::string RocksKv::Impl::OverlayKey(Cf cf, std::string_view key) {
-  std::string out;
-  out.reserve(key.size() + 1);
-  out.push_back(static_cast<char>(cf));
-  out.append(key);
-  return out;
-}
 
 std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) {
   if (stopped.load()) {
@@ -31,14 +25,17 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
   if (failed) return failure;
   if (stop) return Unavailable("the store is closing");
   uint64_t id = next_id++;
-  for (const KvBatch::Op& op : batch.ops()) {
-    if (op.kind == KvBatch::Kind::kAdd) continue;  // not read through the overlay (kv.h)
-    Overlay& o = overlay[OverlayKey(op.cf, op.key)];
-    o.value = op.kind == KvBatch::Kind::kPut ? std::optional<std::string>(op.value) : std::nullopt;
-    o.id = id;
-  }
   const bool was_empty = queue.empty();
   queue.push_back(Queued{std::move(batch), std::move(done), id});
+  for (const KvBatch::Op& op : queue.back().batch.ops()) {
+    if (op.kind == KvBatch::Kind::kAdd) continue;  // not read through the overlay (kv.h)
+    auto [it, inserted] = overlay.try_emplace(OverlayKey{op.cf, op.key}, Overlay{&op, id});
+    if (!inserted) {
+      // The key points into the older batch, which goes once written: re-key it to this one.
+      overlay.erase(it);
+      overlay.emplace(OverlayKey{op.cf, op.key}, Overlay{&op, id});
+    }
+  }
   if (was_empty) cv.Signal();  // the committer waits only on an empty queue
   return std::nullopt;
 }
@@ -117,7 +114,7 @@ void RocksKv::Impl::CommitterLoop() {
         for (const Queued& q : group) {
           for (const KvBatch::Op& op : q.batch.ops()) {
             if (op.kind == KvBatch::Kind::kAdd) continue;
-            auto it = overlay.find(OverlayKey(op.cf, op.key));
+            auto it = overlay.find(OverlayKey{op.cf, op.key});
             if (it != overlay.end() && it->second.id == q.id) overlay.erase(it);
           }
         }
@@ -141,9 +138,10 @@ void RocksKv::Impl::CommitterLoop() {
 std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::string_view key) {
   base::MutexLock lock(mu);
   if (overlay.empty()) return std::nullopt;
-  auto it = overlay.find(OverlayKey(cf, key));
+  auto it = overlay.find(OverlayKey{cf, key});
   if (it == overlay.end()) return std::nullopt;
-  return it->second.value;
+  const KvBatch::Op& op = *it->second.op;
+  return op.kind == KvBatch::Kind::kPut ? std::optional<std::string>(op.value) : std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::OverlayRange(
@@ -151,12 +149,15 @@ std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::O
   std::vector<std::pair<std::string, std::optional<std::string>>> out;
   base::MutexLock lock(mu);
   if (overlay.empty()) return out;
-  auto it = overlay.lower_bound(OverlayKey(cf, lower));
-  const std::string end = upper.empty() ? OverlayKey(static_cast<Cf>(static_cast<int>(cf) + 1), "")
-                                        : OverlayKey(cf, upper);
-  for (; it != overlay.end() && it->first < end; ++it) {
-    out.emplace_back(it->first.substr(1), it->second.value);
+  for (const auto& [k, o] : overlay) {
+    if (k.cf != cf || k.key < lower || (!upper.empty() && k.key >= upper)) continue;
+    const KvBatch::Op& op = *o.op;
+    out.emplace_back(std::string(k.key), op.kind == KvBatch::Kind::kPut
+                                             ? std::optional<std::string>(op.value)
+                                             : std::nullopt);
   }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

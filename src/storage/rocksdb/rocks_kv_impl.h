@@ -8,7 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -45,15 +46,28 @@ struct RocksKv::Impl {
     UniqueFunction<void(Status)> done;
     uint64_t id;
   };
+  // An overlay entry points into the queued batch that last wrote the key (its Op, in the
+  // `queue` or the group being written: neither moves nor changes until the entry is erased).
+  struct OverlayKey {
+    Cf cf;
+    std::string_view key;
+    bool operator==(const OverlayKey&) const = default;
+  };
+  struct OverlayKeyHash {
+    size_t operator()(const OverlayKey& k) const {
+      return std::hash<std::string_view>()(k.key) ^ (static_cast<size_t>(k.cf) << 57);
+    }
+  };
   struct Overlay {
-    std::optional<std::string> value;  // nullopt: deleted
-    uint64_t id;                       // the last batch that wrote it
+    const KvBatch::Op* op;  // a put (its value) or a delete
+    uint64_t id;            // the batch that wrote it
   };
   base::Mutex mu;
   base::CondVar cv;
   std::deque<Queued> queue CQ_GUARDED_BY(mu);
-  // Puts and deletes of batches not yet durable, by (cf byte + key): what reads must see.
-  std::map<std::string, Overlay, std::less<>> overlay CQ_GUARDED_BY(mu);
+  // Puts and deletes of batches not yet durable: what reads must see. A hash map (a write costs
+  // one hash per key and copies nothing); range reads, which are rare, sort what they find.
+  std::unordered_map<OverlayKey, Overlay, OverlayKeyHash> overlay CQ_GUARDED_BY(mu);
   uint64_t next_id CQ_GUARDED_BY(mu) = 1;
   bool failed CQ_GUARDED_BY(mu) = false;
   Status failure CQ_GUARDED_BY(mu);
@@ -104,7 +118,6 @@ struct RocksKv::Impl {
   // The overlay's entries of [lower, upper) in one column family, in key order.
   std::vector<std::pair<std::string, std::optional<std::string>>> OverlayRange(
       Cf cf, const std::string& lower, const std::string& upper) CQ_EXCLUDES(mu);
-  static std::string OverlayKey(Cf cf, std::string_view key);
 };
 
 }  // namespace chronoq::storage
