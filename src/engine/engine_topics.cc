@@ -150,6 +150,8 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
   // behind the position stays); far ones (waiting, on disk only) are read from the store.
   std::optional<PullPosition> after;
   bool near_done = false;
+  // Far messages are all WAITING: none to purge for another status.
+  bool far_done = status.has_value() && *status != MsgStatus::kWaiting;
   for (;;) {
     Effects fx{topic, {}, 0, false};
     size_t taken = 0;
@@ -179,12 +181,13 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
           near.push_back(t.Copy(*r));
           take(near.back());
         }
-      } else if (!status || *status == MsgStatus::kWaiting) {
+      } else if (!far_done) {
         Status s = store_->ScanVis(topic, storage::VisKind::kPending, t.cursor().t, t.cursor().seq,
                                    kTimeMax, [&](MessageRecord&& r) {
                                      far.push_back(std::move(r));
                                      return far.size() < kPurgeChunkSize;
                                    });
+        far_done = far.size() < kPurgeChunkSize;
         if (!s.ok()) {
           far.clear();  // what Advance ended is written all the same
           tally->Started();
@@ -211,7 +214,7 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
       Reschedule(*slot);
     }
     Report(fx);
-    if (failed || (near_done && taken == 0)) break;
+    if (failed || (near_done && far_done)) break;
   }
   tally->AllStarted();
 }
