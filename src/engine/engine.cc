@@ -42,9 +42,11 @@ Engine::~Engine() {
   if (rebuild_timer_ != 0) scheduler_->Cancel(rebuild_timer_);
 }
 
-Engine::Shard& Engine::ShardFor(std::string_view topic) {
-  return *shards_[std::hash<std::string_view>{}(topic) % shards_.size()];
+size_t Engine::ShardIndex(std::string_view topic) const {
+  return std::hash<std::string_view>{}(topic) % shards_.size();
 }
+
+Engine::Shard& Engine::ShardFor(std::string_view topic) { return *shards_[ShardIndex(topic)]; }
 
 Engine::Slot* Engine::Find(Shard& shard, const std::string& topic) {
   auto it = shard.topics.find(topic);
@@ -130,6 +132,7 @@ void Engine::LogWriteFailure(const Status& s) {
 }
 
 void Engine::Report(Effects& fx) {
+  if (!fx.dead_letters.empty()) DeliverDeadLetters(std::move(fx.dead_letters));
   const AdvanceResult& a = fx.advanced;
   backend::TopicEvents e;
   e.triggered = a.triggered;
@@ -183,6 +186,12 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
+  const core::EffectiveTopicConfig config = ConfigOf(req.topic);
+  if (config.paused) {
+    // Paused: nothing is delivered (resuming wakes the listener, WriteTopicConfig).
+    done(std::vector<core::Message>());
+    return;
+  }
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};
   Answer<Result<std::vector<core::Message>>> answer(std::move(done));
@@ -203,7 +212,6 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
       std::vector<core::Message> out;
       out.reserve(head.size());
       Status read;
-      const core::EffectiveTopicConfig config = ConfigOf(req.topic);
       core::Event deliver{core::EventKind::kDeliver, req.ack_timeout.value_or(config.ack_timeout)};
       deliver.retry_interval = config.retry_interval;
       for (const MessageRecord* r : head) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "base/mutex.h"
 #include "base/scheduler.h"
 #include "base/thread_annotations.h"
+#include "engine/answer.h"
 #include "engine/list_cursor.h"
 #include "engine/topic.h"
 #include "storage/message_store.h"
@@ -90,6 +92,7 @@ class Engine final : public backend::QueueBackend {
   void Purge(std::string topic, std::optional<core::MsgStatus> status,
              Callback<Result<int64_t>> done) override;
   void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
+  bool KnownIdle(const std::string& topic) override;
   void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 
@@ -117,16 +120,28 @@ class Engine final : public backend::QueueBackend {
     std::unordered_map<std::string, Slot> topics CQ_GUARDED_BY(mu);
   };
   // What an operation observed under the lock and reports after releasing it.
+  // A dead letter written by an operation's batch, to be taken into the dead-letter topic's
+  // memory once the batch is committed (engine_dead_letters.cc).
+  struct DeadLetterKey {
+    std::string topic;  // the dead-letter topic
+    std::string msg_id;
+    uint64_t seq = 0;    // of the dead letter: a stored record with another seq is not it
+    std::string source;  // the topic it died in (counted there)
+  };
   struct Effects {
     std::string topic;
-    AdvanceResult advanced;  // finalized records go into the operation's batch
-    int64_t ended = 0;       // ended by nack of the last delivery
-    bool ready = false;      // something became consumable now
+    AdvanceResult advanced;                     // finalized records go into the operation's batch
+    int64_t ended = 0;                          // ended by nack of the last delivery
+    bool ready = false;                         // something became consumable now
+    std::vector<DeadLetterKey> dead_letters{};  // written into the operation's batch
   };
   using Batch = storage::MessageStore::Batch;
 
   // --- engine.cc: operations
   Shard& ShardFor(std::string_view topic);
+  // The position of the topic's shard in shards_: the order in which several shard locks are
+  // taken (LockAllShards, Redrive).
+  size_t ShardIndex(std::string_view topic) const;
   Slot* Find(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
   Slot& FindOrCreate(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
   // Commits `batch`. Returns true when the caller may apply its changes in memory (the write is
@@ -159,7 +174,31 @@ class Engine final : public backend::QueueBackend {
 
   // --- engine_topics.cc: topic configuration
   // The topic's effective configuration (its stored layer over the node-local ones).
-  core::EffectiveTopicConfig ConfigOf(const std::string& topic) const;
+  core::EffectiveTopicConfig ConfigOf(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // The topic's stored layer (all unset when none).
+  core::TopicConfig StoredConfig(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // Replaces configs_ by what the store holds (Recover, Rebuild).
+  Status LoadTopicConfigs() CQ_EXCLUDES(config_mu_);
+  // Stores `after` as the topic's layer (an empty one is removed) and wakes the listener when
+  // the topic stops being paused. Sets and finishes `answer`.
+  void WriteTopicConfig(const std::string& topic, const core::TopicConfig& after,
+                        Answer<Status>& answer) CQ_REQUIRES(config_write_mu_);
+
+  // --- engine_dead_letters.cc: dead letters and redrive
+  // When `ended` (status 5 or 6, with its topic) ends in a topic with a dead-letter topic, writes
+  // its dead letter into `batch` (the batch that ends it) and notes it in fx.dead_letters; nothing
+  // when that topic holds the msgId in life (or a dead letter with it is on its way there).
+  void AddDeadLetter(Batch& batch, const core::MessageRecord& ended, TimePoint now, Effects& fx)
+      CQ_EXCLUDES(dead_letter_mu_);
+  // Takes committed dead letters into their topics' memory (each under its own shard lock, with
+  // no other lock held) and reports them; a dead letter whose write failed is not in the store
+  // and is passed over. REQUIRES: no shard lock held.
+  void DeliverDeadLetters(std::vector<DeadLetterKey> keys) CQ_EXCLUDES(dead_letter_mu_);
+  // Redrives one READY dead letter of `topic` (one atomic write). Answers kNotFound,
+  // kInvalidState, kResourceExhausted (the source is full) or the write's error.
+  // (Both shard locks are taken in shard order, which the analysis cannot follow.)
+  Status RedriveOne(const std::string& topic, const std::string& msg_id,
+                    Millis delay) CQ_NO_THREAD_SAFETY_ANALYSIS;
 
   // --- engine_batch.cc: sends and acks
   // What a send finds under a msgId it was given: an in-life message (answered; nothing is
@@ -242,6 +281,19 @@ class Engine final : public backend::QueueBackend {
   TimePoint purge_at_ CQ_GUARDED_BY(purge_mu_) = kTimeMax;
   std::string purge_cursor_ CQ_GUARDED_BY(purge_mu_);  // last purged retention key
   uint64_t purge_epoch_ CQ_GUARDED_BY(purge_mu_) = 0;  // counts cursor resets
+
+  // Stored topic configurations (layer 1 of core/topic_config.h), a cache of the store's. Lock
+  // order: config_write_mu_ before any shard lock; config_mu_ is a leaf (ConfigOf runs under
+  // shard locks).
+  base::Mutex config_write_mu_;  // serializes SetTopicConfig / DeleteTopicConfig
+  mutable base::Mutex config_mu_;
+  std::unordered_map<std::string, core::TopicConfig> configs_ CQ_GUARDED_BY(config_mu_);
+
+  // Dead letters written and not yet taken into their topic's memory, by (topic, msgId): a
+  // second one with the same key meanwhile is dropped as already there. A leaf lock.
+  base::Mutex dead_letter_mu_;
+  std::set<std::pair<std::string, std::string>> dead_letters_in_flight_
+      CQ_GUARDED_BY(dead_letter_mu_);
 
   // Failed writes logged by LogWriteFailure (at most one line a second).
   std::atomic<int64_t> last_failure_log_ms_{INT64_MIN / 2};  // steady clock

@@ -81,16 +81,29 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         }
         priors[i] = std::move(prior).value();
       }
-      if (!priors[i].existing) ++fresh;
     }
+    // Capacity: the in-life messages now (near and far, counted as of `now` under the lock), so
+    // that concurrent sends never overfill the topic. New items beyond it are refused each.
+    const int64_t in_life = t.in_life();
+    std::vector<bool> full(msgs.size());
+    for (size_t i = 0; i < msgs.size() && lookup.ok(); ++i) {
+      if (priors[i].existing) continue;
+      full[i] = config.capacity > 0 && in_life + static_cast<int64_t>(fresh) >= config.capacity;
+      if (!full[i]) ++fresh;
+    }
+    // The answer to an item that stores nothing: the in-life message, or the refusal.
+    auto unstored = [&](size_t i) -> Result<backend::Sent> {
+      if (full[i])
+        return core::TopicFull(topic, in_life + static_cast<int64_t>(fresh), config.capacity);
+      Prior& p = priors[i];
+      MsgStatus status = core::StatusAt(*p.existing, now);
+      return backend::Sent{core::Message{std::move(*p.existing), status}, true};
+    };
     if (!lookup.ok() || fresh == 0) {
       if (lookup.ok()) {
         std::vector<Result<backend::Sent>> out;
         out.reserve(msgs.size());
-        for (Prior& p : priors) {
-          MsgStatus status = core::StatusAt(*p.existing, now);
-          out.push_back(backend::Sent{core::Message{std::move(*p.existing), status}, true});
-        }
+        for (size_t i = 0; i < msgs.size(); ++i) out.push_back(unstored(i));
         answer.Set(std::move(out));
       } else {
         answer.Set(lookup);
@@ -112,9 +125,8 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < msgs.size(); ++i) {
         Prior& p = priors[i];
-        if (p.existing) {
-          MsgStatus status = core::StatusAt(*p.existing, now);
-          out.push_back(backend::Sent{core::Message{std::move(*p.existing), status}, true});
+        if (p.existing || full[i]) {
+          out.push_back(unstored(i));
           continue;
         }
         core::ResolveDefaults(msgs[i], config);
@@ -164,6 +176,9 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
   Answer<Result<std::vector<Status>>> answer(std::move(done));
+  // A nack's retry interval is the topic's at the time of the nack.
+  const core::EffectiveTopicConfig config = ConfigOf(topic);
+  const Millis retry_interval = config.retry_interval;
   std::optional<Status> outcome = Status::Ok();
   {
     base::MutexLock lock(shard.mu);
@@ -177,8 +192,9 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
     Status read;
     for (size_t i = 0; i < items.size(); ++i) {
       const backend::AckItem& item = items[i];
-      const core::Event event{item.ack ? core::EventKind::kAck : core::EventKind::kNack, Millis(0),
-                              0, item.reason};
+      core::Event event{item.ack ? core::EventKind::kAck : core::EventKind::kNack, Millis(0), 0,
+                        item.reason};
+      event.retry_interval = retry_interval;
       const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(item.msg_id) : nullptr;
       if (live == nullptr) {
         // Not held: unknown, ended, or far (never delivered): neither ack nor nack applies.
@@ -200,6 +216,7 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
       WriteTransition(batch, &before, *next);
       if (!item.ack) {
         const bool end = next->phase == Phase::kEnded;
+        if (end) AddDeadLetter(batch, *next, now, fx);
         ended += end ? 1 : 0;
         ready = ready || !end;
       }

@@ -48,10 +48,13 @@ Status Engine::Recover() {
     next_seq_ = (seq ? static_cast<uint64_t>(storage::DecodeCounter(*seq)) : 0) + kSeqBlock;
     reserved_seq_ = 0;  // the first allocation writes a new reservation
   }
+  // Before any topic: what Recover's first Advance ends may be a dead letter of a stored layer.
+  CQ_RETURN_IF_ERROR(LoadTopicConfigs());
   std::vector<std::string> names;
   CQ_RETURN_IF_ERROR(store_->ListTopics([&](const std::string& n) { names.push_back(n); }));
   size_t held = 0;
   int64_t far = 0;
+  std::vector<DeadLetterKey> dead_letters;  // of what ended while the server was down
   for (const std::string& name : names) {
     Shard& shard = ShardFor(name);
     base::MutexLock lock(shard.mu);
@@ -66,7 +69,9 @@ Status Engine::Recover() {
     CommitFor(
         &slot, std::move(batch), [](Status) {}, &outcome);
     Reschedule(slot);
+    for (DeadLetterKey& k : fx.dead_letters) dead_letters.push_back(std::move(k));
   }
+  DeliverDeadLetters(std::move(dead_letters));
   CQ_LOG_INFO(kLog, "recovered {} topics: {} messages held in memory, {} far messages on disk",
               names.size(), held, far);
   NotePurgeTime(now);  // the first purge finds where retention stands
@@ -109,6 +114,9 @@ void Engine::Rebuild() {
   LockAllShards();
   std::vector<std::string> names;
   Status s = store_->ListTopics([&](const std::string& n) { names.push_back(n); });
+  // A configuration change in a failed write may be in memory only.
+  Status cs = LoadTopicConfigs();
+  if (!cs.ok()) CQ_LOG_ERROR(kLog, "reloading topic configurations failed: {}", cs.ToString());
   for (auto& shard : shards_) {
     shard->mu.AssertHeld();
     for (auto& [name, slot] : shard->topics) {

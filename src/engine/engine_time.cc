@@ -77,6 +77,7 @@ TimePoint Engine::Advance(Slot& slot, Effects& fx, Batch& batch) {
   for (size_t i = before; i < fx.advanced.finalized.size(); ++i) {
     const EndedByTime& e = fx.advanced.finalized[i];
     WriteTransition(batch, &e.before, e.after);
+    AddDeadLetter(batch, e.after, now, fx);
   }
   return now;
 }

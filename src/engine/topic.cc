@@ -14,17 +14,20 @@ Topic::Topic(std::string name, TimePoint now)
     : name_(std::move(name)), processed_(now), last_active_(now) {}
 
 Topic::VisEntry Topic::EntryOf(MessageRecord* r) {
-  return VisEntry{r, r->phase == Phase::kPending, r->retry >= r->max_deliveries()};
+  const bool delivered = r->phase == Phase::kDelivered;
+  return VisEntry{r, !delivered, r->retry >= r->max_deliveries(),
+                  delivered && r->retry_interval > Millis(0)};
 }
 
-void Topic::Count(TimePoint t, bool pending, TimePoint at, int64_t n) {
-  if (t <= at) {
+void Topic::Count(TimePoint t, bool pending, TimePoint deadline, TimePoint at, int64_t n) {
+  if (!pending && deadline > at) {
+    consuming_ += n;
+  } else if (t <= at) {
     ready_ += n;
-  } else if (pending) {
+  } else {
+    // Pending before its time, or a delivery past its deadline in its retry interval.
     waiting_ += n;
     buckets_[core::BucketOf(t - at)] += n;
-  } else {
-    consuming_ += n;
   }
 }
 
@@ -38,13 +41,16 @@ Topic::VisIndex& Topic::VisFor(int level) {
 }
 
 void Topic::Index(MessageRecord* r) {
-  VisFor(Level(*r)).Insert(IndexKey{r->visible_at, r->seq}, EntryOf(r));
+  const VisEntry e = EntryOf(r);
+  VisFor(Level(*r)).Insert(IndexKey{r->visible_at, r->seq}, e);
   exp_.Insert(IndexKey{core::NaturalEndTime(*r), r->seq}, r);
+  if (e.waits) deadlines_.Insert(IndexKey{r->ack_deadline(), r->seq}, r);
 }
 
 void Topic::Unindex(MessageRecord* r) {
   vis_[Level(*r)]->Erase(IndexKey{r->visible_at, r->seq});
   exp_.Erase(IndexKey{core::NaturalEndTime(*r), r->seq});
+  if (EntryOf(r).waits) deadlines_.Erase(IndexKey{r->ack_deadline(), r->seq});
 }
 
 MessageRecord Topic::Copy(const MessageRecord& live) const {
@@ -194,7 +200,10 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
     for (const auto& vis : vis_) {
       if (vis == nullptr) continue;
       for (auto it = vis->LowerBound(IndexKey{lo, 0}); it != vis->end() && it.key().t < hi; ++it) {
-        if (it.value().pending) shift(it.key().t, 1);
+        // Waiting at `from` and at `to`: pending, or in a retry interval that began by `from`
+        // (one that began after `from` was counted anew as of `to` by AdvanceTo).
+        const VisEntry& e = it.value();
+        if (e.pending || (e.waits && e.rec->ack_deadline() <= from)) shift(it.key().t, 1);
       }
     }
     for (auto it = far_.LowerBound(IndexKey{lo, 0}); it != far_.end() && it.key().t < hi; ++it) {
@@ -224,6 +233,16 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
          it != vis->end() && it.key().t <= now; ++it) {
       const TimePoint t = it.key().t;
       const VisEntry& e = it.value();
+      if (e.waits) {
+        // Its ack deadline passed before `from` (else the deadline walk below counts it): its
+        // retry interval ended, waiting -> ready, timed like a trigger.
+        const TimePoint deadline = e.rec->ack_deadline();
+        if (deadline > from) continue;
+        Count(t, false, deadline, from, -1);
+        Count(t, false, deadline, now, +1);
+        triggered(t, 1);
+        continue;
+      }
       Count(t, e.pending, from, -1);
       Count(t, e.pending, now, +1);
       if (e.pending) {
@@ -236,6 +255,20 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
           out->became_ready = true;
         }
       }
+    }
+  }
+  // Deliveries with a retry interval whose ack deadline passed: consuming -> waiting (or ready
+  // when the interval passed too).
+  for (auto it = deadlines_.UpperBound(IndexKey{from, UINT64_MAX});
+       it != deadlines_.end() && it.key().t <= now; ++it) {
+    MessageRecord* r = it.value();
+    Count(r->visible_at, false, it.key().t, from, -1);
+    Count(r->visible_at, false, it.key().t, now, +1);
+    ++out->ack_timeouts;
+    if (r->retry >= r->max_deliveries()) {
+      exhausted.push_back(r);
+    } else if (r->visible_at <= now) {
+      triggered(r->visible_at, 1);
     }
   }
   for (auto it = far_.UpperBound(IndexKey{from, UINT64_MAX}); it != far_.end() && it.key().t <= now;
@@ -291,6 +324,8 @@ TimePoint Topic::NextDue(Millis inactive_after) const {
     if (it != vis->end()) next = std::min(next, it.key().t);
   }
   if (!exp_.empty()) next = std::min(next, exp_.begin().key().t);
+  auto deadline = deadlines_.UpperBound(IndexKey{processed_, UINT64_MAX});
+  if (deadline != deadlines_.end()) next = std::min(next, deadline.key().t);
   auto far = far_.UpperBound(IndexKey{processed_, UINT64_MAX});
   if (far != far_.end()) next = std::min(next, far.key().t);
   if (empty()) next = std::min(next, SaturatingAdd(last_active_, inactive_after));

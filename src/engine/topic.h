@@ -126,6 +126,8 @@ class Topic {
   core::TopicInfo Info() const;
 
   size_t live_count() const { return live_.size(); }  // near in-life messages
+  // Every in-life message, near and far (what a topic's capacity counts).
+  int64_t in_life() const { return waiting_ + ready_ + consuming_; }
   bool empty() const { return live_.empty() && far_.empty(); }
   int64_t far_count() const { return far_total_; }
   // The earliest trigger time in the far tier, or kTimeMax.
@@ -146,6 +148,9 @@ class Topic {
     core::MessageRecord* rec = nullptr;
     bool pending = false;   // phase kPending (else kDelivered)
     bool last_try = false;  // deliveries used up: it ends when visible_at passes
+    // Delivered with a retry interval: from its ack deadline (in deadlines_) to visible_at it
+    // waits (status 1), then it is ready.
+    bool waits = false;
   };
   using VisIndex = BTreeIndex<VisEntry>;
   static VisEntry EntryOf(core::MessageRecord* r);
@@ -156,10 +161,11 @@ class Topic {
   VisIndex& VisFor(int level);  // created on first use
 
   // Adds (sign = +1) or removes (-1) `n` entries' contribution to the counts, as of `at`, for
-  // entries visible at `t`.
-  void Count(TimePoint t, bool pending, TimePoint at, int64_t n);
+  // entries visible at `t`; a delivered one is consuming until its ack `deadline`.
+  void Count(TimePoint t, bool pending, TimePoint deadline, TimePoint at, int64_t n);
+  void Count(TimePoint t, bool pending, TimePoint at, int64_t n) { Count(t, pending, t, at, n); }
   void Count(const core::MessageRecord& r, TimePoint at, int64_t n) {
-    Count(r.visible_at, r.phase == core::Phase::kPending, at, n);
+    Count(r.visible_at, r.phase == core::Phase::kPending, r.ack_deadline(), at, n);
   }
   void Index(core::MessageRecord* r);    // into vis_ and exp_
   void Unindex(core::MessageRecord* r);  // out of vis_ and exp_
@@ -177,7 +183,9 @@ class Topic {
   // Per priority level: (visible_at, seq) of every near record of that priority; null until used.
   std::array<std::unique_ptr<VisIndex>, kPriorityLevels> vis_;
   BTreeIndex<core::MessageRecord*> exp_;  // (NaturalEndTime, seq) of every near record
-  BTreeIndex<int64_t> far_;               // (trigger time, 0) -> far waiting messages
+  // (ack deadline, seq) of every delivered record with a retry interval (VisEntry::waits).
+  BTreeIndex<core::MessageRecord*> deadlines_;
+  BTreeIndex<int64_t> far_;  // (trigger time, 0) -> far waiting messages
   int64_t far_total_ = 0;
 
   // Invariant: counts equal the classification of every in-life message, near and far, as of

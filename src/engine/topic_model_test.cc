@@ -120,6 +120,10 @@ class TopicModel {
   Millis RandomAckTimeout() {
     return Millis(OneOf<int64_t>({1, 100, 5 * kSec, 30 * kSec, 2 * kHour}));
   }
+  // A topic's retry interval (issue 15): none half the time.
+  Millis RandomRetryInterval() {
+    return Millis(OneOf<int64_t>({0, 0, 0, 1, 100, 5 * kSec, 2 * kHour}));
+  }
 
   bool ModelLive(const std::string& id) const {
     auto it = recs_.find(id);
@@ -195,12 +199,12 @@ class TopicModel {
     if (ready.size() > batch) ready.resize(batch);
     std::vector<const MessageRecord*> head = topic_.DueHead(now_, batch);
     ASSERT_EQ(head.size(), ready.size());
-    Millis ack = RandomAckTimeout();
+    core::Event deliver{EventKind::kDeliver, RandomAckTimeout()};
+    deliver.retry_interval = RandomRetryInterval();
     std::vector<MessageRecord> delivered;
     for (size_t i = 0; i < head.size(); ++i) {
       ASSERT_EQ(head[i]->msg_id, ready[i]->msg_id) << "pull order, position " << i;
-      Result<MessageRecord> next =
-          core::Apply(topic_.Copy(*head[i]), core::Event{EventKind::kDeliver, ack}, now_);
+      Result<MessageRecord> next = core::Apply(topic_.Copy(*head[i]), deliver, now_);
       ASSERT_TRUE(next.has_value()) << next.error().ToString();
       delivered.push_back(*next);
     }
@@ -223,8 +227,9 @@ class TopicModel {
       return;
     }
     if (live == nullptr) return;
-    Result<MessageRecord> next = core::Apply(
-        topic_.Copy(*live), core::Event{ack ? EventKind::kAck : EventKind::kNack}, now_);
+    core::Event event{ack ? EventKind::kAck : EventKind::kNack};
+    event.retry_interval = RandomRetryInterval();
+    Result<MessageRecord> next = core::Apply(topic_.Copy(*live), event, now_);
     if (!next.has_value()) {
       ASSERT_EQ(next.error().code(), Errc::kInvalidState);
       return;
@@ -331,16 +336,28 @@ class TopicModel {
     // Expected observations of AdvanceTo, from the records as they were.
     int64_t want_triggered = 0;
     int64_t want_timeouts = 0;
+    int64_t want_timeouts_ready = 0;  // consumable again at once (no retry interval)
+    auto within = [&](TimePoint t) { return from < t && t <= now_; };
     for (const auto& [id, r] : recs_) {
-      if (r.phase == Phase::kEnded || r.visible_at <= from || r.visible_at > now_) continue;
-      (r.phase == Phase::kPending ? want_triggered : want_timeouts) += 1;
+      if (r.phase == Phase::kEnded) continue;
+      if (r.phase == Phase::kPending) {
+        want_triggered += within(r.visible_at) ? 1 : 0;
+        continue;
+      }
+      // A delivery times out at its ack deadline; with a retry interval (and a delivery left),
+      // the end of the interval is timed like a trigger.
+      const bool last_try = r.retry >= r.max_deliveries();
+      want_timeouts += within(r.ack_deadline()) ? 1 : 0;
+      if (!last_try && within(r.visible_at)) {
+        (r.retry_interval > Millis(0) ? want_triggered : want_timeouts_ready) += 1;
+      }
     }
     AdvanceResult res;
     topic_.AdvanceTo(now_, &res);
     ASSERT_EQ(topic_.processed(), now_);
     EXPECT_EQ(res.triggered, want_triggered);
     EXPECT_EQ(res.ack_timeouts, want_timeouts);
-    if (res.triggered > 0 || res.ack_timeouts > static_cast<int64_t>(res.finalized.size())) {
+    if (res.triggered > 0 || want_timeouts_ready > 0) {
       EXPECT_TRUE(res.became_ready);
     }
 
@@ -382,9 +399,13 @@ class TopicModel {
         ASSERT_NE(got, nullptr) << id << " in life but not in the topic";
         EXPECT_EQ(topic_.Copy(*got), r);
         if (r.visible_at > now_) want_next = std::min(want_next, r.visible_at);
+        // A delivery with a retry interval changes at its ack deadline too (consuming -> waiting).
+        if (r.phase == Phase::kDelivered && r.ack_deadline() > now_) {
+          want_next = std::min(want_next, r.ack_deadline());
+        }
         want_next = std::min(want_next, r.expire_time);
       }
-      testutil::Tally(want, s, r.trigger_time - now_);
+      testutil::Tally(want, s, r.visible_at - now_);  // waiting: until consumable
     }
     EXPECT_EQ(topic_.live_count(), live);
     EXPECT_EQ(topic_.far_count(), far);

@@ -1,6 +1,7 @@
 #include "storage/codec.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "storage/kv.h"
 
@@ -79,9 +80,14 @@ Status Corrupt(std::string_view what) {
 }
 
 // Record metadata versions (docs/storage-format.md): 1 before issue 14; 2 adds priority, count
-// trigger, count and last error after the version 1 fields. Both decode; 2 is written.
+// trigger, count and last error after the version 1 fields; 3 (issue 15) adds the retry interval
+// and the dead-letter origin. All decode; 3 is written.
 constexpr uint8_t kMetaV1 = 1;
 constexpr uint8_t kMetaV2 = 2;
+constexpr uint8_t kMetaV3 = 3;
+
+// The version of the stored topic configuration (EncodeTopicConfig).
+constexpr uint8_t kTopicConfigV1 = 1;
 
 }  // namespace
 
@@ -240,7 +246,7 @@ Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view k
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
   out.reserve(68 + r.last_error.size());
-  out.push_back(static_cast<char>(kMetaV2));
+  out.push_back(static_cast<char>(kMetaV3));
   AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
@@ -256,12 +262,21 @@ std::string EncodeMeta(const core::MessageRecord& r) {
   AppendVarint(out, static_cast<uint64_t>(r.count_trigger));
   AppendVarint(out, static_cast<uint64_t>(r.count));
   AppendBytes(out, r.last_error);
+  // Version 3: the retry interval (ms), then 0, or 1 and the dead-letter origin.
+  AppendVarint(out, static_cast<uint64_t>(r.retry_interval.count()));
+  out.push_back(static_cast<char>(r.dead_letter ? 1 : 0));
+  if (r.dead_letter) {
+    AppendBytes(out, r.dead_letter->topic);
+    out.push_back(static_cast<char>(r.dead_letter->status));
+    AppendVarint(out, static_cast<uint64_t>(r.dead_letter->retry));
+    AppendLittle<int64_t>(out, ToEpochMs(r.dead_letter->end_time));
+  }
   return out;
 }
 
 Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   const uint8_t version = in.empty() ? 0 : static_cast<uint8_t>(in.front());
-  if (version != kMetaV1 && version != kMetaV2) return Corrupt("record metadata (unknown version)");
+  if (version < kMetaV1 || version > kMetaV3) return Corrupt("record metadata (unknown version)");
   in.remove_prefix(1);
   int64_t produce, trigger, expire, visible, ended;
   int32_t max_retry;
@@ -283,10 +298,35 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   uint64_t count_trigger = 0;
   uint64_t count = 0;
   std::string_view last_error;
-  if (version == kMetaV2 &&
+  if (version >= kMetaV2 &&
       (!ReadVarint(in, &priority) || !ReadVarint(in, &count_trigger) || !ReadVarint(in, &count) ||
        !ReadBytes(in, &last_error) || priority > 255)) {
     return Corrupt("record metadata");
+  }
+  // Version 1 and 2 records: no retry interval, not a dead letter.
+  uint64_t retry_interval = 0;
+  std::optional<core::DeadLetter> dead_letter;
+  if (version >= kMetaV3) {
+    if (!ReadVarint(in, &retry_interval) || retry_interval > uint64_t{INT64_MAX} || in.empty()) {
+      return Corrupt("record metadata");
+    }
+    const auto has_dead_letter = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    if (has_dead_letter > 1) return Corrupt("record metadata");
+    if (has_dead_letter == 1) {
+      std::string_view topic;
+      uint64_t dl_retry = 0;
+      int64_t end_time = 0;
+      if (!ReadBytes(in, &topic) || in.empty()) return Corrupt("record metadata");
+      const auto dl_status = static_cast<uint8_t>(in.front());
+      in.remove_prefix(1);
+      if ((dl_status != 5 && dl_status != 6) || !ReadVarint(in, &dl_retry) ||
+          dl_retry > uint64_t{INT64_MAX} || !ReadLittle(in, &end_time)) {
+        return Corrupt("record metadata");
+      }
+      dead_letter = core::DeadLetter{std::string(topic), static_cast<core::MsgStatus>(dl_status),
+                                     static_cast<int64_t>(dl_retry), FromEpochMs(end_time)};
+    }
   }
   if (!in.empty()) return Corrupt("record metadata");
   r->produce_time = FromEpochMs(produce);
@@ -303,7 +343,68 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   r->count_trigger = static_cast<int64_t>(count_trigger);
   r->count = static_cast<int64_t>(count);
   r->last_error = std::string(last_error);
+  r->retry_interval = Millis(static_cast<int64_t>(retry_interval));
+  r->dead_letter = std::move(dead_letter);
   return Status::Ok();
+}
+
+std::string EncodeTopicConfig(const core::TopicConfig& c) {
+  std::string out;
+  out.push_back(static_cast<char>(kTopicConfigV1));
+  uint8_t present = 0;
+  for (int i = 0; i < core::kTopicFieldCount; ++i) {
+    if (core::IsSet(c, static_cast<core::TopicField>(i))) present |= uint8_t{1} << i;
+  }
+  out.push_back(static_cast<char>(present));
+  if (c.capacity) AppendVarint(out, static_cast<uint64_t>(*c.capacity));
+  if (c.ttl) AppendVarint(out, static_cast<uint64_t>(c.ttl->count()));
+  if (c.max_retry) AppendVarint(out, static_cast<uint64_t>(*c.max_retry));
+  if (c.ack_timeout) AppendVarint(out, static_cast<uint64_t>(c.ack_timeout->count()));
+  if (c.retry_interval) AppendVarint(out, static_cast<uint64_t>(c.retry_interval->count()));
+  if (c.dead_letter_topic) AppendBytes(out, *c.dead_letter_topic);
+  if (c.paused) out.push_back(static_cast<char>(*c.paused ? 1 : 0));
+  return out;
+}
+
+Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
+  if (in.size() < 2 || static_cast<uint8_t>(in[0]) != kTopicConfigV1) {
+    return Corrupt("topic configuration");
+  }
+  const auto present = static_cast<uint8_t>(in[1]);
+  in.remove_prefix(2);
+  if (present >> core::kTopicFieldCount != 0) return Corrupt("topic configuration");
+  auto has = [&](core::TopicField f) { return (present >> static_cast<int>(f) & 1) != 0; };
+  core::TopicConfig c;
+  bool ok = true;
+  // A non-negative value that fits T (the fields are >= 0 by validation).
+  auto number = [&](core::TopicField f, auto* field, int64_t max) {
+    if (!has(f) || !ok) return;
+    uint64_t v = 0;
+    ok = ReadVarint(in, &v) && v <= static_cast<uint64_t>(max);
+    using T = typename std::remove_reference_t<decltype(*field)>::value_type;
+    if constexpr (std::is_same_v<T, Millis>) {
+      *field = Millis(static_cast<int64_t>(v));
+    } else {
+      *field = static_cast<T>(v);
+    }
+  };
+  number(core::TopicField::kCapacity, &c.capacity, INT64_MAX);
+  number(core::TopicField::kTtl, &c.ttl, INT64_MAX);
+  number(core::TopicField::kMaxRetry, &c.max_retry, INT32_MAX);
+  number(core::TopicField::kAckTimeout, &c.ack_timeout, INT64_MAX);
+  number(core::TopicField::kRetryInterval, &c.retry_interval, INT64_MAX);
+  if (ok && has(core::TopicField::kDeadLetterTopic)) {
+    std::string_view topic;
+    ok = ReadBytes(in, &topic);
+    c.dead_letter_topic = std::string(topic);
+  }
+  if (ok && has(core::TopicField::kPaused)) {
+    ok = !in.empty() && static_cast<uint8_t>(in[0]) <= 1;
+    if (ok) c.paused = in[0] == 1;
+    if (ok) in.remove_prefix(1);
+  }
+  if (!ok || !in.empty()) return Corrupt("topic configuration");
+  return c;
 }
 
 std::string EncodeVisValue(const core::MessageRecord& r) {

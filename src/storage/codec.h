@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "core/message.h"
+#include "core/topic_config.h"
 
 namespace chronoq::storage {
 
@@ -19,7 +20,9 @@ namespace chronoq::storage {
 // UpgradeStore (storage/upgrade.h) to bring the previous version up to it at open: an older store
 // is migrated in place, never refused.
 // 1: up to issue 13. 2: the `ended` column family (ended messages per topic and status).
-inline constexpr int kFormatVersion = 2;
+// 3: record metadata version 3 (retry interval, dead-letter origin) and stored topic
+// configurations (`meta` entries), which older builds cannot read; nothing to rewrite.
+inline constexpr int kFormatVersion = 3;
 // The oldest format UpgradeStore can bring up to kFormatVersion.
 inline constexpr int kOldestFormatVersion = 1;
 
@@ -90,6 +93,14 @@ Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view k
 std::string EncodeMeta(const core::MessageRecord& r);
 // Fills the fields EncodeMeta wrote; kCorruption when the bytes are not a record.
 Status DecodeMeta(std::string_view bytes, core::MessageRecord* out);
+
+// A topic's stored configuration (setTopicConfig): its set fields. Kept in `meta` under
+// TopicConfigMetaName(topic).
+std::string EncodeTopicConfig(const core::TopicConfig& c);
+// kCorruption when the bytes are not a configuration.
+Result<core::TopicConfig> DecodeTopicConfig(std::string_view bytes);
+// The `meta` names of stored topic configurations: this prefix, then the topic.
+inline constexpr std::string_view kTopicConfigMetaPrefix = "topic-config/";
 
 // vis values: msgId plus the record metadata, so that loading needs no second read.
 std::string EncodeVisValue(const core::MessageRecord& r);

@@ -92,10 +92,10 @@ TEST(CodecTest, MetaRoundTripExtensionFields) {
 // extensions. It decodes with the extensions' defaults.
 TEST(CodecTest, MetaVersionOneDecodesWithDefaults) {
   MessageRecord r = SampleRecord();
-  std::string v2 = EncodeMeta(r);
-  ASSERT_EQ(v2[0], 2);
-  ASSERT_EQ(v2.size(), 63u + 4u);  // no extensions: four bytes more than version 1
-  std::string v1 = v2.substr(0, 63);
+  std::string v3 = EncodeMeta(r);
+  ASSERT_EQ(v3[0], 3);
+  ASSERT_EQ(v3.size(), 63u + 4u + 2u);  // no extensions: six bytes more than version 1
+  std::string v1 = v3.substr(0, 63);
   v1[0] = 1;
   MessageRecord out;
   out.priority = 5;  // overwritten
@@ -108,6 +108,80 @@ TEST(CodecTest, MetaVersionOneDecodesWithDefaults) {
   EXPECT_EQ(out.count, 0);
   EXPECT_EQ(out.last_error, "");
   EXPECT_EQ(DecodeMeta(v1 + "x", &out).code(), Errc::kCorruption);  // trailing bytes in v1
+}
+
+// Version 2 (issue 14): the version 1 fields and the issue-14 extensions, without the retry
+// interval and the dead-letter origin of version 3. It decodes with their defaults.
+TEST(CodecTest, MetaVersionTwoDecodesWithoutRetryIntervalOrDeadLetter) {
+  MessageRecord r = SampleRecord();
+  r.priority = 4;
+  r.last_error = "boom";
+  std::string v3 = EncodeMeta(r);
+  std::string v2 = v3.substr(0, v3.size() - 2);  // an interval of 0 and no dead letter: 2 bytes
+  v2[0] = 2;
+  MessageRecord out;
+  out.retry_interval = Millis(5);  // overwritten
+  out.dead_letter = core::DeadLetter{"stale", MsgStatus::kExpire, 1, kT0};
+  ASSERT_TRUE(DecodeMeta(v2, &out).ok());
+  ExpectSameScalars(out, r);
+  EXPECT_EQ(out.retry_interval, Millis(0));
+  EXPECT_FALSE(out.dead_letter.has_value());
+  EXPECT_EQ(EncodeMeta(out), v3);  // re-encoded in version 3
+  EXPECT_EQ(DecodeMeta(v2 + "x", &out).code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, MetaRoundTripRetryIntervalAndDeadLetter) {
+  MessageRecord r = SampleRecord();
+  r.phase = core::Phase::kDelivered;
+  r.retry_interval = Millis(1'234'567);
+  r.dead_letter = core::DeadLetter{"orders", MsgStatus::kRetryExhaust, 17, FromEpochMs(-5)};
+  std::string enc = EncodeMeta(r);
+  MessageRecord out;
+  ASSERT_TRUE(DecodeMeta(enc, &out).ok());
+  EXPECT_EQ(out.retry_interval, r.retry_interval);
+  EXPECT_EQ(out.dead_letter, r.dead_letter);
+  ExpectSameScalars(out, r);
+  for (size_t n = 0; n < enc.size(); ++n) {  // every truncation
+    EXPECT_EQ(DecodeMeta(enc.substr(0, n), &out).code(), Errc::kCorruption) << n;
+  }
+  // The dead-letter flag is 0 or 1, its status 5 or 6.
+  std::string no_dl = EncodeMeta(SampleRecord());
+  std::string bad_flag = no_dl;
+  bad_flag.back() = 2;
+  EXPECT_EQ(DecodeMeta(bad_flag, &out).code(), Errc::kCorruption);
+  const size_t status_at = enc.size() - 8 - 1 - 1;  // before retry (1-byte varint) and end time
+  std::string bad_status = enc;
+  bad_status[status_at] = 4;
+  EXPECT_EQ(DecodeMeta(bad_status, &out).code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, TopicConfigRoundTripsEachFieldAlone) {
+  core::TopicConfig all;
+  all.capacity = 1000;
+  all.ttl = Millis(86'400'000);
+  all.max_retry = 0;
+  all.ack_timeout = Millis(30'000);
+  all.retry_interval = Millis(0);
+  all.dead_letter_topic = "orders-dlq";
+  all.paused = true;
+  Result<core::TopicConfig> back = DecodeTopicConfig(EncodeTopicConfig(all));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, all);
+  EXPECT_EQ(*DecodeTopicConfig(EncodeTopicConfig(core::TopicConfig{})), core::TopicConfig{});
+  core::TopicConfig one;
+  one.dead_letter_topic = "";  // set to "none": not the same as unset
+  EXPECT_EQ(*DecodeTopicConfig(EncodeTopicConfig(one)), one);
+  one = core::TopicConfig{};
+  one.paused = false;
+  EXPECT_EQ(*DecodeTopicConfig(EncodeTopicConfig(one)), one);
+  const std::string enc = EncodeTopicConfig(all);
+  for (size_t n = 0; n < enc.size(); ++n) {
+    EXPECT_EQ(DecodeTopicConfig(enc.substr(0, n)).error().code(), Errc::kCorruption) << n;
+  }
+  EXPECT_FALSE(DecodeTopicConfig(enc + "x").has_value());
+  std::string unknown_field = EncodeTopicConfig(core::TopicConfig{});
+  unknown_field[1] = static_cast<char>(0x80);
+  EXPECT_FALSE(DecodeTopicConfig(unknown_field).has_value());
 }
 
 TEST(CodecTest, VisValueRoundTripCarriesMsgId) {

@@ -105,6 +105,30 @@ void MessageStore::Batch::PutMeta(std::string_view name, std::string value) {
   kv_.Put(Cf::kMeta, s_->MetaKey(name), std::move(value));
 }
 
+void MessageStore::Batch::DeleteMeta(std::string_view name) {
+  kv_.Delete(Cf::kMeta, s_->MetaKey(name));
+}
+
+void MessageStore::PutTopicConfig(Batch& batch, std::string_view topic,
+                                  const core::TopicConfig& c) const {
+  batch.PutMeta(std::string(kTopicConfigMetaPrefix) + std::string(topic), EncodeTopicConfig(c));
+}
+
+void MessageStore::DeleteTopicConfig(Batch& batch, std::string_view topic) const {
+  batch.DeleteMeta(std::string(kTopicConfigMetaPrefix) + std::string(topic));
+}
+
+Status MessageStore::ScanTopicConfigs(
+    const std::function<void(std::string topic, core::TopicConfig c)>& fn) {
+  const std::string prefix = MetaKey(kTopicConfigMetaPrefix);
+  auto it = kv_->Scan(Cf::kMeta, prefix, PrefixEnd(prefix));
+  for (; it->Valid(); it->Next()) {
+    CQ_ASSIGN_OR_RETURN(core::TopicConfig c, DecodeTopicConfig(it->value()));
+    fn(std::string(it->key().substr(prefix.size())), std::move(c));
+  }
+  return it->status();
+}
+
 std::string MessageStore::MetaKey(std::string_view name) const {
   std::string key = TopicPrefix(ns_, "");
   key.append(name);

@@ -46,6 +46,7 @@ class MessageStore {
     // writes removed the old ended entry).
     void DeleteRetentionEntry(TimePoint purge_at, uint64_t seq);
     void PutMeta(std::string_view name, std::string value);
+    void DeleteMeta(std::string_view name);
 
     bool empty() const { return kv_.empty(); }
     size_t size() const { return kv_.size(); }
@@ -102,6 +103,12 @@ class MessageStore {
       const std::function<bool(const RetentionEntry&, const std::string& key)>& fn);
 
   Result<std::optional<std::string>> GetMeta(std::string_view name);
+
+  // Stored topic configurations (setTopicConfig; `meta` entries, docs/storage-format.md).
+  void PutTopicConfig(Batch& batch, std::string_view topic, const core::TopicConfig& c) const;
+  void DeleteTopicConfig(Batch& batch, std::string_view topic) const;
+  // Every stored configuration, in topic order. Errors: kIOError, kCorruption.
+  Status ScanTopicConfigs(const std::function<void(std::string topic, core::TopicConfig c)>& fn);
 
   Batch NewBatch() const { return Batch(this); }
   // See KvStore::Commit.

@@ -4,7 +4,8 @@
 // needs, bounded by what that step has to index, not by the backlog.
 //
 // Steps. 1 -> 2: the `ended` column family, backfilled from the retention index (one entry per
-// retained ended message; the others are not read).
+// retained ended message; the others are not read). 2 -> 3: nothing (version 3 record metadata
+// and stored topic configurations are new writes; older ones read as before).
 //
 // Crash safety: every step only adds entries that the newer format derives from the older data,
 // so an upgrade cut short is simply run again at the next open (the caller records the new

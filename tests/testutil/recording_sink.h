@@ -23,6 +23,7 @@ class RecordingSink final : public backend::EventSink {
     t.ack_timeouts += e.ack_timeouts;
     t.expired += e.expired;
     t.retries_exhausted += e.retries_exhausted;
+    t.dead_lettered += e.dead_lettered;
   }
   // Everything reported for `topic` so far.
   backend::TopicEvents For(const std::string& topic) {

@@ -1,16 +1,15 @@
 #include "tests/testutil/sync_backend.h"
 
-#include <future>
+#include <utility>
+
+#include "tests/testutil/await.h"
 
 namespace chronoq::testutil {
 namespace {
 
 template <typename T, typename Start>
 T Wait(Start start) {
-  std::promise<T> p;
-  std::future<T> f = p.get_future();
-  start([&p](T value) { p.set_value(std::move(value)); });
-  return f.get();
+  return Await<T>(std::move(start));
 }
 
 }  // namespace
