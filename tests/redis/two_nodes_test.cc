@@ -110,7 +110,10 @@ TEST_P(TwoNodesTest, ALongPollIsAnsweredAtATriggerTimeSetThroughTheOtherNode) {
   AdvanceBoth(4'999);
   EXPECT_EQ(api_a_->ParkedLongPolls(), 1);  // not before its time
   AdvanceBoth(1);
-  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  // Real seconds, not test time: the answer needs a publication through Redis and a pull, which
+  // took over 5 s once on a Cluster under ASan with other tests running. A wake that is lost
+  // never comes, so a longer wait still fails then.
+  ApiResponse r = poller.Finish(std::chrono::seconds(20));
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_EQ(Ids(r), std::vector<std::string>{"d"});
 }
