@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/scheduler.h"
 #include "config/config.h"
+#include "core/callback.h"
 #include "http/handlers.h"
 #include "http/http_metrics.h"
 #include "http/router.h"
@@ -163,6 +164,8 @@ int RunServe(const std::vector<std::string>& args) {
   so.monitor_interval = std::chrono::seconds(cfg.monitor_interval_seconds);
   so.metrics_max_topics = static_cast<size_t>(cfg.metrics_max_topics);
   so.topic_files = cfg.topics;
+  // Checked when the configuration was loaded.
+  so.push_allowed = core::TargetAllowlist::Parse(cfg.push_allowed_targets).value();
   auto service =
       std::make_unique<service::QueueService>(opened.serving->backend(), clock, scheduler, so);
   // However this function returns, the timer thread stops before the service (whose long polls

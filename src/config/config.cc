@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "config/key_table.h"
+#include "core/callback.h"
 
 namespace chronoq::config {
 namespace internal {
@@ -106,6 +107,11 @@ const std::vector<Key>& Keys() {
        "GET /metrics: topics with their own topic label (the first seen since the start); "
        "further topics are counted under topic=\"_other\"",
        "topics", "Metrics"},
+      {"push-allowed-targets", &ServerConfig::push_allowed_targets,
+       "Hosts a message's callback may reach, comma-separated: host, host:port, *.domain, "
+       "*.domain:port or * (every host). Empty: push delivery is off and a send with a callback "
+       "is refused (docs/push.md)",
+       "", "Push delivery"},
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
   };
@@ -278,6 +284,9 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   positive("max-parked-long-polls", c.max_parked_long_polls);
   positive("max-parked-long-polls-per-topic", c.max_parked_long_polls_per_topic);
   positive("max-delay-millis", c.max_delay_millis);
+  if (auto allowed = core::TargetAllowlist::Parse(c.push_allowed_targets); !allowed.has_value()) {
+    errors.push_back(allowed.error().message());
+  }
   base::LogLevel level;
   if (!base::ParseLogLevel(c.log_level, &level)) {
     errors.push_back(fmt::format(

@@ -67,7 +67,9 @@ struct ServerConfig {
   std::string log_level = "info";     // trace|debug|info|warn|error|off
   std::string log_format = "text";    // text|json
   int64_t metrics_max_topics = 1000;  // GET /metrics: topics with their own label; more: "_other"
-  bool test_clock = false;            // tests only: manual clock advanced over HTTP
+  // Push delivery (docs/push.md): the targets callbacks may reach; empty: none (push is off).
+  std::string push_allowed_targets;
+  bool test_clock = false;  // tests only: manual clock advanced over HTTP
   // The file's [topics.<name>] tables (docs/topic-config.md): per-topic defaults, under a topic's
   // stored configuration (setTopicConfig) and over the settings above. File only: no environment
   // variable or flag sets them.

@@ -264,6 +264,16 @@ TEST(ConfigLoadTest, ConnectionLimitsAndTimeoutsAreCheckedAndReachTheConfig) {
   EXPECT_GE(d.max_connections - d.max_parked_long_polls, 6'000);
 }
 
+TEST(ConfigLoadTest, PushAllowedTargetsAreCheckedAtStartAndOffByDefault) {
+  EXPECT_EQ(ServerConfig{}.push_allowed_targets, "");  // push delivery is off until named
+  LoadResult r = Load({"--push-allowed-targets=hooks.internal:8080, http://x"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("push-allowed-targets has a pattern that is not host, "
+                                    "host:port, *.domain or *: 'http://x'"));
+  r = Load({}, Env({"CHRONOQ_PUSH_ALLOWED_TARGETS=*.internal, 127.0.0.1:9000"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.push_allowed_targets, "*.internal, 127.0.0.1:9000");
+}
+
 TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {
   LoadResult r = Load({"--config="}, Env({}).get());
   EXPECT_THAT(r.errors, ElementsAre(HasSubstr("--config needs a file")));

@@ -6,8 +6,10 @@
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "http/callback_json.h"
 #include "http/codec.h"
 #include "http/error_map.h"
 #include "http/handlers.h"
@@ -76,6 +78,7 @@ Status ObjectParams(const json::object& o, Params* out) {
       case json::kind::object:
       case json::kind::array:
         non_scalar = true;
+        text = json::serialize(v);
         break;
     }
     CQ_RETURN_IF_ERROR(out->Add("JSON body", std::string(kv.key()), std::move(text), non_scalar));
@@ -320,6 +323,14 @@ void ReadSendFields(ParamReader& r, service::SendRequest& s) {
   s.trigger_time = r.Long("triggerTime", false);
   s.priority = r.Long("priority", false);
   s.count_trigger = r.Long("countTrigger", false);
+  if (std::optional<std::string> callback = r.JsonText("callback")) {
+    Result<core::Callback> cb = ParseCallbackJson(*callback);
+    if (cb.has_value()) {
+      s.callback = std::move(*cb);
+    } else {
+      r.Fail(cb.error().message());
+    }
+  }
   if (msg_id) s.msg_id = std::move(*msg_id);
   if (msg) s.msg = std::move(*msg);
 }

@@ -405,5 +405,72 @@ TEST_F(ManageHandlersTest, ADeadLetterCarriesItsOriginOnlyWhenItIsOne) {
       << EncodeMessageAnswer(200, "success", &m);
 }
 
+// The callback parameter (API-EXTENSIONS.md section 5, docs/push.md): its JSON shape is checked
+// in the JSON body, in a form field and in batch items alike, with sentences that name the member;
+// the allowlist then decides; nothing reaches the backend while push delivery has no storage lane.
+TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndRefusedUntilPushIsBuilt) {
+  const std::string send = R"({"topic":"t","msgId":"a","msg":"hi","delayMillis":0,"callback":)";
+  auto answer = [&](const std::string& cb) { return Json("sendMsg", send + cb + "}"); };
+  // A callback of the wrong shape is a request error, like a parameter of the wrong type.
+  auto not_object = answer(R"("not json")");
+  EXPECT_EQ(not_object.first, 400);
+  EXPECT_NE(
+      not_object.second.find(
+          R"("msg":"callback must be a JSON object like {\"type\":\"http\",\"url\":\"http://host:port/path\"}")"),
+      std::string::npos)
+      << not_object.second;
+  EXPECT_NE(answer(R"({"url":"http://x/"})")
+                .second.find("callback.type is missing (http, grpc or kafka)"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"smtp"})")
+                .second.find("callback.type must be http, grpc or kafka, got 'smtp'"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"http","url":"http://x/","topic":"k"})")
+                .second.find("callback has an unknown member 'topic' for type http (known: url, "
+                             "method, headers, body, timeoutMillis, retryIntervalMillis)"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"http","url":5})").second.find("callback.url must be a string"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"http","url":"http://x/","timeoutMillis":"5"})")
+                .second.find("callback.timeoutMillis must be an integer"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"http","url":"http://x/","headers":{"a":1}})")
+                .second.find("callback.headers.a must be a string"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"http","url":"http://x/","body":"xml"})")
+                .second.find("callback.body must be 'json' or 'raw', got 'xml'"),
+            std::string::npos);
+  EXPECT_NE(answer(R"({"type":"grpc","target":"h:1"})").second.find("callback.method is missing"),
+            std::string::npos);
+  // A well-formed callback meets the allowlist: empty by default, so push is off.
+  EXPECT_NE(answer(R"({"type":"http","url":"http://127.0.0.1:9/x"})")
+                .second.find("callback target '127.0.0.1:9' is not allowed: push-allowed-targets "
+                             "is empty"),
+            std::string::npos);
+  // The same checks for a form field holding the JSON text.
+  EXPECT_NE(Form("sendMsg", "topic=t&msg=hi&delayMillis=0&callback=%7B%22type%22%3A%22x%22%7D")
+                .second.find("callback.type must be http, grpc or kafka, got 'x'"),
+            std::string::npos);
+
+  service::ServiceOptions o;
+  o.push_allowed = core::TargetAllowlist::Parse("127.0.0.1").value();
+  Rebuild(std::move(o));
+  EXPECT_NE(answer(R"({"type":"http","url":"http://127.0.0.1:9/x"})")
+                .second.find("callback: push delivery is not available in this build yet"),
+            std::string::npos);
+  // In a batch, each item is answered on its own.
+  auto batch = Json("sendMsgBatch",
+                    R"({"topic":"t","msgs":[{"msg":"a","delayMillis":0},)"
+                    R"({"msg":"b","delayMillis":0,"callback":{"type":"kafka","brokers":"k:1"}}]})");
+  EXPECT_NE(batch.second.find(R"({"code":200,"msg":"success","delayMsg":{"topic":"t")"),
+            std::string::npos)
+      << batch.second;
+  EXPECT_NE(batch.second.find(R"({"code":400,"msg":"msgs[1]: callback.topic is missing"})"),
+            std::string::npos)
+      << batch.second;
+  ASSERT_EQ(fake_.calls().size(), 1u);  // one SendBatch: the first item only
+  EXPECT_EQ(fake_.calls()[0].batch.size(), 1u);
+}
+
 }  // namespace
 }  // namespace chronoq::http

@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 #include <optional>
 #include <unordered_set>
 #include <vector>
@@ -29,7 +33,8 @@ struct Handler {
 
   Params* out;
   Status* err;
-  int depth = 0;  // 1 = inside the top-level object
+  bool saw_non_scalar = false;  // a member is an object or array: its text is filled in after
+  int depth = 0;                // 1 = inside the top-level object
   std::string key;
   std::string text;
 
@@ -44,6 +49,10 @@ struct Handler {
     if (!s.ok()) return Fail(std::move(s), ec);
     return true;
   }
+  bool PutNonScalar(error_code& ec) {
+    saw_non_scalar = true;
+    return Put("", true, ec);
+  }
   bool ScalarAtTop(error_code& ec) {
     if (depth == 0) return Fail(InvalidArgument("the JSON body must be an object"), ec);
     return true;
@@ -52,7 +61,7 @@ struct Handler {
   bool on_document_begin(error_code&) { return true; }
   bool on_document_end(error_code&) { return true; }
   bool on_object_begin(error_code& ec) {
-    if (depth == 1 && !Put("", true, ec)) return false;
+    if (depth == 1 && !PutNonScalar(ec)) return false;
     ++depth;
     return true;
   }
@@ -62,7 +71,7 @@ struct Handler {
   }
   bool on_array_begin(error_code& ec) {
     if (depth == 0) return Fail(InvalidArgument("the JSON body must be an object"), ec);
-    if (depth == 1 && !Put("", true, ec)) return false;
+    if (depth == 1 && !PutNonScalar(ec)) return false;
     ++depth;
     return true;
   }
@@ -193,6 +202,18 @@ Status ParseJsonBody(std::string_view body, Params* out) {
     return InvalidArgument(fmt::format("malformed JSON body: {} at byte {}", ec.message(), n));
   }
   if (n != body.size()) return InvalidArgument("malformed JSON body: data after the object");
+  if (parser.handler().saw_non_scalar) {
+    // Rare (a callback object): parse again as a tree to keep each object's or array's text.
+    boost::json::monotonic_resource mr;
+    boost::json::value v = boost::json::parse(body, ec, &mr);
+    if (ec || !v.is_object()) return InvalidArgument("malformed JSON body");
+    for (const auto& kv : v.get_object()) {
+      if (!kv.value().is_object() && !kv.value().is_array()) continue;
+      if (std::string* text = out->Find(std::string_view(kv.key()))) {
+        *text = boost::json::serialize(kv.value());
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -219,6 +219,12 @@ std::optional<std::string> ParamReader::String(std::string_view name, bool requi
   return std::move(*v);
 }
 
+std::optional<std::string> ParamReader::JsonText(std::string_view name) {
+  std::string* v = p_.Find(name);
+  if (v == nullptr || v->empty()) return std::nullopt;
+  return std::move(*v);
+}
+
 std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {
   const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
   if (v == nullptr) return std::nullopt;

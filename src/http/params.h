@@ -25,7 +25,7 @@ class Params {
                               std::string_view content_type, std::string_view body);
 
   // A parameter's value as given (possibly empty), or nullptr when absent. A JSON object or array
-  // value is reported by NonScalar().
+  // value is reported by NonScalar(); its text is its JSON text.
   const std::string* Find(std::string_view name) const;
   std::string* Find(std::string_view name) {
     return const_cast<std::string*>(std::as_const(*this).Find(name));
@@ -83,14 +83,18 @@ class ParamReader {
   std::optional<int64_t> Long(std::string_view name, bool required);
   std::optional<int32_t> Int(std::string_view name, bool required);
   std::optional<bool> Bool(std::string_view name, bool required);
+  // A parameter holding a JSON value (a callback): a JSON body's object or array member as its
+  // JSON text, or a string parameter's text (a form field holding JSON). Empty counts as absent.
+  std::optional<std::string> JsonText(std::string_view name);
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
+  // Latches a problem the caller found in a value it read (the first one is kept).
+  void Fail(std::string msg);
 
  private:
   // The raw text of a scalar parameter, or nullptr if absent/empty-and-numeric; latches errors.
   std::string* Raw(std::string_view name, bool required, bool empty_is_absent);
-  void Fail(std::string msg);
   Params& p_;
   Status status_;
 };

@@ -39,6 +39,7 @@
 #include "backend/queue_backend.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "core/callback.h"
 #include "core/limits.h"
 #include "core/topic_config.h"
 #include "metrics/monitor.h"
@@ -64,6 +65,8 @@ struct ServiceOptions {
   core::Defaults defaults;
   // The config file's [topics.<name>] tables (core/topic_config.h, layer 2), checked.
   std::map<std::string, core::TopicConfig, std::less<>> topic_files{};
+  // push-allowed-targets: what a callback may reach (docs/push.md); empty: push is off.
+  core::TargetAllowlist push_allowed{};
   Millis monitor_interval{60'000};  // monitor-interval-seconds
   size_t metrics_max_topics = 1000;
 };

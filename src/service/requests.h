@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "core/callback.h"
 
 namespace chronoq::service {
 
@@ -19,12 +20,13 @@ struct SendRequest {
   std::string msg_id;  // empty: the server generates one
   std::string msg;
   // Exactly one of delay_millis and trigger_time (API-EXTENSIONS.md section 2).
-  std::optional<int64_t> delay_millis{};   // <= 0: consumable now
-  std::optional<int64_t> ttl_millis{};     // absent or <= 0: the server default
-  std::optional<int32_t> max_retry{};      // absent or < 0: the server default
-  std::optional<int64_t> trigger_time{};   // ms since the epoch; in the past: consumable now
-  std::optional<int64_t> priority{};       // absent: 0; else 0..9
-  std::optional<int64_t> count_trigger{};  // absent: 0 (none); else >= 0
+  std::optional<int64_t> delay_millis{};     // <= 0: consumable now
+  std::optional<int64_t> ttl_millis{};       // absent or <= 0: the server default
+  std::optional<int32_t> max_retry{};        // absent or < 0: the server default
+  std::optional<int64_t> trigger_time{};     // ms since the epoch; in the past: consumable now
+  std::optional<int64_t> priority{};         // absent: 0; else 0..9
+  std::optional<int64_t> count_trigger{};    // absent: 0 (none); else >= 0
+  std::optional<core::Callback> callback{};  // push delivery (docs/push.md)
 };
 
 struct SendBatchRequest {

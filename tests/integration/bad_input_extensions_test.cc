@@ -163,6 +163,36 @@ TEST_F(BadInputExtensionsTest, SendMsg) {
   t.Json("neither: both JSON null",
          JsonOf(Set(v, "triggerTime", ""), {{"delayMillis", "null"}, {"triggerTime", "null"}}),
          both);
+  // callback (docs/push.md): its JSON text in a parameter, or an object in a JSON body. A wrong
+  // shape is a request error naming the member; a bad value, or a target outside
+  // push-allowed-targets (empty here, the default: push is off), an application error.
+  for (const auto& [bad, word] : std::vector<std::pair<std::string, std::string>>{
+           {"x", "callback must be a JSON object"},
+           {"[1]", "callback must be a JSON object"},
+           {R"({"url":"http://127.0.0.1/"})", "callback.type is missing"},
+           {R"({"type":"smtp"})", "callback.type must be http, grpc or kafka"},
+           {R"({"type":"http","url":1})", "callback.url must be a string"},
+           {R"({"type":"http","url":"http://a/","topic":"t"})", "unknown member 'topic'"},
+           {R"({"type":"http","url":"http://a/","url":"http://b/"})", "member 'url' twice"},
+           {R"({"type":"kafka","brokers":"k:1","timeoutMillis":1.5})",
+            "callback.timeoutMillis must be an integer"}}) {
+    t.Each("callback " + bad, Set(v, "callback", bad), Req(400, word));
+  }
+  for (const auto& [bad, word] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"type":"http"})", "callback.url is missing"},
+           {R"({"type":"http","url":"ftp://a/"})", "callback.url must start with http://"},
+           {R"({"type":"http","url":"http://a/","method":"TRACE"})", "callback.method"},
+           {R"({"type":"http","url":"http://a/","headers":{"Host":"b"}})", "may not set 'Host'"},
+           {R"({"type":"grpc","target":"g","method":"/a.B/C"})", "callback.target needs a port"},
+           {R"({"type":"grpc","target":"g:1","method":"C"})", "callback.method must be a gRPC"},
+           {R"({"type":"kafka","brokers":"k:1","topic":"a b"})", "callback.topic"},
+           {R"({"type":"http","url":"http://a/","timeoutMillis":0})", "callback.timeoutMillis"},
+           {R"({"type":"http","url":"http://127.0.0.1:9/"})",
+            "callback target '127.0.0.1:9' is not allowed: push-allowed-targets is empty"}}) {
+    t.Each("callback " + bad, Set(v, "callback", bad), App(400, word));
+    t.Json("callback as an object " + bad, JsonOf(Set(v, "callback", bad), {{"callback", bad}}),
+           App(400, word));
+  }
   // An otherwise valid send with several bad extension values: the first in reading order wins.
   t.Each("priority and countTrigger bad", Set(Set(v, "priority", "10"), "countTrigger", "-1"),
          App(400, "priority"));

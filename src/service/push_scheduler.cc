@@ -1,0 +1,191 @@
+#include "service/push_scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "base/log.h"
+
+namespace chronoq::service {
+namespace {
+
+constexpr std::string_view kLog = "push";
+
+}  // namespace
+
+PushScheduler::PushScheduler(PushLane* lane, PushTransport* transport, PushOptions options)
+    : lane_(lane), transport_(transport), options_(options) {}
+
+PushScheduler::~PushScheduler() { Shutdown(Millis(0)); }
+
+void PushScheduler::Wake(std::string_view topic) {
+  int32_t asked = 0;
+  std::string name;
+  {
+    base::MutexLock lock(mu_);
+    if (shutdown_) return;
+    auto it = topics_.find(topic);
+    if (it == topics_.end()) it = topics_.emplace(std::string(topic), TopicState{}).first;
+    TopicState& st = it->second;
+    if (st.taking) {
+      st.again = true;
+      return;
+    }
+    int64_t room = options_.max_in_flight - in_flight_;
+    if (room <= 0) {
+      starved_.insert(it->first);
+      return;
+    }
+    asked = static_cast<int32_t>(std::min<int64_t>(room, options_.take_batch));
+    in_flight_ += asked;  // reserved until the take answers
+    st.taking = true;
+    st.again = false;
+    name = it->first;
+  }
+  lane_->TakeDue(name, asked, options_.lease_margin,
+                 [this, name, asked](Result<std::vector<PushJob>> res) {
+                   OnTaken(name, asked, std::move(res));
+                 });
+}
+
+void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
+                            Result<std::vector<PushJob>> res) {
+  std::vector<PushJob> jobs;
+  if (res.has_value()) {
+    jobs = std::move(*res);
+  } else {
+    // Storage trouble: the next wake (a send, a timer, a lease's end) tries again.
+    CQ_LOG_WARN(kLog, "taking due pushes of topic '{}' failed: {}", topic, res.error().ToString());
+  }
+  bool again = false;
+  std::vector<std::string> starved;
+  {
+    base::MutexLock lock(mu_);
+    in_flight_ -= asked - static_cast<int64_t>(jobs.size());
+    stats_.in_flight = in_flight_;
+    TopicState& st = topics_.find(topic)->second;
+    st.taking = false;
+    // A full take may have left more behind; a wake during the take may have brought more.
+    again =
+        !shutdown_ && res.has_value() && (static_cast<int32_t>(jobs.size()) == asked || st.again);
+    st.again = false;
+    if (static_cast<int32_t>(jobs.size()) < asked) starved = TakeStarved();
+    if (in_flight_ == 0 && finishing_ == 0) idle_.SignalAll();
+  }
+  bool stopping = false;
+  {
+    base::MutexLock lock(mu_);
+    stopping = shutdown_;
+  }
+  for (PushJob& job : jobs) {
+    std::string msg_id = job.message.record.msg_id;
+    if (stopping) {  // taken as the server stops: hand back without an attempt
+      Complete(topic, PushResult{std::move(msg_id), PushVerdict::kRelease, {}});
+      continue;
+    }
+    if (!job.callback) {
+      Complete(topic, PushResult{std::move(msg_id), PushVerdict::kNack,
+                                 fmt::format("topic '{}' has no callback", topic)});
+      continue;
+    }
+    transport_->Push(job, [this, topic, msg_id = std::move(msg_id)](PushOutcome out) mutable {
+      PushResult r{std::move(msg_id), PushVerdict::kAck, {}};
+      if (out.busy) {
+        r.verdict = PushVerdict::kRelease;
+      } else if (!out.ok) {
+        r.verdict = PushVerdict::kNack;
+        r.reason = std::move(out.error);
+      }
+      Complete(topic, std::move(r));
+    });
+  }
+  if (again) Wake(topic);
+  for (const std::string& t : starved) Wake(t);
+}
+
+void PushScheduler::Complete(const std::string& topic, PushResult result) {
+  bool start = false;
+  std::vector<std::string> starved;
+  {
+    base::MutexLock lock(mu_);
+    --in_flight_;
+    stats_.in_flight = in_flight_;
+    switch (result.verdict) {
+      case PushVerdict::kAck:
+        ++stats_.acked;
+        break;
+      case PushVerdict::kNack:
+        ++stats_.nacked;
+        break;
+      case PushVerdict::kRelease:
+        ++stats_.released;
+        break;
+    }
+    TopicState& st = topics_.find(topic)->second;
+    st.results.push_back(std::move(result));
+    start = !st.finishing;
+    if (start) {
+      st.finishing = true;
+      ++finishing_;
+    }
+    if (!shutdown_) starved = TakeStarved();
+  }
+  if (start) StartFinish(topic);
+  for (const std::string& t : starved) Wake(t);
+}
+
+void PushScheduler::StartFinish(const std::string& topic) {
+  std::vector<PushResult> results;
+  {
+    base::MutexLock lock(mu_);
+    results.swap(topics_.find(topic)->second.results);
+  }
+  lane_->Finish(topic, std::move(results), [this, topic](Status s) { OnFinished(topic, s); });
+}
+
+void PushScheduler::OnFinished(const std::string& topic, const Status& s) {
+  bool more = false;
+  {
+    base::MutexLock lock(mu_);
+    if (!s.ok()) ++stats_.finish_errors;
+    TopicState& st = topics_.find(topic)->second;
+    more = !st.results.empty();
+    if (!more) {
+      st.finishing = false;
+      --finishing_;
+      if (in_flight_ == 0 && finishing_ == 0) idle_.SignalAll();
+    }
+  }
+  if (!s.ok()) {
+    CQ_LOG_WARN(kLog,
+                "writing push outcomes of topic '{}' failed: {} (retried at the end of "
+                "their leases)",
+                topic, s.ToString());
+  }
+  if (more) StartFinish(topic);
+}
+
+std::vector<std::string> PushScheduler::TakeStarved() {
+  std::vector<std::string> out(starved_.begin(), starved_.end());
+  starved_.clear();
+  return out;
+}
+
+void PushScheduler::Shutdown(Millis wait) {
+  base::MutexLock lock(mu_);
+  shutdown_ = true;
+  starved_.clear();
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  while (in_flight_ > 0 || finishing_ > 0) {
+    if (!idle_.WaitUntil(mu_, deadline)) break;
+  }
+}
+
+PushScheduler::Stats PushScheduler::stats() const {
+  base::MutexLock lock(mu_);
+  return stats_;
+}
+
+}  // namespace chronoq::service
