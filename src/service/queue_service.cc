@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/base64.h"
 #include "core/validation.h"
 #include "metrics/exposition.h"
 
@@ -81,6 +82,10 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
   if (v.ok() && req.priority) v = core::ValidatePriority(*req.priority);
   if (v.ok() && req.count_trigger) v = core::ValidateCountTrigger(*req.count_trigger);
   if (v.ok() && req.callback) v = core::ValidateCallback(*req.callback, options_.push_allowed);
+  if (v.ok() && req.callback && req.callback->base64 && !base::Base64Decode(req.msg)) {
+    v = InvalidArgument(
+        "msg is not valid base64, which callback.format base64 needs (the gRPC request bytes)");
+  }
   if (v.ok() && req.callback) {
     // The transports exist (src/push) but no storage keeps a push lane yet: refusing beats
     // handing the message to pullers (docs/push.md, "State of the work").

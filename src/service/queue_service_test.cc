@@ -123,6 +123,33 @@ TEST_F(QueueServiceTest, RefusedSendsNeverReachTheBackend) {
   EXPECT_EQ(Counted("t").get(MonitorCounter::kSendMsg), 0);
 }
 
+TEST_F(QueueServiceTest, ACallbackIsCheckedAgainstTheAllowlistAndThePayloadItNeeds) {
+  ServiceOptions o = Options();
+  o.push_allowed = core::TargetAllowlist::Parse("g").value();
+  Make(std::move(o));
+  SendRequest r;
+  r.topic = "t";
+  r.msg = "not base64!";
+  r.delay_millis = 0;
+  core::Callback cb;
+  cb.type = core::CallbackType::kGrpc;
+  cb.target = "g:1";
+  cb.method = "/a.B/C";
+  cb.base64 = true;
+  r.callback = cb;
+  EXPECT_EQ(Send(r).error().message(),
+            "msg is not valid base64, which callback.format base64 needs (the gRPC request "
+            "bytes)");
+  r.callback->target = "h:1";
+  EXPECT_EQ(Send(r).error().message(),
+            "callback target 'h:1' is not allowed by push-allowed-targets ('g')");
+  r.callback->target = "g:1";
+  r.msg = "AAEC";
+  EXPECT_EQ(Send(r).error().message(),
+            "callback: push delivery is not available in this build yet (docs/push.md)");
+  EXPECT_TRUE(fake_.calls().empty());
+}
+
 TEST_F(QueueServiceTest, EveryOperationChecksItsTopicAndMsgId) {
   Got<Status> ack, del;
   Got<Result<core::Message>> get;
