@@ -1,0 +1,373 @@
+// The HTTP transport: a Boost.Beast client (plain http://) with keep-alive connection pools.
+// Each of `http_threads` workers runs one single-threaded io_context and owns its pools (one per
+// host:port), so a call and its connection live on one thread and need no lock. Callback style
+// (no coroutines): one HttpCall object per attempt steps through connect, write and read.
+
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "push/transport.h"
+
+namespace chronoq::push::internal {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+constexpr size_t kSnippetBytes = 200;
+
+// One kept-alive connection to a host:port.
+struct Conn {
+  explicit Conn(asio::io_context& ioc) : stream(ioc) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  Clock::time_point idle_since;
+};
+
+// One thread, its io_context and its pools. Everything but `ioc`'s own methods is touched only
+// on `thread`.
+struct Worker {
+  asio::io_context ioc{1};
+  asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
+  tcp::resolver resolver{ioc};
+  asio::steady_timer sweep{ioc};
+  bool sweep_armed = false;
+  std::unordered_map<std::string, std::vector<std::unique_ptr<Conn>>> idle;  // by host:port
+  std::thread thread;
+};
+
+// The answer's first bytes as ASCII text fit for a log line and a JSON string.
+std::string Snippet(std::string_view body) {
+  std::string out;
+  for (char c : body.substr(0, kSnippetBytes)) {
+    if (c == '\r' || c == '\n' || c == '\t') {
+      out.push_back(' ');
+    } else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
+      out.push_back('.');
+    } else {
+      out.push_back(c);
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+bool ClosedByPeer(const error_code& ec) {
+  return ec == asio::error::eof || ec == http::error::end_of_stream ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::connection_aborted;
+}
+
+class HttpCall : public std::enable_shared_from_this<HttpCall> {
+ public:
+  HttpCall(Worker* worker, const PusherOptions& options, PushCall call,
+           UniqueFunction<void(PushOutcome)> done, Clock::time_point deadline)
+      : worker_(worker),
+        options_(options),
+        call_(std::move(call)),
+        done_(std::move(done)),
+        deadline_(deadline) {}
+
+  void Run() {
+    if (Status st = ParseHttpUrl(call_.url, &url_); !st.ok()) return Fail(st.message());
+    key_ = TargetKey(call_);
+    BuildRequest();
+    Acquire();
+  }
+
+ private:
+  void BuildRequest() {
+    const http::verb verb = http::string_to_verb(call_.method);
+    if (verb == http::verb::unknown) {
+      req_.method_string(call_.method);
+    } else {
+      req_.method(verb);
+    }
+    req_.target(url_.target);
+    req_.version(11);
+    const bool v6 = url_.host.find(':') != std::string::npos;
+    const std::string host = v6 ? "[" + url_.host + "]" : url_.host;
+    req_.set(http::field::host, url_.port == 80 ? host : fmt::format("{}:{}", host, url_.port));
+    req_.set(http::field::user_agent, "chronoq");
+    req_.set("X-Chronoq-Msg-Id", call_.msg_id);
+    req_.set("X-Chronoq-Topic", call_.topic);
+    req_.set("X-Chronoq-Attempt", std::to_string(call_.attempt));
+    if (!call_.content_type.empty()) req_.set(http::field::content_type, call_.content_type);
+    for (const auto& [name, value] : call_.headers) req_.set(name, value);
+    req_.keep_alive(true);
+    req_.body() = std::move(call_.body);
+    req_.prepare_payload();
+  }
+
+  // Takes a pooled connection (dropping those idle too long), else connects.
+  void Acquire() {
+    auto it = worker_->idle.find(key_);
+    const auto now = Clock::now();
+    while (it != worker_->idle.end() && !it->second.empty()) {
+      std::unique_ptr<Conn> c = std::move(it->second.back());
+      it->second.pop_back();
+      if (now - c->idle_since < options_.http_idle_timeout) {
+        conn_ = std::move(c);
+        reused_ = true;
+        return Send();
+      }
+    }
+    Connect();
+  }
+
+  void Connect() {
+    conn_ = std::make_unique<Conn>(worker_->ioc);
+    reused_ = false;
+    error_code ec;
+    const auto addr = asio::ip::make_address(url_.host, ec);
+    if (!ec) {
+      ConnectTo({tcp::endpoint(addr, url_.port)});
+      return;
+    }
+    worker_->resolver.async_resolve(
+        url_.host, std::to_string(url_.port),
+        [self = shared_from_this()](const error_code& e, tcp::resolver::results_type results) {
+          if (e) {
+            return self->Fail(fmt::format("cannot resolve host '{}': {}", self->url_.host,
+                                          e.message()));
+          }
+          self->ConnectTo(std::vector<tcp::endpoint>(results.begin(), results.end()));
+        });
+  }
+
+  void ConnectTo(std::vector<tcp::endpoint> endpoints) {
+    const auto remaining = deadline_ - Clock::now();
+    if (remaining <= Clock::duration::zero()) return TimedOut();
+    connect_bounded_ = options_.http_connect_timeout < remaining;
+    conn_->stream.expires_after(connect_bounded_ ? Clock::duration(options_.http_connect_timeout)
+                                                 : remaining);
+    conn_->stream.async_connect(
+        endpoints, [self = shared_from_this()](const error_code& ec, const tcp::endpoint&) {
+          self->OnConnect(ec);
+        });
+  }
+
+  void OnConnect(const error_code& ec) {
+    if (ec == beast::error::timeout && connect_bounded_) {
+      return Fail(fmt::format("connect to {} timed out after {} ms", key_,
+                              options_.http_connect_timeout.count()));
+    }
+    if (ec) return Fail(ErrorSentence(ec));
+    error_code ignored;
+    conn_->stream.socket().set_option(tcp::no_delay(true), ignored);
+    Send();
+  }
+
+  void Send() {
+    conn_->stream.expires_at(deadline_);
+    http::async_write(conn_->stream, req_,
+                      [self = shared_from_this()](const error_code& ec, size_t) {
+                        self->OnWrite(ec);
+                      });
+  }
+
+  void OnWrite(const error_code& ec) {
+    if (ec) {
+      if (reused_ && ClosedByPeer(ec)) return Retry();
+      return Fail(ErrorSentence(ec));
+    }
+    parser_.emplace();
+    parser_->body_limit(options_.http_max_answer_bytes);
+    if (call_.method == "HEAD") parser_->skip(true);
+    http::async_read(conn_->stream, conn_->buffer, *parser_,
+                     [self = shared_from_this()](const error_code& e, size_t) {
+                       self->OnRead(e);
+                     });
+  }
+
+  void OnRead(const error_code& ec) {
+    if (ec == http::error::body_limit && parser_->is_header_done()) {
+      keep_ = false;
+      return Answered();
+    }
+    if (ec) {
+      if (reused_ && ClosedByPeer(ec) && !parser_->got_some()) return Retry();
+      if (ClosedByPeer(ec) || ec == http::error::partial_message) {
+        return Fail(parser_->got_some() ? "connection closed in the middle of the answer"
+                                        : "connection closed before the answer");
+      }
+      if (ec == beast::error::timeout) return TimedOut();
+      if (ec.category() == http::make_error_code(http::error::end_of_stream).category()) {
+        return Fail(fmt::format("bad HTTP answer from {}: {}", key_, ec.message()));
+      }
+      return Fail(ErrorSentence(ec));
+    }
+    keep_ = parser_->keep_alive();
+    Answered();
+  }
+
+  void Answered() {
+    const auto& res = parser_->get();
+    PushOutcome out;
+    out.code = static_cast<int>(res.result_int());
+    if (out.code >= 200 && out.code < 300) {
+      out.ok = true;
+    } else {
+      std::string_view reason = res.reason();
+      if (reason.empty()) reason = http::obsolete_reason(res.result());
+      std::string snippet = Snippet(res.body());
+      out.error = snippet.empty() ? fmt::format("HTTP {} {}", out.code, reason)
+                                  : fmt::format("HTTP {} {}: {}", out.code, reason, snippet);
+    }
+    if (keep_) Release();
+    Complete(std::move(out));
+  }
+
+  // A pooled connection the server had closed meanwhile: once more on a fresh one.
+  void Retry() {
+    if (retried_) return Fail("connection closed before the answer");
+    retried_ = true;
+    conn_.reset();
+    Connect();
+  }
+
+  void Release() {
+    conn_->idle_since = Clock::now();
+    conn_->stream.expires_never();
+    worker_->idle[key_].push_back(std::move(conn_));
+    ArmSweep(worker_, options_.http_idle_timeout);
+  }
+
+  static void ArmSweep(Worker* w, std::chrono::milliseconds idle_timeout) {
+    if (w->sweep_armed) return;
+    auto oldest = Clock::time_point::max();
+    for (const auto& [key, conns] : w->idle) {
+      for (const auto& c : conns) oldest = std::min(oldest, c->idle_since);
+    }
+    if (oldest == Clock::time_point::max()) return;
+    w->sweep_armed = true;
+    w->sweep.expires_at(oldest + idle_timeout);
+    w->sweep.async_wait([w, idle_timeout](const error_code& ec) {
+      w->sweep_armed = false;
+      if (ec) return;
+      const auto now = Clock::now();
+      for (auto it = w->idle.begin(); it != w->idle.end();) {
+        auto& conns = it->second;
+        std::erase_if(conns, [&](const std::unique_ptr<Conn>& c) {
+          return now - c->idle_since >= idle_timeout;
+        });
+        it = conns.empty() ? w->idle.erase(it) : std::next(it);
+      }
+      ArmSweep(w, idle_timeout);
+    });
+  }
+
+  std::string ErrorSentence(const error_code& ec) {
+    if (ec == asio::error::connection_refused) return fmt::format("connection refused to {}", key_);
+    if (ec == beast::error::timeout) return TimedOutSentence();
+    if (ClosedByPeer(ec)) return "connection closed before the answer";
+    if (ec == asio::error::network_unreachable || ec == asio::error::host_unreachable) {
+      return fmt::format("{} unreachable: {}", key_, ec.message());
+    }
+    return fmt::format("push to {} failed: {}", key_, ec.message());
+  }
+
+  std::string TimedOutSentence() const {
+    return fmt::format("timed out after {} ms", call_.timeout.count());
+  }
+  void TimedOut() { Fail(TimedOutSentence()); }
+
+  void Fail(std::string error) {
+    conn_.reset();
+    PushOutcome out;
+    out.error = std::move(error);
+    if (parser_ && parser_->is_header_done()) out.code = parser_->get().result_int();
+    Complete(std::move(out));
+  }
+
+  void Complete(PushOutcome out) {
+    if (done_) {
+      auto done = std::move(done_);
+      done(std::move(out));
+    }
+  }
+
+  Worker* const worker_;  // outlives this (destroyed with the transport, after its io_context)
+  const PusherOptions& options_;  // the transport's
+  PushCall call_;
+  UniqueFunction<void(PushOutcome)> done_;
+  const Clock::time_point deadline_;
+  HttpUrl url_;
+  std::string key_;
+  http::request<http::string_body> req_;
+  std::optional<http::response_parser<http::string_body>> parser_;
+  std::unique_ptr<Conn> conn_;
+  bool reused_ = false;           // conn_ came from the pool
+  bool retried_ = false;          // Retry() ran once
+  bool connect_bounded_ = false;  // the connect timeout, not the call's, bounds the connect
+  bool keep_ = false;             // the answer allows reusing the connection
+};
+
+class HttpTransport final : public Transport {
+ public:
+  explicit HttpTransport(const PusherOptions& options) : options_(options) {
+    const int n = std::max(1, options_.http_threads);
+    for (int i = 0; i < n; ++i) {
+      auto w = std::make_unique<Worker>();
+      Worker* raw = w.get();
+      w->thread = std::thread([raw] {
+        try {
+          raw->ioc.run();
+        } catch (const std::exception& e) {
+          CQ_LOG_ERROR("cq.push", "HTTP push thread failed: {}", e.what());
+        }
+      });
+      workers_.push_back(std::move(w));
+    }
+  }
+
+  ~HttpTransport() override { Stop(); }
+
+  void Start(PushCall call, UniqueFunction<void(PushOutcome)> done) override {
+    if (stopped_.load()) return;  // dropped: the Pusher answers it
+    const auto deadline = Clock::now() + call.timeout;
+    Worker* w = workers_[next_.fetch_add(1, std::memory_order_relaxed) % workers_.size()].get();
+    auto c = std::make_shared<HttpCall>(w, options_, std::move(call), std::move(done), deadline);
+    asio::post(w->ioc, [c] { c->Run(); });
+  }
+
+  void Stop() override {
+    if (stopped_.exchange(true)) return;
+    for (auto& w : workers_) {
+      w->ioc.stop();
+      if (w->thread.joinable()) w->thread.join();
+    }
+  }
+
+ private:
+  const PusherOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> NewHttpTransport(const PusherOptions& options) {
+  return std::make_unique<HttpTransport>(options);
+}
+
+}  // namespace chronoq::push::internal
