@@ -29,7 +29,8 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   out.code = static_cast<int>(m->err);
   out.ok = m->err == RD_KAFKA_RESP_ERR_NO_ERROR;
   if (!out.ok) {
-    out.error = fmt::format("Kafka {}: {}", rd_kafka_err2name(m->err), rd_kafka_message_errstr(m));
+    // Not rd_kafka_message_errstr: on a delivery report the payload is the record, not a text.
+    out.error = fmt::format("Kafka {}: {}", rd_kafka_err2name(m->err), rd_kafka_err2str(m->err));
   }
   call->done(std::move(out));
 }
