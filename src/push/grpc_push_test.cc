@@ -6,11 +6,10 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <grpcpp/support/byte_buffer.h>
+#include <gtest/gtest.h>
 
 #include <future>
 #include <mutex>
-
-#include <gtest/gtest.h>
 
 #include "push/pusher.h"
 
@@ -61,7 +60,8 @@ class GenericTarget : public grpc::CallbackGenericService {
       r.method = ctx_->method();
       std::vector<grpc::Slice> slices;
       (void)request_.Dump(&slices);
-      for (const auto& s : slices) r.bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      for (const auto& s : slices)
+        r.bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
       for (const auto& [k, v] : ctx_->client_metadata()) {
         r.metadata.emplace(std::string(k.data(), k.size()), std::string(v.data(), v.size()));
       }

@@ -3,6 +3,7 @@
 // created on first use and kept; gRPC's own threads run the completions. The only file of the
 // server's libraries that includes gRPC client headers.
 
+#include <fmt/format.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
@@ -11,8 +12,6 @@
 
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "base/mutex.h"
 #include "push/transport.h"
@@ -87,8 +86,8 @@ class GrpcTransport final : public Transport {
         // rather than after gRPC's default back-off of up to 120 s.
         args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
         args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-        slot = std::make_shared<grpc::GenericStub>(grpc::CreateCustomChannel(
-            call.grpc_target, grpc::InsecureChannelCredentials(), args));
+        slot = std::make_shared<grpc::GenericStub>(
+            grpc::CreateCustomChannel(call.grpc_target, grpc::InsecureChannelCredentials(), args));
       }
       stub = slot;
       active_.insert(c.get());
@@ -101,8 +100,8 @@ class GrpcTransport final : public Transport {
     c->context.AddMetadata("x-chronoq-attempt", std::to_string(call.attempt));
     grpc::Slice slice(call.body);
     c->request = grpc::ByteBuffer(&slice, 1);
-    stub->UnaryCall(&c->context, call.grpc_method, grpc::StubOptions(), &c->request,
-                    &c->response, [this, c](grpc::Status status) { OnDone(c, status); });
+    stub->UnaryCall(&c->context, call.grpc_method, grpc::StubOptions(), &c->request, &c->response,
+                    [this, c](grpc::Status status) { OnDone(c, status); });
   }
 
   void Stop() override {
@@ -123,8 +122,7 @@ class GrpcTransport final : public Transport {
     out.code = static_cast<int>(status.error_code());
     out.ok = status.ok();
     if (!status.ok()) {
-      out.error = fmt::format("gRPC {}: {}", CodeName(status.error_code()),
-                              status.error_message());
+      out.error = fmt::format("gRPC {}: {}", CodeName(status.error_code()), status.error_message());
       if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
         out.error += fmt::format(" (timeout {} ms)", c->timeout.count());
       }

@@ -2,6 +2,7 @@
 // target receives, the outcome sentences, timeouts, keep-alive, and isolation between targets.
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <atomic>
 #include <future>
 #include <iostream>
-
-#include <gtest/gtest.h>
 
 #include "push/pusher.h"
 #include "push/testing/http_receiver.h"
@@ -91,7 +90,11 @@ TEST(HttpPushTest, TargetReceivesMethodPathHeadersAndBody) {
   PushCall call = HttpCall(target.Url("/hooks/order?src=cq"), "msg-42");
   call.method = "PUT";
   call.attempt = 3;
-  call.headers = {{"Authorization", "Bearer s3cret"}, {"X-Custom", "a b"}};
+  call.headers = {{"Authorization", "Bearer s3cret"},
+                  {"X-Custom", "a b"},
+                  {"x-chronoq-msg-id", "forged"},
+                  {"Content-Length", "999"},
+                  {"User-Agent", "shop/1.0"}};
   PushOutcome out = PushAndWait(pusher, call);
   EXPECT_TRUE(out.ok) << out.error;
   EXPECT_FALSE(out.busy);
@@ -111,6 +114,12 @@ TEST(HttpPushTest, TargetReceivesMethodPathHeadersAndBody) {
   EXPECT_EQ(reqs[0].Header("Content-Length"), "7");
   EXPECT_EQ(reqs[0].Header("Authorization"), "Bearer s3cret");
   EXPECT_EQ(reqs[0].Header("X-Custom"), "a b");
+  EXPECT_EQ(reqs[0].Header("User-Agent"), "shop/1.0");
+  size_t msg_ids = 0;
+  for (const auto& [name, value] : reqs[0].headers) {
+    if (name == "X-Chronoq-Msg-Id" || name == "x-chronoq-msg-id") ++msg_ids;
+  }
+  EXPECT_EQ(msg_ids, 1u);
   EXPECT_EQ(reqs[0].Header("Host"), target.HostPort());
 }
 
@@ -188,8 +197,7 @@ TEST(HttpPushTest, ClosingTargetFailsBeforeTheAnswer) {
 TEST(HttpPushTest, RefusedPortIsNamed) {
   const uint16_t port = FreePort();
   Pusher pusher;
-  PushOutcome out =
-      PushAndWait(pusher, HttpCall("http://127.0.0.1:" + std::to_string(port) + "/"));
+  PushOutcome out = PushAndWait(pusher, HttpCall("http://127.0.0.1:" + std::to_string(port) + "/"));
   EXPECT_FALSE(out.ok);
   EXPECT_FALSE(out.busy);
   EXPECT_EQ(out.error, "connection refused to 127.0.0.1:" + std::to_string(port));
@@ -343,11 +351,9 @@ TEST(HttpPushTest, HangingTargetDoesNotSlowAHealthyOne) {
   std::cout << kHealthy << " healthy pushes took "
             << std::chrono::duration_cast<std::chrono::milliseconds>(healthy_took).count()
             << " ms beside the hanging target\n";
-  EXPECT_EQ(hung.size(), 0u) << "healthy pushes took "
-                             << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    healthy_took)
-                                    .count()
-                             << " ms";
+  EXPECT_EQ(hung.size(), 0u)
+      << "healthy pushes took "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(healthy_took).count() << " ms";
   EXPECT_EQ(pusher.InFlight(hanging.HostPort()), 16);
   EXPECT_LT(healthy_took, kHangTimeout);
 

@@ -3,21 +3,22 @@
 // host:port), so a call and its connection live on one thread and need no lock. Callback style
 // (no coroutines): one HttpCall object per attempt steps through connect, write and read.
 
-#include <atomic>
-#include <optional>
-#include <thread>
-#include <unordered_map>
-#include <vector>
+#include <fmt/format.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "base/log.h"
 #include "push/transport.h"
@@ -94,27 +95,46 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   }
 
  private:
+  // The request's bytes, written by hand: Beast's serializer walks a buffer per header field,
+  // which cost more than the rest of a push's user-space work (docs/benchmarks.md). Every
+  // value was checked by ValidatePushCall (no CR, LF or NUL).
   void BuildRequest() {
-    const http::verb verb = http::string_to_verb(call_.method);
-    if (verb == http::verb::unknown) {
-      req_.method_string(call_.method);
-    } else {
-      req_.method(verb);
-    }
-    req_.target(url_.target);
-    req_.version(11);
     const bool v6 = url_.host.find(':') != std::string::npos;
-    const std::string host = v6 ? "[" + url_.host + "]" : url_.host;
-    req_.set(http::field::host, url_.port == 80 ? host : fmt::format("{}:{}", host, url_.port));
-    req_.set(http::field::user_agent, "chronoq");
-    req_.set("X-Chronoq-Msg-Id", call_.msg_id);
-    req_.set("X-Chronoq-Topic", call_.topic);
-    req_.set("X-Chronoq-Attempt", std::to_string(call_.attempt));
-    if (!call_.content_type.empty()) req_.set(http::field::content_type, call_.content_type);
-    for (const auto& [name, value] : call_.headers) req_.set(name, value);
-    req_.keep_alive(true);
-    req_.body() = std::move(call_.body);
-    req_.prepare_payload();
+    std::string& r = request_;
+    r.reserve(256 + call_.body.size());
+    r.append(call_.method).append(" ").append(url_.target).append(" HTTP/1.1\r\nHost: ");
+    if (v6) {
+      r.append("[").append(url_.host).append("]");
+    } else {
+      r.append(url_.host);
+    }
+    if (url_.port != 80) r.append(":").append(std::to_string(url_.port));
+    auto given = [&](std::string_view name) {
+      for (const auto& h : call_.headers) {
+        if (beast::iequals(h.first, name)) return true;
+      }
+      return false;
+    };
+    r.append("\r\nX-Chronoq-Msg-Id: ").append(call_.msg_id);
+    r.append("\r\nX-Chronoq-Topic: ").append(call_.topic);
+    r.append("\r\nX-Chronoq-Attempt: ").append(std::to_string(call_.attempt));
+    if (!given("user-agent")) r.append("\r\nUser-Agent: chronoq");
+    if (!call_.content_type.empty() && !given("content-type")) {
+      r.append("\r\nContent-Type: ").append(call_.content_type);
+    }
+    for (const auto& [name, value] : call_.headers) {
+      // Framing and the idempotency headers stay ours: a call's own Content-Length,
+      // Transfer-Encoding, Connection, Host or X-Chronoq-* would contradict them.
+      if (beast::iequals(name, "content-length") || beast::iequals(name, "transfer-encoding") ||
+          beast::iequals(name, "connection") || beast::iequals(name, "host") ||
+          (name.size() >= 10 &&
+           beast::iequals(std::string_view(name).substr(0, 10), "x-chronoq-"))) {
+        continue;
+      }
+      r.append("\r\n").append(name).append(": ").append(value);
+    }
+    r.append("\r\nContent-Length: ").append(std::to_string(call_.body.size()));
+    r.append("\r\n\r\n").append(call_.body);
   }
 
   // Takes a pooled connection (dropping those idle too long), else connects.
@@ -146,8 +166,8 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
         url_.host, std::to_string(url_.port),
         [self = shared_from_this()](const error_code& e, tcp::resolver::results_type results) {
           if (e) {
-            return self->Fail(fmt::format("cannot resolve host '{}': {}", self->url_.host,
-                                          e.message()));
+            return self->Fail(
+                fmt::format("cannot resolve host '{}': {}", self->url_.host, e.message()));
           }
           self->ConnectTo(std::vector<tcp::endpoint>(results.begin(), results.end()));
         });
@@ -178,10 +198,9 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
 
   void Send() {
     conn_->stream.expires_at(deadline_);
-    http::async_write(conn_->stream, req_,
-                      [self = shared_from_this()](const error_code& ec, size_t) {
-                        self->OnWrite(ec);
-                      });
+    asio::async_write(
+        conn_->stream, asio::buffer(request_),
+        [self = shared_from_this()](const error_code& ec, size_t) { self->OnWrite(ec); });
   }
 
   void OnWrite(const error_code& ec) {
@@ -193,9 +212,7 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     parser_->body_limit(options_.http_max_answer_bytes);
     if (call_.method == "HEAD") parser_->skip(true);
     http::async_read(conn_->stream, conn_->buffer, *parser_,
-                     [self = shared_from_this()](const error_code& e, size_t) {
-                       self->OnRead(e);
-                     });
+                     [self = shared_from_this()](const error_code& e, size_t) { self->OnRead(e); });
   }
 
   void OnRead(const error_code& ec) {
@@ -312,7 +329,7 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   const Clock::time_point deadline_;
   HttpUrl url_;
   std::string key_;
-  http::request<http::string_body> req_;
+  std::string request_;  // the request's bytes
   std::optional<http::response_parser<http::string_body>> parser_;
   std::unique_ptr<Conn> conn_;
   bool reused_ = false;           // conn_ came from the pool

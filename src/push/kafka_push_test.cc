@@ -1,13 +1,12 @@
 // The Kafka transport against librdkafka's mock cluster (a real Kafka protocol broker in this
 // process): produce through the Pusher, consume the records back and check them.
 
+#include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
 #include <future>
 #include <map>
-
-#include <gtest/gtest.h>
 
 #include "push/pusher.h"
 
@@ -79,8 +78,8 @@ std::vector<Record> Consume(const std::string& brokers, const std::string& topic
         const char* name;
         const void* value;
         size_t size;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
+        for (size_t i = 0;
+             rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
              ++i) {
           r.headers[name] = std::string(static_cast<const char*>(value), size);
         }
@@ -117,7 +116,8 @@ TEST(KafkaPushTest, ProducesRecordsThatAConsumerReadsBack) {
   {
     Pusher pusher;
     for (int i = 0; i < 10; ++i) {
-      PushCall call = KafkaCall(cluster.brokers(), "m" + std::to_string(i), "v" + std::to_string(i));
+      PushCall call =
+          KafkaCall(cluster.brokers(), "m" + std::to_string(i), "v" + std::to_string(i));
       if (i == 9) call.key = "custom-key";
       auto promise = std::make_shared<std::promise<PushOutcome>>();
       futures.push_back(promise->get_future());

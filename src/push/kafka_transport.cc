@@ -3,13 +3,12 @@
 // per-message one; a deployment has few distinct timeouts), each with a thread that serves its
 // delivery reports. The delivery report decides the outcome.
 
+#include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
 #include <map>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "base/log.h"
 #include "base/mutex.h"
@@ -100,8 +99,7 @@ class KafkaTransport final : public Transport {
     const std::string attempt = std::to_string(call.attempt);
     auto* kc = new KafkaCall{std::move(done)};
     const rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(call.kafka_topic.c_str()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        rk, RD_KAFKA_V_TOPIC(call.kafka_topic.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(call.body.data(), call.body.size()),
         RD_KAFKA_V_KEY(key.data(), key.size()),
         RD_KAFKA_V_HEADER("x-chronoq-msg-id", call.msg_id.data(),
@@ -144,8 +142,7 @@ class KafkaTransport final : public Transport {
         {"client.id", "chronoq"},
     };
     for (const auto& [name, value] : settings) {
-      if (rd_kafka_conf_set(conf, name, value.c_str(), errstr, sizeof errstr) !=
-          RD_KAFKA_CONF_OK) {
+      if (rd_kafka_conf_set(conf, name, value.c_str(), errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
         *error = fmt::format("Kafka producer for {}: {}", call.brokers, errstr);
         rd_kafka_conf_destroy(conf);
         return nullptr;

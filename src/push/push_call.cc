@@ -1,8 +1,8 @@
 #include "push/push_call.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace chronoq::push {
 namespace {
@@ -59,8 +59,8 @@ Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
     return true;
   };
   if (lower_prefix("https://")) {
-    return InvalidArgument(fmt::format(
-        "callback url '{}': https is not supported yet (only http:// targets)", url));
+    return InvalidArgument(
+        fmt::format("callback url '{}': https is not supported yet (only http:// targets)", url));
   }
   if (!lower_prefix(kHttp)) {
     return InvalidArgument(fmt::format("callback url '{}' must start with http://", url));
@@ -157,7 +157,8 @@ Status ValidatePushCall(const PushCall& call) {
       if (call.method.empty()) return InvalidArgument("callback method is empty");
       for (char c : call.method) {
         if (!IsTokenChar(c)) {
-          return InvalidArgument(fmt::format("callback method '{}' is not an HTTP method", call.method));
+          return InvalidArgument(
+              fmt::format("callback method '{}' is not an HTTP method", call.method));
         }
       }
       for (const auto& [name, value] : call.headers) {
@@ -182,10 +183,10 @@ Status ValidatePushCall(const PushCall& call) {
             fmt::format("callback target '{}' must be host:port", call.grpc_target));
       }
       if (call.grpc_method.size() < 4 || call.grpc_method.front() != '/' ||
-          call.grpc_method.find('/', 1) == std::string::npos ||
-          call.grpc_method.back() == '/' || call.grpc_method[1] == '/') {
-        return InvalidArgument(fmt::format(
-            "callback method '{}' must be /package.Service/Method", call.grpc_method));
+          call.grpc_method.find('/', 1) == std::string::npos || call.grpc_method.back() == '/' ||
+          call.grpc_method[1] == '/') {
+        return InvalidArgument(
+            fmt::format("callback method '{}' must be /package.Service/Method", call.grpc_method));
       }
       return Status::Ok();
     case Kind::kKafka: {

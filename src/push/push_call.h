@@ -29,8 +29,8 @@ std::string_view KindName(Kind kind);
 
 struct PushCall {
   Kind kind = Kind::kHttp;
-  std::string msg_id;  // idempotency key (see above)
-  std::string topic;   // the chronoq topic
+  std::string msg_id;   // idempotency key (see above)
+  std::string topic;    // the chronoq topic
   int32_t attempt = 1;  // 1-based
   // The whole call: connect, send and answer (HTTP, gRPC deadline), or the broker's
   // acknowledgement (Kafka message timeout). Time spent queued behind the target's in-flight
@@ -40,8 +40,10 @@ struct PushCall {
   // kHttp: "http://host[:port][/path][?query]" (https:// is refused, see push/README.md).
   std::string url;
   std::string method = "POST";
-  std::vector<std::pair<std::string, std::string>> headers;  // sent as given, after ours
-  std::string content_type;                                  // empty: no Content-Type header
+  // Sent as given, after ours; they replace User-Agent and content_type, and are dropped when
+  // named Host, Content-Length, Transfer-Encoding, Connection or X-Chronoq-*.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type;  // empty: no Content-Type header
 
   // kGrpc: "host:port" and "/pkg.Service/Method"; `body` is the request message's bytes.
   std::string grpc_target;
@@ -82,7 +84,7 @@ std::string TargetKey(const PushCall& call);
 
 // The parts of an HTTP URL as the transport uses them.
 struct HttpUrl {
-  std::string host;    // without brackets for IPv6 literals
+  std::string host;  // without brackets for IPv6 literals
   uint16_t port = 80;
   std::string target;  // origin form: "/path?query", "/" when absent
 };

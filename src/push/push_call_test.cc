@@ -23,7 +23,8 @@ TEST(PushCallTest, ParsesHttpUrls) {
 
 TEST(PushCallTest, RefusesBadUrlsWithASentence) {
   HttpUrl u;
-  EXPECT_EQ(ParseHttpUrl("ftp://h/", &u).message(), "callback url 'ftp://h/' must start with http://");
+  EXPECT_EQ(ParseHttpUrl("ftp://h/", &u).message(),
+            "callback url 'ftp://h/' must start with http://");
   EXPECT_EQ(ParseHttpUrl("https://h/", &u).message(),
             "callback url 'https://h/': https is not supported yet (only http:// targets)");
   EXPECT_EQ(ParseHttpUrl("http:///x", &u).message(), "callback url 'http:///x' has no host");
@@ -75,7 +76,8 @@ TEST(PushCallTest, ValidatesEachKindsFields) {
   g.grpc_target = "h:1";
   EXPECT_TRUE(ValidatePushCall(g).ok());
   g.grpc_method = "/p.S/";
-  EXPECT_EQ(ValidatePushCall(g).message(), "callback method '/p.S/' must be /package.Service/Method");
+  EXPECT_EQ(ValidatePushCall(g).message(),
+            "callback method '/p.S/' must be /package.Service/Method");
 
   PushCall k;
   k.kind = Kind::kKafka;

@@ -3,14 +3,14 @@
 
 #include "push/pusher.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <deque>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -81,7 +81,7 @@ struct Pusher::Impl {
   std::deque<std::pair<UniqueFunction<void(PushOutcome)>, PushOutcome>> answers_
       CQ_GUARDED_BY(amu_);
   bool answering_ CQ_GUARDED_BY(amu_) = false;  // a done of answers_ is running
-  base::CondVar drained_cv_;                     // answers_ empty and none running
+  base::CondVar drained_cv_;                    // answers_ empty and none running
   bool answer_stop_ CQ_GUARDED_BY(amu_) = false;
   std::thread answer_thread_;
 };
@@ -160,8 +160,8 @@ void Pusher::Impl::Start(RecordPtr rec) {
 void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
   if (rec->finished.exchange(true)) return;
   outcome.latency = Since(rec->started);
-  outcome.queued = std::chrono::duration_cast<std::chrono::microseconds>(rec->started -
-                                                                          rec->enqueued);
+  outcome.queued =
+      std::chrono::duration_cast<std::chrono::microseconds>(rec->started - rec->enqueued);
   RecordPtr next;
   {
     base::MutexLock lock(mu_);

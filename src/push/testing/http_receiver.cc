@@ -1,16 +1,15 @@
 #include "push/testing/http_receiver.h"
 
+#include <fmt/format.h>
 #include <strings.h>
 
 #include <atomic>
-#include <list>
-#include <thread>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
+#include <list>
+#include <thread>
 
 #include "base/check.h"
 #include "base/mutex.h"
@@ -53,14 +52,12 @@ namespace {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(HttpReceiver::Impl* impl, tcp::socket socket)
-      : impl_(impl), stream_(std::move(socket)) {}
+  Session(HttpReceiver::Impl* impl, tcp::socket socket) : impl_(impl), stream_(std::move(socket)) {}
 
   void Read() {
     req_ = {};
-    http::async_read(stream_, buffer_, req_, [self = shared_from_this()](error_code ec, size_t) {
-      self->OnRead(ec);
-    });
+    http::async_read(stream_, buffer_, req_,
+                     [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
   }
 
  private:
