@@ -13,6 +13,7 @@
 
 #include "push/pusher.h"
 #include "push/testing/http_receiver.h"
+#include "push/testing/tls_cert.h"
 
 namespace chronoq::push {
 namespace {
@@ -245,14 +246,51 @@ TEST(HttpPushTest, ConnectTimeoutBoundsTheHandshake) {
   EXPECT_GE(connect_timeouts, 1);
 }
 
+TEST(HttpPushTest, HttpsTargetWithATrustedCertificate) {
+  const testing::TlsCert cert = testing::MakeSelfSignedCert("IP:127.0.0.1");
+  HttpReceiver target({.tls_cert_pem = cert.cert_pem, .tls_key_pem = cert.key_pem});
+  Pusher pusher({.tls_ca_pem = cert.cert_pem});
+  for (int i = 0; i < 3; ++i) {
+    PushOutcome out = PushAndWait(pusher, HttpCall(target.Url("/secure"), "tls-1"));
+    ASSERT_TRUE(out.ok) << out.error;
+    EXPECT_EQ(out.code, 200);
+  }
+  auto reqs = target.Requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].target, "/secure");
+  EXPECT_EQ(reqs[0].body, "{\"x\":1}");
+  EXPECT_EQ(reqs[0].Header("X-Chronoq-Msg-Id"), "tls-1");
+  EXPECT_EQ(target.Connections(), 1u);  // kept alive under TLS too
+}
+
+TEST(HttpPushTest, HttpsTargetWithAnUntrustedCertificateFails) {
+  const testing::TlsCert cert = testing::MakeSelfSignedCert("IP:127.0.0.1");
+  HttpReceiver target({.tls_cert_pem = cert.cert_pem, .tls_key_pem = cert.key_pem});
+  Pusher pusher;  // trusts the system's authorities only
+  PushOutcome out = PushAndWait(pusher, HttpCall(target.Url("/secure")));
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.error, "TLS handshake with " + target.HostPort() +
+                           " failed: certificate verify failed (SSL routines)");
+  EXPECT_EQ(target.RequestCount(), 0u);
+}
+
+TEST(HttpPushTest, HttpsTargetWhoseCertificateNamesAnotherHostFails) {
+  const testing::TlsCert cert = testing::MakeSelfSignedCert("DNS:elsewhere.example");
+  HttpReceiver target({.tls_cert_pem = cert.cert_pem, .tls_key_pem = cert.key_pem});
+  Pusher pusher({.tls_ca_pem = cert.cert_pem});
+  PushOutcome out = PushAndWait(pusher, HttpCall(target.Url("/secure")));
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.error.rfind("TLS handshake with " + target.HostPort() + " failed: ", 0), 0u)
+      << out.error;
+  EXPECT_EQ(target.RequestCount(), 0u);
+}
+
 TEST(HttpPushTest, InvalidCallIsAnsweredWithoutAnAttempt) {
   Pusher pusher;
-  PushOutcome out = PushAndWait(pusher, HttpCall("https://example.com/hook"));
+  PushOutcome out = PushAndWait(pusher, HttpCall("ftp://example.com/hook"));
   EXPECT_FALSE(out.ok);
   EXPECT_FALSE(out.busy);
-  EXPECT_EQ(out.error,
-            "callback url 'https://example.com/hook': https is not supported yet (only http:// "
-            "targets)");
+  EXPECT_EQ(out.error, "callback url 'ftp://example.com/hook' must start with http:// or https://");
 }
 
 TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {

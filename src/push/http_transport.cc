@@ -1,4 +1,5 @@
-// The HTTP transport: a Boost.Beast client (plain http://) with keep-alive connection pools.
+// The HTTP transport: a Boost.Beast client (http:// and https://, TLS through OpenSSL) with
+// keep-alive connection pools.
 // Each of `http_threads` workers runs one single-threaded io_context and owns its pools (one per
 // host:port), so a call and its connection live on one thread and need no lock. Callback style
 // (no coroutines): one HttpCall object per attempt steps through connect, write and read.
@@ -11,10 +12,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -35,10 +38,27 @@ using boost::system::error_code;
 
 constexpr size_t kSnippetBytes = 200;
 
-// One kept-alive connection to a host:port.
+// One kept-alive connection to a host:port, plain or TLS.
 struct Conn {
-  explicit Conn(asio::io_context& ioc) : stream(ioc) {}
-  beast::tcp_stream stream;
+  Conn(asio::io_context& ioc, asio::ssl::context* tls_context) {
+    if (tls_context != nullptr) {
+      tls.emplace(ioc, *tls_context);
+    } else {
+      plain.emplace(ioc);
+    }
+  }
+  beast::tcp_stream& tcp() { return tls ? tls->next_layer() : *plain; }
+  // Runs f(stream) on the stream in use.
+  template <typename F>
+  void With(F&& f) {
+    if (tls) {
+      f(*tls);
+    } else {
+      f(*plain);
+    }
+  }
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
   Clock::time_point idle_since;
 };
@@ -73,16 +93,19 @@ std::string Snippet(std::string_view body) {
 
 bool ClosedByPeer(const error_code& ec) {
   return ec == asio::error::eof || ec == http::error::end_of_stream ||
-         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
-         ec == asio::error::connection_aborted;
+         ec == asio::ssl::error::stream_truncated || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::error::connection_aborted;
 }
 
 class HttpCall : public std::enable_shared_from_this<HttpCall> {
  public:
-  HttpCall(Worker* worker, const PusherOptions& options, PushCall call,
-           UniqueFunction<void(PushOutcome)> done, Clock::time_point deadline)
+  HttpCall(Worker* worker, const PusherOptions& options, asio::ssl::context* tls_context,
+           const std::string* tls_error, PushCall call, UniqueFunction<void(PushOutcome)> done,
+           Clock::time_point deadline)
       : worker_(worker),
         options_(options),
+        tls_context_(tls_context),
+        tls_error_(tls_error),
         call_(std::move(call)),
         done_(std::move(done)),
         deadline_(deadline) {}
@@ -90,6 +113,10 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   void Run() {
     if (Status st = ParseHttpUrl(call_.url, &url_); !st.ok()) return Fail(st.message());
     key_ = TargetKey(call_);
+    if (url_.tls && tls_context_ == nullptr) {
+      return Fail(fmt::format("https to {}: {}", key_, *tls_error_));
+    }
+    pool_key_ = url_.tls ? "https://" + key_ : key_;
     BuildRequest();
     Acquire();
   }
@@ -108,7 +135,7 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     } else {
       r.append(url_.host);
     }
-    if (url_.port != 80) r.append(":").append(std::to_string(url_.port));
+    if (url_.port != (url_.tls ? 443 : 80)) r.append(":").append(std::to_string(url_.port));
     auto given = [&](std::string_view name) {
       for (const auto& h : call_.headers) {
         if (beast::iequals(h.first, name)) return true;
@@ -139,7 +166,7 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
 
   // Takes a pooled connection (dropping those idle too long), else connects.
   void Acquire() {
-    auto it = worker_->idle.find(key_);
+    auto it = worker_->idle.find(pool_key_);
     const auto now = Clock::now();
     while (it != worker_->idle.end() && !it->second.empty()) {
       std::unique_ptr<Conn> c = std::move(it->second.back());
@@ -154,7 +181,7 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   }
 
   void Connect() {
-    conn_ = std::make_unique<Conn>(worker_->ioc);
+    conn_ = std::make_unique<Conn>(worker_->ioc, url_.tls ? tls_context_ : nullptr);
     reused_ = false;
     error_code ec;
     const auto addr = asio::ip::make_address(url_.host, ec);
@@ -177,9 +204,9 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     const auto remaining = deadline_ - Clock::now();
     if (remaining <= Clock::duration::zero()) return TimedOut();
     connect_bounded_ = options_.http_connect_timeout < remaining;
-    conn_->stream.expires_after(connect_bounded_ ? Clock::duration(options_.http_connect_timeout)
-                                                 : remaining);
-    conn_->stream.async_connect(
+    conn_->tcp().expires_after(connect_bounded_ ? Clock::duration(options_.http_connect_timeout)
+                                                : remaining);
+    conn_->tcp().async_connect(
         endpoints, [self = shared_from_this()](const error_code& ec, const tcp::endpoint&) {
           self->OnConnect(ec);
         });
@@ -192,15 +219,38 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     }
     if (ec) return Fail(ErrorSentence(ec));
     error_code ignored;
-    conn_->stream.socket().set_option(tcp::no_delay(true), ignored);
+    conn_->tcp().socket().set_option(tcp::no_delay(true), ignored);
+    if (conn_->tls) return Handshake();
     Send();
   }
 
+  void Handshake() {
+    auto& tls = *conn_->tls;
+    error_code ec;
+    asio::ip::make_address(url_.host, ec);
+    if (ec) {  // a name, not an address literal: SNI takes names only
+      SSL_set_tlsext_host_name(tls.native_handle(), url_.host.c_str());
+    }
+    tls.set_verify_mode(asio::ssl::verify_peer);
+    tls.set_verify_callback(asio::ssl::host_name_verification(url_.host));
+    conn_->tcp().expires_at(deadline_);
+    tls.async_handshake(asio::ssl::stream_base::client, [self = shared_from_this()](
+                                                            const error_code& e) {
+      if (e == beast::error::timeout) return self->TimedOut();
+      if (e) {
+        return self->Fail(fmt::format("TLS handshake with {} failed: {}", self->key_, e.message()));
+      }
+      self->Send();
+    });
+  }
+
   void Send() {
-    conn_->stream.expires_at(deadline_);
-    asio::async_write(
-        conn_->stream, asio::buffer(request_),
-        [self = shared_from_this()](const error_code& ec, size_t) { self->OnWrite(ec); });
+    conn_->tcp().expires_at(deadline_);
+    conn_->With([&](auto& stream) {
+      asio::async_write(
+          stream, asio::buffer(request_),
+          [self = shared_from_this()](const error_code& ec, size_t) { self->OnWrite(ec); });
+    });
   }
 
   void OnWrite(const error_code& ec) {
@@ -211,8 +261,11 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
     parser_.emplace();
     parser_->body_limit(options_.http_max_answer_bytes);
     if (call_.method == "HEAD") parser_->skip(true);
-    http::async_read(conn_->stream, conn_->buffer, *parser_,
-                     [self = shared_from_this()](const error_code& e, size_t) { self->OnRead(e); });
+    conn_->With([&](auto& stream) {
+      http::async_read(
+          stream, conn_->buffer, *parser_,
+          [self = shared_from_this()](const error_code& e, size_t) { self->OnRead(e); });
+    });
   }
 
   void OnRead(const error_code& ec) {
@@ -263,8 +316,8 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
 
   void Release() {
     conn_->idle_since = Clock::now();
-    conn_->stream.expires_never();
-    worker_->idle[key_].push_back(std::move(conn_));
+    conn_->tcp().expires_never();
+    worker_->idle[pool_key_].push_back(std::move(conn_));
     ArmSweep(worker_, options_.http_idle_timeout);
   }
 
@@ -323,13 +376,16 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   }
 
   Worker* const worker_;  // outlives this (destroyed with the transport, after its io_context)
-  const PusherOptions& options_;  // the transport's
+  const PusherOptions& options_;           // the transport's
+  asio::ssl::context* const tls_context_;  // the transport's; null when TLS could not be set up
+  const std::string* const tls_error_;     // the transport's: why tls_context_ is null
   PushCall call_;
   UniqueFunction<void(PushOutcome)> done_;
   const Clock::time_point deadline_;
   HttpUrl url_;
   std::string key_;
-  std::string request_;  // the request's bytes
+  std::string pool_key_;  // key_, prefixed with "https://" for TLS connections
+  std::string request_;   // the request's bytes
   std::optional<http::response_parser<http::string_body>> parser_;
   std::unique_ptr<Conn> conn_;
   bool reused_ = false;           // conn_ came from the pool
@@ -341,6 +397,22 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
 class HttpTransport final : public Transport {
  public:
   explicit HttpTransport(const PusherOptions& options) : options_(options) {
+    // OpenSSL and Asio report setup failures as exceptions; they stop here, and https calls
+    // then fail with the reason.
+    try {
+      auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      ctx->set_default_verify_paths();
+      ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                       asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+      if (!options_.tls_ca_file.empty()) ctx->load_verify_file(options_.tls_ca_file);
+      if (!options_.tls_ca_pem.empty()) {
+        ctx->add_certificate_authority(asio::buffer(options_.tls_ca_pem));
+      }
+      tls_context_ = std::move(ctx);
+    } catch (const std::exception& e) {
+      tls_error_ = fmt::format("TLS is not available: {}", e.what());
+      CQ_LOG_ERROR("cq.push", "https pushes will fail: {}", tls_error_);
+    }
     const int n = std::max(1, options_.http_threads);
     for (int i = 0; i < n; ++i) {
       auto w = std::make_unique<Worker>();
@@ -362,7 +434,8 @@ class HttpTransport final : public Transport {
     if (stopped_.load()) return;  // dropped: the Pusher answers it
     const auto deadline = Clock::now() + call.timeout;
     Worker* w = workers_[next_.fetch_add(1, std::memory_order_relaxed) % workers_.size()].get();
-    auto c = std::make_shared<HttpCall>(w, options_, std::move(call), std::move(done), deadline);
+    auto c = std::make_shared<HttpCall>(w, options_, tls_context_.get(), &tls_error_,
+                                        std::move(call), std::move(done), deadline);
     asio::post(w->ioc, [c] { c->Run(); });
   }
 
@@ -376,6 +449,8 @@ class HttpTransport final : public Transport {
 
  private:
   const PusherOptions options_;
+  std::unique_ptr<asio::ssl::context> tls_context_;  // null when setting it up failed
+  std::string tls_error_;                            // why it failed
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> stopped_{false};

@@ -49,6 +49,7 @@ std::string_view KindName(Kind kind) {
 
 Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
   constexpr std::string_view kHttp = "http://";
+  constexpr std::string_view kHttps = "https://";
   auto lower_prefix = [&](std::string_view p) {
     if (url.size() < p.size()) return false;
     for (size_t i = 0; i < p.size(); ++i) {
@@ -58,14 +59,15 @@ Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
     }
     return true;
   };
-  if (lower_prefix("https://")) {
+  HttpUrl parsed;
+  if (lower_prefix(kHttps)) {
+    parsed.tls = true;
+    parsed.port = 443;
+  } else if (!lower_prefix(kHttp)) {
     return InvalidArgument(
-        fmt::format("callback url '{}': https is not supported yet (only http:// targets)", url));
+        fmt::format("callback url '{}' must start with http:// or https://", url));
   }
-  if (!lower_prefix(kHttp)) {
-    return InvalidArgument(fmt::format("callback url '{}' must start with http://", url));
-  }
-  std::string_view rest = url.substr(kHttp.size());
+  std::string_view rest = url.substr(parsed.tls ? kHttps.size() : kHttp.size());
   if (const size_t hash = rest.find('#'); hash != std::string_view::npos) {
     rest = rest.substr(0, hash);
   }
@@ -75,7 +77,6 @@ Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
   if (authority.find('@') != std::string_view::npos) {
     return InvalidArgument(fmt::format("callback url '{}': user information is not allowed", url));
   }
-  HttpUrl parsed;
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
     const size_t close = authority.find(']');

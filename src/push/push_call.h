@@ -37,7 +37,7 @@ struct PushCall {
   // limit is not counted. At least 1 ms.
   std::chrono::milliseconds timeout{5000};
 
-  // kHttp: "http://host[:port][/path][?query]" (https:// is refused, see push/README.md).
+  // kHttp: "http[s]://host[:port][/path][?query]".
   std::string url;
   std::string method = "POST";
   // Sent as given, after ours; they replace User-Agent and content_type, and are dropped when
@@ -78,21 +78,22 @@ struct PushOutcome {
 };
 
 // The isolation unit of a call, also the label of per-target metrics: "host:port" of an HTTP
-// URL (port 80 when absent), the gRPC target, the Kafka brokers string. For an HTTP URL that does
-// not parse, the URL itself.
+// URL (port 80, or 443 for https, when absent), the gRPC target, the Kafka brokers string. For an
+// HTTP URL that does not parse, the URL itself.
 std::string TargetKey(const PushCall& call);
 
 // The parts of an HTTP URL as the transport uses them.
 struct HttpUrl {
-  std::string host;  // without brackets for IPv6 literals
-  uint16_t port = 80;
+  bool tls = false;    // https
+  std::string host;    // without brackets for IPv6 literals
+  uint16_t port = 80;  // 443 by default for https
   std::string target;  // origin form: "/path?query", "/" when absent
 };
-// Parses "http://host[:port][/path][?query][#fragment]" (the fragment is dropped). https and any
-// other scheme, userinfo, an empty host or a bad port -> kInvalidArgument naming the problem.
+// Parses "http[s]://host[:port][/path][?query][#fragment]" (the fragment is dropped). Another
+// scheme, userinfo, an empty host or a bad port -> kInvalidArgument naming the problem.
 Status ParseHttpUrl(std::string_view url, HttpUrl* out);
 
-// Checks the fields a call of its kind needs (a parsable http:// URL and an HTTP method token;
+// Checks the fields a call of its kind needs (a parsable http(s):// URL and an HTTP method token;
 // a gRPC "host:port" target and a "/Service/Method" method; Kafka brokers and topic), and a
 // positive timeout. kInvalidArgument with a sentence naming the field otherwise. Pusher::Push
 // runs it too and fails such a call at once (not busy).

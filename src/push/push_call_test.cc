@@ -19,14 +19,19 @@ TEST(PushCallTest, ParsesHttpUrls) {
   EXPECT_EQ(u.host, "::1");
   EXPECT_EQ(u.port, 9000);
   EXPECT_EQ(u.target, "/?q");
+  EXPECT_FALSE(u.tls);
+  ASSERT_TRUE(ParseHttpUrl("https://pay.example/cb", &u).ok());
+  EXPECT_TRUE(u.tls);
+  EXPECT_EQ(u.host, "pay.example");
+  EXPECT_EQ(u.port, 443);
+  EXPECT_EQ(u.target, "/cb");
 }
 
 TEST(PushCallTest, RefusesBadUrlsWithASentence) {
   HttpUrl u;
   EXPECT_EQ(ParseHttpUrl("ftp://h/", &u).message(),
-            "callback url 'ftp://h/' must start with http://");
-  EXPECT_EQ(ParseHttpUrl("https://h/", &u).message(),
-            "callback url 'https://h/': https is not supported yet (only http:// targets)");
+            "callback url 'ftp://h/' must start with http:// or https://");
+  EXPECT_EQ(ParseHttpUrl("https://", &u).message(), "callback url 'https://' has no host");
   EXPECT_EQ(ParseHttpUrl("http:///x", &u).message(), "callback url 'http:///x' has no host");
   EXPECT_EQ(ParseHttpUrl("http://h:0/", &u).message(), "callback url 'http://h:0/': bad port");
   EXPECT_EQ(ParseHttpUrl("http://h:99999/", &u).message(),
@@ -45,6 +50,8 @@ TEST(PushCallTest, TargetKeyIsTheIsolationUnit) {
   EXPECT_EQ(TargetKey(c), "Example.com:80");
   c.url = "http://[::1]:81/";
   EXPECT_EQ(TargetKey(c), "[::1]:81");
+  c.url = "https://pay.example/cb";
+  EXPECT_EQ(TargetKey(c), "pay.example:443");
   c.kind = Kind::kGrpc;
   c.grpc_target = "svc:50051";
   EXPECT_EQ(TargetKey(c), "svc:50051");

@@ -9,7 +9,8 @@
 //   answered at once with busy=true ("target 127.0.0.1:9 busy: 64 pushes in flight, 1024
 //   queued"). A target that hangs or black-holes therefore holds only its own slots, each for at
 //   most its call's timeout, and never the threads or slots of other targets.
-//   HTTP: Boost.Beast client, keep-alive connection pool per host:port (one pool per I/O thread),
+//   HTTP(S): Boost.Beast client (TLS through OpenSSL, server certificate and host name
+//   verified), keep-alive connection pool per host:port (one pool per I/O thread),
 //   a reused connection that turns out closed is retried once on a fresh one. gRPC: a generic
 //   unary call (no generated stubs), one channel per target. Kafka: librdkafka, one idempotent
 //   producer (acks=all) per brokers string; the delivery report decides.
@@ -52,6 +53,10 @@ struct PusherOptions {
   // HTTP: the largest answer body read (a 2xx answer over it still succeeds, and its connection
   // is closed). Default 1 MiB.
   size_t http_max_answer_bytes = 1 << 20;
+  // HTTPS: certificate authorities trusted besides the system's (/etc/ssl/certs), as a PEM file
+  // and/or PEM text. Servers are always verified (chain and host name).
+  std::string tls_ca_file = "";
+  std::string tls_ca_pem = "";
   // Shutdown waits this long for in-flight attempts. Default 5 s.
   std::chrono::milliseconds shutdown_grace{5000};
 };

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <list>
 #include <thread>
 
@@ -37,6 +39,7 @@ struct HttpReceiver::Impl {
 
   const Options options;
   asio::io_context ioc;
+  std::unique_ptr<asio::ssl::context> tls;  // HTTPS when set
   tcp::acceptor acceptor{ioc};
   uint16_t port = 0;
   std::vector<std::thread> threads;
@@ -50,14 +53,29 @@ struct HttpReceiver::Impl {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+template <typename Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(HttpReceiver::Impl* impl, tcp::socket socket) : impl_(impl), stream_(std::move(socket)) {}
+  template <typename... Args>
+  explicit Session(HttpReceiver::Impl* impl, Args&&... args)
+      : impl_(impl), stream_(std::forward<Args>(args)...) {}
+
+  void Start() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      Read();
+    } else {
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](error_code ec) {
+                                if (!ec) self->Read();
+                              });
+    }
+  }
 
   void Read() {
     req_ = {};
-    http::async_read(stream_, buffer_, req_,
-                     [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
+    http::async_read(
+        stream_, buffer_, req_,
+        [self = this->shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
   }
 
  private:
@@ -75,11 +93,13 @@ class Session : public std::enable_shared_from_this<Session> {
     res_.body() = impl_->options.body;
     res_.keep_alive(req_.keep_alive());
     res_.prepare_payload();
-    http::async_write(stream_, res_, [self = shared_from_this()](error_code e, size_t) {
+    http::async_write(stream_, res_, [self = this->shared_from_this()](error_code e, size_t) {
       if (e) return;
       if (!self->res_.keep_alive() || self->impl_->options.close_after_answer) {
         error_code ignored;
-        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        beast::get_lowest_layer(self->stream_)
+            .socket()
+            .shutdown(tcp::socket::shutdown_send, ignored);
         return;
       }
       self->Read();
@@ -87,7 +107,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   HttpReceiver::Impl* const impl_;  // outlives every session (stopped before it goes)
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> req_;
   http::response<http::string_body> res_;
@@ -106,7 +126,13 @@ void HttpReceiver::Impl::Accept() {
       } else {
         error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Session>(this, std::move(socket))->Read();
+        if (tls) {
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(this, std::move(socket),
+                                                                          *tls)
+              ->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(this, std::move(socket))->Start();
+        }
       }
     }
     Accept();
@@ -131,6 +157,11 @@ void HttpReceiver::Impl::Record(const http::request<http::string_body>& req) {
 
 HttpReceiver::HttpReceiver(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& im = *impl_;
+  if (!im.options.tls_cert_pem.empty()) {
+    im.tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    im.tls->use_certificate_chain(asio::buffer(im.options.tls_cert_pem));
+    im.tls->use_private_key(asio::buffer(im.options.tls_key_pem), asio::ssl::context::pem);
+  }
   tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), 0);
   im.acceptor.open(ep.protocol());
   im.acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -155,7 +186,7 @@ HttpReceiver::~HttpReceiver() {
 uint16_t HttpReceiver::port() const { return impl_->port; }
 
 std::string HttpReceiver::Url(std::string_view path) const {
-  return fmt::format("http://127.0.0.1:{}{}", impl_->port, path);
+  return fmt::format("{}://127.0.0.1:{}{}", impl_->tls ? "https" : "http", impl_->port, path);
 }
 
 std::string HttpReceiver::HostPort() const { return fmt::format("127.0.0.1:{}", impl_->port); }

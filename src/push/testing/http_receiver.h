@@ -1,7 +1,8 @@
 // HttpReceiver: a real HTTP/1.1 server on 127.0.0.1 (an ephemeral port) that plays a push target
-// in tests and benchmarks: it answers every request with a fixed status and body, or hangs, or
-// closes each connection at once, or never accepts (a black hole once its backlog is full).
-// Started by its constructor on its own threads, stopped by its destructor.
+// in tests and benchmarks (HTTPS too, with a certificate given as PEM text): it answers every
+// request with a fixed status and body, or hangs, or closes each connection at once, or never
+// accepts (a black hole once its backlog is full). Started by its constructor on its own threads,
+// stopped by its destructor.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -42,6 +43,9 @@ class HttpReceiver {
     // server that dropped an idle connection the client still holds in its pool).
     bool close_after_answer = false;
     int threads = 1;
+    // HTTPS when both are set (PEM text; testing/tls_cert.h makes them).
+    std::string tls_cert_pem = "";
+    std::string tls_key_pem = "";
   };
 
   explicit HttpReceiver(Options options);
@@ -50,7 +54,7 @@ class HttpReceiver {
   HttpReceiver& operator=(const HttpReceiver&) = delete;
 
   uint16_t port() const;
-  // "http://127.0.0.1:<port><path>".
+  // "http://127.0.0.1:<port><path>" (https:// for a TLS receiver).
   std::string Url(std::string_view path) const;
   // "127.0.0.1:<port>", the Pusher's target key.
   std::string HostPort() const;
