@@ -97,15 +97,52 @@ bool ClosedByPeer(const error_code& ec) {
          ec == asio::error::broken_pipe || ec == asio::error::connection_aborted;
 }
 
+// The TLS client context, made on the first https call: loading the system's authorities costs
+// about 100 ms of CPU, which a Pusher without https targets should not pay at start.
+class TlsSetup {
+ public:
+  explicit TlsSetup(const PusherOptions& options) : options_(options) {}
+
+  // The context, or null with *error set when it cannot be made. Thread-safe.
+  asio::ssl::context* Get(std::string* error) {
+    std::call_once(once_, [this] { Make(); });
+    if (!context_) *error = error_;
+    return context_.get();
+  }
+
+ private:
+  void Make() {
+    // OpenSSL and Asio report setup failures as exceptions; they stop here, and https calls
+    // then fail with the reason.
+    try {
+      auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      ctx->set_default_verify_paths();
+      ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                       asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+      if (!options_.tls_ca_file.empty()) ctx->load_verify_file(options_.tls_ca_file);
+      if (!options_.tls_ca_pem.empty()) {
+        ctx->add_certificate_authority(asio::buffer(options_.tls_ca_pem));
+      }
+      context_ = std::move(ctx);
+    } catch (const std::exception& e) {
+      error_ = fmt::format("TLS is not available: {}", e.what());
+      CQ_LOG_ERROR("cq.push", "https pushes fail: {}", error_);
+    }
+  }
+
+  const PusherOptions& options_;  // the transport's
+  std::once_flag once_;
+  std::unique_ptr<asio::ssl::context> context_;  // set once by Make, then read-only
+  std::string error_;                            // why context_ is null
+};
+
 class HttpCall : public std::enable_shared_from_this<HttpCall> {
  public:
-  HttpCall(Worker* worker, const PusherOptions& options, asio::ssl::context* tls_context,
-           const std::string* tls_error, PushCall call, UniqueFunction<void(PushOutcome)> done,
-           Clock::time_point deadline)
+  HttpCall(Worker* worker, const PusherOptions& options, TlsSetup* tls, PushCall call,
+           UniqueFunction<void(PushOutcome)> done, Clock::time_point deadline)
       : worker_(worker),
         options_(options),
-        tls_context_(tls_context),
-        tls_error_(tls_error),
+        tls_(tls),
         call_(std::move(call)),
         done_(std::move(done)),
         deadline_(deadline) {}
@@ -113,8 +150,10 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   void Run() {
     if (Status st = ParseHttpUrl(call_.url, &url_); !st.ok()) return Fail(st.message());
     key_ = TargetKey(call_);
-    if (url_.tls && tls_context_ == nullptr) {
-      return Fail(fmt::format("https to {}: {}", key_, *tls_error_));
+    if (url_.tls) {
+      std::string error;
+      tls_context_ = tls_->Get(&error);
+      if (tls_context_ == nullptr) return Fail(fmt::format("https to {}: {}", key_, error));
     }
     pool_key_ = url_.tls ? "https://" + key_ : key_;
     BuildRequest();
@@ -376,9 +415,9 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
   }
 
   Worker* const worker_;  // outlives this (destroyed with the transport, after its io_context)
-  const PusherOptions& options_;           // the transport's
-  asio::ssl::context* const tls_context_;  // the transport's; null when TLS could not be set up
-  const std::string* const tls_error_;     // the transport's: why tls_context_ is null
+  const PusherOptions& options_;               // the transport's
+  TlsSetup* const tls_;                        // the transport's
+  asio::ssl::context* tls_context_ = nullptr;  // tls_'s, for an https call
   PushCall call_;
   UniqueFunction<void(PushOutcome)> done_;
   const Clock::time_point deadline_;
@@ -397,22 +436,6 @@ class HttpCall : public std::enable_shared_from_this<HttpCall> {
 class HttpTransport final : public Transport {
  public:
   explicit HttpTransport(const PusherOptions& options) : options_(options) {
-    // OpenSSL and Asio report setup failures as exceptions; they stop here, and https calls
-    // then fail with the reason.
-    try {
-      auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-      ctx->set_default_verify_paths();
-      ctx->set_options(asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
-                       asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-      if (!options_.tls_ca_file.empty()) ctx->load_verify_file(options_.tls_ca_file);
-      if (!options_.tls_ca_pem.empty()) {
-        ctx->add_certificate_authority(asio::buffer(options_.tls_ca_pem));
-      }
-      tls_context_ = std::move(ctx);
-    } catch (const std::exception& e) {
-      tls_error_ = fmt::format("TLS is not available: {}", e.what());
-      CQ_LOG_ERROR("cq.push", "https pushes will fail: {}", tls_error_);
-    }
     const int n = std::max(1, options_.http_threads);
     for (int i = 0; i < n; ++i) {
       auto w = std::make_unique<Worker>();
@@ -434,8 +457,8 @@ class HttpTransport final : public Transport {
     if (stopped_.load()) return;  // dropped: the Pusher answers it
     const auto deadline = Clock::now() + call.timeout;
     Worker* w = workers_[next_.fetch_add(1, std::memory_order_relaxed) % workers_.size()].get();
-    auto c = std::make_shared<HttpCall>(w, options_, tls_context_.get(), &tls_error_,
-                                        std::move(call), std::move(done), deadline);
+    auto c =
+        std::make_shared<HttpCall>(w, options_, &tls_, std::move(call), std::move(done), deadline);
     asio::post(w->ioc, [c] { c->Run(); });
   }
 
@@ -449,8 +472,7 @@ class HttpTransport final : public Transport {
 
  private:
   const PusherOptions options_;
-  std::unique_ptr<asio::ssl::context> tls_context_;  // null when setting it up failed
-  std::string tls_error_;                            // why it failed
+  TlsSetup tls_{options_};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<size_t> next_{0};
   std::atomic<bool> stopped_{false};
