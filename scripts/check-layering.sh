@@ -20,7 +20,8 @@ declare -A ALLOWED=(
   [client]="base"
   [cli]="client base"
   [bench]="client base"
-  [app]="base core storage backend engine redis service http metrics config client cli bench"
+  [push]="core base"
+  [app]="base core storage backend engine redis service http metrics config client cli bench push"
 )
 
 fail=0
@@ -43,8 +44,19 @@ for dir in src/*/; do
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
     # Third-party types stay inside the module that wraps them.
-    if grep -qE '^#include <(boost)/' "$file" && [ "$module" != "http" ]; then
-      echo "layering: $file includes Boost; only src/http may"
+    if grep -qE '^#include <(boost)/' "$file" && [ "$module" != "http" ] && [ "$module" != "push" ]; then
+      echo "layering: $file includes Boost; only src/http and src/push may"
+      fail=1
+    fi
+    # Push delivery's clients: only in src/push's .cc files (never a header: they are heavy and
+    # their types stay inside the module).
+    if grep -qE '^#include <(grpc|grpcpp|librdkafka)/' "$file" && [ "$module" != "push" ]; then
+      echo "layering: $file includes gRPC or librdkafka; only src/push may"
+      fail=1
+    fi
+    if [[ "$file" == *.h ]] && grep -qE '^#include <(boost|grpc|grpcpp|librdkafka)/' "$file" &&
+       [ "$module" = "push" ]; then
+      echo "layering: header $file includes a third-party client; keep it in a .cc file"
       fail=1
     fi
     if grep -qE '^#include <rocksdb/' "$file" && [[ "$file" != src/storage/rocksdb/* ]]; then

@@ -8,6 +8,7 @@ PACKAGES=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libjemalloc-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler librdkafka-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   redis-server curl systemd prometheus python3

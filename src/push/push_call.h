@@ -1,0 +1,102 @@
+// PushCall and PushOutcome: one attempt to deliver one message to a push target (an HTTP URL, a
+// gRPC method or a Kafka topic; docs/api-extensions.md section 5), and what came of it. Plain
+// values: the scheduler builds a PushCall from a message and its effective `callback`, hands it
+// to a Pusher (push/pusher.h) and acks or retries the message by the PushOutcome.
+//
+// Idempotency: every attempt carries the message id (HTTP header `X-Chronoq-Msg-Id`, gRPC
+// metadata `x-chronoq-msg-id`, Kafka record header and, when `key` is empty, record key), the
+// chronoq topic (`x-chronoq-topic`) and the 1-based attempt number (`x-chronoq-attempt`), so a
+// receiver can drop the duplicates that at-least-once delivery allows.
+//
+// Thread-safety: value types; the functions are pure and thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace chronoq::push {
+
+enum class Kind { kHttp, kGrpc, kKafka };
+
+// "http", "grpc", "kafka".
+std::string_view KindName(Kind kind);
+
+struct PushCall {
+  Kind kind = Kind::kHttp;
+  std::string msg_id;   // idempotency key (see above)
+  std::string topic;    // the chronoq topic
+  int32_t attempt = 1;  // 1-based
+  // The whole call: connect, send and answer (HTTP, gRPC deadline), or the broker's
+  // acknowledgement (Kafka message timeout). Time spent queued behind the target's in-flight
+  // limit is not counted. At least 1 ms.
+  std::chrono::milliseconds timeout{5000};
+
+  // kHttp: "http[s]://host[:port][/path][?query]".
+  std::string url;
+  std::string method = "POST";
+  // Sent as given, after ours; they replace User-Agent and content_type, and are dropped when
+  // named Host, Content-Length, Transfer-Encoding, Connection or X-Chronoq-*.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type;  // empty: no Content-Type header
+
+  // kGrpc: "host:port" and "/pkg.Service/Method"; `body` is the request message's bytes.
+  std::string grpc_target;
+  std::string grpc_method;
+
+  // kKafka: "host1:9092,host2:9092", the Kafka topic, the record key (empty: msg_id).
+  std::string brokers;
+  std::string kafka_topic;
+  std::string key;
+
+  // HTTP request body / gRPC request bytes / Kafka record value.
+  std::string body;
+};
+
+struct PushOutcome {
+  // The target accepted the message: HTTP 2xx, gRPC OK, Kafka acknowledged with acks=all.
+  bool ok = false;
+  // The call was not attempted (the target's in-flight and queue limits are full, or the Pusher
+  // is shutting down): the scheduler should not count it as an attempt. Implies !ok.
+  bool busy = false;
+  // When !ok, one sentence for the message's `lastError`: "HTTP 500 Internal Server Error:
+  // <answer snippet>", "connection refused to 127.0.0.1:9", "timed out after 5000 ms",
+  // "gRPC UNAVAILABLE: <message>", "Kafka _MSG_TIMED_OUT: <text>", "target h:p busy: ...".
+  std::string error;
+  // HTTP status code when an answer came (0 otherwise); gRPC status code when the call ended
+  // (-1 otherwise). For metrics and tests.
+  int code = 0;
+  // From the start of the attempt (after any wait in the target's queue) to its outcome.
+  std::chrono::microseconds latency{0};
+  // Time spent waiting in the target's queue before the attempt started.
+  std::chrono::microseconds queued{0};
+};
+
+// The isolation unit of a call, also the label of per-target metrics: "host:port" of an HTTP
+// URL (port 80, or 443 for https, when absent), the gRPC target, the Kafka brokers string. For an
+// HTTP URL that does not parse, the URL itself.
+std::string TargetKey(const PushCall& call);
+
+// The parts of an HTTP URL as the transport uses them.
+struct HttpUrl {
+  bool tls = false;    // https
+  std::string host;    // without brackets for IPv6 literals
+  uint16_t port = 80;  // 443 by default for https
+  std::string target;  // origin form: "/path?query", "/" when absent
+};
+// Parses "http[s]://host[:port][/path][?query][#fragment]" (the fragment is dropped). Another
+// scheme, userinfo, an empty host or a bad port -> kInvalidArgument naming the problem.
+Status ParseHttpUrl(std::string_view url, HttpUrl* out);
+
+// Checks the fields a call of its kind needs (a parsable http(s):// URL and an HTTP method token;
+// a gRPC "host:port" target and a "/Service/Method" method; Kafka brokers and topic), and a
+// positive timeout. kInvalidArgument with a sentence naming the field otherwise. Pusher::Push
+// runs it too and fails such a call at once (not busy).
+Status ValidatePushCall(const PushCall& call);
+
+}  // namespace chronoq::push
