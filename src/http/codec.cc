@@ -66,6 +66,12 @@ JsonWriter Head(int code, std::string_view msg) {
 
 }  // namespace
 
+std::string EncodeMessageObject(const core::Message& m) {
+  JsonWriter w;
+  WriteMessage(w, m);
+  return w.Take();
+}
+
 std::string EncodeMessageAnswer(int code, std::string_view msg, const core::Message* m) {
   JsonWriter w = Head(code, msg);
   w.Key("delayMsg");

@@ -15,6 +15,8 @@
 
 namespace chronoq::http {
 
+// The message object alone, {"topic":..,"msgId":..,...}: what an HTTP push target receives.
+std::string EncodeMessageObject(const core::Message& m);
 // {"code":C,"msg":M,"delayMsg":{...}|null}
 std::string EncodeMessageAnswer(int code, std::string_view msg, const core::Message* m);
 // {"code":C,"msg":M,"delayMsgList":[...]|null}

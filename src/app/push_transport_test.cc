@@ -1,0 +1,116 @@
+// PusherTransport against a real HTTP receiver on loopback: what a target receives for a due
+// message (the message object or the raw payload, the idempotency headers, the callback's own
+// headers), and the outcome sentence a failure leaves for lastError. The calls for gRPC and
+// Kafka are checked as built (the push module's own tests drive those transports).
+#include "app/push_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <memory>
+
+#include "push/testing/http_receiver.h"
+
+namespace chronoq::app {
+namespace {
+
+using push::testing::HttpReceiver;
+using namespace std::chrono_literals;
+
+service::PushJob Job(core::Callback cb) {
+  service::PushJob job;
+  core::MessageRecord& r = job.message.record;
+  r.topic = "orders";
+  r.msg_id = "order-42";
+  r.payload = R"({"orderId":42})";
+  r.produce_time = FromEpochMs(1'000);
+  r.trigger_time = FromEpochMs(2'000);
+  r.expire_time = FromEpochMs(3'000);
+  r.max_retry = 3;
+  r.retry = 2;  // this is the second attempt
+  job.message.status = core::MsgStatus::kConsuming;
+  job.callback = std::move(cb);
+  return job;
+}
+
+service::PushOutcome PushOnce(PusherTransport& t, const service::PushJob& job) {
+  auto promise = std::make_shared<std::promise<service::PushOutcome>>();
+  auto future = promise->get_future();
+  t.Push(job, [promise](service::PushOutcome o) { promise->set_value(std::move(o)); });
+  EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
+  return future.get();
+}
+
+TEST(PushTransportTest, AnHttpTargetGetsTheMessageObjectWithItsIdempotencyHeaders) {
+  HttpReceiver receiver(HttpReceiver::Options{});
+  push::Pusher pusher;
+  PusherTransport transport(&pusher);
+  core::Callback cb;
+  cb.url = receiver.Url("/hooks/cancel?x=1");
+  cb.method = "PUT";
+  cb.headers = {{"Authorization", "Bearer s3cret"}};
+  service::PushOutcome out = PushOnce(transport, Job(cb));
+  EXPECT_TRUE(out.ok) << out.error;
+  std::vector<push::testing::ReceivedRequest> requests = receiver.Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  const push::testing::ReceivedRequest& req = requests[0];
+  EXPECT_EQ(req.method, "PUT");
+  EXPECT_EQ(req.target, "/hooks/cancel?x=1");
+  EXPECT_EQ(req.Header("X-Chronoq-Msg-Id"), "order-42");
+  EXPECT_EQ(req.Header("X-Chronoq-Topic"), "orders");
+  EXPECT_EQ(req.Header("X-Chronoq-Attempt"), "2");
+  EXPECT_EQ(req.Header("Authorization"), "Bearer s3cret");
+  EXPECT_EQ(req.Header("Content-Type"), "application/json");
+  EXPECT_EQ(req.body,
+            R"({"topic":"orders","msgId":"order-42","msg":"{\"orderId\":42}","produceTime":1000,)"
+            R"("triggerTime":2000,"expireTime":3000,"maxRetry":3,"retry":2,"status":3})");
+
+  cb.raw_body = true;
+  EXPECT_TRUE(PushOnce(transport, Job(cb)).ok);
+  ASSERT_EQ(receiver.Requests().size(), 2u);
+  EXPECT_EQ(receiver.Requests()[1].body, R"({"orderId":42})");
+}
+
+TEST(PushTransportTest, AFailedPushLeavesASentenceForLastError) {
+  HttpReceiver::Options o;
+  o.status = 500;
+  o.body = "database down";
+  HttpReceiver receiver(o);
+  push::Pusher pusher;
+  PusherTransport transport(&pusher);
+  core::Callback cb;
+  cb.url = receiver.Url("/");
+  service::PushOutcome out = PushOnce(transport, Job(cb));
+  EXPECT_FALSE(out.ok);
+  EXPECT_FALSE(out.busy);
+  EXPECT_EQ(out.error, "HTTP 500 Internal Server Error: database down");
+}
+
+TEST(PushTransportTest, GrpcAndKafkaCallsCarryThePayloadBytes) {
+  core::Callback grpc;
+  grpc.type = core::CallbackType::kGrpc;
+  grpc.target = "127.0.0.1:50051";
+  grpc.method = "/pkg.Orders/Cancel";
+  service::PushJob job = Job(grpc);
+  job.message.record.payload = "AAEC/w==";
+  push::PushCall call = MakePushCall(job);
+  EXPECT_EQ(call.kind, push::Kind::kGrpc);
+  EXPECT_EQ(call.body, "AAEC/w==");  // format raw: the payload as it is
+  job.callback->base64 = true;
+  EXPECT_EQ(MakePushCall(job).body, std::string("\x00\x01\x02\xff", 4));
+  EXPECT_EQ(MakePushCall(job).grpc_method, "/pkg.Orders/Cancel");
+
+  core::Callback kafka;
+  kafka.type = core::CallbackType::kKafka;
+  kafka.brokers = "k1:9092";
+  kafka.kafka_topic = "cancellations";
+  call = MakePushCall(Job(kafka));
+  EXPECT_EQ(call.kind, push::Kind::kKafka);
+  EXPECT_EQ(call.body, R"({"orderId":42})");
+  EXPECT_EQ(call.key, "");  // the transport uses the msgId
+  EXPECT_EQ(call.msg_id, "order-42");
+  EXPECT_EQ(call.attempt, 2);
+}
+
+}  // namespace
+}  // namespace chronoq::app
