@@ -280,3 +280,98 @@
   "    else redis.call('ZREM', P..'e', member) end\n"                                              \
   "  end\n"                                                                                        \
   "end\n"
+
+// Walks over sorted sets in (score, seq) order from a position, bounded per call (listMsg, purge;
+// pasted after CQ_LUA_COMMON by those scripts only). `pos` is the position: the (score, seq) of
+// the last entry examined (score nil: the start). W holds the walk's bounds: how many entries
+// to accept (want), how many were (done), how many may still be examined (budget).
+#define CQ_LUA_WALK                                                                                \
+  "local pos = {}\n"                                                                               \
+  "local W = {want = 0, done = 0, budget = 0}\n"                                                   \
+  "-- The rank in sorted set k of the first entry after (s, seq) in (score, seq) order (after "    \
+  "every\n"                                                                                        \
+  "-- entry scored s when seq is nil): O(log n), a binary search over the entries scored s.\n"     \
+  "local function rank_after(k, s, seq)\n"                                                         \
+  "  if not s then return 0 end\n"                                                                 \
+  "  local lo = redis.call('ZCOUNT', k, '-inf', '('..s)\n"                                         \
+  "  local eq = redis.call('ZCOUNT', k, s, s)\n"                                                   \
+  "  if not seq then return lo + eq end\n"                                                         \
+  "  local a, b = lo, lo + eq\n"                                                                   \
+  "  while a < b do\n"                                                                             \
+  "    local mid = math.floor((a + b) / 2)\n"                                                      \
+  "    local x = redis.call('ZRANGE', k, mid, mid)[1]\n"                                           \
+  "    if tonumber(string.sub(x, 1, 16)) <= seq then a = mid + 1 else b = mid end\n"               \
+  "  end\n"                                                                                        \
+  "  return a\n"                                                                                   \
+  "end\n"                                                                                          \
+  "-- Examines the entries of `keys` ({key, highest score (inclusive) or nil}...) after pos, "     \
+  "merged\n"                                                                                       \
+  "-- in (score, seq) order, calling visit(member, key) on each (true: it counts as done), until " \
+  "W.want\n"                                                                                       \
+  "-- are done or the budget is spent; pos follows. Returns true when the keys have nothing "      \
+  "more.\n"                                                                                        \
+  "local function scan(keys, visit)\n"                                                             \
+  "  while W.done < W.want and W.budget > 0 do\n"                                                  \
+  "    local n = math.min(W.want - W.done, W.budget)\n"                                            \
+  "    local cand = {}\n"                                                                          \
+  "    for _, kh in ipairs(keys) do\n"                                                             \
+  "      local k = kh[1]\n"                                                                        \
+  "      local r = rank_after(k, pos.s, pos.seq)\n"                                                \
+  "      local e = kh[2] and redis.call('ZCOUNT', k, '-inf', kh[2]) or redis.call('ZCARD', k)\n"   \
+  "      if r < e then\n"                                                                          \
+  "        local xs = redis.call('ZRANGE', k, r, math.min(r + n, e) - 1, 'WITHSCORES')\n"          \
+  "        for i = 1, #xs, 2 do\n"                                                                 \
+  "          cand[#cand+1] = {xs[i], tonumber(xs[i+1]), xs[i+1], tonumber(string.sub(xs[i], 1, "   \
+  "16)), k}\n"                                                                                     \
+  "        end\n"                                                                                  \
+  "      end\n"                                                                                    \
+  "    end\n"                                                                                      \
+  "    if #cand == 0 then return true end\n"                                                       \
+  "    table.sort(cand, function(x, y)\n"                                                          \
+  "      if x[2] ~= y[2] then return x[2] < y[2] end\n"                                            \
+  "      return x[4] < y[4]\n"                                                                     \
+  "    end)\n"                                                                                     \
+  "    for i = 1, math.min(n, #cand) do\n"                                                         \
+  "      local c = cand[i]\n"                                                                      \
+  "      pos.s, pos.seq = c[3], c[4]\n"                                                            \
+  "      W.budget = W.budget - 1\n"                                                                \
+  "      if visit(c[1], c[5]) then W.done = W.done + 1 end\n"                                      \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  return false\n"                                                                               \
+  "end\n"                                                                                          \
+  "-- The lowest and highest retry interval of the deliveries that may still be WAITING or "       \
+  "CONSUMING\n"                                                                                    \
+  "-- ('iv': interval -> the latest visible-at of a delivery with it).\n"                          \
+  "local function intervals(now_arg)\n"                                                            \
+  "  redis.call('ZREMRANGEBYSCORE', P..'iv', '-inf', now_arg)\n"                                   \
+  "  local lo, hi = nil, 0\n"                                                                      \
+  "  for _, x in ipairs(redis.call('ZRANGE', P..'iv', 0, -1)) do\n"                                \
+  "    local r = tonumber(x)\n"                                                                    \
+  "    if not lo or r < lo then lo = r end\n"                                                      \
+  "    if r > hi then hi = r end\n"                                                                \
+  "  end\n"                                                                                        \
+  "  return lo or 0, hi\n"                                                                         \
+  "end\n"                                                                                          \
+  "-- The sets holding the messages in status st (1 WAITING, 2 READY, 3 CONSUMING) of every "      \
+  "level, as\n"                                                                                    \
+  "-- scan() takes them, and the score their walk starts after (nil: the beginning). WAITING: "    \
+  "pending\n"                                                                                      \
+  "-- after now, and deliveries up to now + the highest interval (past their deadline, in their "  \
+  "interval);\n"                                                                                   \
+  "-- CONSUMING: deliveries after now + the lowest interval. Exact when one interval is in use.\n" \
+  "local function status_sets(st, now_arg, now)\n"                                                 \
+  "  local lo, hi = intervals(now_arg)\n"                                                          \
+  "  local keys = {}\n"                                                                            \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    if st == 1 then\n"                                                                          \
+  "      keys[#keys+1] = {pk(l)}\n"                                                                \
+  "      if hi > 0 then keys[#keys+1] = {dk(l), string.format('%d', now + hi)} end\n"              \
+  "    elseif st == 3 then keys[#keys+1] = {dk(l)}\n"                                              \
+  "    else keys[#keys+1] = {pk(l), now_arg}; keys[#keys+1] = {dk(l), now_arg} end\n"              \
+  "  end\n"                                                                                        \
+  "  if st == 1 then return keys, now_arg end\n"                                                   \
+  "  if st == 3 then return keys, string.format('%d', now + lo) end\n"                             \
+  "  return keys, nil\n"                                                                           \
+  "end\n"
+

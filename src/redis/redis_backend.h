@@ -167,9 +167,10 @@ class RedisBackend final : public backend::QueueBackend {
   // the outbox holds.
   std::pair<int64_t, int64_t> TakeStats(const std::string& topic, RedisReply& r);
   void Report(const std::string& topic, const backend::TopicEvents& e);
-  // redis_topics.cc: purge in bounded script calls, `deleted` so far.
-  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, int64_t deleted,
-                 backend::Callback<Result<int64_t>> done);
+  // redis_topics.cc: purge in bounded script calls, each from the `position` where the previous
+  // one stopped ("" at the start), `deleted` so far.
+  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, std::string position,
+                 int64_t deleted, backend::Callback<Result<int64_t>> done);
   // A topic that stopped being paused: long polls on every node pull again.
   void Resumed(const std::string& topic);
   // redis_dead_letters.cc. Moves on the entries of `topic`'s outbox (dead letters to their

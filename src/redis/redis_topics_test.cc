@@ -477,6 +477,106 @@ TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
   EXPECT_EQ(A().Get("dlq", "m1")->record.dead_letter->status, MsgStatus::kExpire);
 }
 
+// listMsg (issue 15): a delivery waiting out its retry interval is WAITING, listed among the
+// pending messages by the time it becomes consumable; CONSUMING lists the deliveries before
+// their deadline only.
+TEST_P(RedisTopicsTest, ListWaitingHoldsDeliveriesInTheirRetryIntervalByWhenConsumable) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(10'000);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(A().Send("t", id, "x", Millis(0)).has_value());
+  ASSERT_TRUE(A().Send("t", "w1", "x", Millis(5'000)).has_value());
+  ASSERT_TRUE(A().Send("t", "w2", "x", Millis(20'000)).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(1'000))->at(0).record.msg_id, "a");  // consumable at 11 s
+  ASSERT_EQ(B().Pull("t", 1, Millis(3'000))->at(0).record.msg_id, "b");  // at 13 s
+  ASSERT_EQ(B().Pull("t", 1, Millis(60'000))->at(0).record.msg_id, "c");
+  scheduler_.Advance(Millis(3'000));
+  auto ids = [](const backend::ListPage& page) {
+    std::vector<std::string> out;
+    for (const core::Message& m : page.messages) out.push_back(m.record.msg_id);
+    return out;
+  };
+  auto page = [&](core::MsgStatus st, int limit, const std::string& cursor) {
+    Result<backend::ListPage> r = A().ListMsg(backend::ListRequest{"t", st, limit, cursor});
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : backend::ListPage{};
+  };
+  using V = std::vector<std::string>;
+  backend::ListPage w = page(MsgStatus::kWaiting, 100, "");
+  EXPECT_EQ(ids(w), (V{"w1", "a", "b", "w2"}));
+  EXPECT_EQ(w.next_cursor, "");
+  for (const core::Message& m : w.messages) EXPECT_EQ(m.status, MsgStatus::kWaiting);
+  EXPECT_EQ(ids(page(MsgStatus::kConsuming, 100, "")), V{"c"});
+  // A walk one by one: a message that becomes WAITING behind the cursor is not listed, one
+  // ahead of it is; none twice.
+  V walked;
+  std::string cursor;
+  for (int i = 0; i < 10; ++i) {
+    backend::ListPage pg = page(MsgStatus::kWaiting, 1, cursor);
+    for (const std::string& id : ids(pg)) walked.push_back(id);
+    if (i == 1) {
+      ASSERT_TRUE(A().Send("t", "w0", "x", Millis(1'000)).has_value());   // at 4 s
+      ASSERT_TRUE(A().Send("t", "w3", "x", Millis(15'000)).has_value());  // at 18 s
+    }
+    cursor = pg.next_cursor;
+    if (cursor.empty()) break;
+  }
+  EXPECT_EQ(walked, (V{"w1", "a", "b", "w3", "w2"}));
+  scheduler_.Advance(Millis(8'000));  // 11 s: a is consumable again, b is not yet
+  EXPECT_EQ(ids(page(MsgStatus::kWaiting, 100, "")), (V{"b", "w3", "w2"}));
+  EXPECT_EQ(ids(page(MsgStatus::kReady, 100, "")), (V{"w0", "w1", "a"}));
+}
+
+// Deliveries past their deadline do not use up CONSUMING pages, nor CONSUMING ones WAITING
+// pages: each page lists what it can in one call, whatever lies in the other status.
+TEST_P(RedisTopicsTest, ListPagesOfOneStatusAreNotSpentOnDeliveriesOfTheOther) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(3'600'000);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  std::vector<core::NewMessage> batch;
+  for (int i = 0; i < 300; ++i) batch.push_back(Msg("t", fmt::format("w{:03d}", i)));
+  ASSERT_TRUE(A().SendBatch(batch).has_value());
+  ASSERT_EQ(B().Pull("t", 300, Millis(1))->size(), 300u);
+  scheduler_.Advance(Millis(1));
+  ASSERT_TRUE(A().Send(Msg("t", "c")).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(7'200'000))->size(), 1u);
+  Result<backend::ListPage> r =
+      A().ListMsg(backend::ListRequest{"t", MsgStatus::kConsuming, 1, ""});
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->messages.size(), 1u);
+  EXPECT_EQ(r->messages[0].record.msg_id, "c");
+  EXPECT_EQ(r->next_cursor, "");
+  r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kWaiting, 1000, ""});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->messages.size(), 300u);
+  EXPECT_EQ(r->next_cursor, "");
+  // Several intervals at once (the topic's changed): still each message in its status.
+  c.retry_interval = Millis(0);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  ASSERT_TRUE(A().Send(Msg("t", "z")).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(60'000))->size(), 1u);
+  // (Then a CONSUMING page may stop short and answer a cursor: the walk goes on.)
+  std::vector<std::string> consuming;
+  std::string cursor;
+  for (int i = 0; i < 100; ++i) {
+    r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kConsuming, 10, cursor});
+    ASSERT_TRUE(r.has_value());
+    for (const core::Message& m : r->messages) consuming.push_back(m.record.msg_id);
+    cursor = r->next_cursor;
+    if (cursor.empty()) break;
+  }
+  EXPECT_EQ(consuming, (std::vector<std::string>{"z", "c"}));
+  r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kWaiting, 1000, ""});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->messages.size(), 300u);
+  Result<int64_t> purged = B().Purge("t", MsgStatus::kConsuming);
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 2);
+  purged = B().Purge("t", MsgStatus::kWaiting);
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 300);
+}
+
 INSTANTIATE_TEST_SUITE_P(Redis, RedisTopicsTest,
                          ::testing::Values(Kind::kStandalone, Kind::kCluster),
                          [](const auto& info) {
