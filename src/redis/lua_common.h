@@ -375,3 +375,22 @@
   "  return keys, nil\n"                                                                           \
   "end\n"
 
+// The inbox ('in', pasted after CQ_LUA_COMMON by the scripts that take in outbox entries of
+// another topic: dead letters, redrives): a marker per entry taken in, '<from topic>\n<outbox
+// member>', scored by the time after which it may go. A marker stays while its entry may be
+// moved again (30 days: a backstop for an entry whose node died before removing it; any node
+// finishes such an entry long before), and for a minute once the entry is gone (the node sets
+// that after removing the entry), so that a move repeated by a node that read the entry before
+// is answered as done, never stored twice, even when the message was released here since.
+#define CQ_LUA_INBOX                                                              \
+  "local INBOX_TRIMMED\n"                                                         \
+  "local function inbox_has(token)\n"                                             \
+  "  if not INBOX_TRIMMED then\n"                                                 \
+  "    redis.call('ZREMRANGEBYSCORE', P..'in', '-inf', '('..ARGV[1])\n"           \
+  "    INBOX_TRIMMED = true\n"                                                    \
+  "  end\n"                                                                       \
+  "  return redis.call('ZSCORE', P..'in', token) ~= false\n"                      \
+  "end\n"                                                                         \
+  "local function inbox_keep(token, now)\n"                                       \
+  "  redis.call('ZADD', P..'in', string.format('%d', now + 2592000000), token)\n" \
+  "end\n"

@@ -181,6 +181,9 @@ class RedisBackend final : public backend::QueueBackend {
   void FlushOutbox(const std::string& topic, bool fresh, UniqueFunction<void()> then = nullptr)
       CQ_EXCLUDES(mu_);
   void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  // The outbox entries of `tokens` ("<from topic>\n<outbox member>") are gone: the markers
+  // `topic` keeps of them (its inbox) may go a minute from now.
+  void ReleaseMarkers(const std::string& topic, std::vector<std::string> tokens);
   // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
   // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
   // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.

@@ -133,6 +133,19 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
     return r.has_value() ? r->integer : -1;
   }
 
+  // Waits (real time: the node releases markers asynchronously) until no marker of `inbox` is
+  // kept for longer than a day, i.e. the moves into it are finished.
+  void WaitMarkersReleased(const std::string& inbox) {
+    for (int i = 0; i < 200; ++i) {
+      if (Raw({"ZCOUNT", inbox, fmt::format("({}", ToEpochMs(clock_.Now()) + 86'400'000),
+               "+inf"}) == 0) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "the markers of " << inbox << " were not released";
+  }
+
   std::string ns_;
   core::TopicDefaults defaults_;
   base::ManualClock clock_{FromEpochMs(kNow)};
@@ -475,6 +488,104 @@ TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
   b_->backend->OnResubscribed();
   ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
   EXPECT_EQ(A().Get("dlq", "m1")->record.dead_letter->status, MsgStatus::kExpire);
+}
+
+// A node stored a dead letter and died before removing the outbox entry; the dead letter was
+// redriven (released from the dead-letter topic) before another node repeated the move. The
+// marker the first move left in the dead-letter topic's inbox makes the repeat store nothing.
+TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore) {
+  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+  const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
+  const std::string member = "0000000000000042m1";
+  auto write_entry = [&] {
+    Raw({"HSET", p + "ob:" + member,
+         "k",    "dl",
+         "id",   "m1",
+         "to",   "dlq",
+         "p",    "body m1",
+         "pr",   "0",
+         "le",   "",
+         "ds",   "5",
+         "dr",   "0",
+         "de",   std::to_string(kNow)});
+    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+  };
+  write_entry();
+  scheduler_.Advance(Millis(3'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  WaitMarkersReleased(dlq + "in");
+  // The state the first node left when it died after storing the dead letter: the entry is
+  // still there, and so is the marker, never released.
+  write_entry();
+  Raw({"ZADD", dlq + "in", std::to_string(kNow + 30LL * 24 * 3'600'000), "src\n" + member});
+  Result<int64_t> n = A().Redrive(backend::RedriveRequest{"dlq", std::string("m1"), 1, Millis(0)});
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  ASSERT_EQ(*n, 1);
+  ASSERT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound);
+  // Long after: another node finds the entry and repeats the move.
+  scheduler_.Advance(Millis(600'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound) << "the dead letter came twice";
+  EXPECT_EQ(A().Get("src", "m1")->status, MsgStatus::kReady);  // the redriven message
+  core::TopicInfo info = *A().Info("dlq");
+  EXPECT_EQ(info.waiting + info.ready + info.consuming, 0);
+}
+
+// The same for a redrive: a node stored the redriven message in its source and died before the
+// dead-letter topic removed its outbox entry; the message was deleted (released) from the source
+// before another node repeated the move.
+TEST_P(RedisTopicsTest, ARedriveRepeatedAfterTheMessageWasReleasedStoresItNoMore) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.max_retry = 0;
+  ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  ASSERT_TRUE(A().Send(Msg("src", "m1")).has_value());
+  ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
+  ASSERT_TRUE(B().Ack("src", "m1", false).ok());
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  const std::string member = fmt::format("{:016d}m1", A().Get("dlq", "m1")->record.seq);
+  ASSERT_EQ(*A().Redrive(backend::RedriveRequest{"dlq", std::string("m1"), 1, Millis(0)}), 1);
+  ASSERT_EQ(B().Get("src", "m1")->status, MsgStatus::kReady);
+  // The dead-letter topic's entry as a node that died before removing it left it, and the
+  // source's marker as never released.
+  const std::string p = fmt::format("cq:{{{}:dlq}}:", ns_);
+  const std::string src = fmt::format("cq:{{{}:src}}:", ns_);
+  WaitMarkersReleased(src + "in");
+  Raw({"HSET", p + "ob:" + member, "k", "rd", "to", "src", "dy", "0", "id", "m1", "p", "body m1",
+       "pr", "0"});
+  Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+  Raw({"ZADD", src + "in", std::to_string(kNow + 30LL * 24 * 3'600'000), "dlq\n" + member});
+  ASSERT_TRUE(A().Delete("src", "m1", /*release=*/true).ok());
+  scheduler_.Advance(Millis(600'000));
+  ASSERT_TRUE(B().Info("dlq").has_value());
+  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_EQ(A().Get("src", "m1").error().code(), Errc::kNotFound) << "redriven twice";
+  EXPECT_EQ(A().Get("dlq", "m1").error().code(), Errc::kNotFound);
+}
+
+// A marker leaves the inbox a minute after its entry was removed: nothing piles up.
+TEST_P(RedisTopicsTest, InboxMarkersGoAMinuteAfterTheMove) {
+  core::TopicConfig c;
+  c.dead_letter_topic = "dlq";
+  c.max_retry = 0;
+  ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  for (const char* id : {"m1", "m2"}) {
+    ASSERT_TRUE(A().Send(Msg("src", id)).has_value());
+    ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
+    ASSERT_TRUE(B().Ack("src", id, false).ok());
+    ASSERT_TRUE(WaitFor(A(), "dlq", id, MsgStatus::kReady));
+    scheduler_.Advance(Millis(61'000));
+  }
+  const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
+  EXPECT_EQ(Raw({"ZCARD", dlq + "in"}), 1);  // m1's went when m2 came in
 }
 
 // listMsg (issue 15): a delivery waiting out its retry interval is WAITING, listed among the

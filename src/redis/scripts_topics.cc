@@ -91,26 +91,30 @@ end
 return reply({})
 )lua";
 
-// On the dead-letter topic. ARGV: now, retention, source topic, then 7 per dead letter: msgId,
-// payload, priority, last error, status, deliveries, end time. Each becomes core::DeadLetterOf
-// (consumable now, this topic's ttl and maxRetry) whatever the capacity, unless this topic
-// holds a record of that msgId from the same death ({'DUP'}: moved before, by a node that died
-// before removing the outbox entry) or in life ({'EXISTS'}: dropped like an idempotent send).
-// Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
-const std::string_view kDeadLetterIn = CQ_LUA_COMMON R"lua(
+// On the dead-letter topic. ARGV: now, retention, source topic, then 8 per dead letter: msgId,
+// payload, priority, last error, status, deliveries, end time, outbox member. Each becomes
+// core::DeadLetterOf (consumable now, this topic's ttl and maxRetry) whatever the capacity,
+// unless this topic's inbox holds the marker of that outbox entry or a record of that msgId from
+// the same death ({'DUP'}: moved before, by a node that died before removing the outbox entry),
+// or holds that msgId in life ({'EXISTS'}: dropped like an idempotent send). Each one leaves its
+// marker in the inbox. Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
+const std::string_view kDeadLetterIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
 local c = cfg()
 local out = {''}
-for i = 4, #ARGV, 7 do
+for i = 4, #ARGV, 8 do
   local id = ARGV[i]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
-  if live and old.raw.dt == src and old.raw.de == ARGV[i+6] then
+  local token = src..'\n'..ARGV[i+7]
+  if inbox_has(token) or (live and old.raw.dt == src and old.raw.de == ARGV[i+6]) then
     out[#out+1] = 'DUP'
   elseif live and status(old, now) <= 3 then
+    inbox_keep(token, now)
     out[#out+1] = 'EXISTS'
   else
+    inbox_keep(token, now)
     local et = dadd(ARGV[1], c.ttl)
     store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
               {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6]})
@@ -177,10 +181,11 @@ return reply(out)
 
 // On the source topic. ARGV: now, retention, delay (ms), then 4 per message: msgId, payload,
 // priority, token (the dead-letter topic and its outbox member). Each becomes core::RedriveOf
-// (this topic's ttl and maxRetry) within this topic's capacity. Returns {next change, item...},
-// an item being {'NEW'}, {'DONE'} (a record with that token: moved before), {'EXISTS'} (the
-// msgId is in life here) or {'FULL', in life, capacity}.
-const std::string_view kRedriveIn = CQ_LUA_COMMON R"lua(
+// (this topic's ttl and maxRetry) within this topic's capacity, and leaves its token as a marker
+// in the inbox. Returns {next change, item...}, an item being {'NEW'}, {'DONE'} (a record with
+// that token, or its marker: moved before), {'EXISTS'} (the msgId is in life here) or {'FULL',
+// in life, capacity}.
+const std::string_view kRedriveIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
 local c = cfg()
@@ -191,7 +196,7 @@ for i = 4, #ARGV, 4 do
   local id, token = ARGV[i], ARGV[i+3]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
-  if live and redis.call('HGET', P..'r:'..id, 'rv') == token then
+  if (live and redis.call('HGET', P..'r:'..id, 'rv') == token) or inbox_has(token) then
     out[#out+1] = {'DONE'}
   elseif live and status(old, now) <= 3 then
     out[#out+1] = {'EXISTS'}
@@ -201,6 +206,7 @@ for i = 4, #ARGV, 4 do
     local tt = tonumber(delay) > 0 and dadd(ARGV[1], delay) or ARGV[1]
     local et = dadd(tt, c.ttl)
     store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt, {'rv', token})
+    inbox_keep(token, now)
     n = n + 1
     local nx = tonumber(tt) > now and tt or et
     if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
