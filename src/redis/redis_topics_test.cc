@@ -133,6 +133,47 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
     return r.has_value() ? r->integer : -1;
   }
 
+  // The outbox entry a script of "src" writes when m1 (outbox member `member`) ends as `status`
+  // with a dead-letter topic "dlq", written now: what a node that dies before moving it on
+  // leaves behind.
+  void WriteDeadLetterEntry(const std::string& member, const std::string& payload,
+                            const std::string& priority, const std::string& last_error,
+                            MsgStatus status, int deliveries, int64_t ended_ms) {
+    const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+    Raw({"HSET", p + "ob:" + member,
+         "k",    "dl",
+         "id",   "m1",
+         "to",   "dlq",
+         "p",    payload,
+         "pr",   priority,
+         "le",   last_error,
+         "ds",   std::to_string(static_cast<int>(status)),
+         "dr",   std::to_string(deliveries),
+         "de",   std::to_string(ended_ms)});
+    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+  }
+  // Topic "src" with dead-letter topic "dlq" and one delivery per message.
+  void SourceWithDeadLetters() {
+    core::TopicConfig c;
+    c.dead_letter_topic = "dlq";
+    c.max_retry = 0;
+    ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  }
+  // `id` sent through A, its one delivery nacked through B: a dead letter, READY in "dlq".
+  void DieIntoDeadLetters(const std::string& id) {
+    ASSERT_TRUE(A().Send(Msg("src", id)).has_value());
+    ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
+    ASSERT_TRUE(B().Ack("src", id, false).ok());
+    ASSERT_TRUE(WaitFor(A(), "dlq", id, MsgStatus::kReady));
+  }
+  // Waits (real time: moves are asynchronous I/O) until `key` is gone; false if it stays.
+  bool WaitGone(const std::string& key) {
+    for (int i = 0; i < 200; ++i) {
+      if (Raw({"EXISTS", key}) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
   // Waits (real time: the node releases markers asynchronously) until no marker of `inbox` is
   // kept for longer than a day, i.e. the moves into it are finished.
   void WaitMarkersReleased(const std::string& inbox) {
@@ -423,19 +464,8 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
   // second step: the outbox entry (the ended record itself is irrelevant to the move).
   const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
   const std::string member = "0000000000000042m1";
-  const std::string ended = std::to_string(kNow - 5'000);
   auto write_entry = [&] {
-    Raw({"HSET", p + "ob:" + member,
-         "k",    "dl",
-         "id",   "m1",
-         "to",   "dlq",
-         "p",    "body m1",
-         "pr",   "3",
-         "le",   "boom",
-         "ds",   "6",
-         "dr",   "1",
-         "de",   ended});
-    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});  // written now
+    WriteDeadLetterEntry(member, "body m1", "3", "boom", MsgStatus::kRetryExhaust, 1, kNow - 5'000);
   };
   write_entry();
   // Too fresh to be taken for abandoned (the node that wrote it may be moving it on).
@@ -458,10 +488,7 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
   write_entry();
   scheduler_.Advance(Millis(3'000));
   ASSERT_TRUE(A().Info("src").has_value());
-  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
   EXPECT_EQ(A().Get("dlq", "m1")->status, MsgStatus::kConsuming);
   core::TopicInfo info = *A().Info("dlq");
   EXPECT_EQ(info.waiting + info.ready + info.consuming, 1);
@@ -471,19 +498,7 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
 // letter whose node died reaches its topic even when nobody touches the source again.
 TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
   ASSERT_TRUE(A().Send(Msg("src", "other")).has_value());  // a known topic
-  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
-  const std::string member = "0000000000000077m1";
-  Raw({"HSET", p + "ob:" + member,
-       "k",    "dl",
-       "id",   "m1",
-       "to",   "dlq",
-       "p",    "body",
-       "pr",   "0",
-       "le",   "",
-       "ds",   "5",
-       "dr",   "0",
-       "de",   std::to_string(kNow)});
-  Raw({"ZADD", p + "ob", std::to_string(kNow), member});
+  WriteDeadLetterEntry("0000000000000077m1", "body", "0", "", MsgStatus::kExpire, 0, kNow);
   clock_.Advance(Millis(3'000));
   b_->backend->OnResubscribed();
   ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
@@ -498,17 +513,7 @@ TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore
   const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
   const std::string member = "0000000000000042m1";
   auto write_entry = [&] {
-    Raw({"HSET", p + "ob:" + member,
-         "k",    "dl",
-         "id",   "m1",
-         "to",   "dlq",
-         "p",    "body m1",
-         "pr",   "0",
-         "le",   "",
-         "ds",   "5",
-         "dr",   "0",
-         "de",   std::to_string(kNow)});
-    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+    WriteDeadLetterEntry(member, "body m1", "0", "", MsgStatus::kExpire, 0, kNow);
   };
   write_entry();
   scheduler_.Advance(Millis(3'000));
@@ -526,10 +531,7 @@ TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore
   // Long after: another node finds the entry and repeats the move.
   scheduler_.Advance(Millis(600'000));
   ASSERT_TRUE(B().Info("src").has_value());
-  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
   EXPECT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound) << "the dead letter came twice";
   EXPECT_EQ(A().Get("src", "m1")->status, MsgStatus::kReady);  // the redriven message
   core::TopicInfo info = *A().Info("dlq");
@@ -540,14 +542,9 @@ TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore
 // dead-letter topic removed its outbox entry; the message was deleted (released) from the source
 // before another node repeated the move.
 TEST_P(RedisTopicsTest, ARedriveRepeatedAfterTheMessageWasReleasedStoresItNoMore) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.max_retry = 0;
-  ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
-  ASSERT_TRUE(A().Send(Msg("src", "m1")).has_value());
-  ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
-  ASSERT_TRUE(B().Ack("src", "m1", false).ok());
-  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  SourceWithDeadLetters();
+  DieIntoDeadLetters("m1");
+  ASSERT_FALSE(HasFatalFailure());
   const std::string member = fmt::format("{:016d}m1", A().Get("dlq", "m1")->record.seq);
   ASSERT_EQ(*A().Redrive(backend::RedriveRequest{"dlq", std::string("m1"), 1, Millis(0)}), 1);
   ASSERT_EQ(B().Get("src", "m1")->status, MsgStatus::kReady);
@@ -563,25 +560,17 @@ TEST_P(RedisTopicsTest, ARedriveRepeatedAfterTheMessageWasReleasedStoresItNoMore
   ASSERT_TRUE(A().Delete("src", "m1", /*release=*/true).ok());
   scheduler_.Advance(Millis(600'000));
   ASSERT_TRUE(B().Info("dlq").has_value());
-  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
   EXPECT_EQ(A().Get("src", "m1").error().code(), Errc::kNotFound) << "redriven twice";
   EXPECT_EQ(A().Get("dlq", "m1").error().code(), Errc::kNotFound);
 }
 
 // A marker leaves the inbox a minute after its entry was removed: nothing piles up.
 TEST_P(RedisTopicsTest, InboxMarkersGoAMinuteAfterTheMove) {
-  core::TopicConfig c;
-  c.dead_letter_topic = "dlq";
-  c.max_retry = 0;
-  ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  SourceWithDeadLetters();
   for (const char* id : {"m1", "m2"}) {
-    ASSERT_TRUE(A().Send(Msg("src", id)).has_value());
-    ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
-    ASSERT_TRUE(B().Ack("src", id, false).ok());
-    ASSERT_TRUE(WaitFor(A(), "dlq", id, MsgStatus::kReady));
+    DieIntoDeadLetters(id);
+    ASSERT_FALSE(HasFatalFailure());
     scheduler_.Advance(Millis(61'000));
   }
   const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
