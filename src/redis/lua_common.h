@@ -240,15 +240,15 @@
   "  if old then unindex(old) end\n"                                                               \
   "  local seq = redis.call('INCR', P..'seq')\n"                                                   \
   "  local key = P..'r:'..id\n"                                                                    \
-  "  redis.call('DEL', key)\n"                                                                     \
-  "  redis.call('HSET', key, 'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', "     \
-  "'ph', '0',\n"                                                                                   \
-  "             'es', '1', 'va', va, 'ea', '0', 'sq', tostring(seq))\n"                            \
-  "  if pr ~= '0' then redis.call('HSET', key, 'pr', pr) end\n"                                    \
-  "  for i = 1, #fields, 2 do\n"                                                                   \
-  "    if fields[i+1] ~= DEF[fields[i]] then redis.call('HSET', key, fields[i], "                  \
-  "fields[i+1]) end\n"                                                                             \
+  "  if old then redis.call('DEL', key) end -- its fields, which the new record may not all set\n" \
+  "  local h = {'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', 'ph', '0', 'es', " \
+  "'1',\n"                                                                                         \
+  "             'va', va, 'ea', '0', 'sq', tostring(seq)}\n"                                       \
+  "  if pr ~= '0' then h[#h+1] = 'pr'; h[#h+1] = pr end\n"                                         \
+  "  for i = 1, #fields, 2 do -- the others only when not their default, in the same command\n"    \
+  "    if fields[i+1] ~= DEF[fields[i]] then h[#h+1] = fields[i]; h[#h+1] = fields[i+1] end\n"     \
   "  end\n"                                                                                        \
+  "  redis.call('HSET', key, unpack(h))\n"                                                         \
   "  local member = string.format('%016d', seq)..id\n"                                             \
   "  zadd_level('p', tonumber(pr), va, member)\n"                                                  \
   "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
