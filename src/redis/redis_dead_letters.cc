@@ -172,7 +172,9 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                   Eval(kOutboxDoneScript, topic, std::move(members),
                        [this, target, tokens = std::move(tokens),
                         count](Result<RedisReply> d) mutable {
-                         if (d.has_value()) ReleaseMarkers(target, std::move(tokens));
+                         if (d.has_value() && !d->is_error()) {
+                           ReleaseMarkers(target, std::move(tokens));
+                         }
                          count->Arrive(d.has_value());
                        });
                 });
@@ -284,7 +286,7 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
                 [this, topic, source, tokens = std::move(tokens), at = std::move(at),
                  answers = std::move(answers), arrive](Result<RedisReply> d) mutable {
                   if (!d.has_value()) return arrive(d.error(), {}, {});
-                  ReleaseMarkers(source, std::move(tokens));
+                  if (!d->is_error()) ReleaseMarkers(source, std::move(tokens));
                   if (d->type == RedisReply::Type::kArray && !d->elements.empty() &&
                       d->elements[0].integer > 0) {
                     News(topic);

@@ -93,7 +93,8 @@ void RedisBackend::PurgeStep(std::string topic, std::optional<core::MsgStatus> s
            return done(Unexpected(*r, "purgeTopic"));
          }
          const int64_t n = e[0].integer;
-         // Each call moves the position forward past what it examined, so the walk ends.
+         // Each call moves the position forward past what it examined, so the walk ends
+         // (unless sends keep adding entries ahead of it faster than it walks).
          std::string next = Str(e[1]);
          if (!next.empty()) {
            return PurgeStep(std::move(topic), status, std::move(next), deleted + n,
