@@ -240,15 +240,15 @@
   "  if old then unindex(old) end\n"                                                               \
   "  local seq = redis.call('INCR', P..'seq')\n"                                                   \
   "  local key = P..'r:'..id\n"                                                                    \
-  "  redis.call('DEL', key)\n"                                                                     \
-  "  redis.call('HSET', key, 'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', "     \
-  "'ph', '0',\n"                                                                                   \
-  "             'es', '1', 'va', va, 'ea', '0', 'sq', tostring(seq))\n"                            \
-  "  if pr ~= '0' then redis.call('HSET', key, 'pr', pr) end\n"                                    \
-  "  for i = 1, #fields, 2 do\n"                                                                   \
-  "    if fields[i+1] ~= DEF[fields[i]] then redis.call('HSET', key, fields[i], "                  \
-  "fields[i+1]) end\n"                                                                             \
+  "  if old then redis.call('DEL', key) end -- its fields, which the new record may not all set\n" \
+  "  local h = {'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', 'ph', '0', 'es', " \
+  "'1',\n"                                                                                         \
+  "             'va', va, 'ea', '0', 'sq', tostring(seq)}\n"                                       \
+  "  if pr ~= '0' then h[#h+1] = 'pr'; h[#h+1] = pr end\n"                                         \
+  "  for i = 1, #fields, 2 do -- the others only when not their default, in the same command\n"    \
+  "    if fields[i+1] ~= DEF[fields[i]] then h[#h+1] = fields[i]; h[#h+1] = fields[i+1] end\n"     \
   "  end\n"                                                                                        \
+  "  redis.call('HSET', key, unpack(h))\n"                                                         \
   "  local member = string.format('%016d', seq)..id\n"                                             \
   "  zadd_level('p', tonumber(pr), va, member)\n"                                                  \
   "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
@@ -279,4 +279,118 @@
   "end\n"                                                                                          \
   "    else redis.call('ZREM', P..'e', member) end\n"                                              \
   "  end\n"                                                                                        \
+  "end\n"
+
+// Walks over sorted sets in (score, seq) order from a position, bounded per call (listMsg, purge;
+// pasted after CQ_LUA_COMMON by those scripts only). `pos` is the position: the (score, seq) of
+// the last entry examined (score nil: the start). W holds the walk's bounds: how many entries
+// to accept (want), how many were (done), how many may still be examined (budget).
+#define CQ_LUA_WALK                                                                                \
+  "local pos = {}\n"                                                                               \
+  "local W = {want = 0, done = 0, budget = 0}\n"                                                   \
+  "-- The rank in sorted set k of the first entry after (s, seq) in (score, seq) order (after "    \
+  "every\n"                                                                                        \
+  "-- entry scored s when seq is nil): O(log n), a binary search over the entries scored s.\n"     \
+  "local function rank_after(k, s, seq)\n"                                                         \
+  "  if not s then return 0 end\n"                                                                 \
+  "  local lo = redis.call('ZCOUNT', k, '-inf', '('..s)\n"                                         \
+  "  local eq = redis.call('ZCOUNT', k, s, s)\n"                                                   \
+  "  if not seq then return lo + eq end\n"                                                         \
+  "  local a, b = lo, lo + eq\n"                                                                   \
+  "  while a < b do\n"                                                                             \
+  "    local mid = math.floor((a + b) / 2)\n"                                                      \
+  "    local x = redis.call('ZRANGE', k, mid, mid)[1]\n"                                           \
+  "    if tonumber(string.sub(x, 1, 16)) <= seq then a = mid + 1 else b = mid end\n"               \
+  "  end\n"                                                                                        \
+  "  return a\n"                                                                                   \
+  "end\n"                                                                                          \
+  "-- Examines the entries of `keys` ({key, highest score (inclusive) or nil}...) after pos, "     \
+  "merged\n"                                                                                       \
+  "-- in (score, seq) order, calling visit(member, key) on each (true: it counts as done), until " \
+  "W.want\n"                                                                                       \
+  "-- are done or the budget is spent; pos follows. Returns true when the keys have nothing "      \
+  "more.\n"                                                                                        \
+  "local function scan(keys, visit)\n"                                                             \
+  "  while W.done < W.want and W.budget > 0 do\n"                                                  \
+  "    local n = math.min(W.want - W.done, W.budget)\n"                                            \
+  "    local cand = {}\n"                                                                          \
+  "    for _, kh in ipairs(keys) do\n"                                                             \
+  "      local k = kh[1]\n"                                                                        \
+  "      local r = rank_after(k, pos.s, pos.seq)\n"                                                \
+  "      local e = kh[2] and redis.call('ZCOUNT', k, '-inf', kh[2]) or redis.call('ZCARD', k)\n"   \
+  "      if r < e then\n"                                                                          \
+  "        local xs = redis.call('ZRANGE', k, r, math.min(r + n, e) - 1, 'WITHSCORES')\n"          \
+  "        for i = 1, #xs, 2 do\n"                                                                 \
+  "          cand[#cand+1] = {xs[i], tonumber(xs[i+1]), xs[i+1], tonumber(string.sub(xs[i], 1, "   \
+  "16)), k}\n"                                                                                     \
+  "        end\n"                                                                                  \
+  "      end\n"                                                                                    \
+  "    end\n"                                                                                      \
+  "    if #cand == 0 then return true end\n"                                                       \
+  "    table.sort(cand, function(x, y)\n"                                                          \
+  "      if x[2] ~= y[2] then return x[2] < y[2] end\n"                                            \
+  "      return x[4] < y[4]\n"                                                                     \
+  "    end)\n"                                                                                     \
+  "    for i = 1, math.min(n, #cand) do\n"                                                         \
+  "      local c = cand[i]\n"                                                                      \
+  "      pos.s, pos.seq = c[3], c[4]\n"                                                            \
+  "      W.budget = W.budget - 1\n"                                                                \
+  "      if visit(c[1], c[5]) then W.done = W.done + 1 end\n"                                      \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  return false\n"                                                                               \
+  "end\n"                                                                                          \
+  "-- The lowest and highest retry interval of the deliveries that may still be WAITING or "       \
+  "CONSUMING\n"                                                                                    \
+  "-- ('iv': interval -> the latest visible-at of a delivery with it).\n"                          \
+  "local function intervals(now_arg)\n"                                                            \
+  "  redis.call('ZREMRANGEBYSCORE', P..'iv', '-inf', now_arg)\n"                                   \
+  "  local lo, hi = nil, 0\n"                                                                      \
+  "  for _, x in ipairs(redis.call('ZRANGE', P..'iv', 0, -1)) do\n"                                \
+  "    local r = tonumber(x)\n"                                                                    \
+  "    if not lo or r < lo then lo = r end\n"                                                      \
+  "    if r > hi then hi = r end\n"                                                                \
+  "  end\n"                                                                                        \
+  "  return lo or 0, hi\n"                                                                         \
+  "end\n"                                                                                          \
+  "-- The sets holding the messages in status st (1 WAITING, 2 READY, 3 CONSUMING) of every "      \
+  "level, as\n"                                                                                    \
+  "-- scan() takes them, and the score their walk starts after (nil: the beginning). WAITING: "    \
+  "pending\n"                                                                                      \
+  "-- after now, and deliveries up to now + the highest interval (past their deadline, in their "  \
+  "interval);\n"                                                                                   \
+  "-- CONSUMING: deliveries after now + the lowest interval. Exact when one interval is in use.\n" \
+  "local function status_sets(st, now_arg, now)\n"                                                 \
+  "  local lo, hi = intervals(now_arg)\n"                                                          \
+  "  local keys = {}\n"                                                                            \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    if st == 1 then\n"                                                                          \
+  "      keys[#keys+1] = {pk(l)}\n"                                                                \
+  "      if hi > 0 then keys[#keys+1] = {dk(l), string.format('%d', now + hi)} end\n"              \
+  "    elseif st == 3 then keys[#keys+1] = {dk(l)}\n"                                              \
+  "    else keys[#keys+1] = {pk(l), now_arg}; keys[#keys+1] = {dk(l), now_arg} end\n"              \
+  "  end\n"                                                                                        \
+  "  if st == 1 then return keys, now_arg end\n"                                                   \
+  "  if st == 3 then return keys, string.format('%d', now + lo) end\n"                             \
+  "  return keys, nil\n"                                                                           \
+  "end\n"
+
+// The inbox ('in', pasted after CQ_LUA_COMMON by the scripts that take in outbox entries of
+// another topic: dead letters, redrives): a marker per entry taken in, '<from topic>\n<outbox
+// member>', scored by the time after which it may go. A marker stays while its entry may be
+// moved again (30 days: a backstop for an entry whose node died before removing it; any node
+// finishes such an entry long before), and for a minute once the entry is gone (the node sets
+// that after removing the entry), so that a move repeated by a node that read the entry before
+// is answered as done, never stored twice, even when the message was released here since.
+#define CQ_LUA_INBOX                                                              \
+  "local INBOX_TRIMMED\n"                                                         \
+  "local function inbox_has(token)\n"                                             \
+  "  if not INBOX_TRIMMED then\n"                                                 \
+  "    redis.call('ZREMRANGEBYSCORE', P..'in', '-inf', '('..ARGV[1])\n"           \
+  "    INBOX_TRIMMED = true\n"                                                    \
+  "  end\n"                                                                       \
+  "  return redis.call('ZSCORE', P..'in', token) ~= false\n"                      \
+  "end\n"                                                                         \
+  "local function inbox_keep(token, now)\n"                                       \
+  "  redis.call('ZADD', P..'in', string.format('%d', now + 2592000000), token)\n" \
   "end\n"

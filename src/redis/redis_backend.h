@@ -167,9 +167,10 @@ class RedisBackend final : public backend::QueueBackend {
   // the outbox holds.
   std::pair<int64_t, int64_t> TakeStats(const std::string& topic, RedisReply& r);
   void Report(const std::string& topic, const backend::TopicEvents& e);
-  // redis_topics.cc: purge in bounded script calls, `deleted` so far.
-  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, int64_t deleted,
-                 backend::Callback<Result<int64_t>> done);
+  // redis_topics.cc: purge in bounded script calls, each from the `position` where the previous
+  // one stopped ("" at the start), `deleted` so far.
+  void PurgeStep(std::string topic, std::optional<core::MsgStatus> status, std::string position,
+                 int64_t deleted, backend::Callback<Result<int64_t>> done);
   // A topic that stopped being paused: long polls on every node pull again.
   void Resumed(const std::string& topic);
   // redis_dead_letters.cc. Moves on the entries of `topic`'s outbox (dead letters to their
@@ -180,6 +181,9 @@ class RedisBackend final : public backend::QueueBackend {
   void FlushOutbox(const std::string& topic, bool fresh, UniqueFunction<void()> then = nullptr)
       CQ_EXCLUDES(mu_);
   void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
+  // The outbox entries of `tokens` ("<from topic>\n<outbox member>") are gone: the markers
+  // `topic` keeps of them (its inbox) may go a minute from now.
+  void ReleaseMarkers(const std::string& topic, std::vector<std::string> tokens);
   // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
   // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
   // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.

@@ -20,6 +20,9 @@ constexpr int kOutboxBatch = 200;
 // An entry older than this was left by a node that did not finish it (or is still finishing it:
 // the second step is idempotent either way).
 constexpr Millis kOutboxStale{2000};
+// How long the target keeps the marker of a moved entry once the entry is gone (lua_common.h
+// CQ_LUA_INBOX): far longer than a move in flight can take (commands time out after a second).
+constexpr Millis kMarkerLinger{60'000};
 
 // One outbox entry: its member and its fields.
 struct OutboxEntry {
@@ -146,6 +149,7 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
              for (const char* k : {"id", "p", "pr", "le", "ds", "dr", "de"}) {
                args.push_back(std::move(e.f[k]));
              }
+             args.push_back(e.member);
              members.push_back(std::move(e.member));
            }
            Eval(kDeadLetterInScript, target, std::move(args),
@@ -163,8 +167,16 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                     Publish(target, true, next);
                     ArmWake(target, next);
                   }
+                  std::vector<std::string> tokens;
+                  for (const std::string& m : members) tokens.push_back(topic + "\n" + m);
                   Eval(kOutboxDoneScript, topic, std::move(members),
-                       [count](Result<RedisReply> d) { count->Arrive(d.has_value()); });
+                       [this, target, tokens = std::move(tokens),
+                        count](Result<RedisReply> d) mutable {
+                         if (d.has_value() && !d->is_error()) {
+                           ReleaseMarkers(target, std::move(tokens));
+                         }
+                         count->Arrive(d.has_value());
+                       });
                 });
          }
          for (auto& [delay, list] : redrives) {
@@ -179,6 +191,18 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                [count](Result<std::vector<RedisReply>> a) { count->Arrive(a.has_value()); });
          }
        });
+}
+
+void RedisBackend::ReleaseMarkers(const std::string& topic, std::vector<std::string> tokens) {
+  if (tokens.empty()) return;
+  // One more minute: a node that read the entry before it was removed may still repeat the move.
+  std::vector<std::string> cmd = {"ZADD", Prefix(topic) + "in", "XX"};
+  const std::string until = Ms(clock_->Now() + kMarkerLinger);
+  for (std::string& t : tokens) {
+    cmd.push_back(until);
+    cmd.push_back(std::move(t));
+  }
+  conn_->Command(Prefix(topic), std::move(cmd), [](Result<RedisReply>) {});
 }
 
 void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem> items,
@@ -248,17 +272,21 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
            }
            std::vector<std::string> args = {Ms(clock_->Now())};
            std::vector<RedisReply> answers(e.begin() + 1, e.end());
+           std::vector<std::string> tokens;  // the markers the source keeps (kRedriveIn)
            for (size_t i = 0; i < members.size(); ++i) {
              const std::string tag = answers[i].elements.empty() ? "" : answers[i].elements[0].str;
+             const bool taken = tag == "NEW" || tag == "DONE";
              args.push_back(members[i]);
-             args.push_back(tag == "NEW" || tag == "DONE" ? "done" : "back");
+             args.push_back(taken ? "done" : "back");
+             if (taken) tokens.push_back(topic + "\n" + members[i]);
            }
            // The dead letters the source did not take come back (atomically with the entry's
            // removal); until this runs, the outbox keeps them.
            Eval(kRedriveDoneScript, topic, std::move(args),
-                [this, topic, at = std::move(at), answers = std::move(answers),
-                 arrive](Result<RedisReply> d) mutable {
+                [this, topic, source, tokens = std::move(tokens), at = std::move(at),
+                 answers = std::move(answers), arrive](Result<RedisReply> d) mutable {
                   if (!d.has_value()) return arrive(d.error(), {}, {});
+                  if (!d->is_error()) ReleaseMarkers(source, std::move(tokens));
                   if (d->type == RedisReply::Type::kArray && !d->elements.empty() &&
                       d->elements[0].integer > 0) {
                     News(topic);

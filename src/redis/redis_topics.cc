@@ -69,15 +69,21 @@ void RedisBackend::DeleteTopicConfig(std::string topic, backend::Callback<Status
 
 void RedisBackend::Purge(std::string topic, std::optional<core::MsgStatus> status,
                          backend::Callback<Result<int64_t>> done) {
-  PurgeStep(std::move(topic), status, 0, std::move(done));
+  PurgeStep(std::move(topic), status, "", 0, std::move(done));
 }
 
 void RedisBackend::PurgeStep(std::string topic, std::optional<core::MsgStatus> status,
-                             int64_t deleted, backend::Callback<Result<int64_t>> done) {
+                             std::string position, int64_t deleted,
+                             backend::Callback<Result<int64_t>> done) {
   const TimePoint now = clock_->Now();
-  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
+  // The position is "<score>:<seq>", as the previous call answered it.
+  const size_t colon = position.find(':');
+  std::vector<std::string> args = {Ms(now),
+                                   std::to_string(options_.retention.count()),
                                    std::to_string(status ? static_cast<int>(*status) : 0),
-                                   std::to_string(kPurgeBatch)};
+                                   std::to_string(kPurgeBatch),
+                                   position.substr(0, colon),
+                                   colon == std::string::npos ? "" : position.substr(colon + 1)};
   Eval(kPurgeScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, status, deleted,
                              done = std::move(done)](Result<RedisReply> r) mutable {
@@ -87,10 +93,12 @@ void RedisBackend::PurgeStep(std::string topic, std::optional<core::MsgStatus> s
            return done(Unexpected(*r, "purgeTopic"));
          }
          const int64_t n = e[0].integer;
-         // A call that deleted nothing ends the walk even at a bound (only messages of other
-         // statuses were in its way), so a purge always terminates.
-         if (e[1].integer == 1 && n > 0) {
-           return PurgeStep(std::move(topic), status, deleted + n, std::move(done));
+         // Each call moves the position forward past what it examined, so the walk ends
+         // (unless sends keep adding entries ahead of it faster than it walks).
+         std::string next = Str(e[1]);
+         if (!next.empty()) {
+           return PurgeStep(std::move(topic), status, std::move(next), deleted + n,
+                            std::move(done));
          }
          done(deleted + n);
        }));

@@ -133,6 +133,60 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
     return r.has_value() ? r->integer : -1;
   }
 
+  // The outbox entry a script of "src" writes when m1 (outbox member `member`) ends as `status`
+  // with a dead-letter topic "dlq", written now: what a node that dies before moving it on
+  // leaves behind.
+  void WriteDeadLetterEntry(const std::string& member, const std::string& payload,
+                            const std::string& priority, const std::string& last_error,
+                            MsgStatus status, int deliveries, int64_t ended_ms) {
+    const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+    Raw({"HSET", p + "ob:" + member,
+         "k",    "dl",
+         "id",   "m1",
+         "to",   "dlq",
+         "p",    payload,
+         "pr",   priority,
+         "le",   last_error,
+         "ds",   std::to_string(static_cast<int>(status)),
+         "dr",   std::to_string(deliveries),
+         "de",   std::to_string(ended_ms)});
+    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+  }
+  // Topic "src" with dead-letter topic "dlq" and one delivery per message.
+  void SourceWithDeadLetters() {
+    core::TopicConfig c;
+    c.dead_letter_topic = "dlq";
+    c.max_retry = 0;
+    ASSERT_TRUE(A().SetTopicConfig("src", c).has_value());
+  }
+  // `id` sent through A, its one delivery nacked through B: a dead letter, READY in "dlq".
+  void DieIntoDeadLetters(const std::string& id) {
+    ASSERT_TRUE(A().Send(Msg("src", id)).has_value());
+    ASSERT_EQ(B().Pull("src", 1)->size(), 1u);
+    ASSERT_TRUE(B().Ack("src", id, false).ok());
+    ASSERT_TRUE(WaitFor(A(), "dlq", id, MsgStatus::kReady));
+  }
+  // Waits (real time: moves are asynchronous I/O) until `key` is gone; false if it stays.
+  bool WaitGone(const std::string& key) {
+    for (int i = 0; i < 200; ++i) {
+      if (Raw({"EXISTS", key}) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  // Waits (real time: the node releases markers asynchronously) until no marker of `inbox` is
+  // kept for longer than a day, i.e. the moves into it are finished.
+  void WaitMarkersReleased(const std::string& inbox) {
+    for (int i = 0; i < 200; ++i) {
+      if (Raw({"ZCOUNT", inbox, fmt::format("({}", ToEpochMs(clock_.Now()) + 86'400'000),
+               "+inf"}) == 0) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "the markers of " << inbox << " were not released";
+  }
+
   std::string ns_;
   core::TopicDefaults defaults_;
   base::ManualClock clock_{FromEpochMs(kNow)};
@@ -410,19 +464,8 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
   // second step: the outbox entry (the ended record itself is irrelevant to the move).
   const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
   const std::string member = "0000000000000042m1";
-  const std::string ended = std::to_string(kNow - 5'000);
   auto write_entry = [&] {
-    Raw({"HSET", p + "ob:" + member,
-         "k",    "dl",
-         "id",   "m1",
-         "to",   "dlq",
-         "p",    "body m1",
-         "pr",   "3",
-         "le",   "boom",
-         "ds",   "6",
-         "dr",   "1",
-         "de",   ended});
-    Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});  // written now
+    WriteDeadLetterEntry(member, "body m1", "3", "boom", MsgStatus::kRetryExhaust, 1, kNow - 5'000);
   };
   write_entry();
   // Too fresh to be taken for abandoned (the node that wrote it may be moving it on).
@@ -445,10 +488,7 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
   write_entry();
   scheduler_.Advance(Millis(3'000));
   ASSERT_TRUE(A().Info("src").has_value());
-  for (int i = 0; i < 200 && Raw({"EXISTS", p + "ob:" + member}) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(Raw({"EXISTS", p + "ob:" + member}), 0);
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
   EXPECT_EQ(A().Get("dlq", "m1")->status, MsgStatus::kConsuming);
   core::TopicInfo info = *A().Info("dlq");
   EXPECT_EQ(info.waiting + info.ready + info.consuming, 1);
@@ -458,23 +498,183 @@ TEST_P(RedisTopicsTest, AnOutboxEntryLeftByADeadNodeIsFinishedOnce) {
 // letter whose node died reaches its topic even when nobody touches the source again.
 TEST_P(RedisTopicsTest, ANodeStartingFinishesWhatDeadNodesLeftInOutboxes) {
   ASSERT_TRUE(A().Send(Msg("src", "other")).has_value());  // a known topic
-  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
-  const std::string member = "0000000000000077m1";
-  Raw({"HSET", p + "ob:" + member,
-       "k",    "dl",
-       "id",   "m1",
-       "to",   "dlq",
-       "p",    "body",
-       "pr",   "0",
-       "le",   "",
-       "ds",   "5",
-       "dr",   "0",
-       "de",   std::to_string(kNow)});
-  Raw({"ZADD", p + "ob", std::to_string(kNow), member});
+  WriteDeadLetterEntry("0000000000000077m1", "body", "0", "", MsgStatus::kExpire, 0, kNow);
   clock_.Advance(Millis(3'000));
   b_->backend->OnResubscribed();
   ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
   EXPECT_EQ(A().Get("dlq", "m1")->record.dead_letter->status, MsgStatus::kExpire);
+}
+
+// A node stored a dead letter and died before removing the outbox entry; the dead letter was
+// redriven (released from the dead-letter topic) before another node repeated the move. The
+// marker the first move left in the dead-letter topic's inbox makes the repeat store nothing.
+TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore) {
+  const std::string p = fmt::format("cq:{{{}:src}}:", ns_);
+  const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
+  const std::string member = "0000000000000042m1";
+  auto write_entry = [&] {
+    WriteDeadLetterEntry(member, "body m1", "0", "", MsgStatus::kExpire, 0, kNow);
+  };
+  write_entry();
+  scheduler_.Advance(Millis(3'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
+  WaitMarkersReleased(dlq + "in");
+  // The state the first node left when it died after storing the dead letter: the entry is
+  // still there, and so is the marker, never released.
+  write_entry();
+  Raw({"ZADD", dlq + "in", std::to_string(kNow + 30LL * 24 * 3'600'000), "src\n" + member});
+  Result<int64_t> n = A().Redrive(backend::RedriveRequest{"dlq", std::string("m1"), 1, Millis(0)});
+  ASSERT_TRUE(n.has_value()) << n.error().ToString();
+  ASSERT_EQ(*n, 1);
+  ASSERT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound);
+  // Long after: another node finds the entry and repeats the move.
+  scheduler_.Advance(Millis(600'000));
+  ASSERT_TRUE(B().Info("src").has_value());
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
+  EXPECT_EQ(B().Get("dlq", "m1").error().code(), Errc::kNotFound) << "the dead letter came twice";
+  EXPECT_EQ(A().Get("src", "m1")->status, MsgStatus::kReady);  // the redriven message
+  core::TopicInfo info = *A().Info("dlq");
+  EXPECT_EQ(info.waiting + info.ready + info.consuming, 0);
+}
+
+// The same for a redrive: a node stored the redriven message in its source and died before the
+// dead-letter topic removed its outbox entry; the message was deleted (released) from the source
+// before another node repeated the move.
+TEST_P(RedisTopicsTest, ARedriveRepeatedAfterTheMessageWasReleasedStoresItNoMore) {
+  SourceWithDeadLetters();
+  DieIntoDeadLetters("m1");
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string member = fmt::format("{:016d}m1", A().Get("dlq", "m1")->record.seq);
+  ASSERT_EQ(*A().Redrive(backend::RedriveRequest{"dlq", std::string("m1"), 1, Millis(0)}), 1);
+  ASSERT_EQ(B().Get("src", "m1")->status, MsgStatus::kReady);
+  // The dead-letter topic's entry as a node that died before removing it left it, and the
+  // source's marker as never released.
+  const std::string p = fmt::format("cq:{{{}:dlq}}:", ns_);
+  const std::string src = fmt::format("cq:{{{}:src}}:", ns_);
+  WaitMarkersReleased(src + "in");
+  Raw({"HSET", p + "ob:" + member, "k", "rd", "to", "src", "dy", "0", "id", "m1", "p", "body m1",
+       "pr", "0"});
+  Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
+  Raw({"ZADD", src + "in", std::to_string(kNow + 30LL * 24 * 3'600'000), "dlq\n" + member});
+  ASSERT_TRUE(A().Delete("src", "m1", /*release=*/true).ok());
+  scheduler_.Advance(Millis(600'000));
+  ASSERT_TRUE(B().Info("dlq").has_value());
+  EXPECT_TRUE(WaitGone(p + "ob:" + member));
+  EXPECT_EQ(A().Get("src", "m1").error().code(), Errc::kNotFound) << "redriven twice";
+  EXPECT_EQ(A().Get("dlq", "m1").error().code(), Errc::kNotFound);
+}
+
+// A marker leaves the inbox a minute after its entry was removed: nothing piles up.
+TEST_P(RedisTopicsTest, InboxMarkersGoAMinuteAfterTheMove) {
+  SourceWithDeadLetters();
+  for (const char* id : {"m1", "m2"}) {
+    DieIntoDeadLetters(id);
+    ASSERT_FALSE(HasFatalFailure());
+    scheduler_.Advance(Millis(61'000));
+  }
+  const std::string dlq = fmt::format("cq:{{{}:dlq}}:", ns_);
+  EXPECT_EQ(Raw({"ZCARD", dlq + "in"}), 1);  // m1's went when m2 came in
+}
+
+// listMsg (issue 15): a delivery waiting out its retry interval is WAITING, listed among the
+// pending messages by the time it becomes consumable; CONSUMING lists the deliveries before
+// their deadline only.
+TEST_P(RedisTopicsTest, ListWaitingHoldsDeliveriesInTheirRetryIntervalByWhenConsumable) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(10'000);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(A().Send("t", id, "x", Millis(0)).has_value());
+  ASSERT_TRUE(A().Send("t", "w1", "x", Millis(5'000)).has_value());
+  ASSERT_TRUE(A().Send("t", "w2", "x", Millis(20'000)).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(1'000))->at(0).record.msg_id, "a");  // consumable at 11 s
+  ASSERT_EQ(B().Pull("t", 1, Millis(3'000))->at(0).record.msg_id, "b");  // at 13 s
+  ASSERT_EQ(B().Pull("t", 1, Millis(60'000))->at(0).record.msg_id, "c");
+  scheduler_.Advance(Millis(3'000));
+  auto ids = [](const backend::ListPage& page) {
+    std::vector<std::string> out;
+    for (const core::Message& m : page.messages) out.push_back(m.record.msg_id);
+    return out;
+  };
+  auto page = [&](core::MsgStatus st, int limit, const std::string& cursor) {
+    Result<backend::ListPage> r = A().ListMsg(backend::ListRequest{"t", st, limit, cursor});
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.has_value() ? *r : backend::ListPage{};
+  };
+  using V = std::vector<std::string>;
+  backend::ListPage w = page(MsgStatus::kWaiting, 100, "");
+  EXPECT_EQ(ids(w), (V{"w1", "a", "b", "w2"}));
+  EXPECT_EQ(w.next_cursor, "");
+  for (const core::Message& m : w.messages) EXPECT_EQ(m.status, MsgStatus::kWaiting);
+  EXPECT_EQ(ids(page(MsgStatus::kConsuming, 100, "")), V{"c"});
+  // A walk one by one: a message that becomes WAITING behind the cursor is not listed, one
+  // ahead of it is; none twice.
+  V walked;
+  std::string cursor;
+  for (int i = 0; i < 10; ++i) {
+    backend::ListPage pg = page(MsgStatus::kWaiting, 1, cursor);
+    for (const std::string& id : ids(pg)) walked.push_back(id);
+    if (i == 1) {
+      ASSERT_TRUE(A().Send("t", "w0", "x", Millis(1'000)).has_value());   // at 4 s
+      ASSERT_TRUE(A().Send("t", "w3", "x", Millis(15'000)).has_value());  // at 18 s
+    }
+    cursor = pg.next_cursor;
+    if (cursor.empty()) break;
+  }
+  EXPECT_EQ(walked, (V{"w1", "a", "b", "w3", "w2"}));
+  scheduler_.Advance(Millis(8'000));  // 11 s: a is consumable again, b is not yet
+  EXPECT_EQ(ids(page(MsgStatus::kWaiting, 100, "")), (V{"b", "w3", "w2"}));
+  EXPECT_EQ(ids(page(MsgStatus::kReady, 100, "")), (V{"w0", "w1", "a"}));
+}
+
+// Deliveries past their deadline do not use up CONSUMING pages, nor CONSUMING ones WAITING
+// pages: each page lists what it can in one call, whatever lies in the other status.
+TEST_P(RedisTopicsTest, ListPagesOfOneStatusAreNotSpentOnDeliveriesOfTheOther) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(3'600'000);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  std::vector<core::NewMessage> batch;
+  for (int i = 0; i < 300; ++i) batch.push_back(Msg("t", fmt::format("w{:03d}", i)));
+  ASSERT_TRUE(A().SendBatch(batch).has_value());
+  ASSERT_EQ(B().Pull("t", 300, Millis(1))->size(), 300u);
+  scheduler_.Advance(Millis(1));
+  ASSERT_TRUE(A().Send(Msg("t", "c")).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(7'200'000))->size(), 1u);
+  Result<backend::ListPage> r =
+      A().ListMsg(backend::ListRequest{"t", MsgStatus::kConsuming, 1, ""});
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->messages.size(), 1u);
+  EXPECT_EQ(r->messages[0].record.msg_id, "c");
+  EXPECT_EQ(r->next_cursor, "");
+  r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kWaiting, 1000, ""});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->messages.size(), 300u);
+  EXPECT_EQ(r->next_cursor, "");
+  // Several intervals at once (the topic's changed): still each message in its status.
+  c.retry_interval = Millis(0);
+  ASSERT_TRUE(A().SetTopicConfig("t", c).has_value());
+  ASSERT_TRUE(A().Send(Msg("t", "z")).has_value());
+  ASSERT_EQ(B().Pull("t", 1, Millis(60'000))->size(), 1u);
+  // (Then a CONSUMING page may stop short and answer a cursor: the walk goes on.)
+  std::vector<std::string> consuming;
+  std::string cursor;
+  for (int i = 0; i < 100; ++i) {
+    r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kConsuming, 10, cursor});
+    ASSERT_TRUE(r.has_value());
+    for (const core::Message& m : r->messages) consuming.push_back(m.record.msg_id);
+    cursor = r->next_cursor;
+    if (cursor.empty()) break;
+  }
+  EXPECT_EQ(consuming, (std::vector<std::string>{"z", "c"}));
+  r = A().ListMsg(backend::ListRequest{"t", MsgStatus::kWaiting, 1000, ""});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->messages.size(), 300u);
+  Result<int64_t> purged = B().Purge("t", MsgStatus::kConsuming);
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 2);
+  purged = B().Purge("t", MsgStatus::kWaiting);
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 300);
 }
 
 INSTANTIATE_TEST_SUITE_P(Redis, RedisTopicsTest,

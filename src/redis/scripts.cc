@@ -109,6 +109,8 @@ for _, l in ipairs(levels()) do
   end
   if taken >= batch then break end
 end
+-- The intervals of deliveries in flight, for listMsg and purge (status_sets).
+if taken > 0 then redis.call('ZADD', P..'iv', 'GT', visible, ri) end
 out[2] = next_visible(ARGV[1])
 return reply(out)
 )lua";

@@ -51,6 +51,7 @@ local va = dadd(ARGV[2], ARGV[4] ~= '' and ARGV[4] or cfg().at)
 if m.ri ~= 0 then va = dadd(va, m.raw.ri) end
 set_fields(m, 'va', va)
 redis.call('ZADD', dk(m.pr), va, m.member)
+redis.call('ZADD', P..'iv', 'GT', va, m.raw.ri)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
 return reply(with_tag('OK', m))

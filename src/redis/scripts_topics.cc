@@ -29,52 +29,45 @@ CF = nil
 return reply({before, cfg().pz})
 )lua";
 
-// ARGV: now, retention, status ('0': every in-life status, else 1..3), limit. Deletes (status 7,
-// retained like deleteMsg) up to `limit` in-life messages in that status, finishing on the way
-// those whose time ran out; examines at most 2 x limit entries. Returns {deleted, 1 if it
-// stopped at a bound (call again) else 0}.
-const std::string_view kPurge = CQ_LUA_COMMON R"lua(
+// ARGV: now, retention, status ('0': every in-life status, else 1..3), limit, then the position
+// the previous call stopped at (score, seq; both '' at the start). Deletes (status 7, retained
+// like deleteMsg) up to `limit` in-life messages in that status, finishing on the way those whose
+// time ran out; examines at most 2 x limit entries, walking from the position in (score, seq)
+// order the sets that hold the status (status_sets; without a status 'e'), so that entries of
+// other statuses left in the way are passed once, not examined again by every call. Returns
+// {deleted, the position to call again from ('' when the walk is complete)}.
+const std::string_view kPurge = CQ_LUA_COMMON CQ_LUA_WALK R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 account(ARGV[1], now)
-local n, examined, more = 0, 0, 0
-local function take(key, lo, hi)
-  local skip = 0
-  while true do
-    if n >= limit or examined >= 2 * limit then more = 1; return end
-    local xs = redis.call('ZRANGEBYSCORE', key, lo, hi, 'LIMIT', skip, limit - n)
-    if not xs[1] then return end
-    for _, member in ipairs(xs) do
-      examined = examined + 1
-      local m = load(string.sub(member, 17), false)
-      if m and m.member == member and m.ph ~= 2 then
-        local st = status(m, now)
-        if st >= 4 then
-          local _, at = natural_end(m)
-          finish(m, st, at, now, retention, true)
-        elseif want == 0 or st == want then
-          finish(m, 7, ARGV[1], now, retention)
-          n = n + 1
-        else
-          skip = skip + 1
-        end
-      else
-        redis.call('ZREM', key, member)
-      end
-    end
-  end
+local keys, start = {{P..'e'}}, nil
+if want ~= 0 then keys, start = status_sets(want, ARGV[1], now) end
+pos = {s = start}
+if ARGV[5] ~= '' and (not start or tonumber(ARGV[5]) > tonumber(start)) then
+  pos = {s = ARGV[5], seq = tonumber(ARGV[6])}
 end
-if want == 0 then
-  take(P..'e', '-inf', '+inf')
-else
-  for _, l in ipairs(levels()) do
-    if want == 1 then take(pk(l), '('..ARGV[1], '+inf') end
-    if want == 2 then take(pk(l), '-inf', ARGV[1]) end
-    if want == 2 then take(dk(l), '-inf', ARGV[1]) end
-    if want == 1 or want == 3 then take(dk(l), '('..ARGV[1], '+inf') end
+W.want, W.budget = limit, 2 * limit
+local complete = scan(keys, function(member, key)
+  local m = load(string.sub(member, 17), false)
+  if not m or m.member ~= member or m.ph == 2 then
+    redis.call('ZREM', key, member)  -- stale entry
+    return false
   end
+  local st = status(m, now)
+  if st >= 4 then
+    local _, at = natural_end(m)
+    finish(m, st, at, now, retention, true)
+    return false
+  end
+  if want ~= 0 and st ~= want then return false end
+  finish(m, 7, ARGV[1], now, retention)
+  return true
+end)
+local cursor = ''
+if not complete then
+  cursor = (pos.s or '')..':'..(pos.seq and string.format('%d', pos.seq) or '')
 end
-return reply({n, more})
+return reply({W.done, cursor})
 )lua";
 
 // ARGV: written up to (ms), limit. Returns {entry...}, an entry being {member, {name, value...}}
@@ -98,26 +91,30 @@ end
 return reply({})
 )lua";
 
-// On the dead-letter topic. ARGV: now, retention, source topic, then 7 per dead letter: msgId,
-// payload, priority, last error, status, deliveries, end time. Each becomes core::DeadLetterOf
-// (consumable now, this topic's ttl and maxRetry) whatever the capacity, unless this topic
-// holds a record of that msgId from the same death ({'DUP'}: moved before, by a node that died
-// before removing the outbox entry) or in life ({'EXISTS'}: dropped like an idempotent send).
-// Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
-const std::string_view kDeadLetterIn = CQ_LUA_COMMON R"lua(
+// On the dead-letter topic. ARGV: now, retention, source topic, then 8 per dead letter: msgId,
+// payload, priority, last error, status, deliveries, end time, outbox member. Each becomes
+// core::DeadLetterOf (consumable now, this topic's ttl and maxRetry) whatever the capacity,
+// unless this topic's inbox holds the marker of that outbox entry or a record of that msgId from
+// the same death ({'DUP'}: moved before, by a node that died before removing the outbox entry),
+// or holds that msgId in life ({'EXISTS'}: dropped like an idempotent send). Each one leaves its
+// marker in the inbox. Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
+const std::string_view kDeadLetterIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
 local c = cfg()
 local out = {''}
-for i = 4, #ARGV, 7 do
+for i = 4, #ARGV, 8 do
   local id = ARGV[i]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
-  if live and old.raw.dt == src and old.raw.de == ARGV[i+6] then
+  local token = src..'\n'..ARGV[i+7]
+  if inbox_has(token) or (live and old.raw.dt == src and old.raw.de == ARGV[i+6]) then
     out[#out+1] = 'DUP'
   elseif live and status(old, now) <= 3 then
+    inbox_keep(token, now)
     out[#out+1] = 'EXISTS'
   else
+    inbox_keep(token, now)
     local et = dadd(ARGV[1], c.ttl)
     store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
               {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6]})
@@ -184,10 +181,11 @@ return reply(out)
 
 // On the source topic. ARGV: now, retention, delay (ms), then 4 per message: msgId, payload,
 // priority, token (the dead-letter topic and its outbox member). Each becomes core::RedriveOf
-// (this topic's ttl and maxRetry) within this topic's capacity. Returns {next change, item...},
-// an item being {'NEW'}, {'DONE'} (a record with that token: moved before), {'EXISTS'} (the
-// msgId is in life here) or {'FULL', in life, capacity}.
-const std::string_view kRedriveIn = CQ_LUA_COMMON R"lua(
+// (this topic's ttl and maxRetry) within this topic's capacity, and leaves its token as a marker
+// in the inbox. Returns {next change, item...}, an item being {'NEW'}, {'DONE'} (a record with
+// that token, or its marker: moved before), {'EXISTS'} (the msgId is in life here) or {'FULL',
+// in life, capacity}.
+const std::string_view kRedriveIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
 local c = cfg()
@@ -198,7 +196,7 @@ for i = 4, #ARGV, 4 do
   local id, token = ARGV[i], ARGV[i+3]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
-  if live and redis.call('HGET', P..'r:'..id, 'rv') == token then
+  if (live and redis.call('HGET', P..'r:'..id, 'rv') == token) or inbox_has(token) then
     out[#out+1] = {'DONE'}
   elseif live and status(old, now) <= 3 then
     out[#out+1] = {'EXISTS'}
@@ -208,6 +206,7 @@ for i = 4, #ARGV, 4 do
     local tt = tonumber(delay) > 0 and dadd(ARGV[1], delay) or ARGV[1]
     local et = dadd(tt, c.ttl)
     store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt, {'rv', token})
+    inbox_keep(token, now)
     n = n + 1
     local nx = tonumber(tt) > now and tt or et
     if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end

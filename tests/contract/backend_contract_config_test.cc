@@ -584,5 +584,82 @@ TEST_P(BackendContractTest, PurgeGoesThroughMoreThanOneChunk) {
   EXPECT_EQ(info.waiting + info.ready + info.consuming, 0);
 }
 
+// Purge works in bounded steps; messages of other statuses in the way of one step (more than a
+// step examines) must not end it early.
+TEST_P(BackendContractTest, PurgeOfOneStatusGoesPastThousandsOfOtherStatusesInItsWay) {
+  // 2,100 deliveries CONSUMING for an hour, then one delivery waiting out a two-hour retry
+  // interval: consumable again after every one of them.
+  std::vector<core::NewMessage> msgs;
+  for (int i = 0; i < 2'100; ++i) msgs.push_back(NewMsg("t", "c" + std::to_string(i), 0));
+  SendAll(std::move(msgs));
+  for (int i = 0; i < 21; ++i) ASSERT_EQ(Pull("t", 100, kHour).size(), 100u);
+  TopicConfig c;
+  c.retry_interval = Millis(2 * kHour);
+  SetConfig("t", c);
+  Send("t", "w", 0);
+  ASSERT_EQ(PullIds("t", 1, 1), Ids{"w"});
+  Advance(1);
+  ASSERT_EQ(StatusOf("t", "w"), MsgStatus::kWaiting);
+  Result<int64_t> purged = b_->Purge("t", MsgStatus::kWaiting);
+  ASSERT_TRUE(purged.has_value()) << purged.error().ToString();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_EQ(StatusOf("t", "w"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "c2099"), MsgStatus::kConsuming);
+  // And the other way round: CONSUMING ones behind 2,100 deliveries in their retry interval.
+  purged = b_->Purge("t");
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 2'100);
+  msgs.clear();
+  for (int i = 0; i < 2'100; ++i) msgs.push_back(NewMsg("u", "w" + std::to_string(i), 0));
+  SendAll(std::move(msgs));
+  c.retry_interval = Millis(kHour);
+  SetConfig("u", c);
+  for (int i = 0; i < 21; ++i) ASSERT_EQ(Pull("u", 100, 1).size(), 100u);
+  Advance(1);
+  Send("u", "c", 0);
+  ASSERT_EQ(PullIds("u", 1, 2 * kHour), Ids{"c"});
+  purged = b_->Purge("u", MsgStatus::kConsuming);
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 1);
+  EXPECT_EQ(StatusOf("u", "c"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("u", "w0"), MsgStatus::kWaiting);
+  EXPECT_EQ(Info("u").waiting, 2'100);
+}
+
+// Messages whose ttl ran out while no timer ran yet are ended on the way, not purged, and do not
+// end the purge early however many lie ahead of the ones it must delete.
+TEST_P(BackendContractTest, PurgeGoesPastThousandsOfMessagesWhoseTimeRanOut) {
+  std::vector<core::NewMessage> msgs;
+  for (int i = 0; i < 2'100; ++i) {
+    core::NewMessage m = NewMsg("t", "x" + std::to_string(i), 0);
+    m.ttl = Millis(1'000);
+    msgs.push_back(std::move(m));
+  }
+  SendAll(std::move(msgs));
+  Send("t", "r1", 0);
+  Send("t", "r2", 0);
+  AdvanceClockOnly(1'000);
+  Result<int64_t> purged = b_->Purge("t", MsgStatus::kReady);
+  ASSERT_TRUE(purged.has_value()) << purged.error().ToString();
+  EXPECT_EQ(*purged, 2);
+  EXPECT_EQ(StatusOf("t", "r1"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "r2"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("t", "x0"), MsgStatus::kExpire);
+  msgs.clear();
+  for (int i = 0; i < 2'100; ++i) {
+    core::NewMessage m = NewMsg("u", "x" + std::to_string(i), 0);
+    m.ttl = Millis(1'000);
+    msgs.push_back(std::move(m));
+  }
+  SendAll(std::move(msgs));
+  Send("u", "w", 5'000);
+  AdvanceClockOnly(1'000);
+  purged = b_->Purge("u");
+  ASSERT_TRUE(purged.has_value());
+  EXPECT_EQ(*purged, 1);
+  EXPECT_EQ(StatusOf("u", "w"), MsgStatus::kDelete);
+  EXPECT_EQ(StatusOf("u", "x2099"), MsgStatus::kExpire);
+}
+
 }  // namespace
 }  // namespace chronoq::contract
