@@ -85,6 +85,30 @@ TEST(SendTest, ExtensionOptionsBecomeParams) {
   EXPECT_TRUE(r.json.empty());
 }
 
+TEST(SendTest, CallbackOptionsBecomeTheCallbackObject) {
+  auto callback = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--topic=t", "--msg=m"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return BuildOne("send", args).params.back();
+  };
+  EXPECT_EQ(callback({"--callback-url=http://h:8080/x?a=\"1\""}),
+            (std::pair<std::string, std::string>{
+                "callback", R"({"type":"http","url":"http://h:8080/x?a=\"1\""})"}));
+  EXPECT_EQ(callback({"--callback-grpc=127.0.0.1:50051/pkg.Orders/Cancel", "--callback-timeout=2s"})
+                .second,
+            R"({"type":"grpc","target":"127.0.0.1:50051","method":"/pkg.Orders/Cancel",)"
+            R"("timeoutMillis":2000})");
+  EXPECT_EQ(callback({"--callback-kafka=k1:9092,k2:9092/orders"}).second,
+            R"({"type":"kafka","brokers":"k1:9092,k2:9092","topic":"orders"})");
+  EXPECT_EQ(BuildError("send", {"--topic=t", "--msg=m", "--callback-url=http://a/",
+                                "--callback-kafka=k:1/t"}),
+            "give at most one of --callback-url, --callback-grpc, --callback-kafka");
+  EXPECT_EQ(BuildError("send", {"--topic=t", "--msg=m", "--callback-grpc=h:1"}),
+            "--callback-grpc must be HOST:PORT/package.Service/Method");
+  EXPECT_EQ(BuildError("send", {"--topic=t", "--msg=m", "--callback-timeout=1s"}),
+            "--callback-timeout needs one of --callback-url, --callback-grpc, --callback-kafka");
+}
+
 TEST(SendTest, TriggerTimeReplacesTheDefaultDelay) {
   Request r = BuildOne("send", {"--topic=t", "--msg=m", "--trigger-time=1795290983503"});
   EXPECT_EQ(r.params, P({{"topic", "t"}, {"msg", "m"}, {"triggerTime", "1795290983503"}}));

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "cli/format.h"
+#include "cli/input.h"
 
 namespace chronoq::cli {
 
@@ -12,6 +13,47 @@ namespace {
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// --callback-url / --callback-grpc / --callback-kafka (at most one) as the callback parameter's
+// JSON text (docs/push.md); the server checks every value and the allowlist.
+Result<std::optional<std::string>> CallbackParam(const ParsedArgs& args) {
+  std::optional<std::string> url = args.Get("callback-url");
+  std::optional<std::string> grpc = args.Get("callback-grpc");
+  std::optional<std::string> kafka = args.Get("callback-kafka");
+  if (int(url.has_value()) + int(grpc.has_value()) + int(kafka.has_value()) > 1) {
+    return InvalidArgument("give at most one of --callback-url, --callback-grpc, --callback-kafka");
+  }
+  std::string json;
+  if (url) {
+    json = R"({"type":"http","url":)" + JsonString(*url);
+  } else if (grpc) {
+    // TARGET/pkg.Service/Method: the target ends at the first '/'.
+    size_t slash = grpc->find('/');
+    if (slash == std::string::npos) {
+      return InvalidArgument("--callback-grpc must be HOST:PORT/package.Service/Method");
+    }
+    json = R"({"type":"grpc","target":)" + JsonString(grpc->substr(0, slash)) + R"(,"method":)" +
+           JsonString(grpc->substr(slash));
+  } else if (kafka) {
+    // BROKERS/TOPIC: the topic follows the last '/'.
+    size_t slash = kafka->rfind('/');
+    if (slash == std::string::npos) {
+      return InvalidArgument("--callback-kafka must be BROKERS/TOPIC (host:port,host:port/topic)");
+    }
+    json = R"({"type":"kafka","brokers":)" + JsonString(kafka->substr(0, slash)) + R"(,"topic":)" +
+           JsonString(kafka->substr(slash + 1));
+  } else {
+    if (args.Has("callback-timeout")) {
+      return InvalidArgument(
+          "--callback-timeout needs one of --callback-url, --callback-grpc, --callback-kafka");
+    }
+    return std::optional<std::string>();
+  }
+  CQ_ASSIGN_OR_RETURN(std::optional<std::chrono::milliseconds> timeout,
+                      DurationOption(args, "callback-timeout", /*positive=*/true));
+  if (timeout.has_value()) json += fmt::format(R"(,"timeoutMillis":{})", timeout->count());
+  return std::optional<std::string>(json + "}");
+}
 
 Result<std::vector<Request>> Build(const ParsedArgs& args) {
   Request r{.op = "sendMsg"};
@@ -25,6 +67,8 @@ Result<std::vector<Request>> Build(const ParsedArgs& args) {
     r.params.emplace_back("countTrigger", std::to_string(*count_trigger));
   }
   if (std::optional<std::string> id = args.Get("msg-id")) r.params.emplace_back("msgId", *id);
+  CQ_ASSIGN_OR_RETURN(std::optional<std::string> callback, CallbackParam(args));
+  if (callback.has_value()) r.params.emplace_back("callback", *callback);
   return One(std::move(r));
 }
 
@@ -102,7 +146,22 @@ Command SendCommand() {
                      .value_name = "N"},
                     {.name = "msg-id",
                      .help = "the message's id (default: the server generates one)",
-                     .value_name = "ID"}}},
+                     .value_name = "ID"},
+                    {.name = "callback-url",
+                     .help = "push it at its trigger time with an HTTP POST of the message "
+                             "object to URL instead of waiting for a pull (docs/push.md)",
+                     .value_name = "URL"},
+                    {.name = "callback-grpc",
+                     .help = "push it with a unary gRPC call of the payload's bytes, e.g. "
+                             "127.0.0.1:50051/pkg.Orders/Cancel",
+                     .value_name = "TARGET/METHOD"},
+                    {.name = "callback-kafka",
+                     .help = "push it as a Kafka record (key: the msgId), e.g. "
+                             "k1:9092,k2:9092/orders",
+                     .value_name = "BROKERS/TOPIC"},
+                    {.name = "callback-timeout",
+                     .help = "the whole push call's timeout (default 5s)",
+                     .value_name = "DURATION"}}},
       .build = Build,
       .render = Render,
       .render_existing = RenderExisting,
