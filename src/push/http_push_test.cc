@@ -206,8 +206,8 @@ TEST(HttpPushTest, RefusedPortIsNamed) {
 
 TEST(HttpPushTest, TargetThatNeverAcceptsTimesOut) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kNoAccept});
+  Tally tally;  // outlives the Pusher, whose shutdown may still report to it
   Pusher pusher;
-  Tally tally;
   // The first connections complete into the listen backlog and get no answer; the next ones
   // get no handshake at all. Every one ends at its timeout.
   for (int i = 0; i < 4; ++i) {
@@ -225,8 +225,8 @@ TEST(HttpPushTest, TargetThatNeverAcceptsTimesOut) {
 
 TEST(HttpPushTest, ConnectTimeoutBoundsTheHandshake) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kNoAccept});
-  Pusher pusher({.http_connect_timeout = 100ms});
   Tally tally;
+  Pusher pusher({.http_connect_timeout = 100ms});
   for (int i = 0; i < 6; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 700ms;
@@ -295,9 +295,9 @@ TEST(HttpPushTest, InvalidCallIsAnsweredWithoutAnAttempt) {
 
 TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kHang});
+  Tally hung;  // outlives the Pusher: its shutdown ends the hung calls
   Pusher pusher(
       {.max_in_flight_per_target = 2, .max_queued_per_target = 3, .shutdown_grace = 10ms});
-  Tally hung;
   for (int i = 0; i < 5; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 5s;
@@ -319,8 +319,8 @@ TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
 
 TEST(HttpPushTest, ShutdownFailsQueuedCallsAndEndsHungOnesAfterTheGrace) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kHang});
-  Pusher pusher({.max_in_flight_per_target = 1, .shutdown_grace = 100ms});
   Tally tally;
+  Pusher pusher({.max_in_flight_per_target = 1, .shutdown_grace = 100ms});
   for (int i = 0; i < 3; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 60s;
