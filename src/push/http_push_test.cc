@@ -13,6 +13,7 @@
 
 #include "push/pusher.h"
 #include "push/testing/http_receiver.h"
+#include "push/testing/push_and_wait.h"
 #include "push/testing/tls_cert.h"
 
 namespace chronoq::push {
@@ -22,13 +23,7 @@ using namespace std::chrono_literals;
 using testing::HttpReceiver;
 
 // Pushes one call and waits for its outcome (the bound only keeps a broken test from hanging).
-PushOutcome PushAndWait(Pusher& pusher, PushCall call) {
-  auto promise = std::make_shared<std::promise<PushOutcome>>();
-  auto future = promise->get_future();
-  pusher.Push(std::move(call), [promise](PushOutcome o) { promise->set_value(std::move(o)); });
-  EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
-  return future.get();
-}
+using testing::PushAndWait;
 
 PushCall HttpCall(std::string url, std::string msg_id = "m1") {
   PushCall c;
