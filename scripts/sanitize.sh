@@ -3,9 +3,8 @@
 #   asan  build-asan: AddressSanitizer (with LeakSanitizer) + UndefinedBehaviorSanitizer; runs the
 #         unit, contract and integration tests (the integration tests start the sanitized binary).
 #   tsan  build-tsan: ThreadSanitizer; runs the engine and service tests, the push transports' HTTP
-#         tests, and the HTTP tests (http_test, the
-#         connection tests, and the integration and compat tests on the memory and embedded stores;
-#         their server is the sanitized binary).
+#         tests, and the HTTP tests (http_test, the connection tests, and the integration and
+#         compat tests on the memory and embedded stores; their server is the sanitized binary).
 # Any report fails the run: in-process tests abort on the first one, and the test harness fails a
 # test whose server or command wrote a report to its stderr (tests/testutil/server_harness.h).
 #
