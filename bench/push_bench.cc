@@ -1,14 +1,17 @@
 // Push delivery to one local HTTP target (docs/benchmarks.md, "Push delivery (issue 16)"): a
 // push::Pusher keeps N pushes in flight to an HTTP receiver of its own on 127.0.0.1
 // (push/testing/http_receiver.h, answering 200 with keep-alive) for a while, and reports pushes
-// per second, latency percentiles and the CPU time of the whole process (pusher + receiver) per
-// push. The Pusher alone: no scheduler, no storage.
+// per second, latency percentiles and the CPU time per push of the whole process, of the
+// Pusher's threads ("cq-push-*") and of the receiver's ("cq-test-recv"). The Pusher alone: no
+// scheduler, no storage.
 //
 //   push_bench [--seconds=5] [--inflight=64] [--max-in-flight=64] [--http-threads=1]
 //              [--receiver-threads=1] [--body=100]
 //
 // Prints one JSON line. Exits non-zero when a push fails.
+#include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,7 +19,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +59,36 @@ double CpuSeconds() {
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// CPU seconds (user + system) of this process's threads, summed by thread name prefix:
+// "cq-push" (the Pusher), "cq-test-recv" (the receiver), "other".
+std::map<std::string, double> ThreadCpu() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + e->d_name;
+    std::string comm;
+    std::getline(std::ifstream(base + "/comm"), comm);
+    std::string stat;
+    std::getline(std::ifstream(base + "/stat"), stat);
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(paren + 2));  // from field 3 (state) on
+    std::string skip;
+    for (int i = 3; i < 14; ++i) fields >> skip;
+    double utime = 0, stime = 0;
+    fields >> utime >> stime;
+    const std::string group = comm.rfind("cq-push", 0) == 0        ? "pusher"
+                              : comm.rfind("cq-test-recv", 0) == 0 ? "receiver"
+                                                                   : "other";
+    out[group] += (utime + stime) / tick;
+  }
+  closedir(dir);
+  return out;
+}
+
 class Driver {
  public:
   Driver(const Flags& flags, push::Pusher* pusher, std::string url)
@@ -68,7 +104,7 @@ class Driver {
     stop_ = Clock::now();
   }
 
-  void Report(double cpu) {
+  void Report(double cpu, std::map<std::string, double> threads) {
     std::lock_guard<std::mutex> lock(mu_);
     std::sort(latencies_us_.begin(), latencies_us_.end());
     auto pct = [&](double p) {
@@ -81,15 +117,21 @@ class Driver {
         "{\"workload\":\"push_http\",\"inflight\":%d,\"http_threads\":%d,"
         "\"receiver_threads\":%d,\"body\":%zu,\"seconds\":%.2f,\"pushes\":%lld,\"failed\":%lld,"
         "\"pushes_per_s\":%.0f,\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%.0f},"
-        "\"cpu_us_per_push\":%.2f}\n",
+        "\"cpu_us_per_push\":%.2f,\"pusher_cpu_us_per_push\":%.2f,"
+        "\"receiver_cpu_us_per_push\":%.2f}\n",
         flags_.inflight, flags_.http_threads, flags_.receiver_threads, flags_.body, secs,
         static_cast<long long>(ok_), static_cast<long long>(failed_), ok_ / secs, pct(0.5),
-        pct(0.99), latencies_us_.empty() ? 0.0 : latencies_us_.back(),
-        ok_ + failed_ > 0 ? cpu * 1e6 / static_cast<double>(ok_ + failed_) : 0.0);
+        pct(0.99), latencies_us_.empty() ? 0.0 : latencies_us_.back(), PerPush(cpu),
+        PerPush(threads["pusher"]), PerPush(threads["receiver"]));
     if (failed_ > 0) std::fprintf(stderr, "push_bench: first failure: %s\n", first_error_.c_str());
   }
 
   int64_t failed() const { return failed_; }
+
+  // REQUIRES: mu_ held (Report).
+  double PerPush(double seconds) const {
+    return ok_ + failed_ > 0 ? seconds * 1e6 / static_cast<double>(ok_ + failed_) : 0.0;
+  }
 
  private:
   void PushOne() {
@@ -176,9 +218,11 @@ int Main(int argc, char** argv) {
                        .http_threads = f.http_threads});
   Driver driver(f, &pusher, receiver.Url("/hook"));
   const double cpu0 = CpuSeconds();
+  auto threads = ThreadCpu();
   driver.Run();
   const double cpu = CpuSeconds() - cpu0;
-  driver.Report(cpu);
+  for (const auto& [group, secs] : ThreadCpu()) threads[group] = secs - threads[group];
+  driver.Report(cpu, std::move(threads));
   return driver.failed() == 0 ? 0 : 1;
 }
 

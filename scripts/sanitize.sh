@@ -2,9 +2,9 @@
 # The sanitizer runs of `make test` (docs/testing.md). Each builds in its own tree with g++:
 #   asan  build-asan: AddressSanitizer (with LeakSanitizer) + UndefinedBehaviorSanitizer; runs the
 #         unit, contract and integration tests (the integration tests start the sanitized binary).
-#   tsan  build-tsan: ThreadSanitizer; runs the engine and service tests and the HTTP tests (http_test, the
-#         connection tests, and the integration and compat tests on the memory and embedded stores;
-#         their server is the sanitized binary).
+#   tsan  build-tsan: ThreadSanitizer; runs the engine and service tests, the push transports' HTTP
+#         tests, and the HTTP tests (http_test, the connection tests, and the integration and
+#         compat tests on the memory and embedded stores; their server is the sanitized binary).
 # Any report fails the run: in-process tests abort on the first one, and the test harness fails a
 # test whose server or command wrote a report to its stderr (tests/testutil/server_harness.h).
 #
@@ -34,10 +34,14 @@ run_asan() {
 run_tsan() {
   cmake -S . -B build-tsan "${FLAGS[@]}" -DCQ_SANITIZE=thread >/dev/null
   cmake --build build-tsan --target chronoq engine_test service_test http_test integration_test \
-    compat_test connection_test
+    compat_test connection_test push_test
   build-tsan/tests/unit/engine_test --gtest_brief=1
   build-tsan/tests/unit/service_test --gtest_brief=1
   build-tsan/tests/unit/http_test --gtest_brief=1
+  # The Pusher and its HTTP transport. Not the gRPC and Kafka cases: Debian's gRPC, abseil and
+  # librdkafka are not instrumented, and TSan reports their internals (epoll, absl's deadlock
+  # graph) as races.
+  build-tsan/tests/unit/push_test --gtest_brief=1 --gtest_filter='HttpPushTest.*:PushCallTest.*'
   build-tsan/tests/integration/connection_test --gtest_brief=1 --gtest_filter="-*$OUT_OF_FDS"
   # The bad-input table is left to ASan: one thread, and its 200,000-parameter rows outlast the
   # client's timeout at TSan's speed.

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "push/pusher.h"
+#include "push/testing/push_and_wait.h"
 
 namespace chronoq::push {
 namespace {
@@ -103,13 +104,7 @@ class GenericTarget : public grpc::CallbackGenericService {
   std::vector<Received> received_;
 };
 
-PushOutcome PushAndWait(Pusher& pusher, PushCall call) {
-  auto promise = std::make_shared<std::promise<PushOutcome>>();
-  auto future = promise->get_future();
-  pusher.Push(std::move(call), [promise](PushOutcome o) { promise->set_value(std::move(o)); });
-  EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
-  return future.get();
-}
+using testing::PushAndWait;
 
 PushCall GrpcCall(std::string target, std::string body) {
   PushCall c;

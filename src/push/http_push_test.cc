@@ -13,6 +13,7 @@
 
 #include "push/pusher.h"
 #include "push/testing/http_receiver.h"
+#include "push/testing/push_and_wait.h"
 #include "push/testing/tls_cert.h"
 
 namespace chronoq::push {
@@ -22,13 +23,7 @@ using namespace std::chrono_literals;
 using testing::HttpReceiver;
 
 // Pushes one call and waits for its outcome (the bound only keeps a broken test from hanging).
-PushOutcome PushAndWait(Pusher& pusher, PushCall call) {
-  auto promise = std::make_shared<std::promise<PushOutcome>>();
-  auto future = promise->get_future();
-  pusher.Push(std::move(call), [promise](PushOutcome o) { promise->set_value(std::move(o)); });
-  EXPECT_EQ(future.wait_for(30s), std::future_status::ready);
-  return future.get();
-}
+using testing::PushAndWait;
 
 PushCall HttpCall(std::string url, std::string msg_id = "m1") {
   PushCall c;
@@ -206,8 +201,8 @@ TEST(HttpPushTest, RefusedPortIsNamed) {
 
 TEST(HttpPushTest, TargetThatNeverAcceptsTimesOut) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kNoAccept});
+  Tally tally;  // outlives the Pusher, whose shutdown may still report to it
   Pusher pusher;
-  Tally tally;
   // The first connections complete into the listen backlog and get no answer; the next ones
   // get no handshake at all. Every one ends at its timeout.
   for (int i = 0; i < 4; ++i) {
@@ -225,8 +220,8 @@ TEST(HttpPushTest, TargetThatNeverAcceptsTimesOut) {
 
 TEST(HttpPushTest, ConnectTimeoutBoundsTheHandshake) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kNoAccept});
-  Pusher pusher({.http_connect_timeout = 100ms});
   Tally tally;
+  Pusher pusher({.http_connect_timeout = 100ms});
   for (int i = 0; i < 6; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 700ms;
@@ -295,9 +290,9 @@ TEST(HttpPushTest, InvalidCallIsAnsweredWithoutAnAttempt) {
 
 TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kHang});
+  Tally hung;  // outlives the Pusher: its shutdown ends the hung calls
   Pusher pusher(
       {.max_in_flight_per_target = 2, .max_queued_per_target = 3, .shutdown_grace = 10ms});
-  Tally hung;
   for (int i = 0; i < 5; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 5s;
@@ -319,8 +314,8 @@ TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
 
 TEST(HttpPushTest, ShutdownFailsQueuedCallsAndEndsHungOnesAfterTheGrace) {
   HttpReceiver target({.mode = HttpReceiver::Mode::kHang});
-  Pusher pusher({.max_in_flight_per_target = 1, .shutdown_grace = 100ms});
   Tally tally;
+  Pusher pusher({.max_in_flight_per_target = 1, .shutdown_grace = 100ms});
   for (int i = 0; i < 3; ++i) {
     PushCall call = HttpCall(target.Url("/"));
     call.timeout = 60s;

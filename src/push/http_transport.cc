@@ -441,6 +441,7 @@ class HttpTransport final : public Transport {
       auto w = std::make_unique<Worker>();
       Worker* raw = w.get();
       w->thread = std::thread([raw] {
+        pthread_setname_np(pthread_self(), "cq-push-http");
         try {
           raw->ioc.run();
         } catch (const std::exception& e) {

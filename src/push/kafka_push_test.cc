@@ -9,6 +9,7 @@
 #include <map>
 
 #include "push/pusher.h"
+#include "push/testing/push_and_wait.h"
 
 namespace chronoq::push {
 namespace {
@@ -154,11 +155,7 @@ TEST(KafkaPushTest, UnreachableBrokerTimesOutWithTheKafkaErrorName) {
   Pusher pusher;
   PushCall call = KafkaCall(brokers, "m1", "v");
   call.timeout = 300ms;
-  auto promise = std::make_shared<std::promise<PushOutcome>>();
-  auto future = promise->get_future();
-  pusher.Push(std::move(call), [promise](PushOutcome o) { promise->set_value(std::move(o)); });
-  ASSERT_EQ(future.wait_for(30s), std::future_status::ready);
-  PushOutcome out = future.get();
+  PushOutcome out = testing::PushAndWait(pusher, std::move(call));
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(out.error, "Kafka _MSG_TIMED_OUT: Local: Message timed out");
   EXPECT_GE(out.latency, 300ms);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <map>
@@ -47,6 +48,7 @@ class Producer {
  public:
   Producer(rd_kafka_t* rk) : rk_(rk) {
     thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "cq-push-kafka");
       while (!stop_.load()) rd_kafka_poll(rk_, 100);
     });
   }

@@ -156,6 +156,14 @@ Status ValidatePushCall(const PushCall& call) {
       HttpUrl u;
       if (Status st = ParseHttpUrl(call.url, &u); !st.ok()) return st;
       if (call.method.empty()) return InvalidArgument("callback method is empty");
+      // These go into header lines as they are.
+      const std::pair<const char*, const std::string*> in_headers[] = {
+          {"msg id", &call.msg_id}, {"topic", &call.topic}, {"content type", &call.content_type}};
+      for (const auto& [what, text] : in_headers) {
+        if (text->find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+          return InvalidArgument(fmt::format("callback {} has a line break or NUL", what));
+        }
+      }
       for (char c : call.method) {
         if (!IsTokenChar(c)) {
           return InvalidArgument(

@@ -72,6 +72,12 @@ TEST(PushCallTest, ValidatesEachKindsFields) {
   EXPECT_EQ(ValidatePushCall(c).message(),
             "callback header 'X-A' has a line break or NUL in its value");
   c.headers = {};
+  c.content_type = "text/plain\r\nX-Evil: 1";
+  EXPECT_EQ(ValidatePushCall(c).message(), "callback content type has a line break or NUL");
+  c.content_type = "";
+  c.msg_id = std::string("a\0b", 3);
+  EXPECT_EQ(ValidatePushCall(c).message(), "callback msg id has a line break or NUL");
+  c.msg_id = "m";
   c.timeout = std::chrono::milliseconds(0);
   EXPECT_EQ(ValidatePushCall(c).message(), "callback timeout must be at least 1 ms, got 0 ms");
 

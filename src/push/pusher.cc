@@ -4,6 +4,7 @@
 #include "push/pusher.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -90,7 +91,10 @@ Pusher::Impl::Impl(PusherOptions opts) : options_(std::move(opts)) {
   http_ = internal::NewHttpTransport(options_);
   grpc_ = internal::NewGrpcTransport(options_);
   kafka_ = internal::NewKafkaTransport(options_);
-  answer_thread_ = std::thread([this] { AnswerLoop(); });
+  answer_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "cq-push-answer");
+    AnswerLoop();
+  });
 }
 
 internal::Transport* Pusher::Impl::TransportFor(Kind kind) {

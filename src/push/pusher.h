@@ -23,8 +23,10 @@
 //
 // Concurrency
 //   Thread-safe. Push never blocks on I/O (it takes a short lock). `done` runs exactly once, on a
-//   thread of the Pusher (never inside Push, also not for busy or invalid calls), and must not
-//   block for long: it holds up that transport's other calls. It may call Push.
+//   thread of the Pusher (never inside Push, also not for busy or invalid calls; the calls that
+//   Shutdown ends after its grace are answered on Shutdown's thread), and must not block for
+//   long: it holds up that transport's other calls. It may call Push, never Shutdown. Call
+//   Shutdown from one thread at a time.
 #pragma once
 
 #include <chrono>

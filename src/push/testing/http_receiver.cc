@@ -1,6 +1,7 @@
 #include "push/testing/http_receiver.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
 #include <strings.h>
 
 #include <atomic>
@@ -172,6 +173,7 @@ HttpReceiver::HttpReceiver(Options options) : impl_(std::make_unique<Impl>(std::
   const int n = std::max(1, im.options.threads);
   for (int i = 0; i < n; ++i) {
     im.threads.emplace_back([&im] {
+      pthread_setname_np(pthread_self(), "cq-test-recv");
       auto guard = asio::make_work_guard(im.ioc);
       im.ioc.run();
     });
