@@ -423,12 +423,19 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
   return c;
 }
 
-std::string EncodeSentValue(std::string_view meta, std::string_view payload) {
+namespace {
+// str(first) then rest, in one allocation (sent and vis values).
+std::string BytesThen(std::string_view first, std::string_view rest) {
   std::string out;
-  out.reserve(meta.size() + payload.size() + 2);
-  AppendBytes(out, meta);
-  out.append(payload);
+  out.reserve(first.size() + rest.size() + 2);
+  AppendBytes(out, first);
+  out.append(rest);
   return out;
+}
+}  // namespace
+
+std::string EncodeSentValue(std::string_view meta, std::string_view payload) {
+  return BytesThen(meta, payload);
 }
 
 Result<SentValue> DecodeSentValue(std::string_view bytes) {
@@ -443,11 +450,7 @@ std::string EncodeVisValue(const core::MessageRecord& r) {
 }
 
 std::string EncodeVisValue(std::string_view msg_id, std::string_view meta) {
-  std::string out;
-  out.reserve(msg_id.size() + meta.size() + 2);
-  AppendBytes(out, msg_id);
-  out.append(meta);
-  return out;
+  return BytesThen(msg_id, meta);
 }
 
 Status DecodeVisValue(std::string_view in, core::MessageRecord* r) {
