@@ -5,6 +5,7 @@
 #   bench/callgrind-send.sh [BINARY] [STORAGE]      (defaults: build/chronoq, memory)
 #   BATCH=100 bench/callgrind-send.sh ...            (sendMsgBatch with 100 messages per request;
 #                                                     the figures are then per message)
+#   PAYLOAD=4096 bench/callgrind-send.sh ...         (payload bytes per message; default 100)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
 # `chronoq bench produce` (one connection, 100-byte payloads), and prints the instructions of the
@@ -44,10 +45,10 @@ counts() {  # the instructions of each thread in dump number $1
 }
 
 "$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections=1 \
-  --batch="${BATCH:-1}" --payload-bytes=100 >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
 "$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections=1 \
-  --batch="${BATCH:-1}" --payload-bytes=100 >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')
 busiest=$(counts 2 | sort -n | tail -1)

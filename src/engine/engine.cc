@@ -81,8 +81,11 @@ TimePoint Engine::PurgeTime(const MessageRecord& ended) const {
 
 void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
                              const MessageRecord& after) {
-  batch.PutRecord(after);
-  batch.MoveVis(before, &after);
+  if (before == nullptr) {
+    batch.PutNew(after);  // metadata and payload in one value (docs/storage-format.md)
+  } else {
+    batch.PutRecordMoveVis(before, after);
+  }
   // The histogram counts pending messages by visibility time (see InHistogram in engine.h).
   const bool was = before != nullptr && InHistogram(*before);
   const bool is = InHistogram(after);

@@ -157,7 +157,9 @@ class Engine final : public backend::QueueBackend {
   // only never-delivered ones were counted, at their trigger time; for those the two agree. A
   // pending message that was delivered before could not be far then; an update can make it so.)
   static bool InHistogram(const core::MessageRecord& r) { return r.phase == core::Phase::kPending; }
-  // Writes the change of one message: record, visibility entry, histogram, retention.
+  // Writes the change of one message: record, visibility entry, histogram, retention. A new
+  // message (no `before`) is written with its payload (MessageStore::Batch::PutNew); a new
+  // message taking an ended one's msgId deletes that one's record meta first (DeleteRecordMeta).
   void WriteTransition(Batch& batch, const core::MessageRecord* before,
                        const core::MessageRecord& after);
   // Reserves `n` consecutive sequence numbers (writing a reservation into `batch` when the

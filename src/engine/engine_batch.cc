@@ -131,9 +131,11 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         }
         core::ResolveDefaults(msgs[i], config);
         MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
+        if (p.replaced) {
+          batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
+          batch.DeleteRecordMeta(topic, rec.msg_id);
+        }
         WriteTransition(batch, nullptr, rec);
-        batch.PutPayload(rec);
-        if (p.replaced) batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
         const MsgStatus status = core::StatusAt(rec, now);
         fx.ready = fx.ready || status == MsgStatus::kReady;
         if (t.IsFar(rec.visible_at, rec.seq)) {

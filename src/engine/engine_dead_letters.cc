@@ -61,9 +61,11 @@ void Engine::AddDeadLetter(Batch& batch, const MessageRecord& ended, TimePoint n
   MessageRecord source = ended;
   if (*payload) source.payload = std::move(**payload);
   MessageRecord dead = core::DeadLetterOf(source, dlq, ConfigOf(dlq), now, AllocSeq(batch));
+  if (*there) {  // replaced, like a send does
+    batch.DeleteEnded(**there, PurgeTime(**there));
+    batch.DeleteRecordMeta(dlq, ended.msg_id);
+  }
   WriteTransition(batch, nullptr, dead);
-  batch.PutPayload(dead);
-  if (*there) batch.DeleteEnded(**there, PurgeTime(**there));  // replaced, like a send does
   fx.dead_letters.push_back(DeadLetterKey{dlq, ended.msg_id, dead.seq, ended.topic});
 }
 
@@ -183,9 +185,11 @@ Status Engine::RedriveOne(const std::string& topic, const std::string& msg_id, M
         batch.DeleteRecord(topic, msg_id);
         batch.MoveVis(&*before, nullptr);
         if (InHistogram(*before)) batch.HistAdd(topic, before->visible_at, -1);
+        if (replaced) {
+          batch.DeleteEnded(*replaced, PurgeTime(*replaced));
+          batch.DeleteRecordMeta(source, msg_id);
+        }
         WriteTransition(batch, nullptr, back);
-        batch.PutPayload(back);
-        if (replaced) batch.DeleteEnded(*replaced, PurgeTime(*replaced));
         if (CommitFor(
                 nullptr, std::move(batch), [waiter](Status st) { waiter->set_value(st); },
                 &outcome)) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -101,7 +102,15 @@ class EngineTest : public ::testing::Test {
     for (auto it = kv_.Scan(cf, "", ""); it->Valid(); it->Next()) ++n;
     return n;
   }
-  size_t StoredRecords() { return Stored(storage::Cf::kRecords); }
+  // Messages stored: a message's key is in `sent` (since its send), `records` (since its first
+  // change) or both.
+  size_t StoredRecords() {
+    std::set<std::string> keys;
+    for (storage::Cf cf : {storage::Cf::kRecords, storage::Cf::kSent}) {
+      for (auto it = kv_.Scan(cf, "", ""); it->Valid(); it->Next()) keys.emplace(it->key());
+    }
+    return keys.size();
+  }
   base::ManualClock clock_;
   base::ManualScheduler sched_;
   storage::MemKv kv_;
@@ -269,6 +278,7 @@ TEST_F(EngineTest, MessageExpiringLongAfterIdleTopicDoesNotSpinAndIsPurged) {
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
   EXPECT_EQ(StoredRecords(), 0u);
   EXPECT_EQ(Stored(storage::Cf::kPayloads), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kSent), 0u);
   EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);
   EXPECT_EQ(sched_.pending(), 0u);
 }
@@ -306,6 +316,7 @@ TEST_F(EngineTest, DeleteWithReleaseForgetsAtOnce) {
   EXPECT_EQ(b_.Get("t", "a").error().code(), Errc::kNotFound);
   EXPECT_EQ(StoredRecords(), 0u);
   EXPECT_EQ(Stored(storage::Cf::kPayloads), 0u);
+  EXPECT_EQ(Stored(storage::Cf::kSent), 0u);
   EXPECT_EQ(Stored(storage::Cf::kVis), 0u);
   EXPECT_EQ(Stored(storage::Cf::kHist), 0u);
   EXPECT_EQ(Stored(storage::Cf::kRetention), 0u);

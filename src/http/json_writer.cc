@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/check.h"
 #include "base/utf8.h"
 
 namespace chronoq::http {
@@ -168,6 +169,16 @@ JsonWriter& JsonWriter::Key(std::string_view k) {
     AppendJsonString(out_, k);
     out_.push_back(':');
   }
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::LiteralKey(std::string_view k) {
+  CQ_DCHECK(PlainPrefix(k) == k.size(), "JSON key literal '{}' needs escaping", k);
+  BeforeValue();
+  out_.push_back('"');
+  out_.append(k);
+  out_ += "\":";
   after_key_ = true;
   return *this;
 }

@@ -9,11 +9,18 @@ namespace chronoq::storage {
 namespace {
 
 void AppendVarint(std::string& out, uint64_t v) {
+  if (v < 0x80) {  // lengths and small fields: the common case
+    out.push_back(static_cast<char>(v));
+    return;
+  }
+  char buf[10];
+  size_t n = 0;
   while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out.push_back(static_cast<char>(v));
+  buf[n++] = static_cast<char>(v);
+  out.append(buf, n);
 }
 
 // Canonical encodings only (what AppendVarint writes): no overlong form (a last byte of 0 after
@@ -44,7 +51,9 @@ bool ReadBytes(std::string_view& in, std::string_view* s) {
 }
 
 void AppendBig64(std::string& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  char buf[8];
+  for (int i = 7; i >= 0; --i, v >>= 8) buf[i] = static_cast<char>(v & 0xff);
+  out.append(buf, 8);
 }
 
 bool ReadBig64(std::string_view& in, uint64_t* v) {
@@ -93,12 +102,19 @@ constexpr uint8_t kTopicConfigV1 = 1;
 
 void AppendTime(std::string& out, TimePoint t) { AppendBig64(out, TimeBits(t)); }
 
-std::string TopicPrefix(std::string_view ns, std::string_view topic) {
+namespace {
+// TopicPrefix with room for `more` bytes after it (one allocation per key).
+std::string TopicPrefixAnd(std::string_view ns, std::string_view topic, size_t more) {
   std::string out;
-  out.reserve(ns.size() + topic.size() + 4);
+  out.reserve(ns.size() + topic.size() + 4 + more);
   AppendBytes(out, ns);
   AppendBytes(out, topic);
   return out;
+}
+}  // namespace
+
+std::string TopicPrefix(std::string_view ns, std::string_view topic) {
+  return TopicPrefixAnd(ns, topic, 0);
 }
 
 std::string PrefixEnd(std::string_view prefix) {
@@ -115,14 +131,14 @@ std::string PrefixEnd(std::string_view prefix) {
 }
 
 std::string RecordKey(std::string_view ns, std::string_view topic, std::string_view msg_id) {
-  std::string out = TopicPrefix(ns, topic);
+  std::string out = TopicPrefixAnd(ns, topic, msg_id.size());
   out.append(msg_id);
   return out;
 }
 
 std::string VisKey(std::string_view ns, std::string_view topic, VisKind kind, TimePoint t,
                    uint64_t seq) {
-  std::string out = TopicPrefix(ns, topic);
+  std::string out = TopicPrefixAnd(ns, topic, 17);
   out.push_back(static_cast<char>(kind));
   AppendTime(out, t);
   AppendBig64(out, seq);
@@ -145,7 +161,7 @@ Result<VisKeyParts> DecodeVisKey(std::string_view ns, std::string_view key) {
 }
 
 std::string HistKey(std::string_view ns, std::string_view topic, TimePoint t) {
-  std::string out = TopicPrefix(ns, topic);
+  std::string out = TopicPrefixAnd(ns, topic, 8);
   AppendTime(out, t);
   return out;
 }
@@ -407,12 +423,34 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
   return c;
 }
 
-std::string EncodeVisValue(const core::MessageRecord& r) {
+namespace {
+// str(first) then rest, in one allocation (sent and vis values).
+std::string BytesThen(std::string_view first, std::string_view rest) {
   std::string out;
-  out.reserve(r.msg_id.size() + 70);
-  AppendBytes(out, r.msg_id);
-  out.append(EncodeMeta(r));
+  out.reserve(first.size() + rest.size() + 2);
+  AppendBytes(out, first);
+  out.append(rest);
   return out;
+}
+}  // namespace
+
+std::string EncodeSentValue(std::string_view meta, std::string_view payload) {
+  return BytesThen(meta, payload);
+}
+
+Result<SentValue> DecodeSentValue(std::string_view bytes) {
+  SentValue v;
+  if (!ReadBytes(bytes, &v.meta)) return Corrupt("sent value");
+  v.payload = bytes;
+  return v;
+}
+
+std::string EncodeVisValue(const core::MessageRecord& r) {
+  return EncodeVisValue(r.msg_id, EncodeMeta(r));
+}
+
+std::string EncodeVisValue(std::string_view msg_id, std::string_view meta) {
+  return BytesThen(msg_id, meta);
 }
 
 Status DecodeVisValue(std::string_view in, core::MessageRecord* r) {
@@ -438,6 +476,8 @@ std::string_view CfName(Cf cf) {
       return "retention";
     case Cf::kEnded:
       return "ended";
+    case Cf::kSent:
+      return "sent";
   }
   return "unknown";
 }

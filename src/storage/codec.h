@@ -22,7 +22,10 @@ namespace chronoq::storage {
 // 1: up to issue 13. 2: the `ended` column family (ended messages per topic and status).
 // 3: record metadata version 3 (retry interval, dead-letter origin) and stored topic
 // configurations (`meta` entries), which older builds cannot read; nothing to rewrite.
-inline constexpr int kFormatVersion = 3;
+// 4: the `sent` column family (a message's metadata and payload in one value at its send; its
+// `records` entry is written at its first change), which older builds cannot read; nothing to
+// rewrite (messages sent before keep their `records` and `payloads` entries).
+inline constexpr int kFormatVersion = 4;
 // The oldest format UpgradeStore can bring up to kFormatVersion.
 inline constexpr int kOldestFormatVersion = 1;
 
@@ -102,8 +105,19 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view bytes);
 // The `meta` names of stored topic configurations: this prefix, then the topic.
 inline constexpr std::string_view kTopicConfigMetaPrefix = "topic-config/";
 
+// sent values: a message as it was sent, its metadata (str) then its payload, in one value, so
+// that a send writes one key for both (format 4). `meta` and `payload` point into the bytes.
+std::string EncodeSentValue(std::string_view meta, std::string_view payload);
+struct SentValue {
+  std::string_view meta;
+  std::string_view payload;
+};
+Result<SentValue> DecodeSentValue(std::string_view bytes);
+
 // vis values: msgId plus the record metadata, so that loading needs no second read.
 std::string EncodeVisValue(const core::MessageRecord& r);
+// The same from the msgId and the metadata EncodeMeta(r) already returned.
+std::string EncodeVisValue(std::string_view msg_id, std::string_view meta);
 Status DecodeVisValue(std::string_view bytes, core::MessageRecord* out);
 
 // A big-endian, order-preserving encoding of a signed time (for keys).

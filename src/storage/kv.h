@@ -26,14 +26,15 @@ namespace chronoq::storage {
 
 enum class Cf : uint8_t {
   kMeta = 0,       // store identity, sequence reservation
-  kRecords = 1,    // message metadata by (topic, msgId)
-  kPayloads = 2,   // payloads by (topic, msgId)
+  kRecords = 1,    // message metadata since its first change, by (topic, msgId)
+  kPayloads = 2,   // payloads of messages sent before format 4, by (topic, msgId)
   kVis = 3,        // in-life messages by (topic, kind, visible_at, seq)
   kHist = 4,       // per topic: waiting messages per trigger millisecond (merge-add counters)
   kRetention = 5,  // ended messages by (purge_at, seq)
   kEnded = 6,      // per topic and end status: retained ended messages by (ended_at, seq)
+  kSent = 7,       // messages as sent, metadata and payload in one value, by (topic, msgId)
 };
-inline constexpr int kCfCount = 7;
+inline constexpr int kCfCount = 8;
 std::string_view CfName(Cf cf);
 
 class KvBatch {

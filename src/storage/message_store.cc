@@ -22,13 +22,29 @@ void MessageStore::Batch::PutRecord(const core::MessageRecord& r) {
 }
 
 void MessageStore::Batch::PutPayload(const core::MessageRecord& r) {
-  kv_.Put(Cf::kPayloads, RecordKey(s_->ns_, r.topic, r.msg_id), r.payload);
+  // Readers take the payload from `sent` when it is there, else from `payloads` (older stores).
+  kv_.Put(Cf::kSent, RecordKey(s_->ns_, r.topic, r.msg_id),
+          EncodeSentValue(EncodeMeta(r), r.payload));
+}
+
+void MessageStore::Batch::PutNew(const core::MessageRecord& r) {
+  std::string meta = EncodeMeta(r);
+  if (InLifePhase(r)) {
+    kv_.Put(Cf::kVis, VisKey(s_->ns_, r.topic, KindOf(r), r.visible_at, r.seq),
+            EncodeVisValue(r.msg_id, meta));
+  }
+  kv_.Put(Cf::kSent, RecordKey(s_->ns_, r.topic, r.msg_id), EncodeSentValue(meta, r.payload));
 }
 
 void MessageStore::Batch::DeleteRecord(std::string_view topic, std::string_view msg_id) {
   std::string key = RecordKey(s_->ns_, topic, msg_id);
   kv_.Delete(Cf::kRecords, key);
+  kv_.Delete(Cf::kSent, key);
   kv_.Delete(Cf::kPayloads, std::move(key));
+}
+
+void MessageStore::Batch::DeleteRecordMeta(std::string_view topic, std::string_view msg_id) {
+  kv_.Delete(Cf::kRecords, RecordKey(s_->ns_, topic, msg_id));
 }
 
 void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
@@ -43,8 +59,29 @@ void MessageStore::Batch::MoveVis(const core::MessageRecord* before,
   }
 }
 
+void MessageStore::Batch::PutRecordMoveVis(const core::MessageRecord* before,
+                                           const core::MessageRecord& after) {
+  std::string meta = EncodeMeta(after);
+  if (before != nullptr && InLifePhase(*before)) {
+    kv_.Delete(Cf::kVis,
+               VisKey(s_->ns_, before->topic, KindOf(*before), before->visible_at, before->seq));
+  }
+  if (InLifePhase(after)) {
+    kv_.Put(Cf::kVis, VisKey(s_->ns_, after.topic, KindOf(after), after.visible_at, after.seq),
+            EncodeVisValue(after.msg_id, meta));
+  }
+  kv_.Put(Cf::kRecords, RecordKey(s_->ns_, after.topic, after.msg_id), std::move(meta));
+}
+
 void MessageStore::Batch::HistAdd(std::string_view topic, TimePoint trigger, int64_t delta) {
   if (delta == 0) return;
+  if (last_hist_ < kv_.size() && trigger == last_hist_time_ && topic == last_hist_topic_) {
+    kv_.mutable_ops()[last_hist_].delta += delta;  // the same counter: no second key
+    return;
+  }
+  last_hist_ = kv_.size();
+  last_hist_topic_.assign(topic);
+  last_hist_time_ = trigger;
   kv_.Add(Cf::kHist, HistKey(s_->ns_, topic, trigger), delta);
   ++hist_adds_;
 }
@@ -139,26 +176,42 @@ Result<std::optional<std::string>> MessageStore::GetMeta(std::string_view name) 
   return kv_->Get(Cf::kMeta, MetaKey(name));
 }
 
+// A message's metadata is its `records` entry, or, before its first change, the one in its
+// `sent` value; its payload is the one in its `sent` value, or, for a message sent before format
+// 4, its `payloads` entry (docs/storage-format.md).
 Result<std::optional<core::MessageRecord>> MessageStore::GetRecord(std::string_view topic,
                                                                    std::string_view msg_id,
                                                                    bool with_payload) {
   std::string key = RecordKey(ns_, topic, msg_id);
   CQ_ASSIGN_OR_RETURN(std::optional<std::string> meta, kv_->Get(Cf::kRecords, key));
-  if (!meta) return std::optional<core::MessageRecord>();
   core::MessageRecord r;
-  CQ_RETURN_IF_ERROR(DecodeMeta(*meta, &r));
+  if (meta) {
+    CQ_RETURN_IF_ERROR(DecodeMeta(*meta, &r));
+    if (with_payload) {
+      CQ_ASSIGN_OR_RETURN(std::optional<std::string> payload, GetPayload(topic, msg_id));
+      if (payload) r.payload = std::move(*payload);
+    }
+  } else {
+    CQ_ASSIGN_OR_RETURN(std::optional<std::string> sent, kv_->Get(Cf::kSent, key));
+    if (!sent) return std::optional<core::MessageRecord>();
+    CQ_ASSIGN_OR_RETURN(SentValue v, DecodeSentValue(*sent));
+    CQ_RETURN_IF_ERROR(DecodeMeta(v.meta, &r));
+    if (with_payload) r.payload = std::string(v.payload);
+  }
   r.topic = std::string(topic);
   r.msg_id = std::string(msg_id);
-  if (with_payload) {
-    CQ_ASSIGN_OR_RETURN(std::optional<std::string> payload, kv_->Get(Cf::kPayloads, key));
-    if (payload) r.payload = std::move(*payload);
-  }
   return std::optional<core::MessageRecord>(std::move(r));
 }
 
 Result<std::optional<std::string>> MessageStore::GetPayload(std::string_view topic,
                                                             std::string_view msg_id) {
-  return kv_->Get(Cf::kPayloads, RecordKey(ns_, topic, msg_id));
+  std::string key = RecordKey(ns_, topic, msg_id);
+  CQ_ASSIGN_OR_RETURN(std::optional<std::string> sent, kv_->Get(Cf::kSent, key));
+  if (sent) {
+    CQ_ASSIGN_OR_RETURN(SentValue v, DecodeSentValue(*sent));
+    return std::optional<std::string>(std::string(v.payload));
+  }
+  return kv_->Get(Cf::kPayloads, key);
 }
 
 Result<std::vector<std::optional<std::string>>> MessageStore::GetPayloads(
@@ -166,7 +219,23 @@ Result<std::vector<std::optional<std::string>>> MessageStore::GetPayloads(
   std::vector<std::string> keys;
   keys.reserve(ids.size());
   for (const std::string& id : ids) keys.push_back(RecordKey(ns_, topic, id));
-  return kv_->MultiGet(Cf::kPayloads, keys);
+  CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> out, kv_->MultiGet(Cf::kSent, keys));
+  std::vector<std::string> older;  // messages sent before format 4
+  std::vector<size_t> where;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i]) {
+      CQ_ASSIGN_OR_RETURN(SentValue v, DecodeSentValue(*out[i]));
+      out[i] = std::string(v.payload);
+    } else {
+      older.push_back(std::move(keys[i]));
+      where.push_back(i);
+    }
+  }
+  if (older.empty()) return out;
+  CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> payloads,
+                      kv_->MultiGet(Cf::kPayloads, older));
+  for (size_t j = 0; j < where.size(); ++j) out[where[j]] = std::move(payloads[j]);
+  return out;
 }
 
 Result<std::vector<std::optional<core::MessageRecord>>> MessageStore::GetRecords(
@@ -177,13 +246,33 @@ Result<std::vector<std::optional<core::MessageRecord>>> MessageStore::GetRecords
   CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> metas,
                       kv_->MultiGet(Cf::kRecords, keys));
   std::vector<std::optional<core::MessageRecord>> out(ids.size());
+  std::vector<std::string> unchanged;  // never changed since their send: metadata in `sent`
+  std::vector<size_t> where;
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (!metas[i]) continue;
+    if (!metas[i]) {
+      unchanged.push_back(std::move(keys[i]));
+      where.push_back(i);
+      continue;
+    }
     core::MessageRecord r;
     CQ_RETURN_IF_ERROR(DecodeMeta(*metas[i], &r));
-    r.topic = std::string(topic);
-    r.msg_id = ids[i];
     out[i] = std::move(r);
+  }
+  if (!unchanged.empty()) {
+    CQ_ASSIGN_OR_RETURN(std::vector<std::optional<std::string>> sent,
+                        kv_->MultiGet(Cf::kSent, unchanged));
+    for (size_t j = 0; j < where.size(); ++j) {
+      if (!sent[j]) continue;
+      CQ_ASSIGN_OR_RETURN(SentValue v, DecodeSentValue(*sent[j]));
+      core::MessageRecord r;
+      CQ_RETURN_IF_ERROR(DecodeMeta(v.meta, &r));
+      out[where[j]] = std::move(r);
+    }
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!out[i]) continue;
+    out[i]->topic = std::string(topic);
+    out[i]->msg_id = ids[i];
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // MessageStore: the engine's view of durable state, on top of a KvStore (docs/storage-format.md).
-// A message's metadata and payload are kept apart, so lifecycle changes never rewrite payloads;
+// A send writes a message's metadata and payload as one value (`sent`); its changes write its
+// metadata alone (`records`, which then takes precedence), so they never rewrite payloads;
 // every in-life message has one visibility entry ordered by (visible_at, seq) per topic; waiting
 // messages beyond the engine's memory horizon are summarised per trigger millisecond (hist); ended
 // messages are indexed by purge time (retention) and, for listing, per topic and end status by end
@@ -8,6 +9,7 @@
 // Thread-safety: as the KvStore (all methods thread-safe). A Batch is used by one thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -29,12 +31,20 @@ class MessageStore {
     explicit Batch(const MessageStore* store) : s_(store) {}
     // The record's metadata (every field but its payload).
     void PutRecord(const core::MessageRecord& r);
+    // A new payload for an existing message, with its metadata (see PutNew).
     void PutPayload(const core::MessageRecord& r);
+    // A new message: its metadata and payload in one `sent` value, and its visibility entry.
+    // REQUIRES: no `records` entry under its msgId (DeleteRecordMeta a replaced one's first).
+    void PutNew(const core::MessageRecord& r);
     // Removes metadata and payload.
     void DeleteRecord(std::string_view topic, std::string_view msg_id);
+    // Removes the `records` entry alone (a new message takes an ended message's msgId).
+    void DeleteRecordMeta(std::string_view topic, std::string_view msg_id);
     // Moves a message's visibility entry: removes `before`'s (when given and in life) and adds
     // `after`'s (when given and in life).
     void MoveVis(const core::MessageRecord* before, const core::MessageRecord* after);
+    // PutRecord(after) and MoveVis(before, &after), the metadata encoded once.
+    void PutRecordMoveVis(const core::MessageRecord* before, const core::MessageRecord& after);
     // Adds delta waiting messages with this trigger time to the topic's histogram.
     void HistAdd(std::string_view topic, TimePoint trigger, int64_t delta);
     // An ended record's retention entry (purged at purge_at) and its entry in the topic's list of
@@ -52,7 +62,10 @@ class MessageStore {
     size_t size() const { return kv_.size(); }
     // The batch to commit, with one histogram addition per key (see CoalesceCounters).
     KvBatch Take() {
-      if (hist_adds_ > 1) CoalesceCounters();
+      if (hist_adds_ > 1 || (hist_adds_ == 1 && kv_.ops()[last_hist_].delta == 0)) {
+        CoalesceCounters();
+      }
+      last_hist_ = SIZE_MAX;
       return std::move(kv_);
     }
 
@@ -63,7 +76,12 @@ class MessageStore {
 
     const MessageStore* s_;
     KvBatch kv_;
-    size_t hist_adds_ = 0;
+    size_t hist_adds_ = 0;  // counter additions in kv_
+    // The last counter addition (its position in kv_, topic and time), which the next one to
+    // the same counter adds to: the sends of one batch mostly fall in the same millisecond.
+    size_t last_hist_ = SIZE_MAX;
+    std::string last_hist_topic_;
+    TimePoint last_hist_time_;
   };
 
   MessageStore(KvStore* kv, std::string ns) : kv_(kv), ns_(std::move(ns)) {}

@@ -100,6 +100,88 @@ TEST_F(MessageStoreTest, RecordAndPayloadRoundTrip) {
   EXPECT_EQ(*store_.GetPayload("t", "a"), std::nullopt);
 }
 
+// Format 4: a send is one `sent` value (metadata and payload); a change writes the metadata alone
+// to `records`, which then wins, and the payload stays where the send put it. Messages of older
+// stores (records + payloads) read as before, and a new payload for them goes to `sent`.
+TEST_F(MessageStoreTest, ASendIsOneValueAndChangesNeverRewriteThePayload) {
+  MessageRecord r = Rec("t", "a", 1'000, 1);
+  MessageStore::Batch send = store_.NewBatch();
+  send.PutNew(r);
+  const KvBatch written = send.Take();
+  ASSERT_EQ(written.size(), 2u);  // sent + vis
+  EXPECT_EQ(written.ops()[1].cf, Cf::kSent);
+  ASSERT_TRUE(kv_.Commit(written, [](Status) {})->ok());
+  EXPECT_EQ(*kv_.Get(Cf::kRecords, RecordKey("ns", "t", "a")), std::nullopt);
+  EXPECT_EQ(Vis(store_, "t", VisKind::kPending), std::vector<std::string>{"a"});
+  auto got = store_.GetRecord("t", "a", /*with_payload=*/true);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ(**got, r);
+  EXPECT_EQ((*store_.GetRecord("t", "a", false))->payload, "");
+
+  MessageRecord delivered = r;
+  delivered.phase = Phase::kDelivered;
+  delivered.retry = 1;
+  delivered.visible_at = kT0 + Millis(30'000);
+  delivered.payload.clear();  // the engine holds records without payloads
+  MessageStore::Batch change = store_.NewBatch();
+  change.PutRecordMoveVis(&r, delivered);
+  const KvBatch changed = change.Take();
+  for (const KvBatch::Op& op : changed.ops()) EXPECT_NE(op.cf, Cf::kSent);
+  ASSERT_TRUE(kv_.Commit(changed, [](Status) {})->ok());
+  got = store_.GetRecord("t", "a", true);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ((*got)->retry, 1);
+  EXPECT_EQ((*got)->phase, Phase::kDelivered);
+  EXPECT_EQ((*got)->payload, "payload-a");
+  EXPECT_EQ(Vis(store_, "t", VisKind::kDelivered), std::vector<std::string>{"a"});
+
+  // A message of an older store: records and payloads.
+  MessageRecord old = Rec("t", "old", 2'000, 2);
+  MessageStore::Batch b = store_.NewBatch();
+  b.PutRecord(old);
+  Commit(std::move(b));
+  KvBatch raw;
+  raw.Put(Cf::kPayloads, RecordKey("ns", "t", "old"), "old payload");
+  ASSERT_TRUE(kv_.Commit(std::move(raw), [](Status) {})->ok());
+  EXPECT_EQ(*store_.GetPayload("t", "old"), std::optional<std::string>("old payload"));
+  auto payloads = store_.GetPayloads("t", {"old", "a", "none"});
+  ASSERT_TRUE(payloads.has_value());
+  EXPECT_EQ(*payloads,
+            (std::vector<std::optional<std::string>>{"old payload", "payload-a", std::nullopt}));
+  auto records = store_.GetRecords("t", {"a", "none", "old"});
+  ASSERT_TRUE(records.has_value());
+  ASSERT_TRUE((*records)[0] && (*records)[2]);
+  EXPECT_FALSE((*records)[1]);
+  EXPECT_EQ((*records)[0]->phase, Phase::kDelivered);
+  EXPECT_EQ((*records)[2]->seq, 2u);
+  EXPECT_EQ((*records)[2]->msg_id, "old");
+  // updateMsg with a new payload: it wins over the old store's.
+  old.payload = "new payload";
+  b = store_.NewBatch();
+  b.PutRecord(old);
+  b.PutPayload(old);
+  Commit(std::move(b));
+  EXPECT_EQ((*store_.GetRecord("t", "old", true))->payload, "new payload");
+
+  // A new message taking an ended one's msgId: the old record meta goes.
+  MessageRecord again = Rec("t", "a", 5'000, 3);
+  b = store_.NewBatch();
+  b.MoveVis(&delivered, nullptr);
+  b.DeleteRecordMeta("t", "a");
+  b.PutNew(again);
+  Commit(std::move(b));
+  got = store_.GetRecord("t", "a", true);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ(**got, again);
+
+  b = store_.NewBatch();
+  b.DeleteRecord("t", "a");
+  b.DeleteRecord("t", "old");
+  Commit(std::move(b));
+  EXPECT_EQ(*store_.GetRecord("t", "a", true), std::nullopt);
+  EXPECT_EQ(*store_.GetPayload("t", "old"), std::nullopt);
+}
+
 TEST_F(MessageStoreTest, MoveVisFollowsTheLifecycle) {
   MessageRecord r = Rec("t", "a", 0, 1);
   Put(r);

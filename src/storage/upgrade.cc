@@ -68,6 +68,9 @@ Status UpgradeStore(KvStore* kv, int from_version) {
   // 2 -> 3: nothing to rewrite. Version 2 record metadata still decodes (no retry interval, no
   // dead letter) and a store without stored topic configurations has none; the bump only makes
   // older builds refuse a store holding what they cannot read.
+  // 3 -> 4: nothing to rewrite either. Messages sent before keep their `records` and `payloads`
+  // entries, which MessageStore reads when a message has no `sent` value; the bump makes older
+  // builds, which would not see messages kept in `sent`, refuse the store.
   return Status::Ok();
 }
 

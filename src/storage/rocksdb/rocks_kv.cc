@@ -276,6 +276,7 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
   switch (cf) {
     case Cf::kRecords:
     case Cf::kPayloads:
+    case Cf::kSent:
       // Point lookups by (topic, msgId): a miss (a new msgId) is answered by the filter.
       // Partitioned: a lookup loads one 4 KB filter partition and index partition, not a whole
       // file's, so the small block cache holds the working set however large the backlog.
@@ -284,9 +285,12 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
       t.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
       t.metadata_block_size = 4096;
       t.pin_top_level_index_and_filter = true;
-      // And in the memtables: a send looks its msgId up first, and a new one is a miss there too.
-      o.memtable_whole_key_filtering = true;
-      o.memtable_prefix_bloom_size_ratio = 0.02;
+      // And in the memtables: a send with a client's msgId looks it up first, and a new one is
+      // a miss there too. Payloads are read only for messages known to exist: no filter.
+      if (cf == Cf::kRecords) {
+        o.memtable_whole_key_filtering = true;
+        o.memtable_prefix_bloom_size_ratio = 0.02;
+      }
       break;
     case Cf::kVis:
     case Cf::kRetention:
@@ -307,6 +311,11 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
       break;
   }
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  // Level 0 and 1 hold what was flushed minutes ago and is compacted again soon: compressing
+  // them costs the write path CPU (every flush) for space saved only briefly.
+  o.compression_per_level.assign(static_cast<size_t>(o.num_levels), o.compression);
+  o.compression_per_level[0] = rocksdb::kNoCompression;
+  o.compression_per_level[1] = rocksdb::kNoCompression;
   o.memtable_insert_with_hint_prefix_extractor =
       std::make_shared<StorePrefix>(cf == Cf::kRetention || cf == Cf::kMeta ? 1 : 2);
   return o;

@@ -1,5 +1,6 @@
 // A store written by the build before issue 14 (format 1: no `ended` column family) opens, is
-// upgraded in place, and works: ended messages are listed per status, in-life ones as before.
+// upgraded in place, and works: ended messages are listed per status, in-life ones as before,
+// their payloads read from `payloads` (format 4 writes new messages to `sent`).
 // The old store is built here byte by byte as that build wrote it (docs/storage-format.md of
 // format 1), through RocksDB directly, so that the test does not depend on today's encoders.
 #include <gtest/gtest.h>
@@ -228,6 +229,24 @@ TEST(RocksUpgradeTest, AFormat1StoreIsUpgradedInPlaceAndListsItsEndedMessages) {
   size_t left = 0;
   for (auto it = kv->Scan(Cf::kEnded, "", ""); it->Valid(); it->Next()) ++left;
   EXPECT_EQ(left, 0u);
+  // Its messages in life are delivered with their payloads (kept in `payloads`, format 4 reads
+  // them there), and a change keeps them.
+  sched.AdvanceTo(kT0 + Millis(600'001));
+  Result<std::vector<core::Message>> pulled = b.Pull("t", 2);
+  ASSERT_TRUE(pulled.has_value()) << pulled.error().ToString();
+  ASSERT_EQ(pulled->size(), 2u);
+  EXPECT_EQ((*pulled)[0].record.payload, "payload of reused");
+  EXPECT_EQ((*pulled)[1].record.payload, "payload of waiting");
+  Result<core::Message> delivered = b.Get("t", "waiting");
+  ASSERT_TRUE(delivered.has_value());
+  EXPECT_EQ(delivered->status, MsgStatus::kConsuming);
+  EXPECT_EQ(delivered->record.payload, "payload of waiting");
+  // A message sent now lives in `sent` beside them.
+  ASSERT_TRUE(b.Send(core::NewMessage{"t", "fresh", "new payload", Millis(0), Millis(60'000), 3})
+                  .has_value());
+  Result<core::Message> fresh = b.Get("t", "fresh");
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(fresh->record.payload, "new payload");
   engine.reset();
   kv.reset();
 
