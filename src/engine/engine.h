@@ -246,6 +246,10 @@ class Engine final : public backend::QueueBackend {
   // (at its start when after.at_start).
   std::vector<core::MessageRecord> PeekReady(const std::string& topic, const ListCursor& after,
                                              size_t max, TimePoint now);
+  // Copies of up to `max` held deliveries of the topic waiting out their retry interval at `now`,
+  // with (visible_at, seq) >= from, in that order (Topic::RetryWaiting).
+  std::vector<core::MessageRecord> RetryWaiting(const std::string& topic, IndexKey from,
+                                                size_t max, TimePoint now);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.
