@@ -84,6 +84,7 @@ class Engine final : public backend::QueueBackend {
   // engine_topics.cc
   void SetTopicDefaults(const core::TopicDefaults* defaults) override {
     topic_defaults_.store(defaults);
+    config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   void SetTopicConfig(std::string topic, core::TopicConfig change,
                       Callback<Result<core::TopicConfig>> done) override;
@@ -114,6 +115,10 @@ class Engine final : public backend::QueueBackend {
     // After a failed write: the timer not before this, so that a store refusing writes (a full
     // disk) is not retried in a loop by what time ends (ack timeouts, expiry).
     TimePoint write_retry_at = kTimeMin;
+    // The topic's effective configuration as of config_version (0: not resolved yet): resolved
+    // again by ConfigOf(Slot&) when a configuration change bumped Engine::config_version_.
+    core::EffectiveTopicConfig config;
+    uint64_t config_version = 0;
   };
   struct Shard {
     base::AdaptiveMutex mu;
@@ -175,6 +180,10 @@ class Engine final : public backend::QueueBackend {
   // --- engine_topics.cc: topic configuration
   // The topic's effective configuration (its stored layer over the node-local ones).
   core::EffectiveTopicConfig ConfigOf(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // The same from the slot's cache, resolved again only after a configuration change: what the
+  // hot paths (send, pull, ack) use, without config_mu_, a map lookup or string copies.
+  // REQUIRES: the slot's shard lock held.
+  const core::EffectiveTopicConfig& ConfigOf(Slot& slot) const CQ_EXCLUDES(config_mu_);
   // The topic's stored layer (all unset when none).
   core::TopicConfig StoredConfig(const std::string& topic) const CQ_EXCLUDES(config_mu_);
   // Replaces configs_ by what the store holds (Recover, Rebuild).
@@ -292,6 +301,8 @@ class Engine final : public backend::QueueBackend {
   base::Mutex config_write_mu_;  // serializes SetTopicConfig / DeleteTopicConfig
   mutable base::Mutex config_mu_;
   std::unordered_map<std::string, core::TopicConfig> configs_ CQ_GUARDED_BY(config_mu_);
+  // Bumped after every change of configs_ or of the node's layers: invalidates Slot::config.
+  std::atomic<uint64_t> config_version_{1};
 
   // Dead letters written and not yet taken into their topic's memory, by (topic, msgId): a
   // second one with the same key meanwhile is dropped as already there. A leaf lock.

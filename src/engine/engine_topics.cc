@@ -20,9 +20,19 @@ core::TopicConfig Engine::StoredConfig(const std::string& topic) const {
 }
 
 core::EffectiveTopicConfig Engine::ConfigOf(const std::string& topic) const {
-  static const core::TopicDefaults kServerOnly;
   const core::TopicDefaults* d = topic_defaults_.load();
-  return (d != nullptr ? *d : kServerOnly).Resolve(topic, StoredConfig(topic));
+  return (d != nullptr ? *d : core::TopicDefaults::ServerOnly()).Resolve(topic, StoredConfig(topic));
+}
+
+const core::EffectiveTopicConfig& Engine::ConfigOf(Slot& slot) const {
+  // The version is read before resolving: a change committed meanwhile bumps it again, and the
+  // next operation resolves once more.
+  const uint64_t version = config_version_.load(std::memory_order_acquire);
+  if (slot.config_version != version) {
+    slot.config = ConfigOf(slot.topic->name());
+    slot.config_version = version;
+  }
+  return slot.config;
 }
 
 Status Engine::LoadTopicConfigs() {
@@ -31,6 +41,7 @@ Status Engine::LoadTopicConfigs() {
       [&](std::string topic, core::TopicConfig c) { loaded.emplace(std::move(topic), c); }));
   base::MutexLock lock(config_mu_);
   configs_ = std::move(loaded);
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
   return Status::Ok();
 }
 
@@ -57,6 +68,7 @@ void Engine::WriteTopicConfig(const std::string& topic, const core::TopicConfig&
     } else {
       configs_[topic] = after;
     }
+    config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   if (was_paused && !ConfigOf(topic).paused) {
     // Resumed: parked long polls pull again.
