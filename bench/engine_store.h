@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,31 @@ inline double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The answer of an asynchronous engine call, waited for: Sync<T>([&](auto cb) { e.X(..., cb); }).
+template <typename T, typename Call>
+T Sync(Call call) {
+  std::promise<T> p;
+  std::future<T> f = p.get_future();
+  call([&p](T v) { p.set_value(std::move(v)); });
+  return f.get();
+}
+
+struct Percentiles {
+  double p50 = 0, p99 = 0, max = 0;
+  size_t n = 0;
+};
+
+inline Percentiles Summarize(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  p.n = v.size();
+  p.p50 = v[v.size() / 2];
+  p.p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  p.max = v.back();
+  return p;
+}
+
 // "--name=value" -> value.
 inline bool ParseFlag(std::string_view arg, std::string_view name, std::string* value) {
   if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
@@ -46,7 +72,8 @@ inline bool ParseFlag(std::string_view arg, std::string_view name, std::string* 
 // An embedded store in `dir` with its engine, recovered (timed) as a server does at start.
 class EngineStore {
  public:
-  static std::unique_ptr<EngineStore> Open(const std::string& dir) {
+  static std::unique_ptr<EngineStore> Open(const std::string& dir,
+                                           engine::EngineOptions options = {}) {
     auto s = std::unique_ptr<EngineStore>(new EngineStore());
     storage::RocksOptions o;
     o.dir = dir;
@@ -58,7 +85,7 @@ class EngineStore {
     s->kv_ = std::move(*kv);
     s->store_ = std::make_unique<storage::MessageStore>(s->kv_.get(), "bench");
     s->sched_ = std::make_unique<base::ThreadScheduler>(base::SystemClock::Get());
-    s->engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, s->store_.get(),
+    s->engine_ = std::make_unique<engine::Engine>(options, s->store_.get(),
                                                   base::SystemClock::Get(), s->sched_.get());
     auto start = SteadyClock::now();
     Status r = s->engine_->Recover();

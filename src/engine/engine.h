@@ -50,6 +50,11 @@ struct EngineOptions {
   // Pending messages due later than now + horizon stay on disk, counted but not held in memory.
   Millis memory_horizon{60'000};
   size_t load_chunk = 4096;  // far messages loaded per step
+  // purgeTopic (engine_topics.cc): messages deleted per shard-lock hold and per write, and the
+  // pause after each chunk, as a multiple of the time the chunk took (1: the purge works at most
+  // half of the time, leaving the committer and the cores to other topics in between).
+  size_t purge_chunk = 100;
+  double purge_pause = 1.0;
   int shards = 16;
 };
 
@@ -192,6 +197,9 @@ class Engine final : public backend::QueueBackend {
   // the topic stops being paused. Sets and finishes `answer`.
   void WriteTopicConfig(const std::string& topic, const core::TopicConfig& after,
                         Answer<Status>& answer) CQ_REQUIRES(config_write_mu_);
+  // Before a purge's next chunk: waits (a real, bounded wait) while the store is behind with its
+  // background work. REQUIRES: no lock held.
+  void WaitForWriteBacklog();
 
   // --- engine_dead_letters.cc: dead letters and redrive
   // When `ended` (status 5 or 6, with its topic) ends in a topic with a dead-letter topic, writes
