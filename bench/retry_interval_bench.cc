@@ -162,14 +162,14 @@ int Main(int argc, char** argv) {
         }
         // When each nacked one is consumable again: the visible-at time its nack stored.
         for (const backend::AckItem& n : nacks) {
-          Result<core::Message> m = Sync<Result<core::Message>>(
-              [&](auto cb) { e.Get(topic, n.msg_id, std::move(cb)); });
+          Result<core::Message> m =
+              Sync<Result<core::Message>>([&](auto cb) { e.Get(topic, n.msg_id, std::move(cb)); });
           if (!m.has_value() || m->status != core::MsgStatus::kWaiting) {
             errors.fetch_add(1);
             continue;
           }
-          consumable_at[n.msg_id] = static_cast<double>(
-              m->record.visible_at.time_since_epoch().count());
+          consumable_at[n.msg_id] =
+              static_cast<double>(m->record.visible_at.time_since_epoch().count());
         }
       }
       // Give up when nothing arrives for a while after everything was sent (a lost message).

@@ -265,8 +265,8 @@ class Engine final : public backend::QueueBackend {
                                              size_t max, TimePoint now);
   // Copies of up to `max` held deliveries of the topic waiting out their retry interval at `now`,
   // with (visible_at, seq) >= from, in that order (Topic::RetryWaiting).
-  std::vector<core::MessageRecord> RetryWaiting(const std::string& topic, IndexKey from,
-                                                size_t max, TimePoint now);
+  std::vector<core::MessageRecord> RetryWaiting(const std::string& topic, IndexKey from, size_t max,
+                                                TimePoint now);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.

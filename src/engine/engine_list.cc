@@ -97,8 +97,8 @@ class Engine::Lister {
 
   // Up to `max` records of the store's visibility index `kind` in `status`, from `from` on, in
   // (visible_at, seq) order.
-  Result<std::vector<MessageRecord>> FromVis(storage::VisKind kind, MsgStatus status,
-                                             IndexKey from, size_t max) {
+  Result<std::vector<MessageRecord>> FromVis(storage::VisKind kind, MsgStatus status, IndexKey from,
+                                             size_t max) {
     std::vector<MessageRecord> recs;
     CQ_RETURN_IF_ERROR(
         e_->store_->ScanVis(req_.topic, kind, from.t, from.seq, kTimeMax, [&](MessageRecord&& r) {
@@ -251,8 +251,8 @@ TimePoint Engine::AdvanceForList(const std::string& topic) {
   return now;
 }
 
-std::vector<MessageRecord> Engine::RetryWaiting(const std::string& topic, IndexKey from,
-                                                size_t max, TimePoint now) {
+std::vector<MessageRecord> Engine::RetryWaiting(const std::string& topic, IndexKey from, size_t max,
+                                                TimePoint now) {
   Shard& shard = ShardFor(topic);
   base::MutexLock lock(shard.mu);
   Slot* slot = Find(shard, topic);

@@ -21,7 +21,8 @@ core::TopicConfig Engine::StoredConfig(const std::string& topic) const {
 
 core::EffectiveTopicConfig Engine::ConfigOf(const std::string& topic) const {
   const core::TopicDefaults* d = topic_defaults_.load();
-  return (d != nullptr ? *d : core::TopicDefaults::ServerOnly()).Resolve(topic, StoredConfig(topic));
+  return (d != nullptr ? *d : core::TopicDefaults::ServerOnly())
+      .Resolve(topic, StoredConfig(topic));
 }
 
 const core::EffectiveTopicConfig& Engine::ConfigOf(Slot& slot) const {

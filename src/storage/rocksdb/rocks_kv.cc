@@ -544,8 +544,7 @@ bool RocksKv::WriteBacklog() {
   // stops every write of that column family until a flush ends (docs/benchmarks.md, purgeTopic).
   for (rocksdb::ColumnFamilyHandle* cf : impl_->cfs) {
     uint64_t immutable = 0;
-    if (impl_->db->GetIntProperty(cf, rocksdb::DB::Properties::kNumImmutableMemTable,
-                                  &immutable) &&
+    if (impl_->db->GetIntProperty(cf, rocksdb::DB::Properties::kNumImmutableMemTable, &immutable) &&
         immutable > 0) {
       return true;
     }
