@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +20,7 @@
 #include "engine/engine.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
+#include "tests/testutil/await.h"
 
 namespace chronoq::benchutil {
 
@@ -33,15 +33,6 @@ inline double Ms(SteadyClock::duration d) {
 inline double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// The answer of an asynchronous engine call, waited for: Sync<T>([&](auto cb) { e.X(..., cb); }).
-template <typename T, typename Call>
-T Sync(Call call) {
-  std::promise<T> p;
-  std::future<T> f = p.get_future();
-  call([&p](T v) { p.set_value(std::move(v)); });
-  return f.get();
 }
 
 struct Percentiles {

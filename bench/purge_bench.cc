@@ -32,7 +32,7 @@ using benchutil::Ms;
 using benchutil::Percentiles;
 using benchutil::SteadyClock;
 using benchutil::Summarize;
-using benchutil::Sync;
+using testutil::Await;
 
 struct Flags {
   std::string dir = "/tmp/chronoq-purge";
@@ -58,14 +58,14 @@ double ProbeOnce(engine::Engine& e, const std::string& topic, int64_t n) {
   auto start = SteadyClock::now();
   core::NewMessage m{topic, "p" + std::to_string(n), "probe", Millis(0), Millis(60'000), 3};
   Result<backend::Sent> sent =
-      Sync<Result<backend::Sent>>([&](auto cb) { e.Send(std::move(m), std::move(cb)); });
+      Await<Result<backend::Sent>>([&](auto cb) { e.Send(std::move(m), std::move(cb)); });
   if (!sent.has_value()) return -1;
-  Result<std::vector<core::Message>> got = Sync<Result<std::vector<core::Message>>>([&](auto cb) {
+  Result<std::vector<core::Message>> got = Await<Result<std::vector<core::Message>>>([&](auto cb) {
     e.Pull(backend::PullRequest{topic, 1, Millis(30'000)}, std::move(cb));
   });
   if (!got.has_value() || got->size() != 1) return -1;
-  Status acked =
-      Sync<Status>([&](auto cb) { e.Ack(topic, got->front().record.msg_id, true, std::move(cb)); });
+  Status acked = Await<Status>(
+      [&](auto cb) { e.Ack(topic, got->front().record.msg_id, true, std::move(cb)); });
   if (!acked.ok()) return -1;
   return Ms(SteadyClock::now() - start);
 }
@@ -142,7 +142,7 @@ int Main(int argc, char** argv) {
   }
   auto start = SteadyClock::now();
   Result<int64_t> purged =
-      Sync<Result<int64_t>>([&](auto cb) { e.Purge(topic, std::nullopt, std::move(cb)); });
+      Await<Result<int64_t>>([&](auto cb) { e.Purge(topic, std::nullopt, std::move(cb)); });
   const double purge_s = Ms(SteadyClock::now() - start) / 1000;
   stop.store(true);
   probe.join();

@@ -8,7 +8,8 @@
 // is, pulls (batches of 100), nacks each first delivery and acks each second one. Lateness of a
 // redelivery = the time the consumer received it again minus the time it became consumable
 // again (the visible-at time the nack stored, i.e. the engine's nack time + the interval; both
-// on the system clock). Prints the percentiles, and exits non-zero when a message is missing.
+// on the system clock). Prints the percentiles; exits non-zero when a redelivery is missing or
+// early, or a call failed.
 //
 //   retry_interval_bench [--dir=/tmp/chronoq-retry] [--messages=20000] [--rate=2000]
 //                        [--interval-ms=1000]
@@ -33,7 +34,7 @@ using benchutil::Ms;
 using benchutil::Percentiles;
 using benchutil::SteadyClock;
 using benchutil::Summarize;
-using benchutil::Sync;
+using testutil::Await;
 
 constexpr const char* kUsage =
     "usage: retry_interval_bench [--dir=/tmp/chronoq-retry] [--messages=20000] [--rate=2000]\n"
@@ -114,7 +115,7 @@ int Main(int argc, char** argv) {
   const std::string topic = "retried";
   core::TopicConfig config;
   config.retry_interval = Millis(f.interval_ms);
-  Result<core::TopicConfig> set = Sync<Result<core::TopicConfig>>(
+  Result<core::TopicConfig> set = Await<Result<core::TopicConfig>>(
       [&](auto cb) { e.SetTopicConfig(topic, config, std::move(cb)); });
   if (!set.has_value()) {
     std::fprintf(stderr, "setTopicConfig: %s\n", set.error().ToString().c_str());
@@ -134,7 +135,7 @@ int Main(int argc, char** argv) {
       bool got_any = false;
       for (;;) {
         Result<std::vector<core::Message>> got =
-            Sync<Result<std::vector<core::Message>>>([&](auto cb) {
+            Await<Result<std::vector<core::Message>>>([&](auto cb) {
               e.Pull(backend::PullRequest{topic, 100, Millis(600'000)}, std::move(cb));
             });
         const double received = SystemMs();
@@ -150,26 +151,33 @@ int Main(int argc, char** argv) {
           if (m.record.retry == 1) {
             nacks.push_back(backend::AckItem{id, false, {}});
           } else {
-            lateness.push_back(received - consumable_at[id]);
+            // Unknown, or redelivered before its interval ended: an error of the engine.
+            auto at = consumable_at.find(id);
+            if (at == consumable_at.end() || received < at->second) {
+              errors.fetch_add(1);
+            } else {
+              lateness.push_back(received - at->second);
+            }
             acks.push_back(backend::AckItem{id, true, {}});
           }
         }
+        std::vector<std::string> nacked;
+        for (const backend::AckItem& n : nacks) nacked.push_back(n.msg_id);
         for (auto* items : {&nacks, &acks}) {
           if (items->empty()) continue;
-          Result<std::vector<Status>> r = Sync<Result<std::vector<Status>>>(
+          Result<std::vector<Status>> r = Await<Result<std::vector<Status>>>(
               [&](auto cb) { e.AckBatch(topic, std::move(*items), std::move(cb)); });
           if (!r.has_value()) errors.fetch_add(1);
         }
         // When each nacked one is consumable again: the visible-at time its nack stored.
-        for (const backend::AckItem& n : nacks) {
+        for (const std::string& id : nacked) {
           Result<core::Message> m =
-              Sync<Result<core::Message>>([&](auto cb) { e.Get(topic, n.msg_id, std::move(cb)); });
+              Await<Result<core::Message>>([&](auto cb) { e.Get(topic, id, std::move(cb)); });
           if (!m.has_value() || m->status != core::MsgStatus::kWaiting) {
             errors.fetch_add(1);
             continue;
           }
-          consumable_at[n.msg_id] =
-              static_cast<double>(m->record.visible_at.time_since_epoch().count());
+          consumable_at[id] = static_cast<double>(m->record.visible_at.time_since_epoch().count());
         }
       }
       // Give up when nothing arrives for a while after everything was sent (a lost message).
@@ -186,8 +194,9 @@ int Main(int argc, char** argv) {
       msgs.push_back(core::NewMessage{topic, "m" + std::to_string(i), "payload", Millis(0),
                                       Millis(3'600'000), 3});
     }
-    Result<std::vector<Result<backend::Sent>>> r = Sync<Result<std::vector<Result<backend::Sent>>>>(
-        [&](auto cb) { e.SendBatch(std::move(msgs), std::move(cb)); });
+    Result<std::vector<Result<backend::Sent>>> r =
+        Await<Result<std::vector<Result<backend::Sent>>>>(
+            [&](auto cb) { e.SendBatch(std::move(msgs), std::move(cb)); });
     if (!r.has_value()) errors.fetch_add(1);
     std::this_thread::sleep_until(start + std::chrono::microseconds(i * 1'000'000 / f.rate));
   }
@@ -203,7 +212,7 @@ int Main(int argc, char** argv) {
       static_cast<long long>(f.rate), p.n, seconds, p.p50, p.p99, p.max,
       static_cast<long long>(errors.load()));
   const bool complete = static_cast<int64_t>(p.n) == f.messages && errors.load() == 0;
-  if (!complete) std::fprintf(stderr, "missing redeliveries or errors\n");
+  if (!complete) std::fprintf(stderr, "missing, early or failed redeliveries\n");
   e.SetReadyListener(nullptr);
   return complete ? 0 : 1;
 }
