@@ -12,7 +12,7 @@
 // early, or a call failed.
 //
 //   retry_interval_bench [--dir=/tmp/chronoq-retry] [--messages=20000] [--rate=2000]
-//                        [--interval-ms=1000]
+//                        [--interval-ms=1000] [--storage=embedded|memory]
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -38,7 +38,7 @@ using testutil::Await;
 
 constexpr const char* kUsage =
     "usage: retry_interval_bench [--dir=/tmp/chronoq-retry] [--messages=20000] [--rate=2000]\n"
-    "                            [--interval-ms=1000]\n"
+    "                            [--interval-ms=1000] [--storage=embedded|memory]\n"
     "Sends --messages messages at --rate per second to a topic whose retryIntervalMillis is\n"
     "--interval-ms; a consumer woken like a parked long poll nacks each first delivery and acks\n"
     "each redelivery; prints the lateness of the redeliveries (received again - nack time -\n"
@@ -49,6 +49,7 @@ struct Flags {
   int64_t messages = 20'000;
   int64_t rate = 2'000;
   int64_t interval_ms = 1'000;
+  bool memory = false;  // --storage=memory: the in-memory store instead of RocksDB in --dir
 };
 
 // Wakes the consumer when messages become consumable (what wakes parked long polls).
@@ -94,6 +95,8 @@ int Main(int argc, char** argv) {
       f.messages = std::atoll(v.c_str());
     } else if (benchutil::ParseFlag(a, "--rate", &v)) {
       f.rate = std::atoll(v.c_str());
+    } else if (a == "--storage=memory" || a == "--storage=embedded") {
+      f.memory = a == "--storage=memory";
     } else if (benchutil::ParseFlag(a, "--interval-ms", &v)) {
       f.interval_ms = std::atoll(v.c_str());
     } else {
@@ -108,7 +111,7 @@ int Main(int argc, char** argv) {
   base::InitLogging(base::LogLevel::kWarn, /*json=*/false);
   std::error_code ec;
   fs::remove_all(f.dir, ec);
-  auto s = benchutil::EngineStore::Open(f.dir);
+  auto s = benchutil::EngineStore::Open(f.memory ? std::string() : f.dir);
   engine::Engine& e = s->engine();
   Wakeups wakeups;
   e.SetReadyListener(&wakeups);
