@@ -18,8 +18,10 @@
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "engine/engine.h"
+#include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
 #include "storage/rocksdb/rocks_kv.h"
+#include "tests/testutil/await.h"
 
 namespace chronoq::benchutil {
 
@@ -34,6 +36,22 @@ inline double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+struct Percentiles {
+  double p50 = 0, p99 = 0, max = 0;
+  size_t n = 0;
+};
+
+inline Percentiles Summarize(std::vector<double> v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  p.n = v.size();
+  p.p50 = v[v.size() / 2];
+  p.p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  p.max = v.back();
+  return p;
+}
+
 // "--name=value" -> value.
 inline bool ParseFlag(std::string_view arg, std::string_view name, std::string* value) {
   if (arg.substr(0, name.size()) != name || arg.size() <= name.size() || arg[name.size()] != '=') {
@@ -43,22 +61,28 @@ inline bool ParseFlag(std::string_view arg, std::string_view name, std::string* 
   return true;
 }
 
-// An embedded store in `dir` with its engine, recovered (timed) as a server does at start.
+// An embedded store in `dir` with its engine, recovered (timed) as a server does at start. An
+// empty `dir`: the in-memory store (`--storage=memory` of the server) instead of RocksDB.
 class EngineStore {
  public:
-  static std::unique_ptr<EngineStore> Open(const std::string& dir) {
+  static std::unique_ptr<EngineStore> Open(const std::string& dir,
+                                           engine::EngineOptions options = {}) {
     auto s = std::unique_ptr<EngineStore>(new EngineStore());
-    storage::RocksOptions o;
-    o.dir = dir;
-    Result<std::unique_ptr<storage::RocksKv>> kv = storage::RocksKv::Open(o);
-    if (!kv.has_value()) {
-      std::fprintf(stderr, "open %s: %s\n", dir.c_str(), kv.error().ToString().c_str());
-      std::exit(1);
+    if (dir.empty()) {
+      s->kv_ = std::make_unique<storage::MemKv>();
+    } else {
+      storage::RocksOptions o;
+      o.dir = dir;
+      Result<std::unique_ptr<storage::RocksKv>> kv = storage::RocksKv::Open(o);
+      if (!kv.has_value()) {
+        std::fprintf(stderr, "open %s: %s\n", dir.c_str(), kv.error().ToString().c_str());
+        std::exit(1);
+      }
+      s->kv_ = std::move(*kv);
     }
-    s->kv_ = std::move(*kv);
     s->store_ = std::make_unique<storage::MessageStore>(s->kv_.get(), "bench");
     s->sched_ = std::make_unique<base::ThreadScheduler>(base::SystemClock::Get());
-    s->engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, s->store_.get(),
+    s->engine_ = std::make_unique<engine::Engine>(options, s->store_.get(),
                                                   base::SystemClock::Get(), s->sched_.get());
     auto start = SteadyClock::now();
     Status r = s->engine_->Recover();
@@ -80,7 +104,7 @@ class EngineStore {
 
  private:
   EngineStore() = default;
-  std::unique_ptr<storage::RocksKv> kv_;
+  std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<storage::MessageStore> store_;
   std::unique_ptr<base::ThreadScheduler> sched_;
   std::unique_ptr<engine::Engine> engine_;

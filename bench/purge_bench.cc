@@ -6,15 +6,16 @@
 // its baseline.
 //
 //   purge_bench [--dir=/tmp/chronoq-purge] [--messages=10000000] [--batch=1000] [--payload=64]
-//               [--reuse]
+//               [--chunk=100] [--pause=1] [--reuse]
 //
-// --reuse skips the fill when the directory holds a store this program filled with the same
-// count (the purge empties it, so --reuse only helps after a failed run).
+// --batch is the fill's send batch; --chunk and --pause the purge's (EngineOptions::purge_chunk,
+// purge_pause). --reuse
+// skips the fill when the directory holds a store this program filled with the same count (the
+// purge empties it, so --reuse only helps after a failed run). --help prints this.
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,57 +28,46 @@ namespace chronoq {
 namespace {
 
 namespace fs = std::filesystem;
-using benchutil::Median;
 using benchutil::Ms;
+using benchutil::Percentiles;
 using benchutil::SteadyClock;
+using benchutil::Summarize;
+using testutil::Await;
 
 struct Flags {
   std::string dir = "/tmp/chronoq-purge";
   int64_t messages = 10'000'000;
   int batch = 1000;
   size_t payload = 64;
+  size_t chunk = engine::EngineOptions{}.purge_chunk;
+  double pause = engine::EngineOptions{}.purge_pause;
   bool reuse = false;
 };
 
-template <typename T, typename Call>
-T Sync(Call call) {
-  std::promise<T> p;
-  std::future<T> f = p.get_future();
-  call([&p](T v) { p.set_value(std::move(v)); });
-  return f.get();
-}
+constexpr const char* kUsage =
+    "usage: purge_bench [--dir=/tmp/chronoq-purge] [--messages=10000000] [--batch=1000]\n"
+    "                   [--payload=64] [--chunk=100] [--pause=1] [--reuse]\n"
+    "Fills one topic of an embedded store with --messages waiting messages (send batches of\n"
+    "--batch), reopens it, and purges it in chunks of --chunk messages (pausing after each\n"
+    "--pause times as long as it took) while a probe sends, pulls and acks one message of\n"
+    "another topic every millisecond; prints the purge's rate and the probe's latency before\n"
+    "and during the purge. --reuse skips the fill of a store filled before.\n";
 
 // Sends, pulls and acks one message of `topic`; the milliseconds it took, or -1 on an error.
 double ProbeOnce(engine::Engine& e, const std::string& topic, int64_t n) {
   auto start = SteadyClock::now();
   core::NewMessage m{topic, "p" + std::to_string(n), "probe", Millis(0), Millis(60'000), 3};
   Result<backend::Sent> sent =
-      Sync<Result<backend::Sent>>([&](auto cb) { e.Send(std::move(m), std::move(cb)); });
+      Await<Result<backend::Sent>>([&](auto cb) { e.Send(std::move(m), std::move(cb)); });
   if (!sent.has_value()) return -1;
-  Result<std::vector<core::Message>> got = Sync<Result<std::vector<core::Message>>>([&](auto cb) {
+  Result<std::vector<core::Message>> got = Await<Result<std::vector<core::Message>>>([&](auto cb) {
     e.Pull(backend::PullRequest{topic, 1, Millis(30'000)}, std::move(cb));
   });
   if (!got.has_value() || got->size() != 1) return -1;
-  Status acked =
-      Sync<Status>([&](auto cb) { e.Ack(topic, got->front().record.msg_id, true, std::move(cb)); });
+  Status acked = Await<Status>(
+      [&](auto cb) { e.Ack(topic, got->front().record.msg_id, true, std::move(cb)); });
   if (!acked.ok()) return -1;
   return Ms(SteadyClock::now() - start);
-}
-
-struct Percentiles {
-  double p50 = 0, p99 = 0, max = 0;
-  size_t n = 0;
-};
-
-Percentiles Summarize(std::vector<double> v) {
-  Percentiles p;
-  if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
-  p.n = v.size();
-  p.p50 = v[v.size() / 2];
-  p.p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)];
-  p.max = v.back();
-  return p;
 }
 
 int Main(int argc, char** argv) {
@@ -85,8 +75,15 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     std::string v;
-    if (a == "--reuse") {
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--reuse") {
       f.reuse = true;
+    } else if (benchutil::ParseFlag(a, "--pause", &v)) {
+      f.pause = std::atof(v.c_str());
+    } else if (benchutil::ParseFlag(a, "--chunk", &v)) {
+      f.chunk = static_cast<size_t>(std::atoll(v.c_str()));
     } else if (benchutil::ParseFlag(a, "--dir", &v)) {
       f.dir = v;
     } else if (benchutil::ParseFlag(a, "--messages", &v)) {
@@ -96,8 +93,7 @@ int Main(int argc, char** argv) {
     } else if (benchutil::ParseFlag(a, "--payload", &v)) {
       f.payload = static_cast<size_t>(std::atoll(v.c_str()));
     } else {
-      std::fprintf(stderr, "unknown argument %s (see the comment at the top of purge_bench.cc)\n",
-                   argv[i]);
+      std::fprintf(stderr, "unknown argument %s\n%s", argv[i], kUsage);
       return 2;
     }
   }
@@ -115,7 +111,10 @@ int Main(int argc, char** argv) {
     s.reset();
     std::ofstream(stamp) << "filled\n";
   }
-  auto s = benchutil::EngineStore::Open(f.dir);
+  engine::EngineOptions options;
+  options.purge_chunk = f.chunk;
+  options.purge_pause = f.pause;
+  auto s = benchutil::EngineStore::Open(f.dir, options);
   engine::Engine& e = s->engine();
   std::printf("reopened in %.0f ms\n", s->recover_ms());
 
@@ -143,7 +142,7 @@ int Main(int argc, char** argv) {
   }
   auto start = SteadyClock::now();
   Result<int64_t> purged =
-      Sync<Result<int64_t>>([&](auto cb) { e.Purge(topic, std::nullopt, std::move(cb)); });
+      Await<Result<int64_t>>([&](auto cb) { e.Purge(topic, std::nullopt, std::move(cb)); });
   const double purge_s = Ms(SteadyClock::now() - start) / 1000;
   stop.store(true);
   probe.join();
@@ -151,15 +150,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "purge: %s\n", purged.error().ToString().c_str());
     return 1;
   }
-  std::printf("purge: %lld messages in %.1f s (%.0f messages/s)\n", static_cast<long long>(*purged),
-              purge_s, *purged / purge_s);
+  std::printf("purge: %lld messages in %.1f s (%.0f messages/s), chunks of %zu, pause %.2f\n",
+              static_cast<long long>(*purged), purge_s, *purged / purge_s, f.chunk, f.pause);
   const Percentiles b = Summarize(before), d = Summarize(during);
   std::printf(
       "probe (send + pull + ack of another topic, one per ms): before p50 %.3f ms p99 %.3f ms "
       "max %.3f ms (%zu); during the purge p50 %.3f ms p99 %.3f ms max %.3f ms (%zu); %lld "
       "errors\n",
       b.p50, b.p99, b.max, b.n, d.p50, d.p99, d.max, d.n, static_cast<long long>(errors.load()));
-  return 0;
+  return errors.load() == 0 ? 0 : 1;
 }
 
 }  // namespace

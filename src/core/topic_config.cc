@@ -80,6 +80,11 @@ std::string_view ConfigSourceName(ConfigSource s) {
   return "unknown";
 }
 
+const TopicDefaults& TopicDefaults::ServerOnly() {
+  static const TopicDefaults kServerOnly;
+  return kServerOnly;
+}
+
 TopicConfig TopicDefaults::For(std::string_view topic) const {
   TopicConfig server;
   server.capacity = 0;

@@ -94,6 +94,10 @@ class TopicDefaults {
   const Defaults& server() const { return server_; }
   const std::map<std::string, TopicConfig, std::less<>>& file() const { return file_; }
 
+  // The server defaults alone, without file tables: what a backend resolves over until it is
+  // given the node's layers (QueueBackend::SetTopicDefaults).
+  static const TopicDefaults& ServerOnly();
+
   // `stored` (layer 1) over For(topic).
   EffectiveTopicConfig Resolve(std::string_view topic, const TopicConfig& stored) const;
   // Which layer each effective field came from.

@@ -189,12 +189,6 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
 }
 
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
-  const core::EffectiveTopicConfig config = ConfigOf(req.topic);
-  if (config.paused) {
-    // Paused: nothing is delivered (resuming wakes the listener, WriteTopicConfig).
-    done(std::vector<core::Message>());
-    return;
-  }
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};
   Answer<Result<std::vector<core::Message>>> answer(std::move(done));
@@ -202,10 +196,12 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
   {
     base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, req.topic);
-    if (slot == nullptr) {
+    if (slot == nullptr || ConfigOf(*slot).paused) {
+      // Paused: nothing is delivered (resuming wakes the listener, WriteTopicConfig).
       answer.Set(std::vector<core::Message>());
       outcome = Status::Ok();
     } else {
+      const core::EffectiveTopicConfig& config = ConfigOf(*slot);
       Topic& t = *slot->topic;
       Batch batch = store_->NewBatch();
       TimePoint now = Advance(*slot, fx, batch);

@@ -50,6 +50,11 @@ struct EngineOptions {
   // Pending messages due later than now + horizon stay on disk, counted but not held in memory.
   Millis memory_horizon{60'000};
   size_t load_chunk = 4096;  // far messages loaded per step
+  // purgeTopic (engine_topics.cc): messages deleted per shard-lock hold and per write, and the
+  // pause after each chunk, as a multiple of the time the chunk took (1: the purge works at most
+  // half of the time, leaving the committer and the cores to other topics in between).
+  size_t purge_chunk = 100;
+  double purge_pause = 1.0;
   int shards = 16;
 };
 
@@ -84,6 +89,7 @@ class Engine final : public backend::QueueBackend {
   // engine_topics.cc
   void SetTopicDefaults(const core::TopicDefaults* defaults) override {
     topic_defaults_.store(defaults);
+    config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   void SetTopicConfig(std::string topic, core::TopicConfig change,
                       Callback<Result<core::TopicConfig>> done) override;
@@ -114,6 +120,10 @@ class Engine final : public backend::QueueBackend {
     // After a failed write: the timer not before this, so that a store refusing writes (a full
     // disk) is not retried in a loop by what time ends (ack timeouts, expiry).
     TimePoint write_retry_at = kTimeMin;
+    // The topic's effective configuration as of config_version (0: not resolved yet): resolved
+    // again by ConfigOf(Slot&) when a configuration change bumped Engine::config_version_.
+    core::EffectiveTopicConfig config;
+    uint64_t config_version = 0;
   };
   struct Shard {
     base::AdaptiveMutex mu;
@@ -177,6 +187,10 @@ class Engine final : public backend::QueueBackend {
   // --- engine_topics.cc: topic configuration
   // The topic's effective configuration (its stored layer over the node-local ones).
   core::EffectiveTopicConfig ConfigOf(const std::string& topic) const CQ_EXCLUDES(config_mu_);
+  // The same from the slot's cache, resolved again only after a configuration change: what the
+  // hot paths (send, pull, ack) use, without config_mu_, a map lookup or string copies.
+  // REQUIRES: the slot's shard lock held.
+  const core::EffectiveTopicConfig& ConfigOf(Slot& slot) const CQ_EXCLUDES(config_mu_);
   // The topic's stored layer (all unset when none).
   core::TopicConfig StoredConfig(const std::string& topic) const CQ_EXCLUDES(config_mu_);
   // Replaces configs_ by what the store holds (Recover, Rebuild).
@@ -185,6 +199,9 @@ class Engine final : public backend::QueueBackend {
   // the topic stops being paused. Sets and finishes `answer`.
   void WriteTopicConfig(const std::string& topic, const core::TopicConfig& after,
                         Answer<Status>& answer) CQ_REQUIRES(config_write_mu_);
+  // Before a purge's next chunk: waits (a real, bounded wait) while the store is behind with its
+  // background work. REQUIRES: no lock held.
+  void WaitForWriteBacklog();
 
   // --- engine_dead_letters.cc: dead letters and redrive
   // When `ended` (status 5 or 6, with its topic) ends in a topic with a dead-letter topic, writes
@@ -248,6 +265,10 @@ class Engine final : public backend::QueueBackend {
   // (at its start when after.at_start).
   std::vector<core::MessageRecord> PeekReady(const std::string& topic, const ListCursor& after,
                                              size_t max, TimePoint now);
+  // Copies of up to `max` held deliveries of the topic waiting out their retry interval at `now`,
+  // with (visible_at, seq) >= from, in that order (Topic::RetryWaiting).
+  std::vector<core::MessageRecord> RetryWaiting(const std::string& topic, IndexKey from, size_t max,
+                                                TimePoint now);
 
   // --- engine_recovery.cc
   // Loads one topic from the store into `slot` (no timer set), as of `now`.
@@ -290,6 +311,8 @@ class Engine final : public backend::QueueBackend {
   base::Mutex config_write_mu_;  // serializes SetTopicConfig / DeleteTopicConfig
   mutable base::Mutex config_mu_;
   std::unordered_map<std::string, core::TopicConfig> configs_ CQ_GUARDED_BY(config_mu_);
+  // Bumped after every change of configs_ or of the node's layers: invalidates Slot::config.
+  std::atomic<uint64_t> config_version_{1};
 
   // Dead letters written and not yet taken into their topic's memory, by (topic, msgId): a
   // second one with the same key meanwhile is dropped as already there. A leaf lock.

@@ -55,13 +55,13 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
   Answer<Result<std::vector<Result<backend::Sent>>>> answer(std::move(done));
-  const core::EffectiveTopicConfig config = ConfigOf(topic);
   std::optional<Status> outcome;
   {
     base::MutexLock lock(shard.mu);
     const bool created = Find(shard, topic) == nullptr;
     bool refused = false;
     Slot& slot = FindOrCreate(shard, topic);
+    const core::EffectiveTopicConfig& config = ConfigOf(slot);
     Topic& t = *slot.topic;
     Batch batch = store_->NewBatch();
     TimePoint now = Advance(slot, fx, batch);
@@ -178,13 +178,13 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
   Shard& shard = ShardFor(topic);
   Effects fx{topic, {}, 0, false};
   Answer<Result<std::vector<Status>>> answer(std::move(done));
-  // A nack's retry interval is the topic's at the time of the nack.
-  const core::EffectiveTopicConfig config = ConfigOf(topic);
-  const Millis retry_interval = config.retry_interval;
   std::optional<Status> outcome = Status::Ok();
   {
     base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
+    // A nack's retry interval is the topic's at the time of the nack (without a slot, nothing
+    // is delivered: no nack applies).
+    const Millis retry_interval = slot != nullptr ? ConfigOf(*slot).retry_interval : Millis(0);
     Batch batch = store_->NewBatch();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
     std::vector<Status> results(items.size());

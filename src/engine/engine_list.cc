@@ -1,8 +1,11 @@
 // listMsg in the embedded engine (API-EXTENSIONS.md section 3; the orders in backend::ListRequest).
 // Each status is read where it is ordered already, so a page costs O(limit) whatever the backlog:
-// - WAITING and CONSUMING from the store's visibility index (kind 0 after now: waiting, by trigger
-//   time; kind 1 after now: delivered, by ack deadline), seeking to the cursor. The store holds
-//   every in-life message, near and far, and what an answer already acknowledged.
+// - WAITING and CONSUMING from the store's visibility index (kind 0 after now: waiting, by the
+//   time each becomes consumable; kind 1 after now: delivered, by ack deadline plus the retry
+//   interval of the delivery), seeking to the cursor. The store holds every in-life message, near
+//   and far, and what an answer already acknowledged. WAITING also lists the deliveries waiting
+//   out their retry interval (kind 1, ack deadline passed), from memory, where every delivery is
+//   held: merged by the same (visible_at, seq), the time they become consumable.
 // - READY from memory, a peek in pull order: every consumable message is near (held by the
 //   Topic) once the topic is advanced to now.
 // - ended statuses from the store's `ended` index (per topic and status, by end time), from the
@@ -10,6 +13,7 @@
 // Payloads come by batched point reads. Before reading, the topic is advanced to now (what time
 // ended is written), so that the store agrees with the statuses the page reports.
 #include <algorithm>
+#include <iterator>
 
 #include "core/state_machine.h"
 #include "engine/engine.h"
@@ -73,9 +77,9 @@ class Engine::Lister {
   Result<bool> ListStatus(ListCursor& c, size_t room, std::vector<core::Message>* out) {
     switch (c.status) {
       case MsgStatus::kWaiting:
-        return FromVis(storage::VisKind::kPending, c, room, out);
+        return Waiting(c, room, out);
       case MsgStatus::kConsuming:
-        return FromVis(storage::VisKind::kDelivered, c, room, out);
+        return Consuming(c, room, out);
       case MsgStatus::kReady:
         return Ready(c, room, out);
       default:
@@ -83,23 +87,53 @@ class Engine::Lister {
     }
   }
 
-  Result<bool> FromVis(storage::VisKind kind, ListCursor& c, size_t room,
-                       std::vector<core::Message>* out) {
-    // Entries visible at or before now are READY (or ended by time): start after now.
+  // Where a page of WAITING or CONSUMING messages starts: after the cursor, and after now
+  // (entries visible at or before now are READY, or ended by time).
+  IndexKey StartOf(const ListCursor& c) const {
     IndexKey from{SaturatingAdd(now_, Millis(1)), 0};
     if (!c.at_start && IndexKey{c.t, c.seq + 1} > from) from = IndexKey{c.t, c.seq + 1};
+    return from;
+  }
+
+  // Up to `max` records of the store's visibility index `kind` in `status`, from `from` on, in
+  // (visible_at, seq) order.
+  Result<std::vector<MessageRecord>> FromVis(storage::VisKind kind, MsgStatus status, IndexKey from,
+                                             size_t max) {
     std::vector<MessageRecord> recs;
-    bool more = false;
     CQ_RETURN_IF_ERROR(
         e_->store_->ScanVis(req_.topic, kind, from.t, from.seq, kTimeMax, [&](MessageRecord&& r) {
-          if (core::StatusAt(r, now_) != c.status) return true;
-          if (recs.size() == room) {
-            more = true;
-            return false;
-          }
-          recs.push_back(std::move(r));
-          return true;
+          if (core::StatusAt(r, now_) == status) recs.push_back(std::move(r));
+          return recs.size() < max;
         }));
+    return recs;
+  }
+
+  // Pending messages before their time and deliveries waiting out their retry interval, merged
+  // by the time each becomes consumable.
+  Result<bool> Waiting(ListCursor& c, size_t room, std::vector<core::Message>* out) {
+    const IndexKey from = StartOf(c);
+    CQ_ASSIGN_OR_RETURN(std::vector<MessageRecord> pending,
+                        FromVis(storage::VisKind::kPending, MsgStatus::kWaiting, from, room + 1));
+    std::vector<MessageRecord> retrying = e_->RetryWaiting(req_.topic, from, room + 1, now_);
+    std::vector<MessageRecord> recs;
+    recs.reserve(pending.size() + retrying.size());
+    std::merge(std::make_move_iterator(pending.begin()), std::make_move_iterator(pending.end()),
+               std::make_move_iterator(retrying.begin()), std::make_move_iterator(retrying.end()),
+               std::back_inserter(recs), [](const MessageRecord& a, const MessageRecord& b) {
+                 return IndexKey{a.visible_at, a.seq} < IndexKey{b.visible_at, b.seq};
+               });
+    const bool more = recs.size() > room;
+    if (more) recs.resize(room);
+    return Emit(c, std::move(recs), more, out);
+  }
+
+  // Deliveries before their ack deadline (those past it wait out their retry interval: WAITING).
+  Result<bool> Consuming(ListCursor& c, size_t room, std::vector<core::Message>* out) {
+    CQ_ASSIGN_OR_RETURN(
+        std::vector<MessageRecord> recs,
+        FromVis(storage::VisKind::kDelivered, MsgStatus::kConsuming, StartOf(c), room + 1));
+    const bool more = recs.size() > room;
+    if (more) recs.resize(room);
     return Emit(c, std::move(recs), more, out);
   }
 
@@ -215,6 +249,18 @@ TimePoint Engine::AdvanceForList(const std::string& topic) {
   }
   Report(fx);
   return now;
+}
+
+std::vector<MessageRecord> Engine::RetryWaiting(const std::string& topic, IndexKey from, size_t max,
+                                                TimePoint now) {
+  Shard& shard = ShardFor(topic);
+  base::MutexLock lock(shard.mu);
+  Slot* slot = Find(shard, topic);
+  if (slot == nullptr) return {};
+  const Topic& t = *slot->topic;
+  std::vector<MessageRecord> out;
+  for (const MessageRecord* r : t.RetryWaiting(now, from, max)) out.push_back(t.Copy(*r));
+  return out;
 }
 
 std::vector<MessageRecord> Engine::PeekReady(const std::string& topic, const ListCursor& after,

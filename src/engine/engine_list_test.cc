@@ -391,5 +391,26 @@ TEST_F(EngineListTest, APageCostsWhatItListsWhateverTheBacklog) {
   EXPECT_LE(small_first, 2 * 10 + 2);  // 11 entries stepped over, 10 payloads
 }
 
+// Deliveries waiting out their retry interval are listed as WAITING from memory: a page does not
+// step over the deliveries still before their ack deadline (kind 1 entries of the store).
+TEST_F(EngineListTest, WaitingDeliveriesAreListedWithoutReadingTheConsumingOnes) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(10'000);
+  ASSERT_TRUE(b_.SetTopicConfig("t", c).has_value());
+  for (int i = 0; i < 3; ++i) Send("late-" + std::to_string(i), 0);
+  ASSERT_EQ(Pull(3, 1'000).size(), 3u);  // deadline at 1,000, consumable again at 11,000
+  for (int i = 0; i < 2'000; ++i) Send("busy-" + std::to_string(i), 0);
+  ASSERT_EQ(Pull(2'000, 60'000).size(), 2'000u);
+  for (int i = 0; i < 3; ++i) Send("w-" + std::to_string(i), 5'000 + i * 10'000);
+  clock_.Advance(Millis(1'000));
+  sched_.RunDue();
+  const int64_t before = kv_.reads();
+  ListPage p = Page(MsgStatus::kWaiting, 10);
+  EXPECT_EQ(Ids(p), (V{"w-0", "late-0", "late-1", "late-2", "w-1", "w-2"}));
+  EXPECT_LE(kv_.reads() - before, 2 * 6 + 2);  // the pending entries and the payloads
+  EXPECT_EQ(Page(MsgStatus::kConsuming, 3).messages.size(), 3u);
+  EXPECT_EQ(Ids(Page(MsgStatus::kConsuming, 1)), V{"busy-0"});
+}
+
 }  // namespace
 }  // namespace chronoq::engine

@@ -1,7 +1,7 @@
 // Topic configuration of the Engine (engine.h; API-EXTENSIONS.md section 4): the stored layer of
 // each topic, held in memory (configs_) and in the store's `meta` entries, resolved over the
 // node-local layers by ConfigOf.
-#include <mutex>
+#include <thread>
 
 #include "base/log.h"
 #include "core/state_machine.h"
@@ -20,9 +20,20 @@ core::TopicConfig Engine::StoredConfig(const std::string& topic) const {
 }
 
 core::EffectiveTopicConfig Engine::ConfigOf(const std::string& topic) const {
-  static const core::TopicDefaults kServerOnly;
   const core::TopicDefaults* d = topic_defaults_.load();
-  return (d != nullptr ? *d : kServerOnly).Resolve(topic, StoredConfig(topic));
+  return (d != nullptr ? *d : core::TopicDefaults::ServerOnly())
+      .Resolve(topic, StoredConfig(topic));
+}
+
+const core::EffectiveTopicConfig& Engine::ConfigOf(Slot& slot) const {
+  // The version is read before resolving: a change committed meanwhile bumps it again, and the
+  // next operation resolves once more.
+  const uint64_t version = config_version_.load(std::memory_order_acquire);
+  if (slot.config_version != version) {
+    slot.config = ConfigOf(slot.topic->name());
+    slot.config_version = version;
+  }
+  return slot.config;
 }
 
 Status Engine::LoadTopicConfigs() {
@@ -31,6 +42,7 @@ Status Engine::LoadTopicConfigs() {
       [&](std::string topic, core::TopicConfig c) { loaded.emplace(std::move(topic), c); }));
   base::MutexLock lock(config_mu_);
   configs_ = std::move(loaded);
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
   return Status::Ok();
 }
 
@@ -57,6 +69,7 @@ void Engine::WriteTopicConfig(const std::string& topic, const core::TopicConfig&
     } else {
       configs_[topic] = after;
     }
+    config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   if (was_paused && !ConfigOf(topic).paused) {
     // Resumed: parked long polls pull again.
@@ -92,70 +105,72 @@ void Engine::DeleteTopicConfig(std::string topic, Callback<Status> done) {
 
 namespace {
 
-// Messages deleted per shard-lock hold and per write: other topics of the shard wait at most
-// one chunk, and a group commit holds at most one chunk of a purge.
-constexpr size_t kPurgeChunkSize = 1000;
+// How long a purge waits at most, before a chunk, for the store to catch up with its background
+// work (MessageStore::WriteBacklog): the bulk of a purge must not make RocksDB stop every
+// writer, other topics' included, while its memtables wait for a flush.
+constexpr std::chrono::milliseconds kPurgeBacklogWaitMax{200};
 
-// What the chunks of one purge have to say once every write is durable.
-class PurgeTally {
+// Waits for one write to be durable (its outcome known at once, or later from the committer).
+class Durable {
  public:
-  explicit PurgeTally(Callback<Result<int64_t>> done) : done_(std::move(done)) {}
-  // Counts a chunk whose write is pending; Finished(status) follows once it is durable.
-  void Started() {
-    std::lock_guard l(mu_);
-    ++pending_;
+  UniqueFunction<void(Status)> Callback() {
+    return [this](Status s) {
+      base::MutexLock lock(mu_);
+      outcome_ = std::move(s);
+      cv_.SignalAll();
+    };
   }
-  void Finished(Status s, int64_t deleted) {
-    Callback<Result<int64_t>> done;
-    Result<int64_t> answer = int64_t{0};
-    {
-      std::lock_guard l(mu_);
-      if (s.ok()) {
-        deleted_ += deleted;
-      } else if (first_error_.ok()) {
-        first_error_ = std::move(s);
-      }
-      if (--pending_ > 0 || !all_started_) return;
-      done = std::move(done_);
-      answer = first_error_.ok() ? Result<int64_t>(deleted_) : Result<int64_t>(first_error_);
-    }
-    if (done) done(std::move(answer));
-  }
-  // No more chunks: answers once the pending ones are durable.
-  void AllStarted() {
-    {
-      std::lock_guard l(mu_);
-      all_started_ = true;
-      ++pending_;
-    }
-    Finished(Status::Ok(), 0);
+  Status Wait(std::optional<Status> known) {
+    if (known) return *std::move(known);
+    base::MutexLock lock(mu_);
+    while (!outcome_) cv_.Wait(mu_);
+    return *std::move(outcome_);
   }
 
  private:
-  std::mutex mu_;
-  int64_t pending_ = 0;
-  bool all_started_ = false;
-  int64_t deleted_ = 0;
-  Status first_error_;
-  Callback<Result<int64_t>> done_;
+  base::Mutex mu_;
+  base::CondVar cv_;
+  std::optional<Status> outcome_ CQ_GUARDED_BY(mu_);
 };
 
 }  // namespace
 
+void Engine::WaitForWriteBacklog() {
+  // Bounded, so that a store that stays behind (compaction debt) slows a purge down without
+  // stopping it: at least one chunk per kPurgeBacklogWaitMax.
+  const auto until = std::chrono::steady_clock::now() + kPurgeBacklogWaitMax;
+  while (store_->WriteBacklog() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
                    Callback<Result<int64_t>> done) {
-  auto tally = std::make_shared<PurgeTally>(std::move(done));
   Shard& shard = ShardFor(topic);
-  // Near messages walk in index order from where the last chunk stopped (what is sent meanwhile
-  // behind the position stays); far ones (waiting, on disk only) are read from the store.
+  // Near messages walk in pull order from where the last chunk stopped (what is sent meanwhile
+  // behind the position stays); far ones (waiting, on disk only) are read from the store in
+  // (visible_at, seq) order from where the last chunk stopped, never over the entries the purge
+  // deleted already. Far messages that time brings near meanwhile (the load cursor moves past
+  // them) are purged by a second walk of the near ones.
+  // Messages deleted per shard-lock hold and per write (EngineOptions::purge_chunk). Each chunk's
+  // write is durable before the next chunk is built, so a group commit holds at most one chunk of
+  // a purge: another topic's write waits for one chunk's write at most (docs/benchmarks.md).
+  const size_t chunk = std::max<size_t>(1, options_.purge_chunk);
   std::optional<PullPosition> after;
   bool near_done = false;
   // Far messages are all WAITING: none to purge for another status.
   bool far_done = status.has_value() && *status != MsgStatus::kWaiting;
+  std::optional<IndexKey> far_from;  // where the next far chunk starts (nullopt: the cursor)
+  std::optional<IndexKey> far_start_cursor;
+  int64_t purged = 0;
+  Status failure;
   for (;;) {
+    WaitForWriteBacklog();
+    const auto chunk_start = std::chrono::steady_clock::now();
     Effects fx{topic, {}, 0, false};
     size_t taken = 0;
-    bool failed = false;
+    Durable durable;
+    std::optional<Status> outcome;
     {
       base::MutexLock lock(shard.mu);
       Slot* slot = Find(shard, topic);
@@ -173,8 +188,8 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
         ++taken;
       };
       if (!near_done) {
-        std::vector<const MessageRecord*> recs = t.PeekReady(kTimeMax, after, kPurgeChunkSize);
-        near_done = recs.size() < kPurgeChunkSize;
+        std::vector<const MessageRecord*> recs = t.PeekReady(kTimeMax, after, chunk);
+        near_done = recs.size() < chunk;
         for (const MessageRecord* r : recs) {
           after = Topic::PositionOf(*r);
           if (status && core::StatusAt(*r, now) != *status) continue;
@@ -182,41 +197,52 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
           take(near.back());
         }
       } else if (!far_done) {
-        Status s = store_->ScanVis(topic, storage::VisKind::kPending, t.cursor().t, t.cursor().seq,
-                                   kTimeMax, [&](MessageRecord&& r) {
+        if (!far_start_cursor) far_start_cursor = t.cursor();
+        IndexKey from = t.cursor();
+        if (far_from && from < *far_from) from = *far_from;
+        Status s = store_->ScanVis(topic, storage::VisKind::kPending, from.t, from.seq, kTimeMax,
+                                   [&](MessageRecord&& r) {
                                      far.push_back(std::move(r));
-                                     return far.size() < kPurgeChunkSize;
+                                     return far.size() < chunk;
                                    });
-        far_done = far.size() < kPurgeChunkSize;
+        far_done = far.size() < chunk;
         if (!s.ok()) {
           far.clear();  // what Advance ended is written all the same
-          tally->Started();
-          tally->Finished(s, 0);
-          failed = true;
+          failure = std::move(s);
+        } else if (!far.empty()) {
+          far_from = IndexKey{far.back().visible_at, far.back().seq + 1};
         }
         for (const MessageRecord& r : far) take(r);
-      }
-      {
-        tally->Started();
-        std::optional<Status> outcome;
-        const int64_t n = static_cast<int64_t>(taken);
-        if (CommitFor(
-                slot, std::move(batch), [tally, n](Status st) { tally->Finished(st, n); },
-                &outcome)) {
-          t.Touch(now);
-          for (const MessageRecord& r : near) t.Forget(r.msg_id, now);
-          for (const MessageRecord& r : far) t.AddFar(r.visible_at, -1, now);
-        } else {
-          failed = true;
+        if (far_done && failure.ok() && !(t.cursor() == *far_start_cursor)) {
+          // Time loaded far messages near while the far ones were purged: walk the near ones
+          // again (what was purged is gone; the walk passes over the rest once more).
+          near_done = false;
+          after.reset();
+          far_start_cursor.reset();
         }
-        if (outcome) tally->Finished(*outcome, n);
+      }
+      if (CommitFor(slot, std::move(batch), durable.Callback(), &outcome)) {
+        t.Touch(now);
+        for (const MessageRecord& r : near) t.Forget(r.msg_id, now);
+        for (const MessageRecord& r : far) t.AddFar(r.visible_at, -1, now);
       }
       Reschedule(*slot);
     }
     Report(fx);
-    if (failed || (near_done && far_done)) break;
+    // One chunk in the committer at a time.
+    if (Status s = durable.Wait(std::move(outcome)); !s.ok()) {
+      if (failure.ok()) failure = std::move(s);
+    } else {
+      purged += static_cast<int64_t>(taken);
+    }
+    if (!failure.ok() || (near_done && far_done)) break;
+    if (options_.purge_pause > 0) {
+      std::this_thread::sleep_for((std::chrono::steady_clock::now() - chunk_start) *
+                                  options_.purge_pause);
+    }
   }
-  tally->AllStarted();
+  if (!failure.ok()) return done(std::move(failure));
+  done(purged);
 }
 
 }  // namespace chronoq::engine

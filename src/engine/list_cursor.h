@@ -3,10 +3,11 @@
 // order, not a snapshot: the next page starts strictly after it, so a message that keeps its
 // status (and so its position) is listed exactly once on a walk, whatever changes meanwhile.
 //
-// Positions per status: WAITING (visible_at, seq) of the vis index; READY (priority, visible_at,
-// seq) in pull order (priority descending); CONSUMING (ack deadline, seq); ended statuses
-// (ended_at, seq). A cursor may also stand at the start of a status (a walk without status moving
-// on to READY or CONSUMING).
+// Positions per status: WAITING (visible_at, seq): when each becomes consumable (trigger time, or
+// end of the retry interval of a delivery waiting for its redelivery); READY (priority,
+// visible_at, seq) in pull order (priority descending); CONSUMING (visible_at, seq) of the
+// delivery: ack deadline plus its retry interval; ended statuses (ended_at, seq). A cursor may
+// also stand at the start of a status (a walk without status moving on to READY or CONSUMING).
 //
 // Text: "cq1" then fields joined by '.', lowercase hex, and a checksum over the topic and the
 // fields, so that a cursor of another topic, an altered one or one made by another backend is

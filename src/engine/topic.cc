@@ -306,6 +306,26 @@ std::vector<const MessageRecord*> Topic::PeekReady(TimePoint now,
   return out;
 }
 
+std::vector<const MessageRecord*> Topic::RetryWaiting(TimePoint now, IndexKey from,
+                                                      size_t max) const {
+  std::vector<const MessageRecord*> out;
+  for (auto it = deadlines_.begin(); it != deadlines_.end() && it.key().t <= now; ++it) {
+    const MessageRecord* r = it.value();
+    if (r->visible_at > now && !(IndexKey{r->visible_at, r->seq} < from)) out.push_back(r);
+  }
+  auto by_key = [](const MessageRecord* a, const MessageRecord* b) {
+    return IndexKey{a->visible_at, a->seq} < IndexKey{b->visible_at, b->seq};
+  };
+  if (out.size() > max) {
+    std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(max), out.end(),
+                      by_key);
+    out.resize(max);
+  } else {
+    std::sort(out.begin(), out.end(), by_key);
+  }
+  return out;
+}
+
 core::TopicInfo Topic::Info() const {
   core::TopicInfo info;
   info.topic = name_;

@@ -113,6 +113,12 @@ class Topic {
   std::vector<const core::MessageRecord*> PeekReady(TimePoint now,
                                                     const std::optional<PullPosition>& after,
                                                     size_t max) const;
+  // Up to `max` held deliveries waiting out their retry interval at `now` (ack deadline passed,
+  // visible_at still ahead: status 1) with (visible_at, seq) >= from, in that order: what
+  // listMsg status 1 lists beside the pending messages. Costs one step per delivery whose ack
+  // deadline passed and that was not delivered again since (waiting or ready).
+  std::vector<const core::MessageRecord*> RetryWaiting(TimePoint now, IndexKey from,
+                                                       size_t max) const;
   // The first `max` of PeekReady: what a pull delivers.
   std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const {
     return PeekReady(now, std::nullopt, max);

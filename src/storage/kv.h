@@ -128,6 +128,12 @@ class KvStore {
 
   // Operational figures ("live data bytes", ...), for logs and metrics.
   virtual std::vector<std::pair<std::string, int64_t>> Stats() { return {}; }
+
+  // Whether a bulk writer (purgeTopic) should hold back its next batch: the store is behind with
+  // its own background work (memtables waiting for a flush, writes being slowed down), and more
+  // bulk writes now would soon make it stop every writer. Cheap, never blocks. A store that
+  // writes at once has no backlog.
+  virtual bool WriteBacklog() { return false; }
 };
 
 }  // namespace chronoq::storage

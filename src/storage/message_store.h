@@ -128,6 +128,9 @@ class MessageStore {
   // Every stored configuration, in topic order. Errors: kIOError, kCorruption.
   Status ScanTopicConfigs(const std::function<void(std::string topic, core::TopicConfig c)>& fn);
 
+  // See KvStore::WriteBacklog.
+  bool WriteBacklog() { return kv_->WriteBacklog(); }
+
   Batch NewBatch() const { return Batch(this); }
   // See KvStore::Commit.
   std::optional<Status> Commit(Batch batch, UniqueFunction<void(Status)> done) {

@@ -130,6 +130,79 @@ TEST_P(BackendContractTest, ListIsTrueBeforeTimersRun) {
   }
 }
 
+// A delivery whose ack deadline passed waits out the topic's retry interval as status 1: listed
+// with the WAITING messages (by the time it becomes consumable, merged with the trigger times of
+// the others), no longer with the CONSUMING ones; a nacked one likewise.
+TEST_P(BackendContractTest, ListWaitingHasDeliveriesWaitingOutTheirRetryInterval) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(2'000);
+  SetConfig("t", c);
+  for (const std::string id : {"a", "b", "n"}) Send("t", id, 0);
+  Send("t", "w1", 1'500);
+  Send("t", "w2", 2'500);
+  Send("t", "w3", 10'000);
+  ASSERT_EQ(PullIds("t", 1, 1'000), Ids{"a"});  // deadline 1,000, consumable again at 3,000
+  ASSERT_EQ(PullIds("t", 1, 5'000), Ids{"b"});  // deadline 5,000
+  ASSERT_EQ(PullIds("t", 1, 1'000), Ids{"n"});
+  ASSERT_TRUE(b_->Ack("t", "n", false).ok());  // nacked at 0: consumable again at 2,000
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kWaiting), (Ids{"w1", "n", "w2", "w3"}));
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kConsuming), (Ids{"a", "b"}));
+
+  AdvanceClockOnly(1'000);  // a's deadline, before any timer ran
+  const Ids waiting = {"w1", "n", "w2", "a", "w3"};
+  EXPECT_EQ(StatusOf("t", "a"), MsgStatus::kWaiting);
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kWaiting), waiting);
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kConsuming), Ids{"b"});
+  Advance(0);
+  for (int32_t limit : {1, 2, 3, 4, 5, 6, 100}) {
+    EXPECT_EQ(ListWalkIds("t", MsgStatus::kWaiting, limit), waiting) << limit;
+    EXPECT_EQ(ListWalkIds("t", std::nullopt, limit), Concat({waiting, Ids{"b"}})) << limit;
+  }
+  for (const core::Message& m : ListWalk("t", MsgStatus::kWaiting, 10)) {
+    EXPECT_EQ(m.status, MsgStatus::kWaiting) << m.record.msg_id;
+    EXPECT_EQ(m.record, Get("t", m.record.msg_id).record) << m.record.msg_id;
+  }
+  EXPECT_EQ(Info("t").waiting, 5);
+  EXPECT_EQ(Info("t").consuming, 1);
+  ASSERT_TRUE(Restart());
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kWaiting, 2), waiting);
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kConsuming), Ids{"b"});
+
+  Advance(2'000);  // 3,000: w1, n, w2 and a are consumable
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kWaiting), Ids{"w3"});
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kReady), (Ids{"w1", "n", "w2", "a"}));
+  EXPECT_EQ(ListWalkIds("t", MsgStatus::kConsuming), Ids{"b"});
+  EXPECT_EQ(PullIds("t", 10), (Ids{"w1", "n", "w2", "a"}));
+}
+
+// A walk of WAITING pages while deliveries start and end their retry interval: no message is
+// listed twice, and none that stayed WAITING is skipped.
+TEST_P(BackendContractTest, ListWaitingCursorIsStableWhileRetryIntervalsComeAndGo) {
+  core::TopicConfig c;
+  c.retry_interval = Millis(1'000);
+  SetConfig("t", c);
+  for (const std::string id : {"x", "y", "z"}) Send("t", id, 0);
+  for (int i = 1; i <= 4; ++i) Send("t", "w" + std::to_string(i), i * 1'000);
+  ASSERT_EQ(PullIds("t", 1, 500), Ids{"x"});  // waits from 500 to 1,500
+  c.retry_interval = Millis(3'000);
+  SetConfig("t", c);
+  ASSERT_EQ(PullIds("t", 1, 500), Ids{"y"});    // waits from 500 to 3,500
+  ASSERT_EQ(PullIds("t", 1, 2'500), Ids{"z"});  // waits from 2,500 to 5,500
+  Advance(500);
+
+  backend::ListPage p1 = ListPage("t", MsgStatus::kWaiting, 2);
+  EXPECT_EQ(IdsOf(p1.messages), (Ids{"w1", "x"}));
+  ASSERT_TRUE(b_->Ack("t", "x").ok());  // a late ack ends x: not listed again
+  backend::ListPage p2 = ListPage("t", MsgStatus::kWaiting, 2, p1.next_cursor);
+  EXPECT_EQ(IdsOf(p2.messages), (Ids{"w2", "w3"}));
+  Advance(2'000);  // 2,500: w1 and w2 are ready, z's deadline passes (consumable at 5,500)
+  backend::ListPage p3 = ListPage("t", MsgStatus::kWaiting, 2, p2.next_cursor);
+  EXPECT_EQ(IdsOf(p3.messages), (Ids{"y", "w4"}));
+  backend::ListPage p4 = ListPage("t", MsgStatus::kWaiting, 2, p3.next_cursor);
+  EXPECT_EQ(IdsOf(p4.messages), Ids{"z"});
+  EXPECT_EQ(p4.next_cursor, "");
+}
+
 TEST_P(BackendContractTest, ListReadyIsThePeekOfTheNextPulls) {
   std::mt19937 rng(7);
   std::vector<core::NewMessage> msgs;

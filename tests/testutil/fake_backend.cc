@@ -467,10 +467,10 @@ void FakeBackend::List(backend::ListRequest req,
 }
 
 core::EffectiveTopicConfig FakeBackend::ConfigLocked(const std::string& topic) const {
-  static const core::TopicDefaults kServerOnly;
   auto it = configs_.find(topic);
   const core::TopicConfig stored = it == configs_.end() ? core::TopicConfig{} : it->second;
-  return (topic_defaults_ != nullptr ? *topic_defaults_ : kServerOnly).Resolve(topic, stored);
+  return (topic_defaults_ != nullptr ? *topic_defaults_ : core::TopicDefaults::ServerOnly())
+      .Resolve(topic, stored);
 }
 
 void FakeBackend::SetTopicDefaults(const core::TopicDefaults* defaults) {

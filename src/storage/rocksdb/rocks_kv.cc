@@ -548,4 +548,22 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
   return out;
 }
 
+bool RocksKv::WriteBacklog() {
+  // A full memtable waiting for its flush: once max_write_buffer_number of them wait, RocksDB
+  // stops every write of that column family until a flush ends (docs/benchmarks.md, purgeTopic).
+  for (rocksdb::ColumnFamilyHandle* cf : impl_->cfs) {
+    uint64_t immutable = 0;
+    if (impl_->db->GetIntProperty(cf, rocksdb::DB::Properties::kNumImmutableMemTable, &immutable) &&
+        immutable > 0) {
+      return true;
+    }
+  }
+  // Writes already slowed down or stopped (level-0 files or compaction debt piling up).
+  uint64_t v = 0;
+  if (impl_->db->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &v) && v > 0) {
+    return true;
+  }
+  return impl_->db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &v) && v > 0;
+}
+
 }  // namespace chronoq::storage

@@ -53,6 +53,7 @@ class RocksKv final : public KvStore {
   void ResumeAfterFailure() override;
   void Close() override;
   std::vector<std::pair<std::string, int64_t>> Stats() override;
+  bool WriteBacklog() override;
 
   struct Impl;
 
