@@ -18,9 +18,9 @@ constexpr int kPurgeBatch = 1000;
 }  // namespace
 
 core::EffectiveTopicConfig RedisBackend::LocalConfigOf(const std::string& topic) const {
-  static const core::TopicDefaults kServerOnly;
   const core::TopicDefaults* d = topic_defaults_.load();
-  return (d != nullptr ? *d : kServerOnly).Resolve(topic, core::TopicConfig{});
+  return (d != nullptr ? *d : core::TopicDefaults::ServerOnly())
+      .Resolve(topic, core::TopicConfig{});
 }
 
 void RedisBackend::Resumed(const std::string& topic) {
