@@ -57,11 +57,22 @@ struct RedriveRequest {
   Millis delay{0};                    // <= 0: consumable at once in the source topic
 };
 
-// One id of an ackMsgBatch (or an ackMsg with a reason).
+// One id of an ackMsgBatch (or an ackMsg with a reason, or the outcome of a push attempt).
 struct AckItem {
   std::string msg_id;
   bool ack = true;     // false: nack
   std::string reason;  // nack only: kept as the message's last_error when not empty
+  // Push attempts (docs/push.md). release (with ack false): the delivery is undone without
+  // counting it (core EventKind::kRelease, back-off core::kReleaseBackoff). attempt > 0: the item
+  // applies only while the message is in that attempt (core::CheckAttempt), else kInvalidState.
+  bool release = false;
+  int64_t attempt = 0;
+};
+
+// What TakePush answers: due push-lane messages, each leased.
+struct PushTake {
+  std::vector<core::Message> messages;           // with payloads, CONSUMING
+  std::optional<core::Callback> topic_callback;  // the topic's effective callback at the take
 };
 
 // updateMsg: the fields to change (absent ones stay).
@@ -96,7 +107,13 @@ struct ListPage {
 class ReadyListener {
  public:
   virtual ~ReadyListener() = default;
+  // Pull lane.
   virtual void OnReady(std::string_view topic) = 0;
+  // Push lane (docs/push.md): push-lane messages of `topic` may be due (sent ready, trigger time
+  // reached, retry interval or lease over, topic resumed). A backend shared by several nodes
+  // tells every node, whichever node made them due; every backend tells it at start (or when
+  // the listener is set) for each topic whose push lane holds messages.
+  virtual void OnPushReady(std::string_view /*topic*/) {}
 };
 
 class QueueBackend {
@@ -116,6 +133,13 @@ class QueueBackend {
   // topic: empty list.
   virtual void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) = 0;
 
+  // The push lane's Pull (docs/push.md): up to `max` (>= 1) READY push-lane messages of `topic`,
+  // in Pull's order, each now CONSUMING with core::PushLease(record, topic config, lease_margin)
+  // as its ack timeout and core::RetryIntervalOf as its retry interval. Pull never returns
+  // push-lane messages; TakePush never returns pull-lane ones. Unknown or paused topic: empty.
+  virtual void TakePush(std::string topic, int32_t max, Millis lease_margin,
+                        Callback<Result<PushTake>> done) = 0;
+
   // Stores a batch of messages of one topic (all msgs[i].topic equal, ids distinct, non-empty)
   // in one atomic durable write: each is stored or answered like Send (an in-life msgId is
   // answered with `existing`, nothing stored for it; once the topic's capacity is reached, the
@@ -125,8 +149,8 @@ class QueueBackend {
                          Callback<Result<std::vector<Result<Sent>>>> done) = 0;
 
   // ack=true: CONSUMING (or READY after an ack timeout) -> CONSUME_OK.
-  // ack=false: CONSUMING -> READY after the topic's retry interval, or RETRY_EXHAUST on its last
-  // delivery.
+  // ack=false: CONSUMING -> READY after the retry interval (core::RetryIntervalOf: a push-lane
+  // message's own callback may set it), or RETRY_EXHAUST on its last delivery.
   // Errors: kNotFound (no such message), kInvalidState (not in a state the operation applies
   // to); nothing changes.
   virtual void Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) = 0;

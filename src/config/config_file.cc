@@ -83,6 +83,10 @@ std::string Apply(const Key& k, const toml::node& node, ServerConfig* cfg) {
 std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::TopicConfig* c) {
   using F = core::TopicField;
   const std::string_view key = TopicFileKey(f);
+  if (f == F::kCallback) {
+    return "callback cannot be set in the config file: a topic's callback is set with "
+           "setTopicConfig (docs/push.md)";
+  }
   const std::string_view want = f == F::kDeadLetterTopic ? "a string"
                                 : f == F::kPaused        ? "a boolean"
                                                          : "an integer";
@@ -115,6 +119,8 @@ std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::To
       break;
     case F::kPaused:
       c->paused = node.as_boolean()->get();
+      break;
+    case F::kCallback:
       break;
   }
   return "";

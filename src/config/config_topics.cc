@@ -38,6 +38,8 @@ std::string_view TopicFileKey(core::TopicField f) {
       return "dead-letter-topic";
     case core::TopicField::kPaused:
       return "paused";
+    case core::TopicField::kCallback:
+      return "callback";
   }
   return "?";
 }

@@ -41,9 +41,12 @@ void AssignScalars(MessageRecord& dst, const MessageRecord& src) {
   dst.last_error = src.last_error;
   dst.retry_interval = src.retry_interval;
   dst.dead_letter = src.dead_letter;
+  dst.callback = src.callback;
+  dst.push = src.push;
   // A new field must be copied above; this trips when the record changes size.
   static_assert(sizeof(MessageRecord) == 4 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8 +
-                                             8 + 8 + 8 + sizeof(std::optional<DeadLetter>),
+                                             8 + 8 + 8 + sizeof(std::optional<DeadLetter>) +
+                                             sizeof(std::optional<Callback>) + 8,
                 "MessageRecord changed: update AssignScalars");
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "base/time.h"
+#include "core/callback.h"
 
 namespace chronoq::core {
 
@@ -73,6 +74,12 @@ struct MessageRecord {
   // meanwhile). 0 otherwise.
   Millis retry_interval{0};
   std::optional<DeadLetter> dead_letter{};  // set on a message a dead-letter topic received
+  // Push delivery (docs/push.md). `callback`: the message's own target (absent: its topic's, at
+  // each attempt). `push`: the message is in its topic's push lane: chronoq delivers it to the
+  // callback and never hands it to pullers; decided at the send (its own callback, or its
+  // topic's at that time) and kept for life. For a push-lane message, `retry` counts attempts.
+  std::optional<Callback> callback{};
+  bool push = false;
 
   // kDelivered: the ack deadline.
   TimePoint ack_deadline() const { return visible_at - retry_interval; }

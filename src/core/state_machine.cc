@@ -38,6 +38,8 @@ std::string_view EventName(EventKind k) {
       return "touch";
     case EventKind::kCount:
       return "count";
+    case EventKind::kRelease:
+      return "release";
   }
   return "unknown";
 }
@@ -45,6 +47,28 @@ std::string_view EventName(EventKind k) {
 void ResolveDefaults(NewMessage& m, const EffectiveTopicConfig& topic) {
   if (!m.ttl) m.ttl = topic.ttl;
   if (!m.max_retry) m.max_retry = topic.max_retry;
+  m.push = m.callback.has_value() || topic.callback.has_value();
+}
+
+Millis RetryIntervalOf(const MessageRecord& r, const EffectiveTopicConfig& topic) {
+  if (r.callback && r.callback->retry_interval) return *r.callback->retry_interval;
+  return topic.retry_interval;
+}
+
+std::optional<Callback> CallbackOf(const MessageRecord& r, const EffectiveTopicConfig& topic) {
+  return r.callback ? r.callback : topic.callback;
+}
+
+Millis PushLease(const MessageRecord& r, const EffectiveTopicConfig& topic, Millis margin) {
+  const std::optional<Callback> cb = CallbackOf(r, topic);
+  return (cb ? cb->timeout : kDefaultCallbackTimeout) + margin;
+}
+
+Status CheckAttempt(const MessageRecord& r, int64_t attempt) {
+  if (attempt <= 0 || r.retry == attempt) return Status::Ok();
+  return InvalidState(
+      fmt::format("push attempt {} of message '{}' is over: the message is at attempt {}", attempt,
+                  r.msg_id, r.retry));
 }
 
 MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
@@ -63,6 +87,8 @@ MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq) {
   r.seq = seq;
   r.priority = m.priority;
   r.count_trigger = m.count_trigger;
+  r.callback = std::move(m.callback);
+  r.push = m.push;
   return r;
 }
 
@@ -138,6 +164,18 @@ Result<MessageRecord> Apply(const MessageRecord& r, const Event& e, TimePoint no
       out.retry_interval = Millis(0);
       out.visible_at = SaturatingAdd(now, e.retry_interval);
       if (!e.reason.empty()) out.last_error = std::string(e.reason);
+      return out;
+    }
+    case EventKind::kRelease: {
+      if (s != MsgStatus::kConsuming) {
+        return Illegal(r, s, "only a message being consumed (status 3) can be released");
+      }
+      if (e.retry_interval < Millis(0)) return InvalidArgument("retry interval must be >= 0");
+      MessageRecord out = r;
+      out.phase = Phase::kPending;
+      out.retry = r.retry > 0 ? r.retry - 1 : 0;
+      out.retry_interval = Millis(0);
+      out.visible_at = SaturatingAdd(now, e.retry_interval);
       return out;
     }
     case EventKind::kDelete: {

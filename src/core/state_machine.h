@@ -11,6 +11,8 @@
 // - Delete: WAITING, READY, CONSUMING -> DELETE.
 // - Finalize: EXPIRE or RETRY_EXHAUST not yet stored -> the same status, stored, ended at its
 //   natural end.
+// - Release: CONSUMING -> READY at now + retry interval (WAITING until then), the delivery not
+//   counted (retry - 1): a push attempt that never started because its target was busy.
 // - Touch: CONSUMING -> CONSUMING with the ack deadline now + ack timeout (touchMsg).
 // - Count: WAITING -> count + n; READY at now when count reaches count_trigger (countMsg).
 // - ApplyUpdate (updateMsg): WAITING or READY -> new trigger time / ttl / maxRetry / priority.
@@ -28,7 +30,7 @@
 
 namespace chronoq::core {
 
-enum class EventKind { kDeliver, kAck, kNack, kDelete, kFinalize, kTouch, kCount };
+enum class EventKind { kDeliver, kAck, kNack, kDelete, kFinalize, kTouch, kCount, kRelease };
 
 std::string_view EventName(EventKind k);
 
@@ -38,7 +40,7 @@ struct Event {
   int64_t count = 0;          // kCount: added to the count; must be >= 1
   std::string_view reason{};  // kNack: kept as last_error when not empty
   // kDeliver and kNack: the topic's retry interval (>= 0): how long a nacked or timed-out
-  // delivery waits before it is consumable again.
+  // delivery waits before it is consumable again (RetryIntervalOf). kRelease: the back-off.
   Millis retry_interval{0};
 };
 
@@ -55,10 +57,29 @@ struct NewMessage {
   std::optional<TimePoint> trigger_time{};  // absolute; a past time means now
   int32_t priority = 0;                     // 0..9
   int64_t count_trigger = 0;                // >= 0; 0: none
+  std::optional<Callback> callback{};       // validated (core::ValidateCallback)
+  bool push = false;                        // set by ResolveDefaults: the push lane
 };
 
-// Fills the ttl and maxRetry a message left out from its topic's configuration.
+// Fills the ttl and maxRetry a message left out from its topic's configuration, and decides its
+// lane: push when it has a callback or its topic has one now.
 void ResolveDefaults(NewMessage& m, const EffectiveTopicConfig& topic);
+
+// Push delivery (docs/push.md).
+// The retry interval of `r`'s failed deliveries: its own callback's, else the topic's.
+Millis RetryIntervalOf(const MessageRecord& r, const EffectiveTopicConfig& topic);
+// The callback an attempt of push-lane message `r` goes to: its own, else its topic's (absent:
+// neither has one; the attempt fails).
+std::optional<Callback> CallbackOf(const MessageRecord& r, const EffectiveTopicConfig& topic);
+// The lease of one push attempt of `r` (its ack timeout): the callback's timeout (the default
+// when it has none) plus `margin`.
+Millis PushLease(const MessageRecord& r, const EffectiveTopicConfig& topic, Millis margin);
+// How long a released push waits before it is due again.
+inline constexpr Millis kReleaseBackoff = Millis(50);
+// An ack or nack that names an attempt (> 0) applies only while `r` is in that attempt (its
+// `retry` equals it): the outcome of an attempt whose lease ran out, after which another attempt
+// took the message, changes nothing (kInvalidState). attempt 0: no check.
+Status CheckAttempt(const MessageRecord& r, int64_t attempt);
 
 // The record of a freshly sent message: WAITING when the trigger time is after `now`, else READY.
 // REQUIRES: ttl and max_retry set (ResolveDefaults).

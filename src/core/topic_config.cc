@@ -25,6 +25,7 @@ TopicConfig Overlay(const TopicConfig& top, const TopicConfig& below) {
   out.retry_interval = Pick(top.retry_interval, below.retry_interval);
   out.dead_letter_topic = Pick(top.dead_letter_topic, below.dead_letter_topic);
   out.paused = Pick(top.paused, below.paused);
+  out.callback = Pick(top.callback, below.callback);
   return out;
 }
 
@@ -44,6 +45,8 @@ std::string_view TopicFieldName(TopicField f) {
       return "deadLetterTopic";
     case TopicField::kPaused:
       return "paused";
+    case TopicField::kCallback:
+      return "callback";
   }
   return "unknown";
 }
@@ -64,6 +67,8 @@ bool IsSet(const TopicConfig& c, TopicField f) {
       return c.dead_letter_topic.has_value();
     case TopicField::kPaused:
       return c.paused.has_value();
+    case TopicField::kCallback:
+      return c.callback.has_value();
   }
   return false;
 }
@@ -94,6 +99,7 @@ TopicConfig TopicDefaults::For(std::string_view topic) const {
   server.retry_interval = Millis(0);
   server.dead_letter_topic = std::string();
   server.paused = false;
+  server.callback = std::optional<Callback>();
   return Overlay(File(topic), server);
 }
 
@@ -123,6 +129,7 @@ EffectiveTopicConfig Effective(const TopicConfig& full) {
   e.retry_interval = full.retry_interval.value();
   e.dead_letter_topic = full.dead_letter_topic.value();
   e.paused = full.paused.value();
+  e.callback = full.callback.value();
   return e;
 }
 

@@ -28,6 +28,7 @@
 
 #include "base/status.h"
 #include "base/time.h"
+#include "core/callback.h"
 #include "core/limits.h"
 
 namespace chronoq::core {
@@ -41,6 +42,10 @@ struct TopicConfig {
   std::optional<Millis> retry_interval{};          // >= 0
   std::optional<std::string> dead_letter_topic{};  // "": none
   std::optional<bool> paused{};
+  // Push delivery (docs/push.md): where the topic's push-lane messages without a callback of
+  // their own go. Set to an empty inner value: none (shadows the layers below). Only the stored
+  // layer sets it: the file and the server have none.
+  std::optional<std::optional<Callback>> callback{};
 
   bool empty() const { return *this == TopicConfig{}; }
   bool operator==(const TopicConfig&) const = default;
@@ -57,10 +62,11 @@ enum class TopicField {
   kAckTimeout,
   kRetryInterval,
   kDeadLetterTopic,
-  kPaused
+  kPaused,
+  kCallback
 };
-inline constexpr int kTopicFieldCount = 7;
-std::string_view TopicFieldName(TopicField f);  // "capacity", "ttlMillis", ...
+inline constexpr int kTopicFieldCount = 8;
+std::string_view TopicFieldName(TopicField f);  // "capacity", "ttlMillis", ..., "callback"
 bool IsSet(const TopicConfig& c, TopicField f);
 
 // Where an effective value came from.
@@ -76,6 +82,7 @@ struct EffectiveTopicConfig {
   Millis retry_interval{0};
   std::string dead_letter_topic;
   bool paused = false;
+  std::optional<Callback> callback{};  // absent: none
 
   bool operator==(const EffectiveTopicConfig&) const = default;
 };

@@ -188,6 +188,11 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
             });
 }
 
+void Engine::TakePush(std::string /*topic*/, int32_t /*max*/, Millis /*lease_margin*/,
+                      Callback<Result<backend::PushTake>> done) {
+  done(Internal("the push lane is not built yet"));  // TODO(issue 16): the engine's push lane
+}
+
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};

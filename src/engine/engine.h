@@ -71,6 +71,8 @@ class Engine final : public backend::QueueBackend {
 
   void Send(core::NewMessage m, Callback<Result<backend::Sent>> done) override;
   void Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) override;
+  void TakePush(std::string topic, int32_t max, Millis lease_margin,
+                Callback<Result<backend::PushTake>> done) override;
   void Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) override;
   void Delete(std::string topic, std::string msg_id, bool release, Callback<Status> done) override;
   void Get(std::string topic, std::string msg_id, Callback<Result<core::Message>> done) override;

@@ -1,5 +1,6 @@
 #include "http/codec.h"
 
+#include "http/callback_json.h"
 #include "http/json_writer.h"
 
 namespace chronoq::http {
@@ -157,8 +158,13 @@ std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
       .Str("deadLetterTopic", e.dead_letter_topic)
       .Key("paused")
       .Bool(e.paused)
-      .Key("sources")
-      .BeginObject();
+      .Key("callback");
+  if (e.callback) {
+    WriteCallbackJson(w, *e.callback);
+  } else {
+    w.Null();
+  }
+  w.Key("sources").BeginObject();
   for (int f = 0; f < core::kTopicFieldCount; ++f) {
     w.Str(core::TopicFieldName(static_cast<core::TopicField>(f)),
           core::ConfigSourceName(c->sources[f]));

@@ -225,7 +225,7 @@ TEST_F(ManageHandlersTest, ListMsgPagesWithACursorAndNullAtTheEnd) {
 
 const std::string kServerConfig =
     R"("capacity":0,"ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
-    R"("retryIntervalMillis":0,"deadLetterTopic":"","paused":false,)";
+    R"("retryIntervalMillis":0,"deadLetterTopic":"","paused":false,"callback":null,)";
 
 TEST_F(ManageHandlersTest, GetTopicConfigAnswersEveryFieldAndWhereItCameFrom) {
   auto r = Do("GET", "getTopicConfig?topic=t", "", "");
@@ -234,7 +234,7 @@ TEST_F(ManageHandlersTest, GetTopicConfigAnswersEveryFieldAndWhereItCameFrom) {
                           R"("sources":{"capacity":"server","ttlMillis":"server",)"
                           R"("maxRetry":"server","ackTimeoutMillis":"server",)"
                           R"("retryIntervalMillis":"server","deadLetterTopic":"server",)"
-                          R"("paused":"server"}}})");
+                          R"("paused":"server","callback":"server"}}})");
   EXPECT_EQ(Do("POST", "getTopicConfig?topic=t", "", "").first, 405);
   auto missing = Do("GET", "getTopicConfig", "", "");
   EXPECT_EQ(missing.first, 400);
@@ -248,10 +248,10 @@ TEST_F(ManageHandlersTest, SetTopicConfigTakesJsonOrFormAndAnswersTheEffectiveCo
   EXPECT_EQ(json.second,
             R"({"code":200,"msg":"success","topicConfig":{"topic":"t","capacity":1000,)"
             R"("ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
-            R"("retryIntervalMillis":500,"deadLetterTopic":"t.dlq","paused":true,)"
+            R"("retryIntervalMillis":500,"deadLetterTopic":"t.dlq","paused":true,"callback":null,)"
             R"("sources":{"capacity":"topic","ttlMillis":"server","maxRetry":"server",)"
             R"("ackTimeoutMillis":"server","retryIntervalMillis":"topic",)"
-            R"("deadLetterTopic":"topic","paused":"topic"}}})");
+            R"("deadLetterTopic":"topic","paused":"topic","callback":"server"}}})");
   auto form = Form("setTopicConfig", "topic=t&ttlMillis=5000&maxRetry=2&ackTimeoutMillis=700");
   EXPECT_NE(form.second.find(R"("capacity":1000,"ttlMillis":5000,"maxRetry":2,)"
                              R"("ackTimeoutMillis":700,"retryIntervalMillis":500)"),
@@ -336,7 +336,7 @@ TEST_F(ManageHandlersTest, PauseAndResumeSetPausedAlone) {
   EXPECT_NE(paused.second.find(R"("paused":true,)"), std::string::npos) << paused.second;
   auto resumed = Json("resumeTopic", R"({"topic":"t"})");
   EXPECT_NE(resumed.second.find(R"("paused":false,)"), std::string::npos) << resumed.second;
-  EXPECT_NE(resumed.second.find(R"("paused":"topic"})"), std::string::npos) << resumed.second;
+  EXPECT_NE(resumed.second.find(R"("paused":"topic",)"), std::string::npos) << resumed.second;
   EXPECT_EQ(Form("pauseTopic", "").first, 400);
   auto bad_topic = Form("pauseTopic", "topic=" + std::string(300, 'x'));
   EXPECT_EQ(bad_topic.second.rfind(R"({"code":400,)", 0), 0u) << bad_topic.second;

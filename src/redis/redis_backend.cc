@@ -360,6 +360,11 @@ void RedisBackend::WatchTopic(const std::string& topic) {
   if (first) CheckTopic(topic, nullptr);
 }
 
+void RedisBackend::TakePush(std::string /*topic*/, int32_t /*max*/, Millis /*lease_margin*/,
+                            Callback<Result<backend::PushTake>> done) {
+  done(Internal("the push lane is not built yet"));  // TODO(issue 16): the Redis push lane
+}
+
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
   // Absent: the script takes the topic's (stored layer over the node's).

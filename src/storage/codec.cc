@@ -379,6 +379,11 @@ std::string EncodeTopicConfig(const core::TopicConfig& c) {
   if (c.retry_interval) AppendVarint(out, static_cast<uint64_t>(c.retry_interval->count()));
   if (c.dead_letter_topic) AppendBytes(out, *c.dead_letter_topic);
   if (c.paused) out.push_back(static_cast<char>(*c.paused ? 1 : 0));
+  // A set callback: one byte (0: none, 1: the callback's bytes follow).
+  if (c.callback) {
+    out.push_back(static_cast<char>(c.callback->has_value() ? 1 : 0));
+    if (c.callback->has_value()) AppendBytes(out, core::EncodeCallback(**c.callback));
+  }
   return out;
 }
 
@@ -418,6 +423,21 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
     ok = !in.empty() && static_cast<uint8_t>(in[0]) <= 1;
     if (ok) c.paused = in[0] == 1;
     if (ok) in.remove_prefix(1);
+  }
+  if (ok && has(core::TopicField::kCallback)) {
+    ok = !in.empty() && static_cast<uint8_t>(in[0]) <= 1;
+    const bool some = ok && in[0] == 1;
+    if (ok) in.remove_prefix(1);
+    c.callback = std::optional<core::Callback>();
+    if (ok && some) {
+      std::string_view bytes;
+      ok = ReadBytes(in, &bytes);
+      if (ok) {
+        Result<core::Callback> cb = core::DecodeCallback(bytes);
+        ok = cb.has_value();
+        if (ok) *c.callback = std::move(*cb);
+      }
+    }
   }
   if (!ok || !in.empty()) return Corrupt("topic configuration");
   return c;

@@ -95,6 +95,11 @@ void FakeBackend::Send(core::NewMessage m, backend::Callback<Result<backend::Sen
   if (ready) NotifyReady(topic);
 }
 
+void FakeBackend::TakePush(std::string /*topic*/, int32_t /*max*/, Millis /*lease_margin*/,
+                           backend::Callback<Result<backend::PushTake>> done) {
+  done(backend::PushTake{});
+}
+
 void FakeBackend::Pull(backend::PullRequest req,
                        backend::Callback<Result<std::vector<Message>>> done) {
   Call c = MakeCall("pull", req.topic);

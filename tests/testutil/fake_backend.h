@@ -46,6 +46,9 @@ class FakeBackend final : public backend::QueueBackend {
   void Send(core::NewMessage m, backend::Callback<Result<backend::Sent>> done) override;
   void Pull(backend::PullRequest req,
             backend::Callback<Result<std::vector<core::Message>>> done) override;
+  // The push lane is not faked: no messages.
+  void TakePush(std::string topic, int32_t max, Millis lease_margin,
+                backend::Callback<Result<backend::PushTake>> done) override;
   void Ack(std::string topic, std::string msg_id, bool ack,
            backend::Callback<Status> done) override;
   void Delete(std::string topic, std::string msg_id, bool release,
