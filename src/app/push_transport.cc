@@ -49,9 +49,26 @@ push::PushCall MakePushCall(const service::PushJob& job) {
 
 void PusherTransport::Push(const service::PushJob& job,
                            UniqueFunction<void(service::PushOutcome)> done) {
-  pusher_->Push(MakePushCall(job), [done = std::move(done)](push::PushOutcome out) mutable {
+  push::PushCall call = MakePushCall(job);
+  call.max_queue_wait = max_queue_wait_;
+  pusher_->Push(std::move(call), [done = std::move(done)](push::PushOutcome out) mutable {
     done(service::PushOutcome{out.ok, out.busy, std::move(out.error)});
   });
+}
+
+void RenderPusherTargets(const push::Pusher& pusher, metrics::TextWriter& w) {
+  const std::vector<push::TargetLoad> targets = pusher.Targets();
+  w.Family("cq_push_in_flight", "push attempts running now, per target (host:port or brokers)",
+           metrics::MetricType::kGauge);
+  for (const push::TargetLoad& t : targets) {
+    w.Sample("cq_push_in_flight", {{"target", t.key}}, t.in_flight);
+  }
+  w.Family("cq_push_queued",
+           "push attempts waiting for a free slot of their target (per-target in-flight limit)",
+           metrics::MetricType::kGauge);
+  for (const push::TargetLoad& t : targets) {
+    w.Sample("cq_push_queued", {{"target", t.key}}, t.queued);
+  }
 }
 
 }  // namespace chronoq::app

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/backends.h"
+#include "app/push_transport.h"
 #include "app/start_checks.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -158,6 +159,12 @@ int RunServe(const std::vector<std::string>& args) {
     return opened.exit_code;
   }
 
+  // Push delivery: the transports run whether or not push-allowed-targets names any target, so
+  // that push-lane messages stored while it did are still delivered (docs/push.md).
+  push::PusherOptions push_options;
+  push_options.shutdown_grace = std::chrono::milliseconds(500);  // after the service's 3 s
+  push::Pusher pusher(push_options);
+  PusherTransport push_transport(&pusher);
   service::ServiceOptions so;
   so.limits = config::ToLimits(cfg);
   so.defaults = config::ToDefaults(cfg);
@@ -166,8 +173,15 @@ int RunServe(const std::vector<std::string>& args) {
   so.topic_files = cfg.topics;
   // Checked when the configuration was loaded.
   so.push_allowed = core::TargetAllowlist::Parse(cfg.push_allowed_targets).value();
+  so.push_transport = &push_transport;
   auto service =
       std::make_unique<service::QueueService>(opened.serving->backend(), clock, scheduler, so);
+  // However this function returns, the pusher stops (its last outcomes reach the scheduler)
+  // before the service that owns the scheduler is destroyed.
+  struct StopPusher {
+    push::Pusher* pusher;
+    ~StopPusher() { pusher->Shutdown(); }
+  } stop_pusher{&pusher};
   // However this function returns, the timer thread stops before the service (whose long polls
   // it times out) and the backend its callbacks use are destroyed (a callback still running then
   // would use freed memory).
@@ -200,6 +214,7 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterMetrics(&router, &server, max_connections, registry);
   opened.serving->RegisterMetrics(registry);
   registry.Add(metrics::RenderProcess);
+  registry.Add([&pusher](metrics::TextWriter& w) { RenderPusherTargets(pusher, w); });
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
@@ -216,7 +231,10 @@ int RunServe(const std::vector<std::string>& args) {
   sigwait(&signals, &sig);
   CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
-  service->Shutdown();  // parked long polls answer an empty list now
+  // Parked long polls answer an empty list now; pushes in flight get a few seconds to end (what
+  // is still in flight then is pushed again when its lease ends, here or on another node).
+  service->Shutdown(Millis(3000));
+  pusher.Shutdown();
   server.Stop(std::chrono::milliseconds(700));
   if (thread_scheduler) thread_scheduler->Stop();
   service.reset();  // no longer the backend's listener and event sink

@@ -24,6 +24,12 @@ void WriteMessage(JsonWriter& w, const core::Message& m) {
   if (r.count_trigger != 0) w.Num("countTrigger", r.count_trigger);
   if (r.count != 0) w.Num("count", r.count);
   if (!r.last_error.empty()) w.Str("lastError", r.last_error);
+  // Push delivery (docs/push.md): `attempts` counts push attempts (as `retry` does deliveries).
+  if (r.push) w.Key("push").Bool(true).Num("attempts", r.retry);
+  if (r.callback) {
+    w.Key("callback");
+    WriteCallbackJson(w, *r.callback);
+  }
   if (r.dead_letter) {
     const core::DeadLetter& d = *r.dead_letter;
     w.Key("deadLetter")

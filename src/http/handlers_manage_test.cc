@@ -291,7 +291,8 @@ TEST_F(ManageHandlersTest, TheFileLayerShowsAsFileUntilTheApiShadowsIt) {
 TEST_F(ManageHandlersTest, SetTopicConfigRefusesUnknownNamesWrongTypesAndNothingToSet) {
   const std::vector<std::tuple<std::string, std::string, std::string>> request_errors = {
       {"json", R"({"topic":"t","capacty":5})", "unknown parameter 'capacty'"},
-      {"form", "topic=t&capacity=5&callback=x", "unknown parameter 'callback'"},
+      {"form", "topic=t&capacity=5&callbak=x", "unknown parameter 'callbak'"},
+      {"form", "topic=t&callback=x", "callback must be a JSON object like"},
       {"json", R"([1])", "the JSON body must be an object"},
       {"json", R"("t")", "the JSON body must be an object"},
       {"json", R"({"topic":"t","capacity":"many"})",
@@ -318,6 +319,10 @@ TEST_F(ManageHandlersTest, SetTopicConfigRefusesUnknownNamesWrongTypesAndNothing
       {"topic=t&deadLetterTopic=t", "'t' cannot be its own dead-letter topic"},
       {"topic=t&deadLetterTopic=a%01b", "deadLetterTopic"},
       {"topic=t&deadLetterTopic=" + std::string(300, 'x'), "deadLetterTopic"},
+      {"topic=t&callback=%7B%22type%22%3A%22http%22%2C%22url%22%3A%22http%3A%2F%2F10.0.0.5%2Fx%22%"
+       "7D",
+       "callback target '10.0.0.5:80' is not allowed: push-allowed-targets is empty"},
+      {"topic=t&callback=%7B%22type%22%3A%22http%22%7D", "callback.url is missing"},
   };
   for (const auto& [form, sentence] : app_errors) {
     auto r = Form("setTopicConfig", form);
@@ -327,6 +332,25 @@ TEST_F(ManageHandlersTest, SetTopicConfigRefusesUnknownNamesWrongTypesAndNothing
     EXPECT_NE(r.second.find(R"("topicConfig":null})"), std::string::npos) << r.second;
   }
   EXPECT_TRUE(fake_.calls().empty());  // nothing reached the backend
+}
+
+TEST_F(ManageHandlersTest, ATopicCallbackIsSetShownAndRemoved) {
+  service::ServiceOptions o;
+  o.push_allowed = core::TargetAllowlist::Parse("hooks.example").value();
+  Rebuild(std::move(o));
+  auto set = Json("setTopicConfig",
+                  R"({"topic":"t","callback":{"type":"http","url":"https://hooks.example/a",)"
+                  R"("timeoutMillis":1500}})");
+  EXPECT_NE(set.second.find(R"("callback":{"type":"http","url":"https://hooks.example/a",)"),
+            std::string::npos)
+      << set.second;
+  EXPECT_NE(set.second.find(R"("timeoutMillis":1500)"), std::string::npos) << set.second;
+  EXPECT_NE(set.second.find(R"("paused":"server","callback":"topic"})"), std::string::npos)
+      << set.second;
+  // "" removes it: none, and the layer is still the topic's (it shadows nothing below).
+  auto removed = Form("setTopicConfig", "topic=t&callback=");
+  EXPECT_NE(removed.second.find(R"("callback":null,)"), std::string::npos) << removed.second;
+  EXPECT_NE(removed.second.find(R"("callback":"topic"})"), std::string::npos) << removed.second;
 }
 
 TEST_F(ManageHandlersTest, PauseAndResumeSetPausedAlone) {
@@ -408,7 +432,7 @@ TEST_F(ManageHandlersTest, ADeadLetterCarriesItsOriginOnlyWhenItIsOne) {
 // The callback parameter (API-EXTENSIONS.md section 5, docs/push.md): its JSON shape is checked
 // in the JSON body, in a form field and in batch items alike, with sentences that name the member;
 // the allowlist then decides; nothing reaches the backend while push delivery has no storage lane.
-TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndRefusedUntilPushIsBuilt) {
+TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndAnAllowedOneIsStored) {
   const std::string send = R"({"topic":"t","msgId":"a","msg":"hi","delayMillis":0,"callback":)";
   auto answer = [&](const std::string& cb) { return Json("sendMsg", send + cb + "}"); };
   // A callback of the wrong shape is a request error, like a parameter of the wrong type.
@@ -455,9 +479,11 @@ TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndRefusedUntilPushIs
   service::ServiceOptions o;
   o.push_allowed = core::TargetAllowlist::Parse("127.0.0.1").value();
   Rebuild(std::move(o));
-  EXPECT_NE(answer(R"({"type":"http","url":"http://127.0.0.1:9/x"})")
-                .second.find("callback: push delivery is not available in this build yet"),
-            std::string::npos);
+  auto sent = answer(R"({"type":"http","url":"http://127.0.0.1:9/x"})");
+  EXPECT_EQ(sent.first, 200) << sent.second;
+  ASSERT_EQ(fake_.calls().size(), 1u);
+  ASSERT_TRUE(fake_.calls()[0].send.callback.has_value());
+  EXPECT_EQ(fake_.calls()[0].send.callback->url, "http://127.0.0.1:9/x");
   // In a batch, each item is answered on its own.
   auto batch = Json("sendMsgBatch",
                     R"({"topic":"t","msgs":[{"msg":"a","delayMillis":0},)"
@@ -468,8 +494,8 @@ TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndRefusedUntilPushIs
   EXPECT_NE(batch.second.find(R"({"code":400,"msg":"msgs[1]: callback.topic is missing"})"),
             std::string::npos)
       << batch.second;
-  ASSERT_EQ(fake_.calls().size(), 1u);  // one SendBatch: the first item only
-  EXPECT_EQ(fake_.calls()[0].batch.size(), 1u);
+  ASSERT_EQ(fake_.calls().size(), 2u);  // the send above, then one SendBatch: the first item
+  EXPECT_EQ(fake_.calls()[1].batch.size(), 1u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // otherwise leave the topic unlimited without a word); the camellia endpoints ignore them.
 #include <fmt/format.h>
 
+#include "http/callback_json.h"
 #include "http/codec.h"
 #include "http/error_map.h"
 #include "http/handlers.h"
@@ -36,11 +37,12 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!params) return;
   if (const std::string* unknown =
           params->FirstUnknown({"topic", "capacity", "ttlMillis", "maxRetry", "ackTimeoutMillis",
-                                "retryIntervalMillis", "deadLetterTopic", "paused"})) {
+                                "retryIntervalMillis", "deadLetterTopic", "paused", "callback"})) {
     return reply(RequestError(
         400,
         fmt::format("unknown parameter '{}': setTopicConfig takes topic, capacity, ttlMillis, "
-                    "maxRetry, ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused",
+                    "maxRetry, ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused, "
+                    "callback",
                     unknown->substr(0, 64)),
         req.path()));
   }
@@ -54,14 +56,25 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   c.retry_interval_millis = r.Long("retryIntervalMillis", false);
   c.dead_letter_topic = r.String("deadLetterTopic", false);
   c.paused = r.Bool("paused", false);
+  // callback: a JSON object (or its text in a form field) sets it; "" removes it (none, which
+  // shadows nothing below: the file and server layers have no callback).
+  if (const std::string* cb = params->Find("callback")) {
+    if (cb->empty()) {
+      c.callback = std::optional<core::Callback>();
+    } else if (Result<core::Callback> parsed = ParseCallbackJson(*cb); parsed.has_value()) {
+      c.callback = std::move(*parsed);
+    } else {
+      r.Fail(parsed.error().message());
+    }
+  }
   if (ReaderFailed(r, req, reply)) return;
   // What the request must give (API.md section 2, layer 1), like updateMsg's "nothing to update".
   if (!c.capacity && !c.ttl_millis && !c.max_retry && !c.ack_timeout_millis &&
-      !c.retry_interval_millis && !c.dead_letter_topic && !c.paused) {
+      !c.retry_interval_millis && !c.dead_letter_topic && !c.paused && !c.callback) {
     return reply(RequestError(400,
                               "nothing to set: give at least one of 'capacity', 'ttlMillis', "
                               "'maxRetry', 'ackTimeoutMillis', 'retryIntervalMillis', "
-                              "'deadLetterTopic', 'paused'",
+                              "'deadLetterTopic', 'paused', 'callback'",
                               req.path()));
   }
   c.topic = std::move(*topic);

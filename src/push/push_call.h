@@ -36,6 +36,10 @@ struct PushCall {
   // acknowledgement (Kafka message timeout). Time spent queued behind the target's in-flight
   // limit is not counted. At least 1 ms.
   std::chrono::milliseconds timeout{5000};
+  // The longest the call may wait in its target's queue before it starts; past it, it is
+  // answered busy without an attempt (so the whole call stays inside the scheduler's lease).
+  // 0: no limit.
+  std::chrono::milliseconds max_queue_wait{0};
 
   // kHttp: "http[s]://host[:port][/path][?query]".
   std::string url;

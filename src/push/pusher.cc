@@ -44,6 +44,11 @@ struct Record {
 };
 using RecordPtr = std::shared_ptr<Record>;
 
+// A queued call that waited longer than its max_queue_wait.
+bool QueueWaitOver(const Record& rec, Clock::time_point now) {
+  return rec.call.max_queue_wait.count() > 0 && now - rec.enqueued > rec.call.max_queue_wait;
+}
+
 struct Pusher::Impl {
   explicit Impl(PusherOptions opts);
   ~Impl();
@@ -167,6 +172,7 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
   outcome.queued =
       std::chrono::duration_cast<std::chrono::microseconds>(rec->started - rec->enqueued);
   RecordPtr next;
+  std::vector<RecordPtr> expired;
   {
     base::MutexLock lock(mu_);
     running_.erase(rec);
@@ -174,6 +180,12 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
     CQ_CHECK(it != targets_.end(), "push target {} lost its entry", rec->key);
     Target& t = it->second;
     --t.in_flight;
+    // Calls that waited longer than they may are answered busy, without an attempt.
+    const Clock::time_point now = Clock::now();
+    while (!t.queue.empty() && !stopping_ && QueueWaitOver(*t.queue.front(), now)) {
+      expired.push_back(std::move(t.queue.front()));
+      t.queue.pop_front();
+    }
     if (!t.queue.empty() && !stopping_) {
       next = std::move(t.queue.front());
       t.queue.pop_front();
@@ -183,6 +195,15 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
       targets_.erase(it);
     }
     if (running_.empty()) idle_cv_.SignalAll();
+  }
+  for (RecordPtr& r : expired) {
+    PushOutcome out;
+    out.busy = true;
+    out.error = fmt::format(
+        "push not attempted: waited {} ms in the queue of target {}",
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - r->enqueued).count(),
+        r->key);
+    Answer(std::move(r->done), std::move(out));
   }
   if (next) Start(std::move(next));
   if (t_in_push) {

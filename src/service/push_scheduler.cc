@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <utility>
 
 #include "base/log.h"
@@ -15,8 +16,9 @@ constexpr std::string_view kLog = "push";
 
 }  // namespace
 
-PushScheduler::PushScheduler(PushLane* lane, PushTransport* transport, PushOptions options)
-    : lane_(lane), transport_(transport), options_(options) {}
+PushScheduler::PushScheduler(PushLane* lane, PushTransport* transport, PushOptions options,
+                             PushObserver* observer)
+    : lane_(lane), transport_(transport), options_(options), observer_(observer) {}
 
 PushScheduler::~PushScheduler() { Shutdown(Millis(0)); }
 
@@ -40,6 +42,7 @@ void PushScheduler::Wake(std::string_view topic) {
     }
     asked = static_cast<int32_t>(std::min<int64_t>(room, options_.take_batch));
     in_flight_ += asked;  // reserved until the take answers
+    ++taking_;
     st.taking = true;
     st.again = false;
     name = it->first;
@@ -67,6 +70,7 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
     stats_.in_flight = in_flight_;
     TopicState& st = topics_.find(topic)->second;
     st.taking = false;
+    if (--taking_ == 0) idle_.SignalAll();
     // A full take may have left more behind; a wake during the take may have brought more.
     again =
         !shutdown_ && res.has_value() && (static_cast<int32_t>(jobs.size()) == asked || st.again);
@@ -79,30 +83,45 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
     base::MutexLock lock(mu_);
     stopping = shutdown_;
   }
+  // (A take that answers during Shutdown hands its messages back below; Shutdown waits for it.)
   for (PushJob& job : jobs) {
-    std::string msg_id = job.message.record.msg_id;
     if (stopping) {  // taken as the server stops: hand back without an attempt
-      Complete(topic, PushResult{std::move(msg_id), PushVerdict::kRelease, {}});
+      Complete(topic,
+               PushResult{
+                   job.message.record.msg_id, job.message.record.retry, PushVerdict::kRelease, {}});
       continue;
     }
-    if (!job.callback) {
-      Complete(topic, PushResult{std::move(msg_id), PushVerdict::kNack,
-                                 fmt::format("topic '{}' has no callback", topic)});
-      continue;
-    }
-    transport_->Push(job, [this, topic, msg_id = std::move(msg_id)](PushOutcome out) mutable {
-      PushResult r{std::move(msg_id), PushVerdict::kAck, {}};
-      if (out.busy) {
-        r.verdict = PushVerdict::kRelease;
-      } else if (!out.ok) {
-        r.verdict = PushVerdict::kNack;
-        r.reason = std::move(out.error);
-      }
-      Complete(topic, std::move(r));
-    });
+    StartPush(topic, std::move(job));
   }
   if (again) Wake(topic);
   for (const std::string& t : starved) Wake(t);
+}
+
+void PushScheduler::StartPush(const std::string& topic, PushJob job) {
+  const core::MessageRecord& r = job.message.record;
+  PushResult result{r.msg_id, r.retry, PushVerdict::kAck, {}};
+  if (!job.callback) {
+    result.verdict = PushVerdict::kNack;
+    result.reason = fmt::format("topic '{}' has no callback", topic);
+    return Complete(topic, std::move(result));
+  }
+  if (observer_ != nullptr) observer_->OnStart(job);
+  const auto start = std::chrono::steady_clock::now();
+  // The transport reads the job during Push only; the observer needs it afterwards.
+  auto held = std::make_shared<PushJob>(std::move(job));
+  transport_->Push(*held,
+                   [this, topic, held, start, result = std::move(result)](PushOutcome out) mutable {
+                     if (observer_ != nullptr) {
+                       observer_->OnOutcome(*held, out, std::chrono::steady_clock::now() - start);
+                     }
+                     if (out.busy) {
+                       result.verdict = PushVerdict::kRelease;
+                     } else if (!out.ok) {
+                       result.verdict = PushVerdict::kNack;
+                       result.reason = std::move(out.error);
+                     }
+                     Complete(topic, std::move(result));
+                   });
 }
 
 void PushScheduler::Complete(const std::string& topic, PushResult result) {
@@ -112,6 +131,12 @@ void PushScheduler::Complete(const std::string& topic, PushResult result) {
     base::MutexLock lock(mu_);
     --in_flight_;
     stats_.in_flight = in_flight_;
+    if (abandoned_ && result.verdict == PushVerdict::kNack) {
+      // Shutdown gave up waiting: most likely an attempt the transport cut short, whose outcome
+      // is unknown. Not counted as a failure: the lease decides (pushed again when it ends).
+      ++stats_.dropped;
+      return;
+    }
     switch (result.verdict) {
       case PushVerdict::kAck:
         ++stats_.acked;
@@ -155,7 +180,7 @@ void PushScheduler::OnFinished(const std::string& topic, const Status& s) {
     if (!more) {
       st.finishing = false;
       --finishing_;
-      if (in_flight_ == 0 && finishing_ == 0) idle_.SignalAll();
+      if (finishing_ == 0) idle_.SignalAll();  // Shutdown waits for the writes alone too
     }
   }
   if (!s.ok()) {
@@ -181,6 +206,10 @@ void PushScheduler::Shutdown(Millis wait) {
   while (in_flight_ > 0 || finishing_ > 0) {
     if (!idle_.WaitUntil(mu_, deadline)) break;
   }
+  abandoned_ = true;
+  // Takes and outcome writes under way end in bounded time (storage calls); the lane must not
+  // call back into a destroyed scheduler.
+  while (finishing_ > 0 || taking_ > 0) idle_.Wait(mu_);
 }
 
 PushScheduler::Stats PushScheduler::stats() const {

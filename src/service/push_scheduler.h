@@ -20,6 +20,7 @@
 // callbacks may run inline or on their own threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,6 +53,7 @@ enum class PushVerdict {
 
 struct PushResult {
   std::string msg_id;
+  int64_t attempt = 0;  // the attempt it ends (the record's retry when taken)
   PushVerdict verdict = PushVerdict::kAck;
   std::string reason;  // kNack: the error sentence
 };
@@ -64,8 +66,8 @@ class PushLane {
   // until now + its callback's timeout + `margin`. Paused or unknown topic: an empty list.
   virtual void TakeDue(std::string topic, int32_t max, Millis margin,
                        backend::Callback<Result<std::vector<PushJob>>> done) = 0;
-  // Ends attempts in one atomic write. A result for a message no longer leased by that attempt
-  // (its lease ran out and another attempt took it, or it was deleted) changes nothing.
+  // Ends attempts in one atomic write. A result for a message no longer in that attempt (its
+  // lease ran out and another attempt took it, or it was deleted) changes nothing.
   virtual void Finish(std::string topic, std::vector<PushResult> results,
                       backend::Callback<Status> done) = 0;
 };
@@ -85,6 +87,17 @@ class PushTransport {
   virtual void Push(const PushJob& job, UniqueFunction<void(PushOutcome)> done) = 0;
 };
 
+// What the scheduler reports about each attempt, for metrics (service/push_metrics.h).
+class PushObserver {
+ public:
+  virtual ~PushObserver() = default;
+  // An attempt starts: `job` as taken (job.message.record.retry is its number).
+  virtual void OnStart(const PushJob& job) = 0;
+  // It ended after `elapsed` (from OnStart) with `outcome`.
+  virtual void OnOutcome(const PushJob& job, const PushOutcome& outcome,
+                         std::chrono::nanoseconds elapsed) = 0;
+};
+
 struct PushOptions {
   int32_t max_in_flight = 1024;  // pushes at once, over every topic
   int32_t take_batch = 100;      // most messages one take asks for
@@ -93,9 +106,10 @@ struct PushOptions {
 
 class PushScheduler {
  public:
-  // REQUIRES: lane and transport outlive the scheduler, and neither calls back after it is
-  // destroyed (stop the transport, which fails what it still holds, then Shutdown, then destroy).
-  PushScheduler(PushLane* lane, PushTransport* transport, PushOptions options);
+  // REQUIRES: lane, transport and observer (may be null) outlive the scheduler; the transport
+  // does not call back after it is destroyed (Shutdown, then stop the transport, then destroy).
+  PushScheduler(PushLane* lane, PushTransport* transport, PushOptions options,
+                PushObserver* observer = nullptr);
   ~PushScheduler();  // Shutdown(0)
   PushScheduler(const PushScheduler&) = delete;
   PushScheduler& operator=(const PushScheduler&) = delete;
@@ -103,9 +117,16 @@ class PushScheduler {
   // Push work of `topic` may be due: takes it (now, or when a take or room frees up).
   void Wake(std::string_view topic) CQ_EXCLUDES(mu_);
 
-  // Stops taking, then waits up to `wait` for the pushes in flight to end and their outcomes to
-  // be written. What is still in flight afterwards is retried at the end of its lease.
+  // Stops taking, then waits up to `wait` for the pushes in flight to end, then (without a
+  // bound) for the takes and outcome writes under way, which are storage calls. Failures of
+  // pushes still in flight afterwards are dropped (most are attempts the transport cut short as
+  // it stopped): those messages are pushed again at the end of their leases; successes and
+  // releases are still written.
   void Shutdown(Millis wait) CQ_EXCLUDES(mu_);
+  bool stopping() const CQ_EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
+    return shutdown_;
+  }
 
   struct Stats {
     int64_t in_flight = 0;  // pushes started and not ended
@@ -113,6 +134,7 @@ class PushScheduler {
     int64_t nacked = 0;
     int64_t released = 0;
     int64_t finish_errors = 0;  // outcome writes the lane refused (the leases run out instead)
+    int64_t dropped = 0;        // outcomes that came after Shutdown gave up waiting
   };
   Stats stats() const CQ_EXCLUDES(mu_);
 
@@ -132,9 +154,12 @@ class PushScheduler {
   // Topics starved of room, now that some is free; clears their flag.
   std::vector<std::string> TakeStarved() CQ_REQUIRES(mu_);
 
+  void StartPush(const std::string& topic, PushJob job);
+
   PushLane* const lane_;
   PushTransport* const transport_;
   const PushOptions options_;
+  PushObserver* const observer_;
 
   mutable base::Mutex mu_;
   base::CondVar idle_;  // signalled when in_flight_ and every finishing flag drop
@@ -143,6 +168,8 @@ class PushScheduler {
   int64_t in_flight_ CQ_GUARDED_BY(mu_) = 0;  // reserved by takes plus pushes running
   int64_t finishing_ CQ_GUARDED_BY(mu_) = 0;  // Finish calls outstanding
   bool shutdown_ CQ_GUARDED_BY(mu_) = false;
+  bool abandoned_ CQ_GUARDED_BY(mu_) = false;  // Shutdown's wait is over: failures are dropped
+  int64_t taking_ CQ_GUARDED_BY(mu_) = 0;      // TakeDue calls outstanding
   Stats stats_ CQ_GUARDED_BY(mu_);
 };
 

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <thread>
 #include <utility>
 
 namespace chronoq::service {
@@ -220,8 +221,14 @@ TEST(PushSchedulerTest, AfterShutdownNothingIsTakenAndWhatATakeBringsIsReleased)
   s.Wake("t");
   auto take = std::move(lane.held_takes.front());
   lane.held_takes.clear();
-  s.Shutdown(Millis(0));  // gives up waiting for the take at once
-  take();                 // what it brings is handed back, not pushed
+  // The take answers once Shutdown has begun; Shutdown waits for it (the lane must never call
+  // into a destroyed scheduler), and what it brings is handed back, not pushed.
+  std::thread answer([&] {
+    while (!s.stopping()) std::this_thread::yield();
+    take();
+  });
+  s.Shutdown(Millis(0));
+  answer.join();
   EXPECT_TRUE(transport.calls.empty());
   EXPECT_EQ(s.stats().in_flight, 0);
   EXPECT_EQ(lane.Written()["a"].verdict, PushVerdict::kRelease);

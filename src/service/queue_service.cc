@@ -32,16 +32,29 @@ QueueService::QueueService(backend::QueueBackend* backend, const base::Clock* cl
       topic_defaults_(options_.defaults, options_.topic_files),
       recorder_(clock, options_.monitor_interval, options_.metrics_max_topics),
       waiters_(backend, clock, scheduler, options_.limits.max_parked_long_polls,
-               options_.limits.max_parked_long_polls_per_topic) {
+               options_.limits.max_parked_long_polls_per_topic),
+      push_metrics_(clock),
+      push_lane_(backend),
+      push_(options_.push_transport == nullptr
+                ? nullptr
+                : std::make_unique<PushScheduler>(&push_lane_, options_.push_transport,
+                                                  options_.push, &push_metrics_)),
+      lanes_(&waiters_, push_.get()) {
   backend_->SetTopicDefaults(&topic_defaults_);
-  backend_->SetReadyListener(&waiters_);
   backend_->SetEventSink(&recorder_);
+  // Last: the backend announces the topics with push work at once.
+  backend_->SetReadyListener(&lanes_);
 }
 
 QueueService::~QueueService() {
-  waiters_.Shutdown();
+  Shutdown();
   backend_->SetReadyListener(nullptr);
   backend_->SetEventSink(nullptr);
+}
+
+void QueueService::Shutdown(Millis push_grace) {
+  waiters_.Shutdown();
+  if (push_) push_->Shutdown(push_grace);
 }
 
 void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
@@ -86,12 +99,6 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
     v = InvalidArgument(
         "msg is not valid base64, which callback.format base64 needs (the gRPC request bytes)");
   }
-  if (v.ok() && req.callback) {
-    // The transports exist (src/push) but no storage keeps a push lane yet: refusing beats
-    // handing the message to pullers (docs/push.md, "State of the work").
-    v = InvalidArgument(
-        "callback: push delivery is not available in this build yet (docs/push.md)");
-  }
   if (!v.ok()) return v;
   core::NewMessage m;
   m.topic = topic;
@@ -104,6 +111,7 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
   if (req.max_retry && *req.max_retry >= 0) m.max_retry = *req.max_retry;
   m.priority = static_cast<int32_t>(req.priority.value_or(0));
   m.count_trigger = req.count_trigger.value_or(0);
+  m.callback = std::move(req.callback);
   return m;
 }
 
@@ -222,6 +230,7 @@ void QueueService::Scrape(const metrics::Registry* others, UniqueFunction<void(s
                  MetricType::kGauge);
         w.Sample("cq_queue_depth_read_ok", {}, res.has_value() ? 1 : 0);
         recorder_.probe().Render(w, depths);
+        push_metrics_.Render(w);
         w.Family("cq_http_long_polls_parked", "longPollingMsg requests parked or being served",
                  MetricType::kGauge);
         w.Sample("cq_http_long_polls_parked", {}, static_cast<double>(waiters_.parked()));

@@ -45,6 +45,9 @@
 #include "metrics/monitor.h"
 #include "metrics/registry.h"
 #include "service/long_poll.h"
+#include "service/push_lane.h"
+#include "service/push_metrics.h"
+#include "service/push_scheduler.h"
 #include "service/recorder.h"
 #include "service/requests.h"
 
@@ -69,6 +72,11 @@ struct ServiceOptions {
   core::TargetAllowlist push_allowed{};
   Millis monitor_interval{60'000};  // monitor-interval-seconds
   size_t metrics_max_topics = 1000;
+  // Push delivery: the transports (null: push-lane messages wait; the app gives one), and the
+  // scheduler's limits. REQUIRES: the transport outlives the service; stop it between Shutdown()
+  // and the service's destruction.
+  PushTransport* push_transport = nullptr;
+  PushOptions push{};
 };
 
 class QueueService {
@@ -140,8 +148,14 @@ class QueueService {
   void SetOnline(bool online) { online_.store(online); }
   bool online() const { return online_.load(); }
 
-  // Answers every parked long poll with an empty list; later long polls answer at once.
-  void Shutdown() { waiters_.Shutdown(); }
+  // Answers every parked long poll with an empty list; later long polls answer at once. Stops
+  // taking push work and waits up to `push_grace` for the pushes in flight (the rest are
+  // pushed again when their leases end).
+  void Shutdown(Millis push_grace = Millis(0));
+
+  // Push delivery figures (null without a push transport).
+  const PushScheduler* push_scheduler() const { return push_.get(); }
+  const PushMetrics& push_metrics() const { return push_metrics_; }
 
   const LongPollWaiters& long_polls() const { return waiters_; }
 
@@ -157,8 +171,26 @@ class QueueService {
   const base::Clock* const clock_;
   const ServiceOptions options_;
   const core::TopicDefaults topic_defaults_;  // handed to the backend
+  // The backend's ReadyListener: the pull lane wakes long polls, the push lane the scheduler.
+  class Lanes final : public backend::ReadyListener {
+   public:
+    Lanes(LongPollWaiters* waiters, PushScheduler* push) : waiters_(waiters), push_(push) {}
+    void OnReady(std::string_view topic) override { waiters_->OnReady(topic); }
+    void OnPushReady(std::string_view topic) override {
+      if (push_ != nullptr) push_->Wake(topic);
+    }
+
+   private:
+    LongPollWaiters* const waiters_;
+    PushScheduler* const push_;
+  };
+
   Recorder recorder_;
   LongPollWaiters waiters_;
+  PushMetrics push_metrics_;
+  BackendPushLane push_lane_;
+  std::unique_ptr<PushScheduler> push_;  // null without a push transport
+  Lanes lanes_;
   std::atomic<bool> online_{true};
 };
 

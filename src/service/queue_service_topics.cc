@@ -12,7 +12,8 @@ namespace chronoq::service {
 namespace {
 
 // The request's fields as a configuration layer, or the first error.
-Result<core::TopicConfig> CheckConfig(const TopicConfigRequest& req, const core::Limits& limits) {
+Result<core::TopicConfig> CheckConfig(const TopicConfigRequest& req, const core::Limits& limits,
+                                      const core::TargetAllowlist& push_allowed) {
   core::TopicConfig c;
   if (req.capacity) c.capacity = *req.capacity;
   if (req.ttl_millis) c.ttl = Millis(*req.ttl_millis);
@@ -27,10 +28,14 @@ Result<core::TopicConfig> CheckConfig(const TopicConfigRequest& req, const core:
   if (req.retry_interval_millis) c.retry_interval = Millis(*req.retry_interval_millis);
   if (req.dead_letter_topic) c.dead_letter_topic = *req.dead_letter_topic;
   if (req.paused) c.paused = *req.paused;
+  if (req.callback) {
+    if (*req.callback) CQ_RETURN_IF_ERROR(core::ValidateCallback(**req.callback, push_allowed));
+    c.callback = *req.callback;
+  }
   if (c.empty()) {
     return InvalidArgument(
         "no configuration field given; give at least one of capacity, ttlMillis, maxRetry, "
-        "ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused");
+        "ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused, callback");
   }
   CQ_RETURN_IF_ERROR(core::ValidateTopicConfig(req.topic, c, limits));
   return c;
@@ -53,7 +58,7 @@ void QueueService::SetTopicConfig(TopicConfigRequest req, Callback<Result<TopicC
   if (Status v = core::ValidateTopic(req.topic, options_.limits); !v.ok()) {
     return done(std::move(v));
   }
-  Result<core::TopicConfig> change = CheckConfig(req, options_.limits);
+  Result<core::TopicConfig> change = CheckConfig(req, options_.limits, options_.push_allowed);
   if (!change.has_value()) return done(change.error());
   std::string topic = req.topic;
   backend_->SetTopicConfig(std::move(req.topic), std::move(*change),

@@ -86,8 +86,18 @@ TEST_F(BadInputTopicsTest, SetTopicConfig) {
     paused.Bool("paused", false);
     t.rows().insert(t.rows().end(), paused.rows().begin(), paused.rows().end());
   }
-  // Unknown names, wherever they come from; a field of the next issue is unknown too.
-  for (const char* unknown : {"capacty", "Capacity", "ttl", "callback", "deadLetter", "x"}) {
+  // callback (push delivery): a JSON object whose shape and values are checked, and whose
+  // targets must be allowed (push-allowed-targets is empty in these servers).
+  t.Each("callback not JSON", Set(v, "callback", "1"), Req(400, "callback must be a JSON object"));
+  t.Each("callback without type", Set(v, "callback", R"({"url":"http://h/"})"),
+         Req(400, "callback.type is missing"));
+  t.Each("callback without url", Set(v, "callback", R"({"type":"http"})"),
+         App(400, "callback.url is missing"));
+  t.Each("callback target not allowed",
+         Set(v, "callback", R"({"type":"http","url":"http://10.0.0.5/x"})"),
+         App(400, "callback target '10.0.0.5:80' is not allowed"));
+  // Unknown names, wherever they come from.
+  for (const char* unknown : {"capacty", "Capacity", "ttl", "callbacks", "deadLetter", "x"}) {
     t.Each(std::string("unknown field ") + unknown, Set(t.ep().valid, unknown, "1"),
            Req(400, std::string("unknown parameter '") + unknown + "'"));
   }
