@@ -14,6 +14,7 @@
 #include "base/scheduler.h"
 #include "config/config.h"
 #include "core/callback.h"
+#include "http/dashboard.h"
 #include "http/handlers.h"
 #include "http/http_metrics.h"
 #include "http/router.h"
@@ -183,6 +184,10 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.registry = &registry;
   http::Router router;
   http::RegisterRoutes(router, &ctx);
+  // The web dashboard (docs/dashboard.md) and its history, sampled on the scheduler.
+  http::Dashboard dashboard(service.get(), clock, scheduler);
+  http::RegisterDashboardRoutes(router, &dashboard);
+  dashboard.Start();
   if (manual_scheduler) {
     http::RegisterTestRoutes(router, manual_scheduler.get(), clock, service.get());
   }
@@ -219,7 +224,8 @@ int RunServe(const std::vector<std::string>& args) {
   service->Shutdown();  // parked long polls answer an empty list now
   server.Stop(std::chrono::milliseconds(700));
   if (thread_scheduler) thread_scheduler->Stop();
-  service.reset();  // no longer the backend's listener and event sink
+  dashboard.Stop();  // before the service: a sample still on its way is dropped
+  service.reset();   // no longer the backend's listener and event sink
   // Close the storage now, while the HTTP server's executors still exist: it finishes what is
   // still queued and runs those answers' callbacks (they post to the executors).
   opened.serving->Close();
