@@ -204,22 +204,26 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
   });
 }
 
-// GET /dashboard/api/history?topic=: the charts' series (DashboardHistory::WriteHistory), the
-// node's online state and time. Asking for a topic gives it a series from the next sample on.
+// GET /dashboard/api/history?topic=&series=: the node's online state and time, and (unless
+// series=false) the charts' series (DashboardHistory::WriteHistory). Asking for a topic's series
+// gives it one from the next sample on.
 void History(Dashboard* d, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
   ParamReader r(*params);
   std::string topic = r.String("topic", false).value_or("");
+  const bool series = r.Bool("series", false).value_or(true);
   if (ReaderFailed(r, req, reply)) return;
   const TimePoint now = d->clock()->Now();
-  d->history().Viewed(topic, now);
   JsonWriter w;
-  w.Reserve(64 * 1024);
   w.BeginObject().Num("code", 200).Str("msg", "success");
   w.Num("now", ToEpochMs(now));
   w.Key("online").Bool(d->service()->online());
-  d->history().WriteHistory(w, topic);
+  if (series) {
+    d->history().Viewed(topic, now);
+    w.Reserve(64 * 1024);
+    d->history().WriteHistory(w, topic);
+  }
   w.EndObject();
   reply(ApiResponse(w.Take()));
 }
