@@ -105,7 +105,7 @@ export class TopicView {
       const v = cfg[name];
       if (kind === 'bool') return v ? 'yes' : 'no';
       if (kind === 'topic') return v ? h('a', {href: route('topic', v)}, v) : 'none';
-      if (kind === 'ms') return `${fmtInt(v)} ms (${fmtDuration(v)})`;
+      if (kind === 'ms') return v >= 1000 ? `${fmtInt(v)} ms (${fmtDuration(v)})` : `${fmtInt(v)} ms`;
       return name === 'capacity' && v === 0 ? 'unlimited' : fmtInt(v);
     };
     fill(this.config, h('div', {class: 'section-head'}, h('h2', {}, 'Configuration'),

@@ -165,6 +165,9 @@ class Test:
 
     def shot(self, name):
         if self.shots:
+            # Without the toasts of earlier actions and the focus ring of the last click.
+            self.d.execute_script("document.getElementById('toasts').replaceChildren();"
+                                  "document.activeElement && document.activeElement.blur();")
             self.d.save_screenshot(os.path.join(self.shots, name + ".png"))
 
     def drain_console(self):
@@ -253,11 +256,12 @@ class Test:
         self.open("#/deadletters")
         self.testid("deadletters-view")
         self.until("the jobs row", lambda: any("jobs-dlq" in e.text for e in self.q("[data-testid='dl-row']")))
-        self.click_testid("dlq-open")
+        self.click("jobs-dlq", lambda: next(
+            (e for e in self.q("[data-testid='dlq-open']") if e.text == "jobs-dlq"), None))
         self.testid("dlq-view")
         row = self.row("msg-row", "data-msg-id", "job-1")
         assert "image too large" in row.text, row.text
-        self.shot("deadletters")
+        self.shot("dlq")
         self.click("redrive job-1", lambda: self.row("msg-row", "data-msg-id", "job-1")
                    .find_element(By.CSS_SELECTOR, "[data-testid='redrive-one']"))
         self.confirm()
@@ -278,6 +282,21 @@ class Test:
         assert self.s.health("status") == 200
 
 
+def demo_shots(test):
+    """With --demo: the views over a busy topic, for docs/dashboard.md."""
+    test.open(route("topic", "payments"))
+    test.testid("topic-view")
+    test.until("the topic's charts", lambda: test.q("figure.chart-card svg.chart"))
+    test.until("the topic's messages", lambda: test.q("[data-testid='msg-row']"))
+    test.shot("topic")
+    test.open("#/deadletters")
+    test.until("the dead-letter rows", lambda: len(test.q("[data-testid='dl-row']")) >= 4)
+    test.shot("deadletters")
+    test.open(route("dlq", "payments-dlq"))
+    test.row("msg-row", "data-msg-id", "payments-0-0")
+    test.shot("dlq")
+
+
 def demo_traffic(server, seconds):
     """A minute of varied traffic, so that the screenshots show charts with something in them."""
     end = time.time() + seconds
@@ -285,7 +304,7 @@ def demo_traffic(server, seconds):
     for t in ("payments", "emails", "reports", "thumbnails"):
         server.call("setTopicConfig", topic=t, deadLetterTopic=t + "-dlq", maxRetry=0)
     while time.time() < end:
-        for k, t in enumerate(("payments", "emails", "reports", "thumbnails", "orders")):
+        for k, t in enumerate(("payments", "emails", "reports", "thumbnails", "invoices")):
             for j in range(1 + (i + k) % 4):
                 server.call("sendMsg", topic=t, msgId=f"{t}-{i}-{j}", delayMillis=(j * 97_000) % 7_200_000,
                             msg=json.dumps({"id": i, "n": j, "topic": t}))
@@ -319,6 +338,9 @@ def main():
             scenario()
             test.drain_console()
             print(f"ok   {scenario.__name__} ({time.time() - started:.1f} s)")
+        if args.demo and args.screenshots:
+            demo_shots(test)
+            test.drain_console()
         if test.console:
             failed = "the browser logged errors:\n  " + "\n  ".join(test.console)
     except AssertionError as e:
