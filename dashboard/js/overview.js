@@ -2,7 +2,8 @@
 // (search, sort, paging: never every topic at once; the server pages them).
 import {api} from './api.js';
 import {lineChart, sparkline} from './charts.js';
-import {errorBox, fill, fmtDuration, fmtInt, fmtRate, h, route, stat, table} from './ui.js';
+import {errorBox, fill, fillIfChanged, fmtDuration, fmtInt, fmtRate, h, route, stat,
+  table} from './ui.js';
 
 const PAGE = 25;
 
@@ -38,7 +39,16 @@ export class OverviewView {
     this.stats = h('div', {class: 'stats'});
     this.charts = h('div', {class: 'charts'});
     this.rows = h('div', {class: 'table-wrap'});
-    this.pager = h('div', {class: 'pager'});
+    this.prev = h('button', {class: 'btn', disabled: true, onclick: () => {
+      this.offset = Math.max(0, this.offset - PAGE);
+      this.refresh();
+    }}, '← Previous');
+    this.range = h('span', {class: 'muted', testid: 'topic-range'});
+    this.next = h('button', {class: 'btn', disabled: true, onclick: () => {
+      this.offset += PAGE;
+      this.refresh();
+    }}, 'Next →');
+    this.pager = h('div', {class: 'pager'}, this.prev, this.range, this.next);
     this.problem = h('div');
     const search = h('input', {type: 'search', placeholder: 'Search topics', 'aria-label':
       'Search topics', testid: 'topic-search', autocomplete: 'off', spellcheck: 'false'});
@@ -91,6 +101,11 @@ export class OverviewView {
         stat('Deliveries', fmtRate(last(t.deliveries))),
         stat('Lateness p99', fmtDuration(last(t.latenessP99Millis))));
     fill(this.charts, totalCharts(hist));
+    fillIfChanged(this.rows, [page.topics, this.q], () => this.table(page));
+    this.pages(page);
+  }
+
+  table(page) {
     const rows = page.topics.map((r) => h('tr', {testid: 'topic-row', dataset: {topic: r.topic}},
         h('th', {scope: 'row'}, h('a', {href: route('topic', r.topic), class: 'topic-link'}, r.topic)),
         h('td', {class: 'num'}, fmtInt(r.waiting)),
@@ -102,21 +117,17 @@ export class OverviewView {
             fmtInt(r.deadLettersTotal)) : fmtInt(r.deadLettersTotal)),
         h('td', {}, r.activity ? sparkline(r.activity) : h('span', {class: 'muted',
           title: 'History is kept for the busiest topics and those you open'}, '—'))));
-    fill(this.rows, page.topics.length ? table(['Topic', 'Waiting', 'Ready', 'Consuming',
+    return page.topics.length ? table(['Topic', 'Waiting', 'Ready', 'Consuming',
       'Sends', 'Deliveries', 'Dead letters', 'Last hour'], rows, {testid: 'topic-table'}) :
-      h('p', {class: 'empty'}, this.q ? 'No topic matches.' : 'No topic yet: send a message.'));
+      h('p', {class: 'empty'}, this.q ? 'No topic matches.' : 'No topic yet: send a message.');
+  }
+
+  pages(page) {
     const from = page.total ? page.offset + 1 : 0;
     const to = page.offset + page.topics.length;
-    fill(this.pager,
-        h('button', {class: 'btn', disabled: page.offset === 0, onclick: () => {
-          this.offset = Math.max(0, this.offset - PAGE);
-          this.refresh();
-        }}, '← Previous'),
-        h('span', {class: 'muted', testid: 'topic-range'},
-            `${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(page.total)}`),
-        h('button', {class: 'btn', disabled: to >= page.total, onclick: () => {
-          this.offset += PAGE;
-          this.refresh();
-        }}, 'Next →'));
+    // The buttons stay (and keep the keyboard focus); only their state changes.
+    this.prev.disabled = page.offset === 0;
+    this.next.disabled = to >= page.total;
+    this.range.textContent = `${fmtInt(from)}–${fmtInt(to)} of ${fmtInt(page.total)}`;
   }
 }

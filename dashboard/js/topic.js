@@ -4,8 +4,8 @@
 import {api} from './api.js';
 import {MessageBrowser} from './browser.js';
 import {barChart, lineChart} from './charts.js';
-import {act, confirmDialog, errorBox, field, fill, fmtDuration, fmtInt, h, route, stat,
-  table} from './ui.js';
+import {act, confirmDialog, errorBox, field, fill, fillIfChanged, fmtDuration, fmtInt, h, route,
+  stat, table} from './ui.js';
 
 const BUCKETS = [
   ['sizeOf0To1min', '< 1 min'], ['sizeOf1minTo10min', '1–10 min'],
@@ -66,7 +66,7 @@ export class TopicView {
 
   render(info, cfg, hist, dlq) {
     const t = this.topic;
-    fill(this.title,
+    fillIfChanged(this.title, String(cfg.paused), () => [
         h('h1', {class: 'topic-name', testid: 'topic-name'}, t),
         cfg.paused ? h('span', {class: 'badge paused', testid: 'paused'}, 'PAUSED') : null,
         h('div', {class: 'actions'},
@@ -76,7 +76,7 @@ export class TopicView {
               h('button', {class: 'btn', testid: 'pause', onclick: () => this.run(
                   () => api.pauseTopic(t), 'Paused: pulls get nothing until resumed.')}, 'Pause'),
             h('button', {class: 'btn danger', testid: 'purge', onclick: () => this.purge()},
-                'Purge…')));
+                'Purge…'))]);
     fill(this.stats,
         stat('Waiting', fmtInt(info.waitingQueueSize), {testid: 'count-waiting'}),
         stat('Ready', fmtInt(info.readyQueueSize), {testid: 'count-ready'}),

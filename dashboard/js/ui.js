@@ -61,6 +61,15 @@ export function fill(el, ...children) {
   return el;
 }
 
+// Like fill, but only when `key` differs from the last time: a refresh that brings nothing new
+// leaves the elements (and the keyboard focus on one of them) in place.
+export function fillIfChanged(el, key, build) {
+  const k = typeof key === 'string' ? key : JSON.stringify(key);
+  if (el.dataset.key === k) return el;
+  el.dataset.key = k;
+  return fill(el, build());
+}
+
 // --- Routes: every route part is percent-encoded, so any topic or msgId makes a valid link.
 export function route(...parts) {
   return `#/${parts.map((p) => encodeURIComponent(p)).join('/')}`;
