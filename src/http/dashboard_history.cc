@@ -158,17 +158,18 @@ void DashboardHistory::Add(const HistorySample& s) {
   Map<Latest> latest;
   for (const metrics::TopicCounts& c : s.counts) {
     const auto prev = prev_counts_.find(c.topic);
+    const bool known = prev != prev_counts_.end();
     const bool is_other = c.topic == metrics::kOtherTopic;
     Latest l;
     l.dead_letters_total =
         static_cast<int64_t>(c.counts[static_cast<int>(QueueEvent::kDeadLetter)]);
     for (int e = 0; e < metrics::kQueueEventCount; ++e) {
-      const uint64_t before = prev == prev_counts_.end() ? 0 : prev->second[e];
+      const uint64_t before = known ? prev->second[e] : 0;
       total_delta[e] += static_cast<double>(c.counts[e] >= before ? c.counts[e] - before : 0);
     }
     if (rates) {
       auto rate = [&](QueueEvent e) {
-        const uint64_t before = prev == prev_counts_.end() ? 0 : prev->second[static_cast<int>(e)];
+        const uint64_t before = known ? prev->second[static_cast<int>(e)] : 0;
         const uint64_t v = c.counts[static_cast<int>(e)];
         return static_cast<double>(v >= before ? v - before : 0) / dt;
       };
