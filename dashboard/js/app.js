@@ -6,7 +6,7 @@ import {DeadLettersView, DeadLetterTopicView} from './deadletters.js';
 import {MessageView} from './message.js';
 import {OverviewView} from './overview.js';
 import {TopicView} from './topic.js';
-import {act, confirmDialog, fill, fmtClock, h, timeZone} from './ui.js';
+import {act, confirmDialog, fill, fillIfChanged, fmtClock, h, timeZone} from './ui.js';
 
 const refreshSeconds = Math.max(1, Number(new URLSearchParams(location.search).get('refresh')) || 5);
 const main = document.getElementById('main');
@@ -62,11 +62,11 @@ async function refreshNode() {
 
 function renderNode() {
   const label = online === null ? 'unknown' : online ? 'online' : 'offline';
-  fill(node,
-      h('span', {class: `pill ${label}`, testid: 'node-state',
-        title: 'What /camellia/health/status tells load balancers'}, `Node ${label}`),
-      online === null ? null : h('button', {class: 'btn small', testid: 'node-toggle',
-        onclick: toggleNode}, online ? 'Set offline…' : 'Set online'));
+  fillIfChanged(node, label, () => [
+    h('span', {class: `pill ${label}`, testid: 'node-state',
+      title: 'What /camellia/health/status tells load balancers'}, `Node ${label}`),
+    online === null ? null : h('button', {class: 'btn small', testid: 'node-toggle',
+      onclick: toggleNode}, online ? 'Set offline…' : 'Set online')]);
 }
 
 async function toggleNode() {
