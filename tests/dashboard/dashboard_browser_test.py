@@ -270,6 +270,78 @@ class Test:
         assert back["status"] == 2 and back["retry"] == 0, back
         assert self.s.get("getTopicInfo", topic="jobs-dlq")["data"]["readyQueueSize"] == 0
 
+    def other_actions(self):
+        """Pause and resume, edit and reschedule, delete, redrive all, search and paging, token."""
+        for i in range(30):
+            assert self.s.call("sendMsg", topic=f"page-{i:02d}", msg="x",
+                               delayMillis=60_000)["code"] == 200
+        self.open("#/")
+        self.row("topic-row", "data-topic", "jobs")
+        search = self.testid("topic-search")
+        search.send_keys("page-1")
+        self.until("the search's 10 rows", lambda: len(self.q("[data-testid='topic-row']")) == 10)
+        search.clear()
+        search.send_keys("page-")
+        self.text_of("topic-range", "1–25 of 30")
+        self.click("Next", lambda: self.d.find_element(By.XPATH, "//button[text()='Next →']"))
+        self.text_of("topic-range", "26–30 of 30")
+
+        self.open(route("topic", "jobs"))
+        self.click_testid("pause")
+        self.testid("paused")
+        assert self.s.get("getTopicConfig", topic="jobs")["topicConfig"]["paused"] is True
+        self.click_testid("resume")
+        self.testid("pause")
+        assert self.s.get("getTopicConfig", topic="jobs")["topicConfig"]["paused"] is False
+
+        self.open(route("topic", "jobs", "msg", "job-1"))
+        self.text_of("msg-status", "READY")
+        box = self.testid("edit-payload")
+        box.clear()
+        box.send_keys('{"edited":true}')
+        prio = self.testid("edit-priority")
+        prio.clear()
+        prio.send_keys("7")
+        self.click_testid("save-msg")
+        self.until("the saved payload", lambda: self.s.call("getMsg", topic="jobs", msgId="job-1")
+                   ["delayMsg"].get("priority") == 7)
+        self.text_of("msg-payload", '{\n  "edited": true\n}')
+        # Reschedule one hour ahead: waiting again.
+        later = self.d.execute_script(
+            "const d = new Date(Date.now() + 3600e3 - new Date().getTimezoneOffset() * 60e3);"
+            "return d.toISOString().slice(0, 19);")
+        at = self.testid("reschedule-at")
+        self.d.execute_script("arguments[0].value = arguments[1]", at, later)
+        self.click("Reschedule", lambda: self.d.find_element(By.XPATH, "//button[text()='Reschedule']"))
+        self.text_of("msg-status", "WAITING")
+        self.click_testid("delete-msg")
+        self.confirm()
+        self.text_of("msg-status", "DELETE")
+        assert self.s.call("getMsg", topic="jobs", msgId="job-1")["delayMsg"]["status"] == 7
+
+        # Two dead letters, both redriven at once.
+        for i in (2, 3):
+            self.s.call("sendMsg", topic="jobs", msgId=f"job-{i}", msg="m", delayMillis=0)
+            self.s.call("pullMsg", topic="jobs", batch=1)
+            self.s.call("ackMsg", topic="jobs", msgId=f"job-{i}", ack="false")
+        self.open(route("dlq", "jobs-dlq"))
+        self.row("msg-row", "data-msg-id", "job-3")
+        self.click_testid("redrive-all")
+        self.confirm()
+        self.testid("browser-empty")
+        assert self.s.get("getTopicInfo", topic="jobs")["data"]["readyQueueSize"] == 2
+
+        # A token is kept for the tab and sent on every call.
+        self.click_testid("token-button")
+        self.testid("token-dialog").find_element(By.ID, "token-input").send_keys("s3cret")
+        self.click("Use token", lambda: self.d.find_element(By.XPATH, "//button[text()='Use token']"))
+        self.until("the token kept", lambda: self.d.execute_script(
+            "return sessionStorage.getItem('chronoq.token')") == "s3cret")
+        self.text_of("token-button", "Token ✓")
+        self.click_testid("token-button")
+        self.click("Forget token", lambda: self.d.find_element(By.XPATH, "//button[text()='Forget token']"))
+        self.text_of("token-button", "Token")
+
     def node_offline_and_online(self):
         self.open("#/")
         self.text_of("node-state", "Node online")
@@ -334,7 +406,8 @@ def main():
         driver = browser()
         test = Test(server, driver, args.screenshots)
         for scenario in (test.overview_then_trigger_now, test.hostile_values_show_as_text,
-                         test.dead_letter_and_redrive, test.node_offline_and_online):
+                         test.dead_letter_and_redrive, test.other_actions,
+                         test.node_offline_and_online):
             scenario()
             test.drain_console()
             print(f"ok   {scenario.__name__} ({time.time() - started:.1f} s)")
