@@ -255,48 +255,48 @@ void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction
                             bool timer, bool announce) {
   TimePoint now = clock_->Now();
   const uint64_t seen = NewsSeen();
-  Eval(kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
-       [this, topic, seen, timer, announce,
-        thens = std::move(thens)](Result<RedisReply> r) mutable {
-         if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 6) {
-           const auto& e = r->elements;
-           const std::string next = Str(e[1]);
-           const bool ready = e[0].integer == 1, due = e[3].integer == 1;
-           const int64_t held = e[4].integer;
-           if (ready) {
-             NotifyReady(topic);
-           } else {
-             MarkIdle(topic, seen);
-           }
-           if (held > 0) PushWatched(topic, /*add=*/true);
-           if (due || (announce && held > 0)) NotifyPush(topic);
-           // A deadline or lease that ran out: only the node that delivered knew its time.
-           if (timer && e[2].integer == 1 && (ready || due)) {
-             Publish(topic, (ready ? kPubPullReady : 0) | (due ? kPubPushReady | kPubPushLane : 0),
-                     next);
-           }
-           if (held == 0 && e[5].integer == 0 && PushWatched(topic)) MaybeUnlist(topic);
-           ArmWake(topic, next);
-         }  // else: the next operation on the topic arms a new wake-up
-         std::vector<UniqueFunction<void()>> later;
-         bool again = false, again_timer = false, again_announce = false;
-         {
-           base::MutexLock lock(mu_);
-           auto it = checks_.find(topic);
-           if (it != checks_.end() && it->second.again && !closing_) {
-             again = true;
-             again_timer = it->second.again_timer;
-             again_announce = it->second.again_announce;
-             later = std::move(it->second.thens);
-             it->second = Check{};
-           } else if (it != checks_.end()) {
-             for (auto& t : it->second.thens) thens.push_back(std::move(t));
-             checks_.erase(it);
-           }
-         }
-         for (auto& t : thens) t();
-         if (again) RunCheck(topic, std::move(later), again_timer, again_announce);
-       });
+  Eval(
+      kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
+      [this, topic, seen, timer, announce, thens = std::move(thens)](Result<RedisReply> r) mutable {
+        if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 6) {
+          const auto& e = r->elements;
+          const std::string next = Str(e[1]);
+          const bool ready = e[0].integer == 1, due = e[3].integer == 1;
+          const int64_t held = e[4].integer;
+          if (ready) {
+            NotifyReady(topic);
+          } else {
+            MarkIdle(topic, seen);
+          }
+          if (held > 0) PushWatched(topic, /*add=*/true);
+          if (due || (announce && held > 0)) NotifyPush(topic);
+          // A deadline or lease that ran out: only the node that delivered knew its time.
+          if (timer && e[2].integer == 1 && (ready || due)) {
+            Publish(topic, (ready ? kPubPullReady : 0) | (due ? kPubPushReady | kPubPushLane : 0),
+                    next);
+          }
+          if (held == 0 && e[5].integer == 0 && PushWatched(topic)) MaybeUnlist(topic);
+          ArmWake(topic, next);
+        }  // else: the next operation on the topic arms a new wake-up
+        std::vector<UniqueFunction<void()>> later;
+        bool again = false, again_timer = false, again_announce = false;
+        {
+          base::MutexLock lock(mu_);
+          auto it = checks_.find(topic);
+          if (it != checks_.end() && it->second.again && !closing_) {
+            again = true;
+            again_timer = it->second.again_timer;
+            again_announce = it->second.again_announce;
+            later = std::move(it->second.thens);
+            it->second = Check{};
+          } else if (it != checks_.end()) {
+            for (auto& t : it->second.thens) thens.push_back(std::move(t));
+            checks_.erase(it);
+          }
+        }
+        for (auto& t : thens) t();
+        if (again) RunCheck(topic, std::move(later), again_timer, again_announce);
+      });
 }
 
 RedisConnection::Done RedisBackend::AfterReplicas(const std::string& topic,

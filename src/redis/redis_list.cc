@@ -1,7 +1,7 @@
 // RedisBackend::List (listMsg, API-EXTENSIONS.md section 3): one script per page
 // (scripts_list.cc). The cursor is the script's position, "<status>:<level>:<score>:<seq>": the
-// status being walked, the priority level (READY only; 10..19 in the push lane), and the sorted-set score and seq of the
-// last entry examined (both empty at the start of a status).
+// status being walked, the priority level (READY only; 10..19 in the push lane), and the sorted-set
+// score and seq of the last entry examined (both empty at the start of a status).
 #include <fmt/format.h>
 
 #include <charconv>

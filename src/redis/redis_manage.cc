@@ -70,7 +70,9 @@ Status AckOutcome(const RedisReply& item, const std::string& topic, const backen
   core::Event event{it.ack ? K::kAck : it.release ? K::kRelease : K::kNack};
   if (it.release) event.retry_interval = core::kReleaseBackoff;
   return MoveOutcome(item, topic, it.msg_id, event, now,
-                     it.ack ? "acked" : it.release ? "released" : "nacked");
+                     it.ack       ? "acked"
+                     : it.release ? "released"
+                                  : "nacked");
 }
 
 }  // namespace
@@ -126,56 +128,56 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
     // before the script runs (a topic whose own callback decides is listed when that is set).
     if (!listed.ok()) return join->Arrive(std::move(listed));
     Eval(kSendScript, topic, std::move(args),
-       AfterReplicas(
-           topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
-             if (!r.has_value()) return join->Arrive(r.error());
-             const auto& e = r->elements;
-             if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
-               return join->Arrive(Unexpected(*r, "send"));
-             }
-             std::vector<Result<backend::Sent>> out;
-             out.reserve(recs.size());
-             bool ready = false, due = false, push = false;
-             for (size_t i = 0; i < recs.size(); ++i) {
-               const auto& item = e[i + 1].elements;
-               if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
-                 MessageRecord old = ParseRecord(topic, item, 1);
-                 MsgStatus st = core::StatusAt(old, now);
-                 out.push_back(backend::Sent{Message{std::move(old), st}, true});
-                 continue;
-               }
-               if (item.size() == 3 && item[0].str == "FULL") {
-                 out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
-                 continue;
-               }
-               if (item.size() != 5 || item[0].str != "NEW")
+         AfterReplicas(
+             topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
+               if (!r.has_value()) return join->Arrive(r.error());
+               const auto& e = r->elements;
+               if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
                  return join->Arrive(Unexpected(*r, "send"));
-               MessageRecord& rec = recs[i];
-               rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
-               rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
-               rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
-               rec.push = Str(item[4]) == "1";
-               MsgStatus st = core::StatusAt(rec, now);
-               push |= rec.push;
-               (rec.push ? due : ready) |= st == MsgStatus::kReady;
-               out.push_back(backend::Sent{Message{std::move(rec), st}, false});
-             }
-             const std::string next = Str(e[0]);
-             if (push) PushWatched(topic, /*add=*/true);
-             if (ready) {
-               News(topic);
-               NotifyReady(topic);
-             }
-             if (due) NotifyPush(topic);
-             if (!next.empty()) {
-               ArmWake(topic, next);
-               Publish(topic,
-                       (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
-                           (push ? kPubPushLane : 0),
-                       next);
-             }
-             join->Arrive(std::move(out));
-           }));
+               }
+               std::vector<Result<backend::Sent>> out;
+               out.reserve(recs.size());
+               bool ready = false, due = false, push = false;
+               for (size_t i = 0; i < recs.size(); ++i) {
+                 const auto& item = e[i + 1].elements;
+                 if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
+                   MessageRecord old = ParseRecord(topic, item, 1);
+                   MsgStatus st = core::StatusAt(old, now);
+                   out.push_back(backend::Sent{Message{std::move(old), st}, true});
+                   continue;
+                 }
+                 if (item.size() == 3 && item[0].str == "FULL") {
+                   out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
+                   continue;
+                 }
+                 if (item.size() != 5 || item[0].str != "NEW")
+                   return join->Arrive(Unexpected(*r, "send"));
+                 MessageRecord& rec = recs[i];
+                 rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
+                 rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
+                 rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
+                 rec.push = Str(item[4]) == "1";
+                 MsgStatus st = core::StatusAt(rec, now);
+                 push |= rec.push;
+                 (rec.push ? due : ready) |= st == MsgStatus::kReady;
+                 out.push_back(backend::Sent{Message{std::move(rec), st}, false});
+               }
+               const std::string next = Str(e[0]);
+               if (push) PushWatched(topic, /*add=*/true);
+               if (ready) {
+                 News(topic);
+                 NotifyReady(topic);
+               }
+               if (due) NotifyPush(topic);
+               if (!next.empty()) {
+                 ArmWake(topic, next);
+                 Publish(topic,
+                         (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
+                             (push ? kPubPushLane : 0),
+                         next);
+               }
+               join->Arrive(std::move(out));
+             }));
   };
   if (!own_callback) return script(Status::Ok());
   EnsurePushListed(topic, /*force=*/false, std::move(script));
@@ -240,10 +242,10 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
          // Nacked or released for later: the other nodes' long polls and push lanes need the
          // time (this node may be gone by then).
          if (pending) {
-           Publish(topic,
-                   (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
-                       (push ? kPubPushLane : 0),
-                   next);
+           Publish(
+               topic,
+               (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
+               next);
          }
          ArmWake(topic, next);
          done(std::move(out));

@@ -161,22 +161,22 @@ void RedisBackend::MaybeUnlist(const std::string& topic) {
     }
     ++inflight_;
   }
-  conn_->Command(PushKey(),
-                 {"EVAL", std::string(kUnlistScript), "1", PushKey(), topic,
-                  Ms(now - kPushUnlistAfter)},
-                 [this, topic, now](Result<RedisReply> r) {
-                   base::MutexLock lock(mu_);
-                   auto listed = push_listed_.find(topic);
-                   // Listed by this node since the call was sent: it stays watched.
-                   const bool relisted = listed != push_listed_.end() && listed->second >= now;
-                   if (r.has_value() && r->type == RedisReply::Type::kInteger &&
-                       r->integer == 1 && !relisted) {
-                     push_watched_.erase(topic);
-                     push_listed_.erase(topic);
-                     unlist_tried_.erase(topic);
-                   }
-                   if (--inflight_ == 0) idle_.SignalAll();
-                 });
+  conn_->Command(
+      PushKey(),
+      {"EVAL", std::string(kUnlistScript), "1", PushKey(), topic, Ms(now - kPushUnlistAfter)},
+      [this, topic, now](Result<RedisReply> r) {
+        base::MutexLock lock(mu_);
+        auto listed = push_listed_.find(topic);
+        // Listed by this node since the call was sent: it stays watched.
+        const bool relisted = listed != push_listed_.end() && listed->second >= now;
+        if (r.has_value() && r->type == RedisReply::Type::kInteger && r->integer == 1 &&
+            !relisted) {
+          push_watched_.erase(topic);
+          push_listed_.erase(topic);
+          unlist_tried_.erase(topic);
+        }
+        if (--inflight_ == 0) idle_.SignalAll();
+      });
 }
 
 }  // namespace chronoq::redis
