@@ -222,6 +222,7 @@ class RedisBackend final : public backend::QueueBackend {
   // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.
   struct RedriveItem {
     std::string member, msg_id, payload, priority, source;
+    std::string callback;  // the message's own, as the scripts keep it ('' for none)
   };
   void RedriveMove(const std::string& topic, std::vector<RedriveItem> items, Millis delay,
                    backend::Callback<Result<std::vector<RedisReply>>> done);

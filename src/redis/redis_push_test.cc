@@ -131,6 +131,10 @@ struct Node {
         });
     subscribed.get_future().wait();
     backend->SetReadyListener(&heard);
+    // Its first reading of the push set answered: what other nodes do after this is news.
+    std::promise<void> read;
+    backend->Flush([&read] { read.set_value(); });
+    read.get_future().wait();
   }
   ~Node() {
     subscriber.reset();
