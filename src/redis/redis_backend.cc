@@ -155,7 +155,19 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
       });
 }
 
-void RedisBackend::Flush(UniqueFunction<void()> done) { conn_->Flush(std::move(done)); }
+void RedisBackend::Flush(UniqueFunction<void()> done) { FlushRound(std::move(done), 0); }
+
+void RedisBackend::FlushRound(UniqueFunction<void()> done, int round) {
+  conn_->Flush([this, done = std::move(done), round]() mutable {
+    bool more;
+    {
+      base::MutexLock lock(mu_);
+      more = inflight_ > 0 && !closing_ && round < 50;
+    }
+    if (!more) return done();
+    FlushRound(std::move(done), round + 1);  // answers that sent more commands: those too
+  });
+}
 
 void RedisBackend::RegisterTopic(const std::string& topic, TimePoint now,
                                  UniqueFunction<void()> then) {

@@ -115,8 +115,9 @@ class RedisBackend final : public backend::QueueBackend {
   // Moves on the outbox entries over two seconds old of every known topic (getTopicInfoList's).
   void RecoverOutboxes() CQ_EXCLUDES(mu_);
 
-  // Calls `done` once every command sent so far has been answered (tests).
-  void Flush(UniqueFunction<void()> done);
+  // Calls `done` once every command sent so far has been answered, and the commands their
+  // answers led to (a reading of the push set, then a check of each topic) too (tests).
+  void Flush(UniqueFunction<void()> done) CQ_EXCLUDES(mu_);
 
  public:
   enum ScriptId {
@@ -150,6 +151,7 @@ class RedisBackend final : public backend::QueueBackend {
   void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
+  void FlushRound(UniqueFunction<void()> done, int round) CQ_EXCLUDES(mu_);
   std::string TopicsKey() const;
   // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
   void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
