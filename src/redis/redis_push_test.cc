@@ -40,20 +40,9 @@ constexpr Millis kMargin{500};
 
 enum class Kind { kStandalone, kCluster };
 
-template <typename Deployment>
-Deployment* SharedDeployment() {
-  static Deployment* d = [] {
-    auto* started = new Deployment();
-    Status s = started->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
-    return started;
-  }();
-  return d;
-}
-
 std::vector<uint16_t> Ports(Kind kind) {
-  if (kind == Kind::kCluster) return SharedDeployment<testutil::RedisCluster>()->ports();
-  return {SharedDeployment<testutil::RedisStandalone>()->port()};
+  if (kind == Kind::kCluster) return testutil::SharedDeployment<testutil::RedisCluster>()->ports();
+  return {testutil::SharedDeployment<testutil::RedisStandalone>()->port()};
 }
 
 // What a node's listener heard.
@@ -145,10 +134,7 @@ struct Node {
     conn.reset();
   }
   Result<backend::PushTake> Take(const std::string& topic, int32_t max = 10) {
-    std::promise<Result<backend::PushTake>> p;
-    backend->TakePush(topic, max, kMargin,
-                      [&p](Result<backend::PushTake> r) { p.set_value(std::move(r)); });
-    return p.get_future().get();
+    return sync->TakePush(topic, max, kMargin);
   }
   std::vector<std::string> TakeIds(const std::string& topic, int32_t max = 10) {
     Result<backend::PushTake> t = Take(topic, max);
