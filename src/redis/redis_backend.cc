@@ -313,12 +313,16 @@ void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction
 
 RedisConnection::Done RedisBackend::AfterReplicas(const std::string& topic,
                                                   RedisConnection::Done done) {
+  return AfterReplicasOf(Prefix(topic), std::move(done));
+}
+
+RedisConnection::Done RedisBackend::AfterReplicasOf(std::string key, RedisConnection::Done done) {
   if (options_.wait_replicas <= 0) return done;
-  return [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+  return [this, key = std::move(key), done = std::move(done)](Result<RedisReply> r) mutable {
     if (!r.has_value() || r->is_error()) return done(std::move(r));
     const int n = options_.wait_replicas;
     const int64_t ms = options_.wait_timeout.count();
-    conn_->Command(Prefix(topic), {"WAIT", std::to_string(n), std::to_string(ms)},
+    conn_->Command(key, {"WAIT", std::to_string(n), std::to_string(ms)},
                    [n, ms, r = std::move(r), done = std::move(done)](Result<RedisReply> w) mutable {
                      if (!w.has_value()) return done(w.error());
                      if (w->type != RedisReply::Type::kInteger || w->integer < n) {

@@ -182,6 +182,8 @@ class RedisBackend final : public backend::QueueBackend {
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
+  // The same for a write to `key` (routes the WAIT to the key's master).
+  RedisConnection::Done AfterReplicasOf(std::string key, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // redis_push.cc. Tells the listener that push work of `topic` may be due.
   void NotifyPush(const std::string& topic);
