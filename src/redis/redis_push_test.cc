@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "core/limits.h"
 #include "core/state_machine.h"
 #include "redis/cluster.h"
 #include "redis/command_sink.h"
@@ -242,6 +243,22 @@ TEST_P(RedisPushTest, APushSentThroughOneNodeIsAnnouncedOnTheOtherAndNeverPulled
   EXPECT_EQ(r.ack_deadline(), clock_.Now() + Millis(1000) + kMargin);
   EXPECT_EQ(r.retry_interval, Millis(5));
   EXPECT_TRUE(a_->Take("t")->messages.empty());
+}
+
+TEST_P(RedisPushTest, LeasesAndRetryIntervalsOfEveryVarintLengthAreReadAsCoreWritesThem) {
+  // The scripts read the timeout and the retry interval from the stored bytes (one to six
+  // bytes each as varints): the largest values the checks allow come out exact.
+  core::NewMessage m = Msg("t", "big", Http(core::kMaxCallbackTimeout, core::kTenYears));
+  m.ttl = Millis(20 * core::kTenYears.count());
+  ASSERT_TRUE(a_->sync->Send(m).has_value());
+  Result<backend::PushTake> t = a_->Take("t");
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->messages.size(), 1u);
+  EXPECT_EQ(t->messages[0].record.ack_deadline(),
+            clock_.Now() + core::kMaxCallbackTimeout + kMargin);
+  EXPECT_EQ(t->messages[0].record.retry_interval, core::kTenYears);
+  ASSERT_TRUE(a_->sync->AckBatch("t", {backend::AckItem{"big", false, "x", false, 1}}).has_value());
+  EXPECT_EQ(a_->sync->Get("t", "big")->record.visible_at, clock_.Now() + core::kTenYears);
 }
 
 TEST_P(RedisPushTest, ADelayedPushIsAnnouncedAtItsTimeByANodeThatOnlyHeardOfIt) {
