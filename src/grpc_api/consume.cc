@@ -74,29 +74,32 @@ class Stream : public std::enable_shared_from_this<Stream> {
   }
 
   void OnReadDone(bool ok) CQ_EXCLUDES(mu_) {
-    base::MutexLock lock(mu_);
-    reading_ = false;
-    if (end_) return;
-    if (!ok) {
-      // The client closed its side (or the stream broke: OnCancel says so then). Subscribed, it
-      // goes on receiving (up to its credit, as nothing can ack any more) until it cancels or
-      // its deadline passes: `grpcurl -d '{"subscribe":...}'` receives `credit` messages.
-      if (subscribed_) return;
-      lock.Unlock();
-      return End(grpc::Status::OK);
+    Next next;
+    {
+      base::MutexLock lock(mu_);
+      reading_ = false;
+      if (end_) return;
+      if (!ok) {
+        // The client closed its side (or the stream broke: OnCancel says so then). Subscribed,
+        // it goes on receiving (up to its credit, as nothing can ack any more) until it cancels
+        // or its deadline passes: `grpcurl -d '{"subscribe":...}'` receives `credit` messages.
+        if (subscribed_) return;
+        next.end = grpc::Status::OK;
+      } else {
+        next = Take();
+      }
     }
-    switch (in_.kind_case()) {
-      case v1::ConsumeRequest::kSubscribe:
-        return Subscribe(lock);
-      case v1::ConsumeRequest::kAck:
-        return AckOnStream(lock);
-      case v1::ConsumeRequest::kAddCredit:
-        return AddCredit(lock);
-      case v1::ConsumeRequest::KIND_NOT_SET:
-        break;
+    if (next.end) return End(std::move(*next.end));
+    if (next.ack) {
+      ctx_->service->AckBatch(
+          std::move(*next.ack),
+          [self = shared_from_this()](Result<std::vector<service::AckResult>> res) mutable {
+            self->OnAcked(std::move(res));
+          });
+    } else {
+      Poll();
     }
-    lock.Unlock();
-    End(BadRequest("a Consume request must set one of subscribe, ack or add_credit"));
+    Pump();
   }
 
   void OnWriteDone(bool ok) CQ_EXCLUDES(mu_) {
@@ -140,66 +143,57 @@ class Stream : public std::enable_shared_from_this<Stream> {
   }
 
  private:
-  void Subscribe(base::MutexLock& lock) CQ_REQUIRES(mu_) {
-    const v1::ConsumeRequest::Subscribe& s = in_.subscribe();
-    if (subscribed_) {
-      lock.Unlock();
-      return End(BadRequest("subscribe is given twice on one Consume stream"));
-    }
-    if (s.credit() < 1) {
-      const int32_t credit = s.credit();
-      lock.Unlock();
-      return End(BadRequest(fmt::format("credit must be at least 1, got {}", credit)));
-    }
-    subscribed_ = true;
-    topic_ = s.topic();
-    credit_ = s.credit();
-    if (s.has_ack_timeout_millis()) ack_timeout_ = s.ack_timeout_millis();
-    want_read_ = true;
-    lock.Unlock();
-    Poll();  // the service checks the topic: a bad one ends the stream with its sentence
-    Pump();
-  }
+  // What a request read from the client asks for, decided under the lock and done after.
+  struct Next {
+    std::optional<grpc::Status> end;              // end the stream so
+    std::optional<service::AckBatchRequest> ack;  // ack on the stream
+    // Neither: read on and poll (a subscription, more credit).
+  };
 
-  void AckOnStream(base::MutexLock& lock) CQ_REQUIRES(mu_) {
-    if (!subscribed_) {
-      lock.Unlock();
-      return End(BadRequest("the first request of a Consume stream must be a subscribe"));
+  // The request in in_: checks it against the stream's state, applies a subscription or more
+  // credit, and says what to do next.
+  Next Take() CQ_REQUIRES(mu_) {
+    auto bad = [](std::string sentence) { return Next{BadRequest(std::move(sentence)), {}}; };
+    const bool first = !subscribed_;
+    switch (in_.kind_case()) {
+      case v1::ConsumeRequest::kSubscribe: {
+        const v1::ConsumeRequest::Subscribe& s = in_.subscribe();
+        if (!first) return bad("subscribe is given twice on one Consume stream");
+        if (s.credit() < 1) {
+          return bad(fmt::format("credit must be at least 1, got {}", s.credit()));
+        }
+        // The service checks the topic at the first poll: a bad one ends the stream with its
+        // sentence.
+        subscribed_ = true;
+        topic_ = s.topic();
+        credit_ = s.credit();
+        if (s.has_ack_timeout_millis()) ack_timeout_ = s.ack_timeout_millis();
+        break;
+      }
+      case v1::ConsumeRequest::kAck: {
+        if (first) return bad("the first request of a Consume stream must be a subscribe");
+        const std::string& topic = in_.ack().topic();
+        if (!topic.empty() && topic != topic_) {
+          return bad(fmt::format("ack.topic is '{}' but the stream consumes '{}'; leave it empty",
+                                 topic.substr(0, 64), topic_));
+        }
+        service::AckBatchRequest req = FromProto(in_.ack());
+        req.topic = topic_;
+        want_read_ = true;
+        return Next{std::nullopt, std::move(req)};
+      }
+      case v1::ConsumeRequest::kAddCredit:
+        if (first) return bad("the first request of a Consume stream must be a subscribe");
+        if (in_.add_credit() < 1) {
+          return bad(fmt::format("add_credit must be at least 1, got {}", in_.add_credit()));
+        }
+        credit_ = std::min<int64_t>(credit_ + in_.add_credit(), INT32_MAX);
+        break;
+      case v1::ConsumeRequest::KIND_NOT_SET:
+        return bad("a Consume request must set one of subscribe, ack or add_credit");
     }
-    if (!in_.ack().topic().empty() && in_.ack().topic() != topic_) {
-      std::string sentence =
-          fmt::format("ack.topic is '{}' but the stream consumes '{}'; leave it empty",
-                      in_.ack().topic().substr(0, 64), topic_);
-      lock.Unlock();
-      return End(BadRequest(std::move(sentence)));
-    }
-    service::AckBatchRequest req = FromProto(in_.ack());
-    req.topic = topic_;
     want_read_ = true;
-    lock.Unlock();
-    ctx_->service->AckBatch(
-        std::move(req),
-        [self = shared_from_this()](Result<std::vector<service::AckResult>> res) mutable {
-          self->OnAcked(std::move(res));
-        });
-    Pump();
-  }
-
-  void AddCredit(base::MutexLock& lock) CQ_REQUIRES(mu_) {
-    const int32_t more = in_.add_credit();
-    if (!subscribed_) {
-      lock.Unlock();
-      return End(BadRequest("the first request of a Consume stream must be a subscribe"));
-    }
-    if (more < 1) {
-      lock.Unlock();
-      return End(BadRequest(fmt::format("add_credit must be at least 1, got {}", more)));
-    }
-    credit_ = std::min<int64_t>(credit_ + more, INT32_MAX);
-    want_read_ = true;
-    lock.Unlock();
-    Poll();
-    Pump();
+    return Next{};
   }
 
   // Parks one long poll for the credit left, unless one is parked or none is left.
