@@ -6,12 +6,15 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/scheduler.h"
 #include "chronoq/v1/delay_queue.grpc.pb.h"
 #include "engine/engine.h"
@@ -326,6 +329,114 @@ TEST_F(GrpcApiTest, AWaitingPullPastItsDeadlineTakesNothing) {
   ASSERT_TRUE(st.ok()) << st.error_message();
   ASSERT_EQ(waited.messages_size(), 1);
   EXPECT_EQ(waited.messages(0).msg_id(), "b");
+}
+
+// One Consume stream on the client's callback API (no thread of its own): subscribes, counts
+// the messages it receives, never acks.
+class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse> {
+ public:
+  CountingConsumer(v1::DelayQueue::Stub* stub, int credit) {
+    sub_.mutable_subscribe()->set_topic("many");
+    sub_.mutable_subscribe()->set_credit(credit);
+    stub->async()->Consume(&ctx_, this);
+    StartWrite(&sub_);
+    StartRead(&in_);
+    StartCall();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    received_.fetch_add(1);
+    StartRead(&in_);
+  }
+  void OnDone(const grpc::Status& s) override {
+    base::MutexLock lock(mu_);
+    status_ = s;
+    done_ = true;
+  }
+  int received() const { return received_.load(); }
+  void Cancel() { ctx_.TryCancel(); }
+  bool done() {
+    base::MutexLock lock(mu_);
+    return done_;
+  }
+
+ private:
+  grpc::ClientContext ctx_;
+  v1::ConsumeRequest sub_;
+  v1::ConsumeResponse in_;
+  std::atomic<int> received_{0};
+  base::Mutex mu_;
+  grpc::Status status_;
+  bool done_ = false;
+};
+
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutAThreadEach) {
+  constexpr int kStreams = 1000;
+  // Ten clients (channels) of a hundred streams each.
+  std::vector<std::unique_ptr<v1::DelayQueue::Stub>> stubs;
+  for (int c = 0; c < 10; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", c);  // distinct channels, not one shared subchannel
+    stubs.push_back(v1::DelayQueue::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args)));
+  }
+  std::vector<std::unique_ptr<CountingConsumer>> consumers;
+  for (int i = 0; i < kStreams; ++i) {
+    consumers.push_back(std::make_unique<CountingConsumer>(stubs[i % 10].get(), 1));
+  }
+  auto wait_for = [](auto cond) {
+    for (int i = 0; i < 20'000 && !cond(); ++i) std::this_thread::sleep_for(milliseconds(1));
+    return cond();
+  };
+  ASSERT_TRUE(wait_for([&] { return service_->long_polls().parked() == kStreams; }))
+      << service_->long_polls().parked() << " parked";
+  EXPECT_EQ(server_->streams(), static_cast<size_t>(kStreams));
+  EXPECT_LT(ProcessThreads(), 200);  // gRPC's pools, not a thread per stream
+  // 1,500 messages: each stream takes one (its credit), the rest stay ready.
+  v1::SendBatchRequest batch;
+  batch.set_topic("many");
+  for (int i = 0; i < 1'500; ++i) {
+    v1::SendRequest* m = batch.add_msgs();
+    m->set_msg_id("m" + std::to_string(i));
+    m->set_msg("x");
+    m->set_delay_millis(0);
+    if (batch.msgs_size() == 500) {
+      grpc::ClientContext ctx;
+      v1::SendBatchResponse resp;
+      ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
+      batch.clear_msgs();
+    }
+  }
+  auto total = [&] {
+    int n = 0;
+    for (auto& c : consumers) n += c->received();
+    return n;
+  };
+  ASSERT_TRUE(wait_for([&] { return total() == kStreams; })) << total();
+  for (auto& c : consumers) EXPECT_EQ(c->received(), 1);
+  v1::TopicRef ref;
+  ref.set_topic("many");
+  v1::TopicInfoResponse info;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->TopicInfo(&ctx, ref, &info).ok());
+  EXPECT_EQ(info.consuming(), kStreams);
+  EXPECT_EQ(info.ready(), 500);
+  for (auto& c : consumers) c->Cancel();
+  ASSERT_TRUE(wait_for([&] {
+    for (auto& c : consumers) {
+      if (!c->done()) return false;
+    }
+    return server_->streams() == 0;
+  }));
 }
 
 TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
