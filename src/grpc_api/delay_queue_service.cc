@@ -87,8 +87,9 @@ class LongPollReactor final : public ServerUnaryReactor {
     const auto deadline = ctx->deadline() - kDeadlineMargin;
     service::LongPollTicket ticket = api->service->LongPoll(
         std::move(lp),
-        [state, deadline] {
-          return !state->gone.load() && std::chrono::system_clock::now() < deadline;
+        [weak = std::weak_ptr<State>(state), deadline] {  // weak: the state holds the ticket
+          std::shared_ptr<State> s = weak.lock();
+          return s != nullptr && !s->gone.load() && std::chrono::system_clock::now() < deadline;
         },
         call.Answer<service::Messages>([resp](service::Messages& list) {
           for (const core::Message& m : list) ToProto(m, resp->add_messages());

@@ -93,6 +93,14 @@ class Server:
         self.http = "http://127.0.0.1:" + http_line.rsplit(":", 1)[1]
         self.grpc = "127.0.0.1:" + grpc_line.rsplit(":", 1)[1]
 
+    def sanitizer_report(self):
+        """The server's log when it holds a sanitizer's report (a sanitized build), else None."""
+        text = open(os.path.join(self.work, "server.log"), errors="replace").read()
+        for mark in ("Sanitizer", "runtime error:"):
+            if mark in text:
+                return text
+        return None
+
     def stop(self, sig=signal.SIGTERM):
         if self.log.closed:
             return self.proc.returncode
@@ -149,9 +157,14 @@ class GrpcApiTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.channel.close()
-        if cls.server is not None:
-            cls.server.stop()
-        shutil.rmtree(cls.work, ignore_errors=True)
+        try:
+            if cls.server is not None:
+                rc = cls.server.stop()
+                report = cls.server.sanitizer_report()
+                if rc != 0 or report:
+                    raise AssertionError("the server exited with %s\n%s" % (rc, report or ""))
+        finally:
+            shutil.rmtree(cls.work, ignore_errors=True)
 
     def topic(self):
         return self.id().rsplit(".", 1)[1][:60]
@@ -428,6 +441,7 @@ class ShutdownTest(unittest.TestCase):
                         break
                 time.sleep(0.01)
             self.assertEqual(server.stop(signal.SIGTERM), 0)
+            self.assertIsNone(server.sanitizer_report())
             self.assertEqual(list(call), [])  # the stream ended without an error
             self.assertEqual(call.code(), grpc.StatusCode.OK)
             requests.put(None)
