@@ -11,6 +11,7 @@
 #include "service/queue_service.h"
 
 namespace grpc {
+class CallbackServerContext;
 class Service;
 template <class Request, class Response>
 class ServerBidiReactor;
@@ -35,8 +36,8 @@ struct ApiContext {
 // chronoq.v1.DelayQueue over ctx->service (delay_queue_service.cc).
 std::unique_ptr<grpc::Service> NewDelayQueueService(ApiContext* ctx);
 
-// One Consume stream (consume.cc); deletes itself when gRPC is done with it.
+// One Consume stream (consume.cc) of the call `call`; deletes itself when gRPC is done with it.
 grpc::ServerBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse>* NewConsumeReactor(
-    ApiContext* ctx);
+    ApiContext* ctx, grpc::CallbackServerContext* call);
 
 }  // namespace chronoq::grpc_api

@@ -42,6 +42,8 @@ constexpr int64_t kPollMillis = 24 * 3600 * 1000;
 // kRetryDelay, not at once.
 constexpr Millis kEarlyEmpty{1000};
 constexpr Millis kRetryDelay{200};
+// No message is taken for a stream this close to its deadline (it could not be written in time).
+constexpr std::chrono::milliseconds kDeadlineMargin{20};
 
 grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(GrpcCode(s.code())), s.message());
@@ -53,8 +55,11 @@ grpc::Status BadRequest(std::string sentence) {
 
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
-  Stream(ApiContext* ctx, Reactor* reactor)
-      : ctx_(ctx), start_(std::chrono::steady_clock::now()), reactor_(reactor) {
+  Stream(ApiContext* ctx, std::chrono::system_clock::time_point deadline, Reactor* reactor)
+      : ctx_(ctx),
+        start_(std::chrono::steady_clock::now()),
+        deadline_(deadline - kDeadlineMargin),
+        reactor_(reactor) {
     ctx_->stats->StreamOpened();
   }
 
@@ -217,7 +222,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
         std::move(req),
         [weak] {
           auto s = weak.lock();
-          return s != nullptr && !s->gone_.load();
+          return s != nullptr && !s->gone_.load() &&
+                 std::chrono::system_clock::now() < s->deadline_;
         },
         [self = shared_from_this(), start](Result<service::Messages> res) mutable {
           self->OnPolled(std::move(res), start);
@@ -320,6 +326,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   ApiContext* const ctx_;
   const std::chrono::steady_clock::time_point start_;
   std::atomic<bool> gone_{false};  // ended: a parked poll must take nothing
+  // The client's deadline less kDeadlineMargin: no message is taken for the stream later.
+  const std::chrono::system_clock::time_point deadline_;
 
   base::Mutex mu_;
   Reactor* reactor_ CQ_GUARDED_BY(mu_);  // null once Finish is called
@@ -347,7 +355,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
 class ConsumeReactor final : public Reactor {
  public:
-  explicit ConsumeReactor(ApiContext* ctx) : stream_(std::make_shared<Stream>(ctx, this)) {
+  ConsumeReactor(ApiContext* ctx, std::chrono::system_clock::time_point deadline)
+      : stream_(std::make_shared<Stream>(ctx, deadline, this)) {
     stream_->Start();
   }
   void OnReadDone(bool ok) override { stream_->OnReadDone(ok); }
@@ -364,6 +373,8 @@ class ConsumeReactor final : public Reactor {
 
 }  // namespace
 
-Reactor* NewConsumeReactor(ApiContext* ctx) { return new ConsumeReactor(ctx); }
+Reactor* NewConsumeReactor(ApiContext* ctx, grpc::CallbackServerContext* call) {
+  return new ConsumeReactor(ctx, call->deadline());
+}
 
 }  // namespace chronoq::grpc_api

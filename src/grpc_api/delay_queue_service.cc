@@ -320,8 +320,8 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   }
 
   grpc::ServerBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse>* Consume(
-      CallbackServerContext*) override {
-    return NewConsumeReactor(api_);
+      CallbackServerContext* ctx) override {
+    return NewConsumeReactor(api_, ctx);
   }
 
  private:
