@@ -33,6 +33,9 @@ int RunBench(const std::vector<std::string>& args) {
                    "Messages per request: > 1 sends them with sendMsgBatch (at most 1000)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  produce->add_option("--grpc", po.grpc,
+                      "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
+                      "one channel per connection");
 
   E2eOptions eo;
   auto* e2e =
@@ -109,7 +112,8 @@ int RunBench(const std::vector<std::string>& args) {
   }
 
   Result<Report> report = Status(Errc::kInternal, "no workload");
-  if (produce->parsed()) report = RunProduce(common, po);
+  if (produce->parsed())
+    report = po.grpc.empty() ? RunProduce(common, po) : RunProduceGrpc(common, po);
   if (e2e->parsed()) report = RunE2e(common, eo);
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);

@@ -17,8 +17,9 @@ struct ProduceOptions {
   size_t payload_bytes = 100;
   int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
   int64_t delay_max_ms = 3'600'000;
-  double rate = 0;  // 0: as fast as possible
-  int batch = 1;    // > 1: messages per sendMsgBatch request
+  double rate = 0;   // 0: as fast as possible
+  int batch = 1;     // > 1: messages per sendMsgBatch request
+  std::string grpc;  // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
 };
 
 struct E2eOptions {
@@ -66,6 +67,8 @@ struct LongPollOptions {
 };
 
 Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
+// RunProduce over gRPC (o.grpc): one channel per connection, one call in flight each.
+Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o);
 Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o);

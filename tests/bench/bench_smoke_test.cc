@@ -2,6 +2,7 @@
 // benchmark measures real time, so no test clock here). Small counts keep each run to a second
 // or two; the assertions check completeness and that the report has its figures, not speed.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -51,6 +52,27 @@ TEST_F(BenchSmokeTest, ProduceSendsEverything) {
   ASSERT_TRUE(r.contains("send_latency"));
   EXPECT_EQ(r["send_latency"].as_object()["count"].as_int64(), 3000);
   EXPECT_GT(r["throughput"].to_number<double>(), 0);
+}
+
+TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
+  ASSERT_EQ(server_.Stop(SIGTERM), 0);
+  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port());
+  for (const char* batch : {"--batch=1", "--batch=100"}) {
+    SCOPED_TRACE(batch);
+    json::object r = Bench({"produce", "--count=3000", "--connections=8", batch, grpc});
+    EXPECT_EQ(Int(r, "sent_ok"), 3000);
+    EXPECT_EQ(Int(r, "failed"), 0);
+    ASSERT_TRUE(r.contains("send_latency"));
+    EXPECT_GT(r["throughput"].to_number<double>(), 0);
+    // Every message is stored: the topic holds them, waiting.
+    ApiClient api(server_.endpoint());
+    ApiResponse info =
+        api.Monitor("getTopicInfo", {{"topic", std::string(r["topic"].as_string())}});
+    EXPECT_EQ(info.at("data").as_object().at("waitingQueueSize").as_int64(), 3000)
+        << info.Describe();
+  }
 }
 
 TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
