@@ -50,6 +50,9 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--consume-server", eo.consume_server,
                   "Consumers and ackers use this server (another node sharing the storage)");
   e2e->add_option("--rate", eo.rate, "Sends per second (0: unlimited)")->capture_default_str();
+  e2e->add_option("--grpc", eo.grpc,
+                  "Consume with gRPC Consume streams at HOST:PORT (credit --batch, acks on the "
+                  "stream) instead of long polls");
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
   e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")
@@ -114,7 +117,7 @@ int RunBench(const std::vector<std::string>& args) {
   Result<Report> report = Status(Errc::kInternal, "no workload");
   if (produce->parsed())
     report = po.grpc.empty() ? RunProduce(common, po) : RunProduceGrpc(common, po);
-  if (e2e->parsed()) report = RunE2e(common, eo);
+  if (e2e->parsed()) report = eo.grpc.empty() ? RunE2e(common, eo) : RunE2eGrpc(common, eo);
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);
   if (longpoll->parsed()) report = RunLongPoll(common, lo);

@@ -11,6 +11,8 @@
 
 namespace chronoq::bench {
 
+struct ProduceState;
+
 struct ProduceOptions {
   int64_t count = 200'000;
   int connections = 64;
@@ -35,6 +37,7 @@ struct E2eOptions {
   bool ack = true;
   int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
   std::string consume_server;  // empty: consumers and ackers use --server too
+  std::string grpc;            // HOST:PORT: consumers are gRPC Consume streams there (credit batch)
 };
 
 struct BurstOptions {
@@ -70,6 +73,12 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
 // RunProduce over gRPC (o.grpc): one channel per connection, one call in flight each.
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
+// RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
+// `batch`, acking on the stream; producers as in RunE2e (HTTP).
+Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// e2e's sends: message i of `topic` has msgId prefix + i and a delay in [delay_min, delay_max].
+void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string& prefix,
+                   const E2eOptions& o);
 Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o);
 Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o);
 Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o);

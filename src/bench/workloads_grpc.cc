@@ -1,8 +1,11 @@
-// produce --grpc: the produce workload over the gRPC API (Send, or SendBatch with --batch), with
-// the same figures as over HTTP. Each "connection" is a channel of its own (its own TCP
-// connection) with one call in flight, as each HTTP connection has one request in flight, so
-// that the two protocols are compared on the same connections. The calls run on gRPC's callback
-// API (gRPC's threads); the only file of the bench tool that includes gRPC.
+// The workloads over the gRPC API; the only file of the bench tool that includes gRPC. Calls run
+// on gRPC's callback API (gRPC's threads).
+//   produce --grpc: Send (or SendBatch with --batch), with the same figures as over HTTP. Each
+//     "connection" is a channel of its own (its own TCP connection) with one call in flight, as
+//     each HTTP connection has one request in flight, so that the two protocols are compared on
+//     the same connections.
+//   e2e --grpc: HTTP producers as in e2e; the consumers are Consume streams (credit --batch),
+//     each on its own channel, acking on the stream what they receive; lateness as in e2e.
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
@@ -12,6 +15,7 @@
 #include <mutex>
 #include <random>
 
+#include "bench/sessions.h"
 #include "bench/workloads.h"
 #include "chronoq/v1/delay_queue.grpc.pb.h"
 
@@ -19,6 +23,13 @@ namespace chronoq::bench {
 namespace {
 
 using std::chrono::duration;
+
+std::unique_ptr<v1::DelayQueue::Stub> NewStub(const std::string& target, int id) {
+  grpc::ChannelArguments args;
+  args.SetInt("chronoq.bench.connection", id);  // a channel (and TCP connection) of its own
+  return v1::DelayQueue::NewStub(
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+}
 
 struct GrpcProduce {
   const ProduceOptions* o = nullptr;
@@ -36,12 +47,8 @@ struct GrpcProduce {
 // One connection: a channel and its call in flight.
 class Connection {
  public:
-  Connection(GrpcProduce* st, const std::string& target, int id) : st_(st) {
-    grpc::ChannelArguments args;
-    args.SetInt("chronoq.bench.connection", id);  // a channel (and TCP connection) of its own
-    stub_ = v1::DelayQueue::NewStub(
-        grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
-  }
+  Connection(GrpcProduce* st, const std::string& target, int id)
+      : st_(st), stub_(NewStub(target, id)) {}
 
   // Sends the next request; false when every message is sent.
   bool Next() {
@@ -120,7 +127,178 @@ class Connection {
   Histogram latency_;  // only this connection's completions touch it, one at a time
 };
 
+// What the Consume streams of an e2e run share.
+struct GrpcConsume {
+  std::mutex mu;
+  ConsumeState cs;  // under mu
+  std::condition_variable changed;
+  int open = 0;  // streams not done (under mu)
+};
+
+// One Consume stream: reads messages, acks them on the stream (the ids that arrive while an ack
+// is being written go together in the next one).
+class Consumer final : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse> {
+ public:
+  Consumer(GrpcConsume* st, const std::string& target, int id, const std::string& topic, int credit,
+           bool ack)
+      : st_(st), ack_(ack), stub_(NewStub(target, id)) {
+    out_.mutable_subscribe()->set_topic(topic);
+    out_.mutable_subscribe()->set_credit(credit);
+    out_.mutable_subscribe()->set_ack_timeout_millis(60'000);
+    writing_ = true;
+    stub_->async()->Consume(&ctx_, this);
+    StartWrite(&out_);
+    StartRead(&in_);
+    StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    if (in_.has_message()) {
+      const int64_t now_us = NowEpochMicros();
+      bool own = false;
+      {
+        std::lock_guard<std::mutex> lock(st_->mu);
+        own = RecordDelivery(st_->cs, in_.message().msg_id(), in_.message().trigger_time(), now_us);
+        if (st_->cs.unique >= st_->cs.expected) st_->changed.notify_all();
+      }
+      if (own && ack_) {
+        std::lock_guard<std::mutex> lock(wmu_);
+        pending_.push_back(in_.message().msg_id());
+      }
+      MaybeWrite();
+    } else if (in_.has_acked()) {
+      int64_t ok_n = 0;
+      for (const v1::AckResult& r : in_.acked().results()) ok_n += r.code() == 0;
+      std::lock_guard<std::mutex> lock(st_->mu);
+      st_->cs.acked += ok_n;
+      st_->cs.ack_failures += in_.acked().results_size() - ok_n;
+    }
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    {
+      std::lock_guard<std::mutex> lock(wmu_);
+      writing_ = false;
+    }
+    if (ok) MaybeWrite();
+  }
+
+  void OnDone(const grpc::Status& s) override {
+    std::lock_guard<std::mutex> lock(st_->mu);
+    if (!s.ok() && s.error_code() != grpc::StatusCode::CANCELLED) {
+      ++st_->cs.pull_failures;
+      if (st_->cs.first_failure.empty()) st_->cs.first_failure = s.error_message();
+    }
+    --st_->open;
+    st_->changed.notify_all();
+  }
+
+  void Cancel() { ctx_.TryCancel(); }
+
+ private:
+  void MaybeWrite() {
+    {
+      std::lock_guard<std::mutex> lock(wmu_);
+      if (writing_ || pending_.empty()) return;
+      writing_ = true;
+      out_.Clear();
+      for (std::string& id : pending_) out_.mutable_ack()->add_ack(std::move(id));
+      pending_.clear();
+    }
+    StartWrite(&out_);
+  }
+
+  GrpcConsume* st_;
+  const bool ack_;
+  std::unique_ptr<v1::DelayQueue::Stub> stub_;
+  grpc::ClientContext ctx_;
+  v1::ConsumeResponse in_;
+  std::mutex wmu_;
+  v1::ConsumeRequest out_;  // being written while writing_
+  bool writing_ = false;
+  std::vector<std::string> pending_;
+};
+
 }  // namespace
+
+Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
+  std::string topic = c.topic.empty() ? FreshTopic("e2e") : c.topic;
+  std::string prefix = RunPrefix("e2e");
+  ProduceState ps;
+  ps.endpoint = c.endpoint;
+  SetUpE2eSends(ps, topic, prefix, o);
+  GrpcConsume gc;
+  gc.cs.topic = topic;
+  gc.cs.id_prefix = prefix;
+  gc.cs.expected = o.count;
+  gc.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  Report r("e2e");
+  r.Str("protocol", "consume over grpc " + o.grpc + ", produce over http");
+  r.Str("topic", topic);
+  r.Int("messages", o.count);
+  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
+  r.Num("send_rate_target", o.rate, "msgs/s");
+  r.Int("consumers", o.consumers);
+  r.Int("credit", o.batch);
+  CpuMeter cpu;
+  const auto t0 = SteadyClock::now();
+  std::vector<std::unique_ptr<Consumer>> consumers;
+  gc.open = o.consumers;
+  for (int i = 0; i < o.consumers; ++i) {
+    consumers.push_back(std::make_unique<Consumer>(&gc, o.grpc, i, topic, o.batch, o.ack));
+  }
+  const double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
+  const auto deadline =
+      SteadyClock::now() +
+      std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
+      std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
+  // The producers, on this thread; then wait for the deliveries.
+  LoadLoop loop(c.endpoint);
+  std::vector<std::unique_ptr<ProducerSession>> producers;
+  std::vector<Session*> ptrs;
+  for (int i = 0; i < o.producers; ++i) {
+    producers.push_back(std::make_unique<ProducerSession>(&ps));
+    ptrs.push_back(producers.back().get());
+  }
+  Status connected = loop.Connect(ptrs);
+  Progress progress("e2e", c.progress);
+  auto received = [&] {
+    std::lock_guard<std::mutex> lock(gc.mu);
+    return gc.cs.unique;
+  };
+  if (connected.ok()) {
+    ps.start = SteadyClock::now();
+    loop.Run(deadline, nullptr, [&] { progress.Update(received(), o.count); });
+    std::unique_lock<std::mutex> lock(gc.mu);
+    while (gc.cs.unique < gc.cs.expected && gc.open > 0 && SteadyClock::now() < deadline) {
+      gc.changed.wait_for(lock, std::chrono::milliseconds(250));
+      lock.unlock();
+      progress.Update(received(), o.count);
+      lock.lock();
+    }
+  }
+  progress.Finish();
+  for (auto& consumer : consumers) consumer->Cancel();
+  {
+    std::unique_lock<std::mutex> lock(gc.mu);
+    gc.changed.wait(lock, [&] { return gc.open == 0; });
+  }
+  CQ_RETURN_IF_ERROR(connected);
+  // Acks answered after the last delivery are counted until the streams ended.
+  const double secs = duration<double>(SteadyClock::now() - t0).count();
+  AddDeliveryFigures(r, ps, gc.cs);
+  r.Num("elapsed", secs, "s");
+  if (gc.cs.last_receive_us > gc.cs.first_receive_us) {
+    r.Num("delivery_throughput",
+          static_cast<double>(gc.cs.unique) /
+              ((gc.cs.last_receive_us - gc.cs.first_receive_us) / 1e6),
+          "msgs/s");
+  }
+  cpu.Report(r);
+  return r;
+}
 
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o) {
   GrpcProduce st;

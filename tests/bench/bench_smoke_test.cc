@@ -87,6 +87,21 @@ TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
 }
 
 // Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
+TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
+  ASSERT_EQ(server_.Stop(SIGTERM), 0);
+  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
+  ASSERT_TRUE(s.ok()) << s.message();
+  json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
+                          "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10",
+                          "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
+  EXPECT_EQ(Int(r, "delivered"), 1000);
+  EXPECT_EQ(Int(r, "missing"), 0);
+  EXPECT_EQ(Int(r, "duplicates"), 0);
+  EXPECT_EQ(Int(r, "acked"), 1000);
+  ASSERT_TRUE(r.contains("lateness"));
+  EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+}
+
 TEST_F(BenchSmokeTest, E2eAcrossTwoNodesOnRedis) {
   ServerProcess a, b;
   const std::string ns = "--namespace=bench-two-" + std::to_string(::getpid());
