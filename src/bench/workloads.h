@@ -76,6 +76,10 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
 // `batch`, acking on the stream; producers as in RunE2e (HTTP).
 Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// When an e2e run gives up: the sends at their rate, the longest delay, then the grace time.
+SteadyClock::time_point E2eDeadline(const E2eOptions& o);
+// An e2e report with the run's settings (topic, messages, delays, rate, consumers).
+Report E2eReport(const std::string& topic, const E2eOptions& o);
 // e2e's sends: message i of `topic` has msgId prefix + i and a delay in [delay_min, delay_max].
 void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string& prefix,
                    const E2eOptions& o);

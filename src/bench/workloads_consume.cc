@@ -76,6 +76,23 @@ std::string RunPrefix(std::string_view workload) {
   return fmt::format("{}-{:06x}-", workload, rd() & 0xffffff);
 }
 
+SteadyClock::time_point E2eDeadline(const E2eOptions& o) {
+  double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
+  return SteadyClock::now() +
+         std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
+         std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
+}
+
+Report E2eReport(const std::string& topic, const E2eOptions& o) {
+  Report r("e2e");
+  r.Str("topic", topic);
+  r.Int("messages", o.count);
+  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
+  r.Num("send_rate_target", o.rate, "msgs/s");
+  r.Int("consumers", o.consumers);
+  return r;
+}
+
 void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string& prefix,
                    const E2eOptions& o) {
   ps.count = o.count;
@@ -112,16 +129,8 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   p.cs.expected = o.count;
   p.cs.seen.assign(static_cast<size_t>(o.count), 0);
 
-  double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
-  auto deadline = SteadyClock::now() +
-                  std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
-                  std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
-  Report r("e2e");
-  r.Str("topic", topic);
-  r.Int("messages", o.count);
-  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
-  r.Num("send_rate_target", o.rate, "msgs/s");
-  r.Int("consumers", o.consumers);
+  auto deadline = E2eDeadline(o);
+  Report r = E2eReport(topic, o);
   r.Int("batch", o.batch);
   if (!o.consume_server.empty()) r.Str("consume_server", o.consume_server);
   CpuMeter cpu;

@@ -173,6 +173,7 @@ class Consumer final : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::Co
       std::lock_guard<std::mutex> lock(st_->mu);
       st_->cs.acked += ok_n;
       st_->cs.ack_failures += in_.acked().results_size() - ok_n;
+      st_->changed.notify_all();
     }
     StartRead(&in_);
   }
@@ -234,13 +235,8 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   gc.cs.id_prefix = prefix;
   gc.cs.expected = o.count;
   gc.cs.seen.assign(static_cast<size_t>(o.count), 0);
-  Report r("e2e");
+  Report r = E2eReport(topic, o);
   r.Str("protocol", "consume over grpc " + o.grpc + ", produce over http");
-  r.Str("topic", topic);
-  r.Int("messages", o.count);
-  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
-  r.Num("send_rate_target", o.rate, "msgs/s");
-  r.Int("consumers", o.consumers);
   r.Int("credit", o.batch);
   CpuMeter cpu;
   const auto t0 = SteadyClock::now();
@@ -249,11 +245,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   for (int i = 0; i < o.consumers; ++i) {
     consumers.push_back(std::make_unique<Consumer>(&gc, o.grpc, i, topic, o.batch, o.ack));
   }
-  const double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
-  const auto deadline =
-      SteadyClock::now() +
-      std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
-      std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
+  const auto deadline = E2eDeadline(o);
   // The producers, on this thread; then wait for the deliveries.
   LoadLoop loop(c.endpoint);
   std::vector<std::unique_ptr<ProducerSession>> producers;
@@ -272,7 +264,12 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
     ps.start = SteadyClock::now();
     loop.Run(deadline, nullptr, [&] { progress.Update(received(), o.count); });
     std::unique_lock<std::mutex> lock(gc.mu);
-    while (gc.cs.unique < gc.cs.expected && gc.open > 0 && SteadyClock::now() < deadline) {
+    // Every message delivered, and (acking) every ack answered.
+    auto finished = [&] {
+      return gc.cs.unique >= gc.cs.expected &&
+             (!o.ack || gc.cs.acked + gc.cs.ack_failures >= gc.cs.unique);
+    };
+    while (!finished() && gc.open > 0 && SteadyClock::now() < deadline) {
       gc.changed.wait_for(lock, std::chrono::milliseconds(250));
       lock.unlock();
       progress.Update(received(), o.count);
@@ -286,7 +283,6 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
     gc.changed.wait(lock, [&] { return gc.open == 0; });
   }
   CQ_RETURN_IF_ERROR(connected);
-  // Acks answered after the last delivery are counted until the streams ended.
   const double secs = duration<double>(SteadyClock::now() - t0).count();
   AddDeliveryFigures(r, ps, gc.cs);
   r.Num("elapsed", secs, "s");

@@ -42,6 +42,16 @@ class BenchSmokeTest : public ::testing::Test {
     return v != nullptr && v->is_int64() ? v->as_int64() : -1;
   }
 
+  // An e2e report where each of the n messages was delivered once and acked.
+  static void ExpectEachDeliveredAndAckedOnce(json::object& r, int64_t n) {
+    EXPECT_EQ(Int(r, "delivered"), n);
+    EXPECT_EQ(Int(r, "missing"), 0);
+    EXPECT_EQ(Int(r, "duplicates"), 0);
+    EXPECT_EQ(Int(r, "acked"), n);
+    ASSERT_TRUE(r.contains("lateness"));
+    EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), n);
+  }
+
   ServerProcess server_;
 };
 
@@ -78,15 +88,9 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
 TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
   json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
                           "--rate=5000", "--grace-ms=5000"});
-  EXPECT_EQ(Int(r, "delivered"), 1000);
-  EXPECT_EQ(Int(r, "missing"), 0);
-  EXPECT_EQ(Int(r, "duplicates"), 0);
-  EXPECT_EQ(Int(r, "acked"), 1000);
-  ASSERT_TRUE(r.contains("lateness"));
-  EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+  ExpectEachDeliveredAndAckedOnce(r, 1000);
 }
 
-// Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
 TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
   ASSERT_EQ(server_.Stop(SIGTERM), 0);
   Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
@@ -94,13 +98,10 @@ TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
   json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
                           "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10",
                           "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
-  EXPECT_EQ(Int(r, "delivered"), 1000);
-  EXPECT_EQ(Int(r, "missing"), 0);
-  EXPECT_EQ(Int(r, "duplicates"), 0);
-  EXPECT_EQ(Int(r, "acked"), 1000);
-  ASSERT_TRUE(r.contains("lateness"));
-  EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+  ExpectEachDeliveredAndAckedOnce(r, 1000);
 }
+
+// Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
 
 TEST_F(BenchSmokeTest, E2eAcrossTwoNodesOnRedis) {
   ServerProcess a, b;
