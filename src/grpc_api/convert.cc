@@ -141,12 +141,17 @@ service::AckBatchRequest FromProto(const v1::AckRequest& p) {
 }
 
 Result<service::TopicConfigRequest> FromProto(const v1::TopicConfig& p) {
-  if (p.has_callback()) {
-    return InvalidArgument(
-        "callback: setting a topic's callback is not available over gRPC yet; use the HTTP "
-        "API (docs/push.md)");
-  }
   service::TopicConfigRequest c;
+  if (p.has_callback()) {
+    // An empty Callback message removes the topic's callback (HTTP: callback="").
+    if (p.callback().target_case() == v1::Callback::TARGET_NOT_SET) {
+      c.callback = std::optional<core::Callback>();
+    } else {
+      Result<core::Callback> cb = FromProto(p.callback());
+      if (!cb.has_value()) return cb.error();
+      c.callback = std::move(*cb);
+    }
+  }
   c.topic = p.topic();
   c.capacity = Opt<int64_t>(p.has_capacity(), p.capacity());
   c.ttl_millis = Opt<int64_t>(p.has_ttl_millis(), p.ttl_millis());
@@ -173,6 +178,10 @@ void ToProto(const core::Message& m, v1::Message* out) {
   out->set_count_trigger(r.count_trigger);
   out->set_count(r.count);
   if (r.callback) ToProto(*r.callback, out->mutable_callback());
+  if (r.push) {
+    out->set_push(true);
+    out->set_attempts(r.retry);
+  }
   out->set_last_error(r.last_error);
   if (r.dead_letter) {
     v1::DeadLetter* d = out->mutable_dead_letter();

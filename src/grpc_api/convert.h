@@ -37,8 +37,8 @@ service::SendRequest FromProto(const v1::SendRequest& p, Status* error);
 service::SendRequest FromProtoItem(const v1::SendRequest& p, const std::string& batch_topic,
                                    Status* unreadable);
 service::AckBatchRequest FromProto(const v1::AckRequest& p);
-// setTopicConfig's fields; kInvalidArgument when the request sets a callback (not available
-// over gRPC yet).
+// setTopicConfig's fields (an empty callback message removes the topic's callback);
+// kInvalidArgument for a callback whose shape is wrong.
 Result<service::TopicConfigRequest> FromProto(const v1::TopicConfig& p);
 
 void ToProto(const core::Message& m, v1::Message* out);
