@@ -60,6 +60,7 @@ export class MessageView {
       row('retry', `${fmtInt(m.retry)} of ${fmtInt(m.maxRetry + 1)} deliveries (maxRetry ${fmtInt(m.maxRetry)})`),
       row('priority', fmtInt(m.priority || 0)),
       m.countTrigger ? row('count', `${fmtInt(m.count || 0)} of ${fmtInt(m.countTrigger)}`) : null,
+      m.push ? row('push', 'delivered by chronoq to its callback (never pulled)') : null,
       m.attempts ? row('attempts', fmtInt(m.attempts)) : null,
       m.lastError ? row('lastError', m.lastError) : null,
       dl ? row('deadLetter', h('span', {}, 'from ', h('a', {href: route('topic', dl.topic)}, dl.topic),

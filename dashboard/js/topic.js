@@ -15,7 +15,7 @@ const BUCKETS = [
   ['sizeOf30dayToInfinite', '≥ 30 days'],
 ];
 
-// name, label, kind ('count', 'ms', 'topic', 'bool'), hint.
+// name, label, kind ('count', 'ms', 'topic', 'bool', 'json'), hint.
 const CONFIG = [
   ['capacity', 'Capacity', 'count', 'Most messages in life; 0 is unlimited.'],
   ['ttlMillis', 'TTL (ms)', 'ms', 'Default life after the trigger time.'],
@@ -24,7 +24,12 @@ const CONFIG = [
   ['retryIntervalMillis', 'Retry interval (ms)', 'ms', 'Wait before a nacked or timed-out message is ready again.'],
   ['deadLetterTopic', 'Dead-letter topic', 'topic', 'Where expired and exhausted messages go; empty: none.'],
   ['paused', 'Paused', 'bool', 'Sends are stored; pulls get nothing.'],
+  ['callback', 'Push callback', 'json',
+    'Where chronoq pushes this topic\'s messages (a JSON object, see docs/push.md); empty: none.'],
 ];
+
+// A callback as the text of its edit box ('' when none).
+const jsonText = (v) => (v ? JSON.stringify(v) : '');
 
 export class TopicView {
   constructor(topic) {
@@ -105,6 +110,7 @@ export class TopicView {
       const v = cfg[name];
       if (kind === 'bool') return v ? 'yes' : 'no';
       if (kind === 'topic') return v ? h('a', {href: route('topic', v)}, v) : 'none';
+      if (kind === 'json') return v ? h('code', {class: 'json'}, jsonText(v)) : 'none';
       if (kind === 'ms') return v >= 1000 ? `${fmtInt(v)} ms (${fmtDuration(v)})` : `${fmtInt(v)} ms`;
       return name === 'capacity' && v === 0 ? 'unlimited' : fmtInt(v);
     };
@@ -115,8 +121,7 @@ export class TopicView {
             h('button', {class: 'btn', onclick: () => this.resetConfig()}, 'Reset…'))),
     table(['Setting', 'Value', 'From'], CONFIG.map(([name, label, kind]) => h('tr', {},
         h('th', {scope: 'row'}, label), h('td', {testid: `cfg-${name}`}, show(name, kind)),
-        h('td', {class: 'muted'}, cfg.sources[name] || '')))),
-    cfg.callback ? h('pre', {class: 'payload'}, JSON.stringify(cfg.callback, null, 2)) : null);
+        h('td', {class: 'muted'}, cfg.sources[name] || '')))));
   }
 
   editConfig(cfg) {
@@ -125,6 +130,7 @@ export class TopicView {
     const fields = CONFIG.map(([name, label, kind, hint]) => {
       const input = kind === 'bool' ? h('input', {type: 'checkbox', name, checked: cfg[name]}) :
         kind === 'topic' ? h('input', {name, value: cfg[name], autocomplete: 'off', spellcheck: 'false'}) :
+        kind === 'json' ? h('textarea', {name, rows: 3, spellcheck: 'false', value: jsonText(cfg[name])}) :
           h('input', {name, type: 'number', min: 0, step: 1, value: cfg[name], required: true});
       inputs[name] = input;
       return field(label, input, hint);
@@ -134,6 +140,11 @@ export class TopicView {
       // Only what changed is sent: the other values stay in the layer they come from.
       const changed = {};
       for (const [name, , kind] of CONFIG) {
+        if (kind === 'json') {  // sent as its JSON text; '' removes it; the server checks it
+          const text = inputs[name].value.trim();
+          if (text !== jsonText(cfg[name])) changed[name] = text;
+          continue;
+        }
         const v = kind === 'bool' ? inputs[name].checked : kind === 'topic' ?
           inputs[name].value : Number(inputs[name].value);
         if (v !== cfg[name]) changed[name] = v;
