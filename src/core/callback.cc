@@ -94,14 +94,11 @@ Result<Endpoint> ParseAuthority(std::string_view param, std::string_view text,
   return e;
 }
 
-struct UrlParts {
-  bool https = false;
-  Endpoint endpoint;
-};
+}  // namespace
 
-Result<UrlParts> ParseUrl(std::string_view url) {
+Result<CallbackUrl> ParseCallbackUrl(std::string_view url) {
   constexpr std::string_view kParam = "callback.url";
-  UrlParts out;
+  CallbackUrl out;
   std::string_view rest;
   std::string lower = Lower(url.substr(0, std::min<size_t>(url.size(), 8)));
   if (lower.starts_with("http://")) {
@@ -126,8 +123,15 @@ Result<UrlParts> ParseUrl(std::string_view url) {
     return InvalidArgument("callback.url must not carry user information ('user@host')");
   }
   CQ_ASSIGN_OR_RETURN(out.endpoint, ParseAuthority(kParam, authority, out.https ? 443 : 80));
+  // The request target: path and query, the fragment dropped (it never leaves the client).
+  std::string_view target = end == std::string_view::npos ? "" : rest.substr(end);
+  target = target.substr(0, target.find('#'));
+  out.target =
+      target.empty() || target.front() != '/' ? "/" + std::string(target) : std::string(target);
   return out;
 }
+
+namespace {
 
 Status CheckText(std::string_view param, std::string_view value, bool required) {
   if (value.empty()) {
@@ -170,7 +174,7 @@ bool IsToken(std::string_view s) {
 
 Status CheckHttp(const Callback& cb) {
   CQ_RETURN_IF_ERROR(CheckText("callback.url", cb.url, true));
-  CQ_RETURN_IF_ERROR(ParseUrl(cb.url).status());
+  CQ_RETURN_IF_ERROR(ParseCallbackUrl(cb.url).status());
   static constexpr std::string_view kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
   if (std::find(std::begin(kMethods), std::end(kMethods), cb.method) == std::end(kMethods)) {
     return InvalidArgument(fmt::format(
@@ -353,7 +357,7 @@ std::vector<Endpoint> EndpointsOf(const Callback& cb) {
   std::vector<Endpoint> out;
   switch (cb.type) {
     case CallbackType::kHttp:
-      if (auto u = ParseUrl(cb.url); u.has_value()) out.push_back(u->endpoint);
+      if (auto u = ParseCallbackUrl(cb.url); u.has_value()) out.push_back(u->endpoint);
       break;
     case CallbackType::kGrpc:
       if (auto e = ParseHostPort("callback.target", cb.target); e.has_value()) out.push_back(*e);

@@ -103,6 +103,15 @@ struct Endpoint {
 // Splits "host:port" or "[v6]:port". Errors name `param`.
 Result<Endpoint> ParseHostPort(std::string_view param, std::string_view text);
 
+// An http(s) callback URL as a client uses it: "http[s]://host[:port][/path][?query][#frag]",
+// printable ASCII, no user information. Errors are sentences naming callback.url.
+struct CallbackUrl {
+  bool https = false;
+  Endpoint endpoint;   // the scheme's port (80, 443) when the URL has none
+  std::string target;  // origin form: "/path?query" ("/" when absent); the fragment dropped
+};
+Result<CallbackUrl> ParseCallbackUrl(std::string_view url);
+
 // `push-allowed-targets`: comma-separated patterns, each `host`, `host:port`, `*.domain`,
 // `*.domain:port` or `*` (every target). Empty: no target is allowed (push delivery is off until
 // an operator names the targets it may reach).

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
+#include "core/callback.h"
 
 namespace chronoq::push {
 namespace {
@@ -12,26 +12,8 @@ bool IsTokenChar(char c) {
   return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-bool IsHostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_';
-}
-
-// "host:port" with a non-empty host (an IPv6 literal in brackets) and a port in 1..65535.
-bool IsHostPort(std::string_view s) {
-  const size_t colon = s.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  std::string_view port = s.substr(colon + 1);
-  int n = 0;
-  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-  if (ec != std::errc() || p != port.data() + port.size() || n < 1 || n > 65535) return false;
-  std::string_view host = s.substr(0, colon);
-  if (host.front() == '[') return host.size() > 2 && host.back() == ']';
-  for (char c : host) {
-    if (!IsHostChar(c)) return false;
-  }
-  return true;
-}
+// "host:port" (an IPv6 literal in brackets) with a port in 1..65535.
+bool IsHostPort(std::string_view s) { return core::ParseHostPort("target", s).has_value(); }
 
 }  // namespace
 
@@ -48,85 +30,11 @@ std::string_view KindName(Kind kind) {
 }
 
 Status ParseHttpUrl(std::string_view url, HttpUrl* out) {
-  constexpr std::string_view kHttp = "http://";
-  constexpr std::string_view kHttps = "https://";
-  auto lower_prefix = [&](std::string_view p) {
-    if (url.size() < p.size()) return false;
-    for (size_t i = 0; i < p.size(); ++i) {
-      char c = url[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != p[i]) return false;
-    }
-    return true;
-  };
-  HttpUrl parsed;
-  if (lower_prefix(kHttps)) {
-    parsed.tls = true;
-    parsed.port = 443;
-  } else if (!lower_prefix(kHttp)) {
-    return InvalidArgument(
-        fmt::format("callback url '{}' must start with http:// or https://", url));
-  }
-  std::string_view rest = url.substr(parsed.tls ? kHttps.size() : kHttp.size());
-  if (const size_t hash = rest.find('#'); hash != std::string_view::npos) {
-    rest = rest.substr(0, hash);
-  }
-  const size_t path_at = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, path_at);
-  std::string_view target = path_at == std::string_view::npos ? "" : rest.substr(path_at);
-  if (authority.find('@') != std::string_view::npos) {
-    return InvalidArgument(fmt::format("callback url '{}': user information is not allowed", url));
-  }
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos || close < 2) {
-      return InvalidArgument(fmt::format("callback url '{}': bad IPv6 address", url));
-    }
-    parsed.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        return InvalidArgument(fmt::format("callback url '{}': bad host", url));
-      }
-      port_text = after.substr(1);
-    }
-  } else {
-    const size_t colon = authority.find(':');
-    parsed.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
-    for (char c : parsed.host) {
-      if (!IsHostChar(c)) {
-        return InvalidArgument(fmt::format("callback url '{}': bad host", url));
-      }
-    }
-  }
-  if (parsed.host.empty()) {
-    return InvalidArgument(fmt::format("callback url '{}' has no host", url));
-  }
-  if (!port_text.empty() || authority.back() == ':') {
-    int n = 0;
-    auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), n);
-    if (port_text.empty() || ec != std::errc() || p != port_text.data() + port_text.size() ||
-        n < 1 || n > 65535) {
-      return InvalidArgument(fmt::format("callback url '{}': bad port", url));
-    }
-    parsed.port = static_cast<uint16_t>(n);
-  }
-  for (char c : target) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-      return InvalidArgument(
-          fmt::format("callback url '{}': spaces and control characters must be escaped", url));
-    }
-  }
-  if (target.empty()) {
-    parsed.target = "/";
-  } else if (target.front() == '?') {
-    parsed.target = "/" + std::string(target);
-  } else {
-    parsed.target = std::string(target);
-  }
-  *out = std::move(parsed);
+  CQ_ASSIGN_OR_RETURN(core::CallbackUrl u, core::ParseCallbackUrl(url));
+  out->tls = u.https;
+  out->host = std::move(u.endpoint.host);
+  out->port = u.endpoint.port;
+  out->target = std::move(u.target);
   return Status::Ok();
 }
 

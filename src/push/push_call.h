@@ -93,8 +93,9 @@ struct HttpUrl {
   uint16_t port = 80;  // 443 by default for https
   std::string target;  // origin form: "/path?query", "/" when absent
 };
-// Parses "http[s]://host[:port][/path][?query][#fragment]" (the fragment is dropped). Another
-// scheme, userinfo, an empty host or a bad port -> kInvalidArgument naming the problem.
+// Parses "http[s]://host[:port][/path][?query][#fragment]" by core::ParseCallbackUrl's rules (the
+// ones a send's callback is checked by; the host lower-cased, the fragment dropped);
+// kInvalidArgument with its sentence otherwise.
 Status ParseHttpUrl(std::string_view url, HttpUrl* out);
 
 // Checks the fields a call of its kind needs (a parsable http(s):// URL and an HTTP method token;

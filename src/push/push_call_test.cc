@@ -30,24 +30,28 @@ TEST(PushCallTest, ParsesHttpUrls) {
 TEST(PushCallTest, RefusesBadUrlsWithASentence) {
   HttpUrl u;
   EXPECT_EQ(ParseHttpUrl("ftp://h/", &u).message(),
-            "callback url 'ftp://h/' must start with http:// or https://");
-  EXPECT_EQ(ParseHttpUrl("https://", &u).message(), "callback url 'https://' has no host");
-  EXPECT_EQ(ParseHttpUrl("http:///x", &u).message(), "callback url 'http:///x' has no host");
-  EXPECT_EQ(ParseHttpUrl("http://h:0/", &u).message(), "callback url 'http://h:0/': bad port");
+            "callback.url must start with http:// or https://, got 'ftp://h/'");
+  EXPECT_EQ(ParseHttpUrl("https://", &u).message(),
+            "callback.url has no valid host in '' (letters, digits, '-', '.', '_')");
+  EXPECT_EQ(ParseHttpUrl("http:///x", &u).message(),
+            "callback.url has no valid host in '' (letters, digits, '-', '.', '_')");
+  EXPECT_EQ(ParseHttpUrl("http://h:0/", &u).message(),
+            "callback.url has no valid port in 'h:0' (a port is 1..65535)");
   EXPECT_EQ(ParseHttpUrl("http://h:99999/", &u).message(),
-            "callback url 'http://h:99999/': bad port");
-  EXPECT_EQ(ParseHttpUrl("http://h:/", &u).message(), "callback url 'http://h:/': bad port");
+            "callback.url has no valid port in 'h:99999' (a port is 1..65535)");
+  EXPECT_EQ(ParseHttpUrl("http://h:/", &u).message(),
+            "callback.url has no valid port in 'h:' (a port is 1..65535)");
   EXPECT_EQ(ParseHttpUrl("http://u:p@h/", &u).message(),
-            "callback url 'http://u:p@h/': user information is not allowed");
+            "callback.url must not carry user information ('user@host')");
   EXPECT_EQ(ParseHttpUrl("http://h/a b", &u).message(),
-            "callback url 'http://h/a b': spaces and control characters must be escaped");
+            "callback.url may hold only printable ASCII without spaces (percent-encode the rest)");
 }
 
 TEST(PushCallTest, TargetKeyIsTheIsolationUnit) {
   PushCall c;
   c.kind = Kind::kHttp;
   c.url = "http://Example.com/hook";
-  EXPECT_EQ(TargetKey(c), "Example.com:80");
+  EXPECT_EQ(TargetKey(c), "example.com:80");  // one key however the host is spelt
   c.url = "http://[::1]:81/";
   EXPECT_EQ(TargetKey(c), "[::1]:81");
   c.url = "https://pay.example/cb";
