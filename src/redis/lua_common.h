@@ -11,7 +11,9 @@
 // and since issue 14 pr priority, ct countTrigger, c count, le lastError (absent: 0, 0, 0, '',
 // so records written before read right; they are written only when they differ from that), and
 // since issue 15 ri retry interval of a delivery (visible at = ack deadline + ri), dt/ds/dr/de
-// a dead letter's source topic, status, deliveries and end time there.
+// a dead letter's source topic, status, deliveries and end time there; since issue 16 cb the
+// message's own callback (core::EncodeCallback's bytes, absent: none) and pu, '1' in the push
+// lane (absent: the pull lane).
 //
 // Configuration: every call's first argument is the node-local layers of the topic's
 // configuration (RedisBackend::Eval); cfg() resolves the stored hash 'cfg' over them. A message
@@ -21,6 +23,9 @@
 // Sets, by priority level l (0..9): pending (by visible at) and delivered (by ack deadline) are
 // 'p' and 'd' for level 0 (the names from before priorities, so an older keyspace keeps
 // working) and 'p<l>' and 'd<l>' above; 'pl' holds the levels above 0 that may have members.
+// The push lane (docs/push.md) is the same sets at levels 10..19 (priority + 10): a pull takes
+// levels 0..9 only, a push take 10..19 only, and everything else (counts, lists, purge, the
+// wake-up) reads every level in use, so it sees both lanes without knowing of them.
 // 'e' holds in-life messages by natural end, 'x<status>' ended ones (4..7) by end time, trimmed
 // by the retention. Members are the zero-padded seq followed by the msgId.
 #pragma once
@@ -85,9 +90,47 @@
   "  for j = 1, #s, 2 do CF[s[j]] = s[j+1] end\n"                                                  \
   "  return CF\n"                                                                                  \
   "end\n"                                                                                          \
+  "-- Push delivery (docs/push.md). The topic's callback: the stored 'cb' "                        \
+  "(core::EncodeCallback's\n"                                                                      \
+  "-- bytes; '' stored: none; the node-local layers never have one), nil when none.\n"             \
+  "local function topic_cb()\n"                                                                    \
+  "  local x = cfg().cb\n"                                                                         \
+  "  if x and x ~= '' then return x end\n"                                                         \
+  "  return nil\n"                                                                                 \
+  "end\n"                                                                                          \
+  "-- The timeout and the retry interval (nil: none) of a callback's bytes: a format byte, a "     \
+  "type\n"                                                                                         \
+  "-- byte, then both as varints (LEB128; the interval plus one, 0 for none).\n"                   \
+  "local function cb_times(b)\n"                                                                   \
+  "  local i = 3\n"                                                                                \
+  "  local function varint()\n"                                                                    \
+  "    local v, mul = 0, 1\n"                                                                      \
+  "    while true do\n"                                                                            \
+  "      local x = string.byte(b, i) or 0\n"                                                       \
+  "      i = i + 1\n"                                                                              \
+  "      v = v + (x % 128) * mul\n"                                                                \
+  "      if x < 128 then return v end\n"                                                           \
+  "      mul = mul * 128\n"                                                                        \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  local t = varint()\n"                                                                         \
+  "  local r = varint()\n"                                                                         \
+  "  if r > 0 then return t, r - 1 end\n"                                                          \
+  "  return t, nil\n"                                                                              \
+  "end\n"                                                                                          \
+  "-- core::RetryIntervalOf: the message's own callback's retry interval, else the topic's.\n"     \
+  "local function retry_interval_of(m)\n"                                                          \
+  "  if m.raw.cb ~= '' then\n"                                                                     \
+  "    local _, r = cb_times(m.raw.cb)\n"                                                          \
+  "    if r then return string.format('%d', r) end\n"                                              \
+  "  end\n"                                                                                        \
+  "  return cfg().ri\n"                                                                            \
+  "end\n"                                                                                          \
   "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO = 0, 0, 0, 0, 0, 0, 0\n"                          \
   "local function pk(l) if l == 0 then return P..'p' end return P..'p'..l end\n"                   \
   "local function dk(l) if l == 0 then return P..'d' end return P..'d'..l end\n"                   \
+  "-- A record's level: its priority, plus 10 in the push lane.\n"                                 \
+  "local function lv(m) if m.pu == 1 then return m.pr + 10 end return m.pr end\n"                  \
   "local LV\n"                                                                                     \
   "local function levels() -- in use, highest first; 0 always, last\n"                             \
   "  if LV then return LV end\n"                                                                   \
@@ -144,12 +187,15 @@
   "status,\n"                                                                                      \
   "-- deliveries and end time there (absent on other messages).\n"                                 \
   "local F = "                                                                                     \
-  "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'}" \
+  "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'," \
+  "'cb','pu'}"                                                                                     \
   "\n"                                                                                             \
   "local FP = "                                                                                    \
   "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'," \
+  "'cb','pu',"                                                                                     \
   "'p'}\n"                                                                                         \
-  "local DEF = {pr='0', ct='0', c='0', le='', ri='0', dt='', ds='0', dr='0', de='0'}\n"            \
+  "local DEF = {pr='0', ct='0', c='0', le='', ri='0', dt='', ds='0', dr='0', de='0', cb='', "      \
+  "pu='0'}\n"                                                                                      \
   "local function load(id, with_payload)\n"                                                        \
   "  local v = redis.call('HMGET', P..'r:'..id, unpack(FP))\n"                                     \
   "  if not v[1] then return nil end\n"                                                            \
@@ -220,7 +266,7 @@
   "local function finish(m, st, at_raw, now, retention, by_time)\n"                                \
   "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                   \
   "  to_outbox(m, st, at_raw, now)\n"                                                              \
-  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"             \
+  "  redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"           \
   "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
   "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                                 \
   "  local left = tonumber(at_raw) + retention - now\n"                                            \
@@ -230,7 +276,7 @@
   "  trim_ended(st, now, retention)\n"                                                             \
   "end\n"                                                                                          \
   "local function unindex(m) -- a record about to be replaced or forgotten\n"                      \
-  "  redis.call('ZREM', pk(m.pr), m.member); redis.call('ZREM', dk(m.pr), m.member)\n"             \
+  "  redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"           \
   "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
   "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                           \
   "end\n"                                                                                          \
@@ -250,7 +296,10 @@
   "  end\n"                                                                                        \
   "  redis.call('HSET', key, unpack(h))\n"                                                         \
   "  local member = string.format('%016d', seq)..id\n"                                             \
-  "  zadd_level('p', tonumber(pr), va, member)\n"                                                  \
+  "  local l = tonumber(pr)\n"                                                                     \
+  "  for i = 1, #fields, 2 do if fields[i] == 'pu' and fields[i+1] == '1' then l = l + 10 end "    \
+  "end\n"                                                                                          \
+  "  zadd_level('p', l, va, member)\n"                                                             \
   "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
   "  return seq\n"                                                                                 \
   "end\n"                                                                                          \

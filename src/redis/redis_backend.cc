@@ -167,7 +167,11 @@ void RedisBackend::NotifyReady(const std::string& topic) {
   if (backend::ReadyListener* l = listener_.load()) l->OnReady(topic);
 }
 
-void RedisBackend::SetReadyListener(backend::ReadyListener* listener) { listener_.store(listener); }
+void RedisBackend::SetReadyListener(backend::ReadyListener* listener) {
+  listener_.store(listener);
+  // Push work left by this node before a restart, or by any node: tell the new listener.
+  if (listener != nullptr) RefreshPushTopics(/*announce=*/true);
+}
 
 void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms) {
   if (next_ms.empty()) return;
@@ -229,7 +233,8 @@ void RedisBackend::Wake(const std::string& topic) {
   done.get_future().wait();
 }
 
-void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer) {
+void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer,
+                              bool announce) {
   std::vector<UniqueFunction<void()>> thens;
   if (then) thens.push_back(std::move(then));
   {
@@ -238,47 +243,60 @@ void RedisBackend::CheckTopic(const std::string& topic, UniqueFunction<void()> t
     if (!first) {
       it->second.again = true;
       it->second.again_timer |= timer;
+      it->second.again_announce |= announce;
       for (auto& t : thens) it->second.thens.push_back(std::move(t));
       return;
     }
   }
-  RunCheck(topic, std::move(thens), timer);
+  RunCheck(topic, std::move(thens), timer, announce);
 }
 
 void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens,
-                            bool timer) {
+                            bool timer, bool announce) {
   TimePoint now = clock_->Now();
   const uint64_t seen = NewsSeen();
-  Eval(kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
-       [this, topic, seen, timer, thens = std::move(thens)](Result<RedisReply> r) mutable {
-         if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 3) {
-           const std::string next = Str(r->elements[1]);
-           if (r->elements[0].integer == 1) {
-             NotifyReady(topic);
-             if (timer && r->elements[2].integer == 1) Publish(topic, true, next);
-           } else {
-             MarkIdle(topic, seen);
-           }
-           ArmWake(topic, next);
-         }  // else: the next operation on the topic arms a new wake-up
-         std::vector<UniqueFunction<void()>> later;
-         bool again = false, again_timer = false;
-         {
-           base::MutexLock lock(mu_);
-           auto it = checks_.find(topic);
-           if (it != checks_.end() && it->second.again && !closing_) {
-             again = true;
-             again_timer = it->second.again_timer;
-             later = std::move(it->second.thens);
-             it->second = Check{};
-           } else if (it != checks_.end()) {
-             for (auto& t : it->second.thens) thens.push_back(std::move(t));
-             checks_.erase(it);
-           }
-         }
-         for (auto& t : thens) t();
-         if (again) RunCheck(topic, std::move(later), again_timer);
-       });
+  Eval(
+      kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count())},
+      [this, topic, seen, timer, announce, thens = std::move(thens)](Result<RedisReply> r) mutable {
+        if (r.has_value() && r->type == RedisReply::Type::kArray && r->elements.size() == 6) {
+          const auto& e = r->elements;
+          const std::string next = Str(e[1]);
+          const bool ready = e[0].integer == 1, due = e[3].integer == 1;
+          const int64_t held = e[4].integer;
+          if (ready) {
+            NotifyReady(topic);
+          } else {
+            MarkIdle(topic, seen);
+          }
+          if (held > 0) PushWatched(topic, /*add=*/true);
+          if (due || (announce && held > 0)) NotifyPush(topic);
+          // A deadline or lease that ran out: only the node that delivered knew its time.
+          if (timer && e[2].integer == 1 && (ready || due)) {
+            Publish(topic, (ready ? kPubPullReady : 0) | (due ? kPubPushReady | kPubPushLane : 0),
+                    next);
+          }
+          if (held == 0 && e[5].integer == 0 && PushWatched(topic)) MaybeUnlist(topic);
+          ArmWake(topic, next);
+        }  // else: the next operation on the topic arms a new wake-up
+        std::vector<UniqueFunction<void()>> later;
+        bool again = false, again_timer = false, again_announce = false;
+        {
+          base::MutexLock lock(mu_);
+          auto it = checks_.find(topic);
+          if (it != checks_.end() && it->second.again && !closing_) {
+            again = true;
+            again_timer = it->second.again_timer;
+            again_announce = it->second.again_announce;
+            later = std::move(it->second.thens);
+            it->second = Check{};
+          } else if (it != checks_.end()) {
+            for (auto& t : it->second.thens) thens.push_back(std::move(t));
+            checks_.erase(it);
+          }
+        }
+        for (auto& t : thens) t();
+        if (again) RunCheck(topic, std::move(later), again_timer, again_announce);
+      });
 }
 
 RedisConnection::Done RedisBackend::AfterReplicas(const std::string& topic,
@@ -307,27 +325,33 @@ std::string RedisBackend::ReadyChannel() const {
   return fmt::format("cq:{{{}}}:ready", options_.ns);
 }
 
-// Publication: "<1 if ready now else 0>\n<next time of change, ms, or empty>\n<topic>".
-void RedisBackend::Publish(const std::string& topic, bool ready, const std::string& next_ms) {
+// Publication: "<flags>\n<next time of change, ms, or empty>\n<topic>" (kPub* bits; before
+// issue 16 the first field was "1" or "0", which reads the same).
+void RedisBackend::Publish(const std::string& topic, int flags, const std::string& next_ms) {
   if (!options_.publish) return;
-  conn_->Command(
-      "", {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", ready ? 1 : 0, next_ms, topic)},
-      [](Result<RedisReply>) {});
+  conn_->Command("", {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", flags, next_ms, topic)},
+                 [](Result<RedisReply>) {});
 }
 
 void RedisBackend::OnPublished(std::string_view payload) {
   size_t a = payload.find('\n');
   size_t b = a == std::string_view::npos ? a : payload.find('\n', a + 1);
-  if (b == std::string_view::npos) return;
-  const bool ready = payload.substr(0, a) == "1";
+  if (b == std::string_view::npos || a != 1 || payload[0] < '0' || payload[0] > '7') return;
+  const int flags = payload[0] - '0';
+  const bool ready = (flags & kPubPullReady) != 0, due = (flags & kPubPushReady) != 0;
   std::string next(payload.substr(a + 1, b - a - 1));
   std::string topic(payload.substr(b + 1));
   if (ready) News(topic);
+  bool watched = false;
   {
     base::MutexLock lock(mu_);
-    if (!watched_.contains(topic)) return;  // no long poll here cares
+    watched = watched_.contains(topic);
   }
-  if (ready) NotifyReady(topic);
+  // A topic with a push lane: every node watches it from now on.
+  const bool push = PushWatched(topic, /*add=*/(flags & kPubPushLane) != 0);
+  if (!watched && !push) return;  // no long poll here cares, nor any push
+  if (ready && watched) NotifyReady(topic);
+  if (due && push) NotifyPush(topic);
   ArmWake(topic, next);
 }
 
@@ -341,6 +365,7 @@ void RedisBackend::OnResubscribed() {
   }
   for (const std::string& t : topics) CheckTopic(t, nullptr);
   RecoverOutboxes();
+  RefreshPushTopics(/*announce=*/false);
 }
 
 void RedisBackend::WatchTopic(const std::string& topic) {
@@ -360,18 +385,17 @@ void RedisBackend::WatchTopic(const std::string& topic) {
   if (first) CheckTopic(topic, nullptr);
 }
 
-void RedisBackend::TakePush(std::string /*topic*/, int32_t /*max*/, Millis /*lease_margin*/,
-                            Callback<Result<backend::PushTake>> done) {
-  done(Internal("the push lane is not built yet"));  // TODO(issue 16): the Redis push lane
-}
-
 void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Message>>> done) {
   const TimePoint now = clock_->Now();
   // Absent: the script takes the topic's (stored layer over the node's).
   std::vector<std::string> args = {
-      Ms(now), std::to_string(std::max(1, req.batch)),
+      Ms(now),
+      std::to_string(std::max(1, req.batch)),
       req.ack_timeout ? std::to_string(req.ack_timeout->count()) : std::string(),
-      std::to_string(options_.retention.count())};
+      std::to_string(options_.retention.count()),
+      "0",  // the pull lane
+      "",
+      ""};
   std::string topic = req.topic;
   const size_t batch = static_cast<size_t>(std::max(1, req.batch));
   const uint64_t seen = NewsSeen();
@@ -380,13 +404,13 @@ void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Me
            topic, [this, topic, batch, seen, done = std::move(done)](Result<RedisReply> r) mutable {
              if (!r.has_value()) return done(r.error());
              const auto& e = r->elements;
-             if (r->type != RedisReply::Type::kArray || e.size() < 2 ||
-                 (e.size() - 2) % kRecordFields != 0) {
+             if (r->type != RedisReply::Type::kArray || e.size() < 3 ||
+                 (e.size() - 3) % kRecordFields != 0) {
                return done(Unexpected(*r, "pull"));
              }
              std::vector<Message> out;
-             out.reserve((e.size() - 2) / kRecordFields);
-             for (size_t i = 2; i < e.size(); i += kRecordFields) {
+             out.reserve((e.size() - 3) / kRecordFields);
+             for (size_t i = 3; i < e.size(); i += kRecordFields) {
                out.push_back(Message{ParseRecord(topic, e, i), MsgStatus::kConsuming});
              }
              if (out.size() < batch) MarkIdle(topic, seen);  // it took everything consumable

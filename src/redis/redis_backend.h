@@ -6,6 +6,11 @@
 // Redis: sends and nacks are published so that long polls parked on any node wake up; writes
 // may wait for replicas (--redis-wait-replicas).
 //
+// Push lane (docs/push.md, redis_push.cc): push-lane messages are the same sorted sets at levels
+// 10..19. Every node watches every topic listed in the namespace's push set (the topics that may
+// have push work) like a topic with parked long polls: a timer at its next change and the
+// publications of the other nodes, and tells its listener OnPushReady when push work is due.
+//
 // Thread-safety: all methods from any thread; callbacks run on the Redis event loop thread or,
 // for ready notifications at trigger times, on the scheduler's thread.
 #pragma once
@@ -14,6 +19,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,11 +97,21 @@ class RedisBackend final : public backend::QueueBackend {
 
   // The channel every node publishes sends and nacks on, and subscribes to (subscriber.h).
   std::string ReadyChannel() const;
-  // A publication of another node (or this one) on ReadyChannel().
+  // A publication of another node (or this one) on ReadyChannel():
+  // "<flags digit>\n<next time of change, ms, or empty>\n<topic>", flags being kPub* bits.
   void OnPublished(std::string_view payload) CQ_EXCLUDES(mu_);
+  enum PubFlags : int {
+    kPubPullReady = 1,  // a pull-lane message is consumable now (nodes before issue 16: "1")
+    kPubPushReady = 2,  // push work is due now
+    kPubPushLane = 4,   // the topic has a push lane: every node watches it
+  };
   // The subscription was (re)established (also at start): publications may have been missed
-  // meanwhile, and nodes that died may have left dead letters in outboxes (RecoverOutboxes).
+  // meanwhile, and nodes that died may have left dead letters in outboxes (RecoverOutboxes);
+  // the push set is read again (RefreshPushTopics).
   void OnResubscribed() CQ_EXCLUDES(mu_);
+  // The sorted set of topics that may have push work, scored by when a node last listed them
+  // (another slot than the topics': written apart, before the script that needs it).
+  std::string PushKey() const;
   // Moves on the outbox entries over two seconds old of every known topic (getTopicInfoList's).
   void RecoverOutboxes() CQ_EXCLUDES(mu_);
 
@@ -149,21 +165,36 @@ class RedisBackend final : public backend::QueueBackend {
   // topic is: when the node is behind, one script covers everything due meanwhile); `then` (may
   // be empty) once a script sent after this call answered. `timer`: asked by this node's
   // wake-up (publishes deadlines that passed, which other nodes do not know).
-  void CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer = false)
-      CQ_EXCLUDES(mu_);
-  void RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens, bool timer)
-      CQ_EXCLUDES(mu_);
+  // `announce`: tell the listener OnPushReady if the push lane holds anything (start).
+  void CheckTopic(const std::string& topic, UniqueFunction<void()> then, bool timer = false,
+                  bool announce = false) CQ_EXCLUDES(mu_);
+  void RunCheck(const std::string& topic, std::vector<UniqueFunction<void()>> thens, bool timer,
+                bool announce) CQ_EXCLUDES(mu_);
   // What may have made something of `topic` consumable: it is not known idle any more.
   void News(const std::string& topic) CQ_EXCLUDES(mu_);
   // How many news came so far; a script's "nothing consumable" counts only if none came since
   // it was sent (MarkIdle).
   uint64_t NewsSeen() CQ_EXCLUDES(mu_);
   void MarkIdle(const std::string& topic, uint64_t seen) CQ_EXCLUDES(mu_);
-  void Publish(const std::string& topic, bool ready, const std::string& next_ms);
+  void Publish(const std::string& topic, int flags, const std::string& next_ms);
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
+  // redis_push.cc. Tells the listener that push work of `topic` may be due.
+  void NotifyPush(const std::string& topic);
+  // Lists `topic` in the push set (unless this node did in the last minute), then `then` (with
+  // the error when the listing failed: the caller must not write push work then).
+  void EnsurePushListed(const std::string& topic, bool force, UniqueFunction<void(Status)> then)
+      CQ_EXCLUDES(mu_);
+  // Reads the push set and checks each topic (learning its next change, telling the listener of
+  // due work; `announce`: of any push work held, as at start).
+  void RefreshPushTopics(bool announce) CQ_EXCLUDES(mu_);
+  // A check found the push lane of a watched topic empty and no callback: the topic leaves the
+  // push set if no node listed it for kPushUnlistAfter (tried at most once a minute per topic).
+  void MaybeUnlist(const std::string& topic) CQ_EXCLUDES(mu_);
+  // Whether this node watches `topic`'s push lane; `add`: it does from now on.
+  bool PushWatched(const std::string& topic, bool add = false) CQ_EXCLUDES(mu_);
   // Takes the statistics every script puts first in its reply, and records them.
   // Answers how many dead letters the script put in the topic's outbox, and how many entries
   // the outbox holds.
@@ -218,6 +249,7 @@ class RedisBackend final : public backend::QueueBackend {
   struct Check {         // a wake script in flight for a topic
     bool again = false;  // asked again meanwhile
     bool again_timer = false;
+    bool again_announce = false;
     std::vector<UniqueFunction<void()>> thens;  // of the calls that asked again
   };
   std::map<std::string, Check> checks_ CQ_GUARDED_BY(mu_);
@@ -234,6 +266,11 @@ class RedisBackend final : public backend::QueueBackend {
   std::map<std::string, OutboxFlush> flushing_ CQ_GUARDED_BY(mu_);
   // Topics known idle (KnownIdle), and since when.
   std::map<std::string, TimePoint> known_idle_ CQ_GUARDED_BY(mu_);
+  // Push lane: the topics this node watches (listed in the push set), when this node last
+  // listed a topic itself, and when it last tried to take one off the set.
+  std::set<std::string> push_watched_ CQ_GUARDED_BY(mu_);
+  std::map<std::string, TimePoint> push_listed_ CQ_GUARDED_BY(mu_);
+  std::map<std::string, TimePoint> unlist_tried_ CQ_GUARDED_BY(mu_);
 };
 
 }  // namespace chronoq::redis

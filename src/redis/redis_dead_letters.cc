@@ -164,7 +164,7 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                     RegisterTopic(target, clock_->Now(), [] {});  // listed (getTopicInfoList)
                     News(target);
                     NotifyReady(target);
-                    Publish(target, true, next);
+                    Publish(target, kPubPullReady, next);
                     ArmWake(target, next);
                   }
                   std::vector<std::string> tokens;
@@ -267,7 +267,7 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
            if (!next.empty()) {
              News(source);
              NotifyReady(source);  // harmless when it is consumable only after the delay
-             Publish(source, true, next);
+             Publish(source, kPubPullReady, next);
              ArmWake(source, next);
            }
            std::vector<std::string> args = {Ms(clock_->Now())};
@@ -291,7 +291,7 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
                       d->elements[0].integer > 0) {
                     News(topic);
                     NotifyReady(topic);
-                    Publish(topic, true, "");
+                    Publish(topic, kPubPullReady, "");
                   }
                   arrive(Status::Ok(), std::move(at), std::move(answers));
                 });

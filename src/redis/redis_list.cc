@@ -1,7 +1,7 @@
 // RedisBackend::List (listMsg, API-EXTENSIONS.md section 3): one script per page
 // (scripts_list.cc). The cursor is the script's position, "<status>:<level>:<score>:<seq>": the
-// status being walked, the priority level (READY only), and the sorted-set score and seq of the
-// last entry examined (both empty at the start of a status).
+// status being walked, the priority level (READY only; 10..19 in the push lane), and the sorted-set
+// score and seq of the last entry examined (both empty at the start of a status).
 #include <fmt/format.h>
 
 #include <charconv>
@@ -41,7 +41,10 @@ Result<std::vector<std::string>> ParseCursor(std::string_view cursor, std::strin
   if (st.size() != 1 || walk.find(st[0]) == std::string_view::npos) {
     return bad(fmt::format("status '{}' is not one of this listing's ({})", st, walk));
   }
-  if (parts[1].size() != 1 || !AllDigits(parts[1])) return bad("the priority level is not 0..9");
+  // Levels 0..9, and 10..19 for the push lane (lua_common.h).
+  if (parts[1].empty() || parts[1].size() > 2 || !AllDigits(parts[1]) || ToInt(parts[1]) > 19) {
+    return bad("the priority level is not 0..19");
+  }
   if (!parts[2].empty()) {
     // A sorted-set score as Redis prints it: an integer, or a double in exponent form.
     double score = 0;

@@ -57,6 +57,24 @@ Result<MessageRecord> OneRecord(const RedisReply& r, const std::string& topic,
   return s.ok() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what)) : s;
 }
 
+// One item's answer of the ack script: MoveOutcome, and {'AT', record...} (another attempt)
+// worded by core::CheckAttempt.
+Status AckOutcome(const RedisReply& item, const std::string& topic, const backend::AckItem& it,
+                  TimePoint now) {
+  const auto& e = item.elements;
+  if (item.type == RedisReply::Type::kArray && e.size() == 1 + kRecordFields && e[0].str == "AT") {
+    Status s = core::CheckAttempt(ParseRecord(topic, e, 1), it.attempt);
+    return s.ok() ? Unexpected(item, "acked") : s;
+  }
+  using K = core::EventKind;
+  core::Event event{it.ack ? K::kAck : it.release ? K::kRelease : K::kNack};
+  if (it.release) event.retry_interval = core::kReleaseBackoff;
+  return MoveOutcome(item, topic, it.msg_id, event, now,
+                     it.ack       ? "acked"
+                     : it.release ? "released"
+                                  : "nacked");
+}
+
 }  // namespace
 
 void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
@@ -77,7 +95,8 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
   std::vector<MessageRecord> recs;
   recs.reserve(msgs.size());
   std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
-  args.reserve(2 + 8 * msgs.size());
+  args.reserve(2 + 9 * msgs.size());
+  bool own_callback = false;
   for (core::NewMessage& m : msgs) {
     if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
     // The script resolves what the request left out from the topic's configuration.
@@ -94,61 +113,79 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
     args.push_back(std::move(max_retry));
     args.push_back(std::to_string(rec.priority));
     args.push_back(std::to_string(rec.count_trigger));
+    // The script decides the lane (core::ResolveDefaults): this callback, else the topic's.
+    args.push_back(CallbackBytes(rec.callback));
+    own_callback |= rec.callback.has_value();
     recs.push_back(std::move(rec));
   }
   using Answer = Result<std::vector<Result<backend::Sent>>>;
   auto join = std::make_shared<Join<Answer>>();
   join->done = std::move(done);
   RegisterTopic(topic, now, [join] { join->Arrive(std::nullopt); });
-  Eval(kSendScript, topic, std::move(args),
-       AfterReplicas(
-           topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
-             if (!r.has_value()) return join->Arrive(r.error());
-             const auto& e = r->elements;
-             if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
-               return join->Arrive(Unexpected(*r, "send"));
-             }
-             std::vector<Result<backend::Sent>> out;
-             out.reserve(recs.size());
-             bool ready = false;
-             for (size_t i = 0; i < recs.size(); ++i) {
-               const auto& item = e[i + 1].elements;
-               if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
-                 MessageRecord old = ParseRecord(topic, item, 1);
-                 MsgStatus st = core::StatusAt(old, now);
-                 out.push_back(backend::Sent{Message{std::move(old), st}, true});
-                 continue;
-               }
-               if (item.size() == 3 && item[0].str == "FULL") {
-                 out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
-                 continue;
-               }
-               if (item.size() != 4 || item[0].str != "NEW")
+  auto script = [this, topic, args = std::move(args), recs = std::move(recs), now,
+                 join](Status listed) mutable {
+    // A message with its own callback goes to the push lane: its topic is in the push set
+    // before the script runs (a topic whose own callback decides is listed when that is set).
+    if (!listed.ok()) return join->Arrive(std::move(listed));
+    Eval(kSendScript, topic, std::move(args),
+         AfterReplicas(
+             topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
+               if (!r.has_value()) return join->Arrive(r.error());
+               const auto& e = r->elements;
+               if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
                  return join->Arrive(Unexpected(*r, "send"));
-               MessageRecord& rec = recs[i];
-               rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
-               rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
-               rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
-               MsgStatus st = core::StatusAt(rec, now);
-               ready |= st == MsgStatus::kReady;
-               out.push_back(backend::Sent{Message{std::move(rec), st}, false});
-             }
-             const std::string next = Str(e[0]);
-             if (ready) {
-               News(topic);
-               NotifyReady(topic);
-             }
-             if (!next.empty()) {
-               ArmWake(topic, next);
-               Publish(topic, ready, next);
-             }
-             join->Arrive(std::move(out));
-           }));
+               }
+               std::vector<Result<backend::Sent>> out;
+               out.reserve(recs.size());
+               bool ready = false, due = false, push = false;
+               for (size_t i = 0; i < recs.size(); ++i) {
+                 const auto& item = e[i + 1].elements;
+                 if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
+                   MessageRecord old = ParseRecord(topic, item, 1);
+                   MsgStatus st = core::StatusAt(old, now);
+                   out.push_back(backend::Sent{Message{std::move(old), st}, true});
+                   continue;
+                 }
+                 if (item.size() == 3 && item[0].str == "FULL") {
+                   out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
+                   continue;
+                 }
+                 if (item.size() != 5 || item[0].str != "NEW")
+                   return join->Arrive(Unexpected(*r, "send"));
+                 MessageRecord& rec = recs[i];
+                 rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
+                 rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
+                 rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
+                 rec.push = Str(item[4]) == "1";
+                 MsgStatus st = core::StatusAt(rec, now);
+                 push |= rec.push;
+                 (rec.push ? due : ready) |= st == MsgStatus::kReady;
+                 out.push_back(backend::Sent{Message{std::move(rec), st}, false});
+               }
+               const std::string next = Str(e[0]);
+               if (push) PushWatched(topic, /*add=*/true);
+               if (ready) {
+                 News(topic);
+                 NotifyReady(topic);
+               }
+               if (due) NotifyPush(topic);
+               if (!next.empty()) {
+                 ArmWake(topic, next);
+                 Publish(topic,
+                         (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
+                             (push ? kPubPushLane : 0),
+                         next);
+               }
+               join->Arrive(std::move(out));
+             }));
+  };
+  if (!own_callback) return script(Status::Ok());
+  EnsurePushListed(topic, /*force=*/false, std::move(script));
 }
 
 void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
   std::vector<backend::AckItem> one;
-  one.push_back(backend::AckItem{std::move(msg_id), ack, ""});
+  one.push_back(backend::AckItem{std::move(msg_id), ack, "", false, 0});
   AckBatch(std::move(topic), std::move(one),
            [done = std::move(done)](Result<std::vector<Status>> r) mutable {
              if (!r.has_value()) return done(r.error());
@@ -160,12 +197,14 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
                             Callback<Result<std::vector<Status>>> done) {
   if (items.empty()) return done(std::vector<Status>());
   const TimePoint now = clock_->Now();
-  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
-  args.reserve(2 + 3 * items.size());
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
+                                   std::to_string(core::kReleaseBackoff.count())};
+  args.reserve(3 + 4 * items.size());
   for (const backend::AckItem& it : items) {
     args.push_back(it.msg_id);
-    args.push_back(it.ack ? "1" : "0");
-    args.push_back(it.ack ? std::string() : it.reason);
+    args.push_back(it.ack ? "1" : it.release ? "r" : "0");
+    args.push_back(it.ack || it.release ? std::string() : it.reason);
+    args.push_back(std::to_string(std::max<int64_t>(0, it.attempt)));
   }
   Eval(kAckScript, topic, std::move(args),
        AfterReplicas(topic, [this, topic, items = std::move(items), now,
@@ -177,18 +216,21 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
          }
          std::vector<Status> out;
          out.reserve(items.size());
-         bool ready = false, waiting = false;
+         bool ready = false, due = false, pending = false, push = false;
          backend::TopicEvents events;
          for (size_t i = 0; i < items.size(); ++i) {
            const RedisReply& item = e[i + 1];
-           const bool ack = items[i].ack;
-           core::Event event{ack ? core::EventKind::kAck : core::EventKind::kNack};
-           out.push_back(
-               MoveOutcome(item, topic, items[i].msg_id, event, now, ack ? "acked" : "nacked"));
-           if (!out.back().ok() || item.elements.size() != 2) continue;
-           if (item.elements[1].str == "READY") ready = true;
-           if (item.elements[1].str == "WAITING") waiting = true;
-           if (item.elements[1].str == "EXHAUSTED") ++events.retries_exhausted;
+           const backend::AckItem& it = items[i];
+           out.push_back(AckOutcome(item, topic, it, now));
+           if (!out.back().ok() || item.elements.size() != 3) continue;
+           const std::string& what = item.elements[1].str;
+           const bool in_push = item.elements[2].str == "1";
+           if (what == "READY") (in_push ? due : ready) = true;
+           if (what == "READY" || what == "WAITING") {
+             pending = true;
+             push |= in_push;
+           }
+           if (what == "EXHAUSTED") ++events.retries_exhausted;
          }
          Report(topic, events);  // the nacks of last deliveries
          const std::string next = Str(e[0]);
@@ -196,8 +238,15 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
            News(topic);
            NotifyReady(topic);
          }
-         // Nacked after a retry interval: the other nodes' long polls need the time.
-         if (ready || waiting) Publish(topic, ready, next);
+         if (due) NotifyPush(topic);
+         // Nacked or released for later: the other nodes' long polls and push lanes need the
+         // time (this node may be gone by then).
+         if (pending) {
+           Publish(
+               topic,
+               (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
+               next);
+         }
          ArmWake(topic, next);
          done(std::move(out));
        }));
@@ -209,15 +258,18 @@ void RedisBackend::Answer(const std::string& topic, MessageRecord rec, TimePoint
                           bool changed_visibility, Callback<Result<Message>> done) {
   const MsgStatus st = core::StatusAt(rec, now);
   if (changed_visibility) {
-    if (st == MsgStatus::kReady) {
+    const bool ready = st == MsgStatus::kReady;
+    if (ready && rec.push) NotifyPush(topic);
+    if (ready && !rec.push) {
       News(topic);
       NotifyReady(topic);
     }
-    // What other nodes' long polls need: ready now, or a new time at which it will be.
-    const std::string next =
-        Ms(st == MsgStatus::kReady ? core::NaturalEndTime(rec) : rec.visible_at);
+    // What other nodes need: ready now, or a new time at which it will be.
+    const std::string next = Ms(ready ? core::NaturalEndTime(rec) : rec.visible_at);
     ArmWake(topic, next);
-    Publish(topic, st == MsgStatus::kReady, next);
+    Publish(topic,
+            rec.push ? kPubPushLane | (ready ? kPubPushReady : 0) : (ready ? kPubPullReady : 0),
+            next);
   }
   done(Message{std::move(rec), st});
 }

@@ -26,21 +26,33 @@ core::EffectiveTopicConfig RedisBackend::LocalConfigOf(const std::string& topic)
 void RedisBackend::Resumed(const std::string& topic) {
   News(topic);
   NotifyReady(topic);
-  Publish(topic, true, "");
+  if (PushWatched(topic)) NotifyPush(topic);
+  // Nodes act on the push part only for a topic they watch for push work.
+  Publish(topic, kPubPullReady | kPubPushReady, "");
 }
 
 void RedisBackend::SetTopicConfig(std::string topic, core::TopicConfig change,
                                   backend::Callback<Result<core::TopicConfig>> done) {
-  Eval(kConfigSetScript, topic, StoredConfigArgs(change),
-       AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         const auto& e = r->elements;
-         if (r->type != RedisReply::Type::kArray || e.size() != 3) {
-           return done(Unexpected(*r, "setTopicConfig"));
-         }
-         if (Str(e[0]) == "1" && Str(e[1]) != "1") Resumed(topic);
-         done(ParseStoredConfig(e[2]));
-       }));
+  auto set = [this, topic, args = StoredConfigArgs(change),
+              done = std::move(done)](Status listed) mutable {
+    if (!listed.ok()) return done(std::move(listed));
+    Eval(kConfigSetScript, topic, std::move(args),
+         AfterReplicas(topic, [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+           if (!r.has_value()) return done(r.error());
+           const auto& e = r->elements;
+           if (r->type != RedisReply::Type::kArray || e.size() != 3) {
+             return done(Unexpected(*r, "setTopicConfig"));
+           }
+           if (Str(e[0]) == "1" && Str(e[1]) != "1") Resumed(topic);
+           done(ParseStoredConfig(e[2]));
+         }));
+  };
+  // A topic given a callback sends its messages to the push lane from now on: it is in the push
+  // set before any send can see the callback, so every node watches it (docs/redis.md).
+  if (change.callback && change.callback->has_value()) {
+    return EnsurePushListed(topic, /*force=*/true, std::move(set));
+  }
+  set(Status::Ok());
 }
 
 void RedisBackend::GetTopicConfig(std::string topic,

@@ -46,7 +46,20 @@ MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply
     r.dead_letter = core::DeadLetter{std::move(dt), static_cast<MsgStatus>(ToInt(Str(e[at + 18]))),
                                      ToInt(Str(e[at + 19])), FromEpochMs(ToInt(Str(e[at + 20])))};
   }
+  r.callback = CallbackOfBytes(Str(e[at + 21]));
+  r.push = Str(e[at + 22]) == "1";
   return r;
+}
+
+std::string CallbackBytes(const std::optional<core::Callback>& cb) {
+  return cb ? core::EncodeCallback(*cb) : std::string();
+}
+
+std::optional<core::Callback> CallbackOfBytes(std::string_view bytes) {
+  if (bytes.empty()) return std::nullopt;
+  Result<core::Callback> cb = core::DecodeCallback(bytes);
+  if (!cb.has_value()) return std::nullopt;
+  return std::move(*cb);
 }
 
 std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c) {
@@ -68,6 +81,7 @@ core::TopicConfig ParseStoredConfig(const RedisReply& pairs) {
     if (name == "ri") c.retry_interval = Millis(ToInt(value));
     if (name == "dlt") c.dead_letter_topic = value;
     if (name == "pz") c.paused = value == "1";
+    if (name == "cb") c.callback = CallbackOfBytes(value);
   }
   return c;
 }
@@ -85,6 +99,7 @@ std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c) {
   if (c.retry_interval) add("ri", std::to_string(c.retry_interval->count()));
   if (c.dead_letter_topic) add("dlt", *c.dead_letter_topic);
   if (c.paused) add("pz", *c.paused ? "1" : "0");
+  if (c.callback) add("cb", CallbackBytes(*c.callback));
   return out;
 }
 

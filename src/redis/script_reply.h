@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +17,8 @@
 namespace chronoq::redis {
 
 // A record in a reply: id, payload, pt, tt, et, mr, r, ph, es, va, ea, sq, pr, ct, c, le, ri,
-// dt, ds, dr, de (lua_common.h).
-inline constexpr size_t kRecordFields = 21;
+// dt, ds, dr, de, cb, pu (lua_common.h).
+inline constexpr size_t kRecordFields = 23;
 
 // Epoch milliseconds as a decimal string, as the scripts take times.
 std::string Ms(TimePoint t);
@@ -31,8 +32,12 @@ core::MessageRecord ParseRecord(const std::string& topic, const std::vector<Redi
 // The node-local layers of a topic's configuration as the scripts take them (lua_common.h):
 // "capacity\nttl\nmaxRetry\nackTimeout\nretryInterval\npaused\ndeadLetterTopic".
 std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c);
-// A stored configuration hash (name/value pairs: cap, ttl, mr, at, ri, dlt, pz).
+// A stored configuration hash (name/value pairs: cap, ttl, mr, at, ri, dlt, pz, and cb: the
+// topic's callback, core::EncodeCallback's bytes, or '' for none).
 core::TopicConfig ParseStoredConfig(const RedisReply& pairs);
+// A callback as the scripts keep it ('' for none) and back; bytes Decode refuses read as none.
+std::string CallbackBytes(const std::optional<core::Callback>& cb);
+std::optional<core::Callback> CallbackOfBytes(std::string_view bytes);
 // The stored fields `c` sets, as name/value pairs.
 std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c);
 

@@ -11,7 +11,8 @@ namespace chronoq::redis::scripts {
 // Orders: WAITING by the time it becomes consumable (visible at) over the p sets of every level
 // and the deliveries waiting out a retry interval in the d sets, CONSUMING by deadline (plus the
 // retry interval of the delivery, the same for all while one interval is in use) over the d sets,
-// READY as a pull delivers (levels from 9 down, in each p and d by visible at), ended statuses by
+// READY as a pull delivers (levels from 19 down: the push lane's 10..19 first, then 9..0, in
+// each p and d by visible at), ended statuses by
 // end time (the x sets). Ties by seq. Returns {next cursor ('' on the last page), record...} (16
 // fields per record, payload included).
 const std::string_view kList = CQ_LUA_COMMON CQ_LUA_WALK R"lua(
@@ -47,7 +48,7 @@ local function segment(st)
     for _, l in ipairs(levels()) do
       if not pos.l or l <= pos.l then
         if pos.l ~= l then pos.l, pos.s, pos.seq = l, nil, nil end
-        local ready = function(m) return m.pr == l and status(m, now) == 2 end
+        local ready = function(m) return lv(m) == l and status(m, now) == 2 end
         if not scan({{pk(l), ARGV[1]}, {dk(l), ARGV[1]}}, lister(ready)) then return false end
       end
     end

@@ -30,9 +30,9 @@ if u.pr then f[#f+1] = 'pr'; f[#f+1] = u.pr end
 -- READY covers a delivery whose ack deadline passed (phase 1): a new trigger time makes it
 -- pending again (its deliveries so far stay counted); otherwise it stays in its phase's set.
 if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0'; f[#f+1] = 'ri'; f[#f+1] = '0' end
-redis.call('ZREM', m.ph == 0 and pk(m.pr) or dk(m.pr), m.member)
+redis.call('ZREM', m.ph == 0 and pk(lv(m)) or dk(lv(m)), m.member)
 set_fields(m, unpack(f))
-zadd_level(m.ph == 0 and 'p' or 'd', m.pr, m.raw.va, m.member)
+zadd_level(m.ph == 0 and 'p' or 'd', lv(m), m.raw.va, m.member)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
 return reply(with_tag('OK', m))
@@ -50,7 +50,7 @@ if status(m, now) ~= 3 then return reply(with_tag('IS', m)) end
 local va = dadd(ARGV[2], ARGV[4] ~= '' and ARGV[4] or cfg().at)
 if m.ri ~= 0 then va = dadd(va, m.raw.ri) end
 set_fields(m, 'va', va)
-redis.call('ZADD', dk(m.pr), va, m.member)
+redis.call('ZADD', dk(lv(m)), va, m.member)
 redis.call('ZADD', P..'iv', 'GT', va, m.raw.ri)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
@@ -69,7 +69,7 @@ if status(m, now) ~= 1 then return reply(with_tag('IS', m)) end
 local c = dadd(m.raw.c, ARGV[2])
 if m.ct > 0 and dcmp(c, m.raw.ct) >= 0 then
   set_fields(m, 'c', c, 'va', ARGV[3])
-  zadd_level('p', m.pr, ARGV[3], m.member)
+  zadd_level('p', lv(m), ARGV[3], m.member)
   local _, ne = natural_end(m)
   redis.call('ZADD', P..'e', ne, m.member)
 else

@@ -68,15 +68,18 @@ class BackendFactory {
 
 std::string FactoryName(const ::testing::TestParamInfo<BackendFactory*>& info);
 
-// Records OnReady calls. Thread-safe.
+// Records OnReady and OnPushReady calls. Thread-safe.
 class RecordingListener final : public backend::ReadyListener {
  public:
   void OnReady(std::string_view topic) override;
-  std::vector<std::string> Take();  // the calls so far, cleared
+  void OnPushReady(std::string_view topic) override;
+  std::vector<std::string> Take();      // the OnReady calls so far, cleared
+  std::vector<std::string> TakePush();  // the OnPushReady calls so far, cleared
 
  private:
   std::mutex mu_;
   std::vector<std::string> calls_;
+  std::vector<std::string> push_calls_;
 };
 
 class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
@@ -94,6 +97,8 @@ class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
   // Moves only the clock: no timer runs (the backend's background work lags behind).
   void AdvanceClockOnly(int64_t ms);
   std::vector<std::string> ReadyCalls();
+  // The OnPushReady calls so far (issue 16), cleared.
+  std::vector<std::string> PushReadyCalls();
 
   // Asserting helpers: they fail the test on an unexpected error.
   core::Message Send(const std::string& topic, const std::string& id, int64_t delay_ms,

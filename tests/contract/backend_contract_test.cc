@@ -18,9 +18,19 @@ void RecordingListener::OnReady(std::string_view topic) {
   calls_.emplace_back(topic);
 }
 
+void RecordingListener::OnPushReady(std::string_view topic) {
+  std::lock_guard l(mu_);
+  push_calls_.emplace_back(topic);
+}
+
 std::vector<std::string> RecordingListener::Take() {
   std::lock_guard l(mu_);
   return std::exchange(calls_, {});
+}
+
+std::vector<std::string> RecordingListener::TakePush() {
+  std::lock_guard l(mu_);
+  return std::exchange(push_calls_, {});
 }
 
 void BackendContractTest::SetUp() {
@@ -51,6 +61,11 @@ void BackendContractTest::AdvanceClockOnly(int64_t ms) { h_->clock()->Advance(Mi
 std::vector<std::string> BackendContractTest::ReadyCalls() {
   h_->Settle();
   return listener_.Take();
+}
+
+std::vector<std::string> BackendContractTest::PushReadyCalls() {
+  h_->Settle();
+  return listener_.TakePush();
 }
 
 core::Message BackendContractTest::Send(const std::string& topic, const std::string& id,

@@ -37,6 +37,12 @@ Result<std::vector<core::Message>> SyncBackend::Pull(const std::string& topic, i
   });
 }
 
+Result<backend::PushTake> SyncBackend::TakePush(const std::string& topic, int32_t max,
+                                                Millis lease_margin) {
+  return Wait<Result<backend::PushTake>>(
+      [&](auto cb) { b_->TakePush(topic, max, lease_margin, std::move(cb)); });
+}
+
 Status SyncBackend::Ack(const std::string& topic, const std::string& msg_id, bool ack) {
   return Wait<Status>([&](auto cb) { b_->Ack(topic, msg_id, ack, std::move(cb)); });
 }

@@ -22,6 +22,8 @@ class SyncBackend {
   Result<std::vector<core::Message>> Pull(const std::string& topic, int32_t batch = 1,
                                           Millis ack_timeout = Millis(30'000));
   Result<std::vector<core::Message>> Pull(backend::PullRequest req);
+  // The push lane (issue 16).
+  Result<backend::PushTake> TakePush(const std::string& topic, int32_t max, Millis lease_margin);
   Status Ack(const std::string& topic, const std::string& msg_id, bool ack = true);
   Status Delete(const std::string& topic, const std::string& msg_id, bool release = false);
   Result<core::Message> Get(const std::string& topic, const std::string& msg_id);
