@@ -42,6 +42,9 @@ class HttpReceiver {
     // kAnswer: close each connection right after the answer although it says keep-alive (a
     // server that dropped an idle connection the client still holds in its pool).
     bool close_after_answer = false;
+    // kAnswer: waits this long (real time) after reading a request before answering it (a slow
+    // target; the connection's next request waits too).
+    std::chrono::milliseconds answer_delay{0};
     int threads = 1;
     // HTTPS when both are set (PEM text; testing/tls_cert.h makes them).
     std::string tls_cert_pem = "";
