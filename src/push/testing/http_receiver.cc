@@ -101,7 +101,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     res_.version(11);
     res_.result(static_cast<unsigned>(impl_->options.status));
     res_.set(http::field::content_type, "text/plain");
-    res_.body() = impl_->options.body;
+    const int status = impl_->options.status;
+    // 1xx, 204 and 304 answers have no body (Beast refuses to frame one).
+    if (status >= 200 && status != 204 && status != 304) res_.body() = impl_->options.body;
     res_.keep_alive(req_.keep_alive());
     res_.prepare_payload();
     http::async_write(stream_, res_, [self = this->shared_from_this()](error_code e, size_t) {

@@ -181,8 +181,8 @@ TEST_F(PushDeliveryTest, PushLaneMessagesAreNeverPulledButCountInTheTopic) {
   EXPECT_TRUE(PullOk(t, 10, 60'000).empty());
   json::object m = WaitForStatus(t, "h", 3);  // leased for its attempt
   EXPECT_EQ(Int(m.at("attempts")), 1);
-  ApiResponse info = api().Queue("getTopicInfo", {{"topic", t}});
-  EXPECT_EQ(Int(info.at("data").at("ackQueueSize")), 1) << info.Describe();
+  json::object info = TopicInfo(t);
+  EXPECT_EQ(Int(info["ackQueueSize"]), 1) << json::serialize(info);
 }
 
 TEST_F(PushDeliveryTest, AHangingTargetSlowsOnlyItsOwnMessages) {
@@ -204,8 +204,9 @@ TEST_F(PushDeliveryTest, AHangingTargetSlowsOnlyItsOwnMessages) {
   SendOk(other, "x", 0, {{"msgId", "x"}});
   EXPECT_EQ(PullOk(other, 1, 60'000).size(), 1u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
-  // The stuck target holds only its own bounded number of attempts.
-  EXPECT_LE(stuck.RequestCount(), 64u);
+  // The stuck target holds only its own bounded number of attempts (64 per node).
+  const size_t nodes = server().peer() != nullptr ? 2 : 1;
+  EXPECT_LE(stuck.RequestCount(), 64u * nodes);
   EXPECT_GE(stuck.RequestCount(), 1u);
 }
 
@@ -237,13 +238,16 @@ TEST_F(PushDeliveryTest, ADeletedMessageIsNeverPushed) {
 TEST_F(PushDeliveryTest, ARestartKeepsThePushLane) {
   HttpReceiver target(Answering(200));
   const std::string t = Topic();
-  SendOk(t, "m", 60'000, {{"msgId", "k"}, {"callback", HttpCallback(target, "/")}});
+  json::object sent =
+      SendOk(t, "m", 60'000, {{"msgId", "k"}, {"callback", HttpCallback(target, "/")}});
   // Memory storage keeps nothing across a restart by design: there the lane is checked as is.
   if (testutil::StorageUnderTest() != "memory") {
     ASSERT_TRUE(RestartServer().ok());
   }
   EXPECT_TRUE(PullOk(t, 10, 60'000).empty());
-  Advance(60'000);
+  // The new process's test clock starts afresh: move it to the trigger time.
+  const int64_t trigger = Int(sent.at("triggerTime"));
+  Advance(std::max<int64_t>(trigger - Now(), 0));
   ASSERT_TRUE(target.WaitForRequests(1, 10s));
   WaitForStatus(t, "k", 4);
 }
