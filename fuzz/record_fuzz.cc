@@ -1,8 +1,9 @@
 // Fuzz target: decoding of stored records and keys (storage/codec.h). The first byte picks the
 // decoder; the rest is the stored bytes. Whatever decodes must re-encode to bytes that decode to
 // the same value (encode(decode(x)) round-trips), and no input may crash or trip a sanitizer.
-// Selectors: 0 record metadata (any version; version 3 since issue 15), 1 vis value, 2 vis key,
-// 3 hist key, 4 retention entry, 5 counter, 6 stored topic configuration, 7 sent value (format 4).
+// Selectors: 0 record metadata (any version; version 4, with the push lane and the callback, since
+// issue 16), 1 vis value, 2 vis key, 3 hist key, 4 retention entry, 5 counter, 6 stored topic
+// configuration (with its callback since issue 16), 7 sent value (format 4).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -263,14 +263,17 @@ void PutStr(std::string& out, std::string_view s) {
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
+  // Canonical encodings only (what PutVarint writes): no overlong form (a last byte of 0 after
+  // the first) and nothing beyond 64 bits, so that one callback has one stored form.
   bool Varint(uint64_t& v) {
     v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (in_.empty()) return false;
       auto b = static_cast<uint8_t>(in_.front());
       in_.remove_prefix(1);
+      if (shift == 63 && b > 1) return false;
       v |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return true;
+      if ((b & 0x80) == 0) return b != 0 || shift == 0;
     }
     return false;
   }

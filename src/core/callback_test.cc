@@ -161,5 +161,17 @@ TEST(CallbackTest, TheBinaryFormRoundTripsEveryField) {
   }
 }
 
+TEST(CallbackTest, TheBinaryFormHasOneEncodingPerCallback) {
+  // The stores re-encode what they read (record metadata, topic configuration): an overlong
+  // varint (the timeout 250 as three bytes instead of two) is refused, not read as the same value.
+  Callback cb = Http("http://x:1/p");
+  cb.timeout = Millis(250);
+  std::string bytes = EncodeCallback(cb);
+  ASSERT_EQ(static_cast<uint8_t>(bytes[2]), 0xfa);  // 250 = 0xfa 0x01
+  ASSERT_EQ(static_cast<uint8_t>(bytes[3]), 0x01);
+  std::string overlong = bytes.substr(0, 3) + "\x81" + std::string(1, '\0') + bytes.substr(4);
+  EXPECT_EQ(DecodeCallback(overlong).error().code(), Errc::kCorruption);
+}
+
 }  // namespace
 }  // namespace chronoq::core

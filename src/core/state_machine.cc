@@ -105,6 +105,7 @@ MessageRecord DeadLetterOf(const MessageRecord& ended, const std::string& dead_l
   MessageRecord r = CreateRecord(std::move(m), now, seq);
   r.last_error = ended.last_error;
   r.dead_letter = DeadLetter{ended.topic, ended.end_status, ended.retry, ended.ended_at};
+  r.callback = ended.callback;  // kept for getMsg and a redrive; never pushed from here
   return r;
 }
 
@@ -118,6 +119,8 @@ MessageRecord RedriveOf(const MessageRecord& dead, const EffectiveTopicConfig& s
   m.ttl = source_config.ttl;
   m.max_retry = source_config.max_retry;
   m.priority = dead.priority;
+  m.callback = dead.callback;
+  m.push = m.callback.has_value() || source_config.callback.has_value();
   return CreateRecord(std::move(m), now, seq);
 }
 

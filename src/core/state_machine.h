@@ -88,12 +88,15 @@ MessageRecord CreateRecord(NewMessage m, TimePoint now, uint64_t seq);
 // Dead letters (API-EXTENSIONS.md section 4). The message `dead_letter_topic` receives when
 // `ended` (status 5 or 6) ends in a topic that names it: same msgId, payload, priority and last
 // error, consumable at `now`, with the dead-letter topic's ttl and maxRetry, and dead_letter set.
+// It keeps `ended`'s own callback (docs/push.md) but is in the pull lane whatever the dead-letter
+// topic's configuration: dead letters wait for pullers and redrive, never for a push.
 MessageRecord DeadLetterOf(const MessageRecord& ended, const std::string& dead_letter_topic,
                            const EffectiveTopicConfig& dead_letter_config, TimePoint now,
                            uint64_t seq);
 // The message redriveMsg sends back to the source topic of `dead` (its dead_letter.topic): a new
-// message (retry 0) with the same msgId, payload and priority, the source topic's ttl and
-// maxRetry, consumable after `delay` (<= 0: now).
+// message (retry 0) with the same msgId, payload, priority and own callback, the source topic's
+// ttl and maxRetry, consumable after `delay` (<= 0: now); in the push lane when it has a callback
+// or the source topic has one now (as a send would be, ResolveDefaults).
 MessageRecord RedriveOf(const MessageRecord& dead, const EffectiveTopicConfig& source_config,
                         Millis delay, TimePoint now, uint64_t seq);
 

@@ -744,6 +744,7 @@ TEST(StateMachineTest, ADeadLetterKeepsIdPayloadPriorityAndErrorAndSaysWhereItDi
   EXPECT_EQ(back.expire_time, At(20'800));
   EXPECT_EQ(back.max_retry, 1);
   EXPECT_EQ(StatusAt(back, At(799)), MsgStatus::kWaiting);
+  EXPECT_FALSE(back.push);  // no callback of its own, none in the source topic
 }
 
 }  // namespace

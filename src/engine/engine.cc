@@ -149,9 +149,28 @@ void Engine::Report(Effects& fx) {
   if (!e.empty()) {
     if (backend::EventSink* sink = sink_.load()) sink->OnEvents(fx.topic, e);
   }
-  if (fx.ready || a.became_ready) {
-    if (ReadyListener* l = listener_.load()) l->OnReady(fx.topic);
+  ReadyListener* l = listener_.load();
+  if (l == nullptr) return;
+  if (fx.ready || a.became_ready) l->OnReady(fx.topic);
+  if (fx.push_ready || a.became_push_ready) l->OnPushReady(fx.topic);
+}
+
+void Engine::SetReadyListener(ReadyListener* listener) {
+  listener_.store(listener);
+  AnnouncePushWork();
+}
+
+void Engine::AnnouncePushWork() {
+  ReadyListener* l = listener_.load();
+  if (l == nullptr) return;
+  std::vector<std::string> topics;
+  for (auto& shard : shards_) {
+    base::MutexLock lock(shard->mu);
+    for (const auto& [name, slot] : shard->topics) {
+      if (slot.topic && slot.topic->push_live_count() > 0) topics.push_back(name);
+    }
   }
+  for (const std::string& topic : topics) l->OnPushReady(topic);
 }
 
 bool Engine::Listed(const Topic& t, TimePoint now) const {
@@ -188,22 +207,36 @@ void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
             });
 }
 
-void Engine::TakePush(std::string /*topic*/, int32_t /*max*/, Millis /*lease_margin*/,
-                      Callback<Result<backend::PushTake>> done) {
-  done(Internal("the push lane is not built yet"));  // TODO(issue 16): the engine's push lane
+void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
+  TakeRequest take{std::move(req.topic), static_cast<size_t>(std::max(1, req.batch)), Lane::kPull,
+                   req.ack_timeout};
+  Take(std::move(take), [done = std::move(done)](Result<backend::PushTake> r) mutable {
+    if (r.has_value()) {
+      done(std::move(r->messages));
+    } else {
+      done(r.error());
+    }
+  });
 }
 
-void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
+void Engine::TakePush(std::string topic, int32_t max, Millis lease_margin,
+                      Callback<Result<backend::PushTake>> done) {
+  TakeRequest take{std::move(topic), static_cast<size_t>(std::max(1, max)), Lane::kPush,
+                   std::nullopt, lease_margin};
+  Take(std::move(take), std::move(done));
+}
+
+void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
   Shard& shard = ShardFor(req.topic);
   Effects fx{req.topic, {}, 0, false};
-  Answer<Result<std::vector<core::Message>>> answer(std::move(done));
+  Answer<Result<backend::PushTake>> answer(std::move(done));
   std::optional<Status> outcome;
   {
     base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, req.topic);
     if (slot == nullptr || ConfigOf(*slot).paused) {
       // Paused: nothing is delivered (resuming wakes the listener, WriteTopicConfig).
-      answer.Set(std::vector<core::Message>());
+      answer.Set(backend::PushTake{});
       outcome = Status::Ok();
     } else {
       const core::EffectiveTopicConfig& config = ConfigOf(*slot);
@@ -211,14 +244,21 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
       Batch batch = store_->NewBatch();
       TimePoint now = Advance(*slot, fx, batch);
       t.Touch(now);
-      std::vector<const MessageRecord*> head =
-          t.DueHead(now, static_cast<size_t>(std::max(1, req.batch)));
-      std::vector<core::Message> out;
+      std::vector<const MessageRecord*> head = t.DueHead(now, req.max, req.lane);
+      backend::PushTake take;
+      if (req.lane == Lane::kPush) take.topic_callback = config.callback;
+      std::vector<core::Message>& out = take.messages;
       out.reserve(head.size());
       Status read;
       core::Event deliver{core::EventKind::kDeliver, req.ack_timeout.value_or(config.ack_timeout)};
       deliver.retry_interval = config.retry_interval;
       for (const MessageRecord* r : head) {
+        if (req.lane == Lane::kPush) {
+          // Each push's lease and retry interval come from its callback (its own, else the
+          // topic's).
+          deliver.ack_timeout = core::PushLease(*r, config, req.lease_margin);
+          deliver.retry_interval = core::RetryIntervalOf(*r, config);
+        }
         Result<MessageRecord> next = core::Apply(t.Copy(*r), deliver, now);
         CQ_CHECK(next.has_value(), "head of '{}' not deliverable: {}", t.name(),
                  next.error().ToString());
@@ -247,7 +287,7 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
           WriteTransition(batch, &before, out[i].record);
           held.push_back(core::CopyWithoutPayload(out[i].record));
         }
-        answer.Set(std::move(out));
+        answer.Set(std::move(take));
         if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
           for (MessageRecord& r : held) t.Update(std::move(r), now);
         }
@@ -261,7 +301,7 @@ void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> 
 
 void Engine::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
   std::vector<backend::AckItem> one;
-  one.push_back(backend::AckItem{std::move(msg_id), ack, {}});
+  one.push_back(backend::AckItem{std::move(msg_id), ack, {}, false, 0});
   AckBatch(std::move(topic), std::move(one),
            [done = std::move(done)](Result<std::vector<Status>> r) mutable {
              done(r.has_value() ? std::move(r->front()) : r.error());

@@ -17,6 +17,12 @@
 // Lifecycle: construct, Recover() once, use; stop the Scheduler before destroying the Engine
 // (timers hold a pointer to it). The store, clock and scheduler must outlive it. What time does to
 // messages (triggers, ack timeouts, expirations, retry exhaustions) goes to the EventSink.
+//
+// Push lane (docs/push.md, engine/topic.h): a record's `push` flag puts it in the levels 10..19
+// of its topic. Pull takes from the pull lane only, TakePush from the push lane only, with the
+// callback's lease as ack timeout; everything else (counts, timers, the far tier, recovery,
+// listMsg, purge, dead letters) treats both lanes alike. The listener hears OnReady for the pull
+// lane and OnPushReady for the push lane, never one for the other's work.
 #pragma once
 
 #include <atomic>
@@ -101,7 +107,8 @@ class Engine final : public backend::QueueBackend {
              Callback<Result<int64_t>> done) override;
   void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
   bool KnownIdle(const std::string& topic) override;
-  void SetReadyListener(ReadyListener* listener) override { listener_.store(listener); }
+  // Also tells the new listener OnPushReady for every topic whose push lane holds messages.
+  void SetReadyListener(ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
 
   // Runs the retention purge now (tests).
@@ -144,12 +151,30 @@ class Engine final : public backend::QueueBackend {
     std::string topic;
     AdvanceResult advanced;                     // finalized records go into the operation's batch
     int64_t ended = 0;                          // ended by nack of the last delivery
-    bool ready = false;                         // something became consumable now
+    bool ready = false;                         // something of the pull lane became consumable
     std::vector<DeadLetterKey> dead_letters{};  // written into the operation's batch
+    bool push_ready = false;                    // something of the push lane became consumable
+    // Notes that `r` became consumable now (in its lane).
+    void Ready(const core::MessageRecord& r) { (r.push ? push_ready : ready) = true; }
   };
   using Batch = storage::MessageStore::Batch;
 
   // --- engine.cc: operations
+  // Pull (kPull, the ack timeout given or the topic's) and TakePush (kPush, each record's lease
+  // with `lease_margin`): delivers up to `max` of the lane's due head. Answers the messages and
+  // the topic's callback at the take.
+  struct TakeRequest {
+    std::string topic;
+    size_t max = 1;
+    Lane lane = Lane::kPull;
+    std::optional<Millis> ack_timeout{};  // kPull
+    Millis lease_margin{0};               // kPush
+  };
+  void Take(TakeRequest req, Callback<Result<backend::PushTake>> done);
+  // OnPushReady for every topic whose push lane holds messages in memory (every push-lane
+  // delivery and what is due within the memory horizon; far ones are told when they come due).
+  // REQUIRES: no shard lock held.
+  void AnnouncePushWork();
   Shard& ShardFor(std::string_view topic);
   // The position of the topic's shard in shards_: the order in which several shard locks are
   // taken (LockAllShards, Redrive).

@@ -137,7 +137,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         }
         WriteTransition(batch, nullptr, rec);
         const MsgStatus status = core::StatusAt(rec, now);
-        fx.ready = fx.ready || status == MsgStatus::kReady;
+        if (status == MsgStatus::kReady) fx.Ready(rec);
         if (t.IsFar(rec.visible_at, rec.seq)) {
           MessageRecord at;
           at.visible_at = rec.visible_at;
@@ -159,6 +159,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
       } else {
         refused = true;
         fx.ready = false;
+        fx.push_ready = false;
       }
     }
     if (refused && created && slot.topic->empty()) {
@@ -182,21 +183,34 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
   {
     base::MutexLock lock(shard.mu);
     Slot* slot = Find(shard, topic);
-    // A nack's retry interval is the topic's at the time of the nack (without a slot, nothing
-    // is delivered: no nack applies).
-    const Millis retry_interval = slot != nullptr ? ConfigOf(*slot).retry_interval : Millis(0);
+    // A nack's retry interval is the topic's at the time of the nack, or the push-lane message's
+    // own callback's (without a slot, nothing is delivered: no nack applies).
+    static const core::EffectiveTopicConfig kNone{};
+    const core::EffectiveTopicConfig& config = slot != nullptr ? ConfigOf(*slot) : kNone;
     Batch batch = store_->NewBatch();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
     std::vector<Status> results(items.size());
     std::vector<MessageRecord> changed;  // the new records, without payload
     int64_t ended = 0;
-    bool ready = false;
+    bool ready = false;  // in the pull lane, in the push lane
+    bool push_ready = false;
     Status read;
     for (size_t i = 0; i < items.size(); ++i) {
       const backend::AckItem& item = items[i];
-      core::Event event{item.ack ? core::EventKind::kAck : core::EventKind::kNack, Millis(0), 0,
-                        item.reason};
-      event.retry_interval = retry_interval;
+      const core::EventKind kind = item.ack       ? core::EventKind::kAck
+                                   : item.release ? core::EventKind::kRelease
+                                                  : core::EventKind::kNack;
+      core::Event event{kind, Millis(0), 0, item.reason};
+      // The outcome of one push attempt applies only while the message is in that attempt.
+      auto outcome_of = [&](const MessageRecord& r) -> Result<MessageRecord> {
+        CQ_RETURN_IF_ERROR(core::CheckAttempt(r, item.attempt));
+        if (kind == core::EventKind::kRelease) {
+          event.retry_interval = core::kReleaseBackoff;
+        } else {
+          event.retry_interval = r.push ? core::RetryIntervalOf(r, config) : config.retry_interval;
+        }
+        return core::Apply(r, event, now);
+      };
       const MessageRecord* live = slot != nullptr ? slot->topic->FindLive(item.msg_id) : nullptr;
       if (live == nullptr) {
         // Not held: unknown, ended, or far (never delivered): neither ack nor nack applies.
@@ -205,12 +219,11 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
           read = stored.error();
           break;
         }
-        results[i] =
-            stored.has_value() ? core::Apply(*stored, event, now).status() : stored.error();
+        results[i] = stored.has_value() ? outcome_of(*stored).status() : stored.error();
         continue;
       }
       MessageRecord before = slot->topic->Copy(*live);
-      Result<MessageRecord> next = core::Apply(before, event, now);
+      Result<MessageRecord> next = outcome_of(before);
       if (!next.has_value()) {
         results[i] = next.error();
         continue;
@@ -220,7 +233,10 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
         const bool end = next->phase == Phase::kEnded;
         if (end) AddDeadLetter(batch, *next, now, fx);
         ended += end ? 1 : 0;
-        ready = ready || !end;
+        // A pull-lane nack wakes long polls (they pull again); a push is told when it is due.
+        if (!end && (!next->push || next->visible_at <= now)) {
+          (next->push ? push_ready : ready) = true;
+        }
       }
       changed.push_back(std::move(next).value());
     }
@@ -241,6 +257,7 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
         t.Touch(now);
         fx.ended = ended;
         fx.ready = ready;
+        fx.push_ready = push_ready;
         for (MessageRecord& r : changed) t.Update(std::move(r), now);
       }
     }

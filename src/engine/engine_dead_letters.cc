@@ -95,7 +95,7 @@ void Engine::DeliverDeadLetters(std::vector<DeadLetterKey> keys) {
         if (t.IsFar(r.visible_at, r.seq)) {
           t.AddFar(r.visible_at, 1, now);
         } else {
-          fx.ready = fx.ready || core::StatusAt(r, now) == MsgStatus::kReady;
+          if (core::StatusAt(r, now) == MsgStatus::kReady) fx.Ready(r);
           t.Insert(std::move(r), now);
         }
       }
@@ -197,7 +197,7 @@ Status Engine::RedriveOne(const std::string& topic, const std::string& msg_id, M
           if (s.IsFar(back.visible_at, back.seq)) {
             s.AddFar(back.visible_at, 1, now);
           } else {
-            src_fx.ready = core::StatusAt(back, now) == MsgStatus::kReady;
+            if (core::StatusAt(back, now) == MsgStatus::kReady) src_fx.Ready(back);
             s.Insert(core::CopyWithoutPayload(back), now);
           }
           d.Touch(now);
@@ -244,7 +244,8 @@ void Engine::Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done
       Slot* slot = Find(shard, req.topic);
       if (slot == nullptr) break;
       const TimePoint now = std::max(clock_->Now(), slot->topic->processed());
-      std::vector<const MessageRecord*> recs = slot->topic->PeekReady(now, after, want);
+      std::vector<const MessageRecord*> recs =
+          slot->topic->PeekReady(now, after, want, Lane::kBoth);
       last = recs.size() < want;
       for (const MessageRecord* r : recs) {
         after = Topic::PositionOf(*r);

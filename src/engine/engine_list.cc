@@ -192,7 +192,7 @@ class Engine::Lister {
     if (!recs.empty()) {
       const MessageRecord& last = recs.back();
       c.at_start = false;
-      c.priority = c.status == MsgStatus::kReady ? last.priority : 0;
+      c.level = c.status == MsgStatus::kReady ? Topic::Level(last) : 0;
       c.t = core::InLife(c.status) ? last.visible_at : last.ended_at;
       c.seq = last.seq;
     }
@@ -271,9 +271,10 @@ std::vector<MessageRecord> Engine::PeekReady(const std::string& topic, const Lis
   if (slot == nullptr) return {};
   const Topic& t = *slot->topic;
   std::optional<PullPosition> from;
-  if (!after.at_start) from = PullPosition{after.priority, IndexKey{after.t, after.seq}};
+  if (!after.at_start) from = PullPosition{after.level, IndexKey{after.t, after.seq}};
   std::vector<MessageRecord> out;
-  for (const MessageRecord* r : t.PeekReady(now, from, max)) {
+  // Both lanes: the push lane's READY messages first (levels 19..10), then the pull lane's.
+  for (const MessageRecord* r : t.PeekReady(now, from, max, Lane::kBoth)) {
     // (Advanced to now first: a record due and not READY has ended by time since.)
     if (core::StatusAt(*r, now) == MsgStatus::kReady) out.push_back(t.Copy(*r));
   }

@@ -68,13 +68,14 @@ void Engine::ChangeOne(std::string topic, std::string msg_id, bool sets_payload,
       const MsgStatus was = core::StatusAt(*before, now);
       const MsgStatus status = core::StatusAt(*next, now);
       MessageRecord held = core::CopyWithoutPayload(*next);
+      const bool push = next->push;
       answer.Set(core::Message{std::move(next).value(), status});
       if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome) && slot != nullptr) {
         Topic& t = *slot->topic;
         t.Touch(now);
         ApplyChange(t, *before, far, std::move(held), now);
         if (status == MsgStatus::kReady && was != MsgStatus::kReady) {
-          fx.ready = true;
+          (push ? fx.push_ready : fx.ready) = true;
           if (was == MsgStatus::kWaiting) ++fx.advanced.triggered;  // triggered now, no lag
         }
       }

@@ -75,6 +75,9 @@ Status Engine::Recover() {
   CQ_LOG_INFO(kLog, "recovered {} topics: {} messages held in memory, {} far messages on disk",
               names.size(), held, far);
   NotePurgeTime(now);  // the first purge finds where retention stands
+  // Push leases that ran out while the process was down, and pushes due meanwhile: the push
+  // scheduler hears of them (a listener set later hears it then, SetReadyListener).
+  AnnouncePushWork();
   return Status::Ok();
 }
 
@@ -147,6 +150,8 @@ void Engine::Rebuild() {
   rebuilding_.store(false);  // with the shards still locked: a failure from now on rebuilds again
   UnlockAllShards();
   if (!s.ok()) CQ_LOG_ERROR(kLog, "listing topics failed during the reload: {}", s.ToString());
+  // Takes refused by the failed writes are due again in memory too.
+  AnnouncePushWork();
 }
 
 }  // namespace chronoq::engine

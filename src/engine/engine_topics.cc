@@ -72,8 +72,18 @@ void Engine::WriteTopicConfig(const std::string& topic, const core::TopicConfig&
     config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   if (was_paused && !ConfigOf(topic).paused) {
-    // Resumed: parked long polls pull again.
-    if (ReadyListener* l = listener_.load()) l->OnReady(topic);
+    // Resumed: parked long polls pull again, and the push lane's messages are due.
+    bool push_work = false;
+    {
+      Shard& shard = ShardFor(topic);
+      base::MutexLock lock(shard.mu);
+      const Slot* slot = Find(shard, topic);
+      push_work = slot != nullptr && slot->topic->push_live_count() > 0;
+    }
+    if (ReadyListener* l = listener_.load()) {
+      l->OnReady(topic);
+      if (push_work) l->OnPushReady(topic);
+    }
   }
   if (outcome) answer.Finish(*outcome);
 }
@@ -188,7 +198,7 @@ void Engine::Purge(std::string topic, std::optional<core::MsgStatus> status,
         ++taken;
       };
       if (!near_done) {
-        std::vector<const MessageRecord*> recs = t.PeekReady(kTimeMax, after, chunk);
+        std::vector<const MessageRecord*> recs = t.PeekReady(kTimeMax, after, chunk, Lane::kBoth);
         near_done = recs.size() < chunk;
         for (const MessageRecord* r : recs) {
           after = Topic::PositionOf(*r);

@@ -57,8 +57,7 @@ std::string EncodeListCursor(std::string_view topic, const ListCursor& c) {
   if (c.at_start) {
     body += ".0";
   } else if (c.status == core::MsgStatus::kReady) {
-    body +=
-        fmt::format(".{:x}.{:x}.{:x}", c.priority, static_cast<uint64_t>(ToEpochMs(c.t)), c.seq);
+    body += fmt::format(".{:x}.{:x}.{:x}", c.level, static_cast<uint64_t>(ToEpochMs(c.t)), c.seq);
   } else {
     body += fmt::format(".{:x}.{:x}", static_cast<uint64_t>(ToEpochMs(c.t)), c.seq);
   }
@@ -102,8 +101,8 @@ Result<ListCursor> DecodeListCursor(std::string_view topic, std::optional<core::
   c.at_start = false;
   size_t i = 0;
   if (want == 3) {
-    if (v[0] > 9) return NotValid("malformed position");
-    c.priority = static_cast<int32_t>(v[i++]);
+    if (v[0] > 19) return NotValid("malformed position");  // a level (engine/topic.h)
+    c.level = static_cast<int32_t>(v[i++]);
   }
   c.t = FromEpochMs(static_cast<int64_t>(v[i++]));
   c.seq = v[i];

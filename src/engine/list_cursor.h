@@ -4,10 +4,12 @@
 // status (and so its position) is listed exactly once on a walk, whatever changes meanwhile.
 //
 // Positions per status: WAITING (visible_at, seq): when each becomes consumable (trigger time, or
-// end of the retry interval of a delivery waiting for its redelivery); READY (priority,
-// visible_at, seq) in pull order (priority descending); CONSUMING (visible_at, seq) of the
-// delivery: ack deadline plus its retry interval; ended statuses (ended_at, seq). A cursor may
-// also stand at the start of a status (a walk without status moving on to READY or CONSUMING).
+// end of the retry interval of a delivery waiting for its redelivery); READY (level, visible_at,
+// seq) in pull order (level descending: the push lane's 19..10, then the pull lane's 9..0, see
+// engine/topic.h; a cursor made before issue 16 holds a priority, the same pull-lane level);
+// CONSUMING (visible_at, seq) of the delivery: ack deadline plus its retry interval; ended statuses
+// (ended_at, seq). A cursor may also stand at the start of a status (a walk without status moving
+// on to READY or CONSUMING).
 //
 // Text: "cq1" then fields joined by '.', lowercase hex, and a checksum over the topic and the
 // fields, so that a cursor of another topic, an altered one or one made by another backend is
@@ -31,7 +33,7 @@ struct ListCursor {
   bool walk = false;  // made by a listing without status (WAITING, then READY, then CONSUMING)
   core::MsgStatus status = core::MsgStatus::kWaiting;
   bool at_start = true;  // before the first message of `status`; the fields below are unused
-  int32_t priority = 0;  // READY only
+  int32_t level = 0;     // READY only: Topic::Level, 0..19
   TimePoint t{};
   uint64_t seq = 0;
 

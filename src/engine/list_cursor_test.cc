@@ -9,12 +9,12 @@ namespace {
 
 using core::MsgStatus;
 
-ListCursor At(MsgStatus s, bool walk, int32_t priority, int64_t t_ms, uint64_t seq) {
+ListCursor At(MsgStatus s, bool walk, int32_t level, int64_t t_ms, uint64_t seq) {
   ListCursor c;
   c.walk = walk;
   c.status = s;
   c.at_start = false;
-  c.priority = s == MsgStatus::kReady ? priority : 0;
+  c.level = s == MsgStatus::kReady ? level : 0;
   c.t = FromEpochMs(t_ms);
   c.seq = seq;
   return c;
@@ -25,6 +25,7 @@ TEST(ListCursorTest, RoundTripsEveryKindOfPosition) {
       At(MsgStatus::kWaiting, false, 0, 1'700'000'000'000, 42),
       At(MsgStatus::kWaiting, true, 0, -5, 0),  // before the epoch
       At(MsgStatus::kReady, true, 9, 1'700'000'000'000, UINT64_MAX),
+      At(MsgStatus::kReady, false, 19, 5, 6),  // the push lane's priority 9
       At(MsgStatus::kReady, false, 0, 0, 1),
       At(MsgStatus::kConsuming, true, 0, INT64_MAX, 7),
       At(MsgStatus::kRetryExhaust, false, 0, 1'700'000'000'000, 3),
@@ -62,6 +63,10 @@ TEST(ListCursorTest, RefusesWhatItDidNotMakeWithTheReason) {
   altered[altered.size() - 12] ^= 1;
   why(MsgStatus::kWaiting, altered, "t");
   why(MsgStatus::kWaiting, std::string(c.size(), '.'), "t");
+  // A READY position's level is 0..19.
+  ListCursor beyond = At(MsgStatus::kReady, false, 20, 5, 6);
+  EXPECT_NE(why(MsgStatus::kReady, EncodeListCursor("t", beyond), "t").find("malformed position"),
+            std::string::npos);
 }
 
 }  // namespace

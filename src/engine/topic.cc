@@ -72,6 +72,7 @@ MessageRecord* Topic::Hold(MessageRecord rec) {
   MessageRecord* r = owned.get();
   bool inserted = live_.Emplace(r->msg_id, std::move(owned)).second;
   CQ_CHECK(inserted, "msgId '{}' is already held", r->msg_id);
+  if (r->push) ++push_live_;
   Index(r);
   return r;
 }
@@ -128,6 +129,7 @@ void Topic::AddFar(TimePoint t, int64_t n, TimePoint now) {
 
 void Topic::Erase(MessageRecord* r) {
   Unindex(r);
+  if (r->push) --push_live_;
   std::string id = r->msg_id;  // the key outlives the record it names
   live_.Erase(id);             // destroys *r
 }
@@ -146,6 +148,10 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
   Unindex(r);
   rec.payload = std::string();
   rec.topic = std::string();
+  if (r->push != rec.push) {  // never: the lane is kept for life
+    if (r->push) --push_live_;
+    if (rec.push) ++push_live_;
+  }
   *r = std::move(rec);
   Index(r);
   Count(*r, processed_, +1);
@@ -220,15 +226,20 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
   //    timeout). Nothing moves in the index; only counts change, read from the index entries.
   //    (Far messages are normally loaded before they are due; count them all the same.)
   std::vector<MessageRecord*> exhausted;
-  auto triggered = [&](TimePoint t, int64_t n) {
+  auto became_ready = [&](bool push) {
+    (push ? out->became_push_ready : out->became_ready) = true;
+  };
+  auto triggered = [&](TimePoint t, int64_t n, bool push) {
     out->triggered += n;
     int64_t gap = (now - t).count();
     out->ready_gap_sum_ms += gap * n;
     out->ready_gap_max_ms = std::max(out->ready_gap_max_ms, gap);
-    out->became_ready = true;
+    became_ready(push);
   };
-  for (const auto& vis : vis_) {
+  for (int level = 0; level < kLevels; ++level) {
+    const VisIndex* vis = vis_[level].get();
     if (vis == nullptr) continue;
+    const bool push = level >= kPriorityLevels;
     for (auto it = vis->UpperBound(IndexKey{from, UINT64_MAX});
          it != vis->end() && it.key().t <= now; ++it) {
       const TimePoint t = it.key().t;
@@ -240,19 +251,19 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
         if (deadline > from) continue;
         Count(t, false, deadline, from, -1);
         Count(t, false, deadline, now, +1);
-        triggered(t, 1);
+        triggered(t, 1, push);
         continue;
       }
       Count(t, e.pending, from, -1);
       Count(t, e.pending, now, +1);
       if (e.pending) {
-        triggered(t, 1);
+        triggered(t, 1, push);
       } else {
         ++out->ack_timeouts;
         if (e.last_try) {
           exhausted.push_back(e.rec);
         } else {
-          out->became_ready = true;
+          became_ready(push);
         }
       }
     }
@@ -268,14 +279,17 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
     if (r->retry >= r->max_deliveries()) {
       exhausted.push_back(r);
     } else if (r->visible_at <= now) {
-      triggered(r->visible_at, 1);
+      triggered(r->visible_at, 1, r->push);
     }
   }
   for (auto it = far_.UpperBound(IndexKey{from, UINT64_MAX}); it != far_.end() && it.key().t <= now;
        ++it) {
+    // Far messages are loaded before they are due; should some not be (a failed load), their
+    // lane is not known here: both are told.
     Count(it.key().t, true, from, -it.value());
     Count(it.key().t, true, now, it.value());
-    triggered(it.key().t, it.value());
+    triggered(it.key().t, it.value(), false);
+    became_ready(true);
   }
 
   // 2. Waiting messages that moved to a nearer bucket.
@@ -289,12 +303,15 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
 
 std::vector<const MessageRecord*> Topic::PeekReady(TimePoint now,
                                                    const std::optional<PullPosition>& after,
-                                                   size_t max) const {
+                                                   size_t max, Lane lane) const {
   std::vector<const MessageRecord*> out;
-  // A position above the highest level is before everything; one below level 0, after everything.
-  const bool resume = after && after->priority < kPriorityLevels;
-  const int first = resume ? after->priority : kPriorityLevels - 1;
-  for (int level = first; level >= 0 && out.size() < max; --level) {
+  const int top = lane == Lane::kPull ? kPriorityLevels - 1 : kLevels - 1;
+  const int bottom = lane == Lane::kPush ? kPriorityLevels : 0;
+  // A position above the lane's highest level is before everything; one below its lowest, after
+  // everything.
+  const bool resume = after && after->level <= top;
+  const int first = resume ? after->level : top;
+  for (int level = first; level >= bottom && out.size() < max; --level) {
     const VisIndex* vis = vis_[level].get();
     if (vis == nullptr) continue;
     // Within the level of `after`, the walk resumes past its key; lower levels start at their head.

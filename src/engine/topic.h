@@ -8,6 +8,12 @@
 // priority descending, then (visible_at, seq): the head is found by merging the levels from 9 down
 // (PeekReady). Nothing moves between indexes when a trigger time or an ack deadline comes.
 //
+// Lanes (docs/push.md). A push-lane record (MessageRecord::push, decided at the send and kept for
+// life) lives in ten more levels, 10..19 (its priority + 10): PeekReady of the pull lane merges
+// 9..0 and never sees it, that of the push lane merges 19..10. Everything else (counts, expiry,
+// retry intervals, the far tier, NextDue) is shared by both lanes, unchanged; AdvanceTo tells
+// which lane had something become consumable.
+//
 // Tiers. Every delivered message and every pending message whose (visible_at, seq) is before the
 // load cursor is held here (the "near" tier). Pending messages at or after the cursor are "far":
 // only their trigger times are counted, in a histogram (memory per distinct trigger millisecond,
@@ -46,11 +52,17 @@ struct EndedByTime {
   core::MessageRecord after;
 };
 
-inline constexpr int kPriorityLevels = 10;  // priorities 0..9
+inline constexpr int kPriorityLevels = 10;           // priorities 0..9
+inline constexpr int kLevels = 2 * kPriorityLevels;  // the pull lane's 0..9, the push lane's 10..19
 
-// A position in pull order: priority descending, then (visible_at, seq) ascending.
+// Which levels a walk in pull order covers: the pull lane's, the push lane's, or both (the push
+// lane first: 19..0).
+enum class Lane { kPull, kPush, kBoth };
+
+// A position in pull order: level descending, then (visible_at, seq) ascending. The level of a
+// record is its priority in the pull lane, its priority + 10 in the push lane.
 struct PullPosition {
-  int32_t priority = kPriorityLevels - 1;
+  int32_t level = kLevels - 1;
   IndexKey key{kTimeMin, 0};
 };
 
@@ -60,8 +72,9 @@ struct AdvanceResult {
   int64_t triggered = 0;               // waiting messages whose trigger time came
   int64_t ready_gap_sum_ms = 0;        // over `triggered`: processing time - trigger time
   int64_t ready_gap_max_ms = 0;
-  int64_t ack_timeouts = 0;   // deliveries whose ack deadline passed
-  bool became_ready = false;  // something became consumable
+  int64_t ack_timeouts = 0;        // deliveries whose ack deadline passed
+  bool became_ready = false;       // something of the pull lane became consumable
+  bool became_push_ready = false;  // something of the push lane became consumable
 };
 
 class Topic {
@@ -107,31 +120,40 @@ class Topic {
   // load up to t). Returns how many.
   int64_t DropFarBefore(TimePoint t, TimePoint now);
 
-  // Up to `max` near records consumable at `now` (visible_at <= now) in pull order, strictly after
-  // `after` (from the first when nullopt): a peek at what pulls would deliver next. Held records
-  // (see FindLive). Call AdvanceTo(now) first so that nothing ended is among them.
+  // Up to `max` near records of `lane` consumable at `now` (visible_at <= now) in pull order,
+  // strictly after `after` (from the first when nullopt; a level above the lane's is before its
+  // first, one below its lowest after its last): a peek at what pulls (or TakePush) would deliver
+  // next. Held records (see FindLive). Call AdvanceTo(now) first so that nothing ended is among
+  // them.
   std::vector<const core::MessageRecord*> PeekReady(TimePoint now,
                                                     const std::optional<PullPosition>& after,
-                                                    size_t max) const;
+                                                    size_t max, Lane lane) const;
   // Up to `max` held deliveries waiting out their retry interval at `now` (ack deadline passed,
   // visible_at still ahead: status 1) with (visible_at, seq) >= from, in that order: what
   // listMsg status 1 lists beside the pending messages. Costs one step per delivery whose ack
   // deadline passed and that was not delivered again since (waiting or ready).
   std::vector<const core::MessageRecord*> RetryWaiting(TimePoint now, IndexKey from,
                                                        size_t max) const;
-  // The first `max` of PeekReady: what a pull delivers.
-  std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max) const {
-    return PeekReady(now, std::nullopt, max);
+  // The first `max` of PeekReady: what a pull (kPull) or a TakePush (kPush) delivers.
+  std::vector<const core::MessageRecord*> DueHead(TimePoint now, size_t max, Lane lane) const {
+    return PeekReady(now, std::nullopt, max, lane);
   }
   // The pull-order position of a held record.
   static PullPosition PositionOf(const core::MessageRecord& r) {
     return PullPosition{Level(r), IndexKey{r.visible_at, r.seq}};
   }
+  // The level of a record: its priority (out-of-range ones clamped), + 10 in the push lane.
+  static int Level(const core::MessageRecord& r) {
+    const int p =
+        r.priority < 0 ? 0 : (r.priority >= kPriorityLevels ? kPriorityLevels - 1 : r.priority);
+    return r.push ? p + kPriorityLevels : p;
+  }
 
   // Counts as of processed(). Call AdvanceTo(now) first for counts true at `now`.
   core::TopicInfo Info() const;
 
-  size_t live_count() const { return live_.size(); }  // near in-life messages
+  size_t live_count() const { return live_.size(); }     // near in-life messages
+  size_t push_live_count() const { return push_live_; }  // those of them in the push lane
   // Every in-life message, near and far (what a topic's capacity counts).
   int64_t in_life() const { return waiting_ + ready_ + consuming_; }
   bool empty() const { return live_.empty() && far_.empty(); }
@@ -160,10 +182,6 @@ class Topic {
   };
   using VisIndex = BTreeIndex<VisEntry>;
   static VisEntry EntryOf(core::MessageRecord* r);
-  // The priority level of a record (out-of-range priorities are clamped).
-  static int Level(const core::MessageRecord& r) {
-    return r.priority < 0 ? 0 : (r.priority >= kPriorityLevels ? kPriorityLevels - 1 : r.priority);
-  }
   VisIndex& VisFor(int level);  // created on first use
 
   // Adds (sign = +1) or removes (-1) `n` entries' contribution to the counts, as of `at`, for
@@ -186,8 +204,9 @@ class Topic {
   IndexKey cursor_{kTimeMax, UINT64_MAX};  // everything near until the owner says otherwise
   // msgId -> near in-life record; split so that growing it never rehashes everything at once.
   base::SplitHashMap<std::unique_ptr<core::MessageRecord>, 64> live_;
-  // Per priority level: (visible_at, seq) of every near record of that priority; null until used.
-  std::array<std::unique_ptr<VisIndex>, kPriorityLevels> vis_;
+  size_t push_live_ = 0;  // records of live_ in the push lane
+  // Per level: (visible_at, seq) of every near record of that level; null until used.
+  std::array<std::unique_ptr<VisIndex>, kLevels> vis_;
   BTreeIndex<core::MessageRecord*> exp_;  // (NaturalEndTime, seq) of every near record
   // (ack deadline, seq) of every delivered record with a retry interval (VisEntry::waits).
   BTreeIndex<core::MessageRecord*> deadlines_;

@@ -197,7 +197,7 @@ class TopicModel {
       return std::tie(a->visible_at, a->seq) < std::tie(b->visible_at, b->seq);
     });
     if (ready.size() > batch) ready.resize(batch);
-    std::vector<const MessageRecord*> head = topic_.DueHead(now_, batch);
+    std::vector<const MessageRecord*> head = topic_.DueHead(now_, batch, Lane::kPull);
     ASSERT_EQ(head.size(), ready.size());
     core::Event deliver{EventKind::kDeliver, RandomAckTimeout()};
     deliver.retry_interval = RandomRetryInterval();

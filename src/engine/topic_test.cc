@@ -62,7 +62,7 @@ class TopicTest : public ::testing::Test {
   }
   std::vector<std::string> Head(size_t max = 100) {
     std::vector<std::string> ids;
-    for (const MessageRecord* r : topic_.DueHead(now_, max)) ids.push_back(r->msg_id);
+    for (const MessageRecord* r : topic_.DueHead(now_, max, Lane::kPull)) ids.push_back(r->msg_id);
     return ids;
   }
 
@@ -499,7 +499,8 @@ class TopicPriorityTest : public TopicTest {
   }
   std::vector<std::string> Peek(const std::optional<PullPosition>& after, size_t max = 100) {
     std::vector<std::string> ids;
-    for (const MessageRecord* r : topic_.PeekReady(now_, after, max)) ids.push_back(r->msg_id);
+    for (const MessageRecord* r : topic_.PeekReady(now_, after, max, Lane::kPull))
+      ids.push_back(r->msg_id);
     return ids;
   }
 };
@@ -577,6 +578,83 @@ TEST_F(TopicPriorityTest, AnUpdateOfPriorityMovesTheMessageBetweenLevels) {
   EXPECT_EQ(Head(), std::vector<std::string>{"a"});
   EXPECT_EQ(topic_.Info().waiting, 1);
   EXPECT_EQ(topic_.NextDue(Millis(kDay)), At(500));
+}
+
+// ---- lanes (docs/push.md) ----
+
+class TopicLaneTest : public TopicPriorityTest {
+ protected:
+  MessageRecord SendPush(const std::string& id, int32_t priority, Millis delay = Millis(0),
+                         int32_t max_retry = 2) {
+    core::NewMessage m{"t", id, "payload", delay, Millis(kDay), max_retry};
+    m.priority = priority;
+    m.push = true;
+    MessageRecord r = core::CreateRecord(std::move(m), now_, seq_++);
+    topic_.Insert(r, now_);
+    return r;
+  }
+  std::vector<std::string> InLane(engine::Lane lane,
+                                  const std::optional<PullPosition>& after = {}) {
+    std::vector<std::string> ids;
+    for (const MessageRecord* r : topic_.PeekReady(now_, after, 100, lane)) {
+      ids.push_back(r->msg_id);
+    }
+    return ids;
+  }
+};
+
+TEST_F(TopicLaneTest, EachLaneSeesOnlyItsOwnInPullOrderAndBothSeesPushFirst) {
+  SendP("pull-low", 0);
+  SendP("pull-high", 9);
+  MessageRecord push_high = SendPush("push-high", 9);
+  SendPush("push-low", 0);
+  SendPush("push-later", 5, Millis(1'000));
+  EXPECT_EQ(Topic::Level(push_high), 19);
+  EXPECT_EQ(InLane(Lane::kPull), (std::vector<std::string>{"pull-high", "pull-low"}));
+  EXPECT_EQ(InLane(Lane::kPush), (std::vector<std::string>{"push-high", "push-low"}));
+  EXPECT_EQ(InLane(Lane::kBoth),
+            (std::vector<std::string>{"push-high", "push-low", "pull-high", "pull-low"}));
+  EXPECT_EQ(InLane(Lane::kBoth, Topic::PositionOf(push_high)),
+            (std::vector<std::string>{"push-low", "pull-high", "pull-low"}));
+  // A pull-lane position is past the whole push lane; a push-lane one is before the pull lane.
+  EXPECT_TRUE(InLane(Lane::kPush, PullPosition{9, IndexKey{kTimeMin, 0}}).empty());
+  EXPECT_EQ(InLane(Lane::kPull, Topic::PositionOf(push_high)).size(), 2u);
+  // Counts and the topic's timer cover both lanes.
+  EXPECT_EQ(topic_.Info().ready, 4);
+  EXPECT_EQ(topic_.Info().waiting, 1);
+  EXPECT_EQ(topic_.push_live_count(), 3u);
+  EXPECT_EQ(topic_.NextDue(Millis(kDay)), At(1'000));
+  Deliver("push-low");
+  topic_.Forget("push-high", now_);
+  EXPECT_EQ(topic_.push_live_count(), 2u);
+  EXPECT_EQ(InLane(Lane::kPush), std::vector<std::string>{});
+}
+
+TEST_F(TopicLaneTest, AdvanceTellsWhichLaneHadSomethingBecomeConsumable) {
+  SendPush("push", 0, Millis(100));
+  AdvanceResult r = AdvanceTo(At(100));
+  EXPECT_TRUE(r.became_push_ready);
+  EXPECT_FALSE(r.became_ready);
+  EXPECT_EQ(r.triggered, 1);
+  SendP("pull", 0, Millis(100));
+  r = AdvanceTo(At(200));
+  EXPECT_TRUE(r.became_ready);
+  EXPECT_FALSE(r.became_push_ready);
+  // A push whose lease (ack deadline) passes is due again in its lane, with or without a retry
+  // interval.
+  Deliver("push", Millis(50));
+  r = AdvanceTo(At(250));
+  EXPECT_EQ(r.ack_timeouts, 1);
+  EXPECT_TRUE(r.became_push_ready);
+  EXPECT_FALSE(r.became_ready);
+  core::Event deliver{EventKind::kDeliver, Millis(50)};
+  deliver.retry_interval = Millis(100);
+  Apply("push", deliver);
+  r = AdvanceTo(At(300));
+  EXPECT_FALSE(r.became_push_ready);  // the lease ended: waiting out the retry interval
+  r = AdvanceTo(At(400));
+  EXPECT_TRUE(r.became_push_ready);
+  EXPECT_EQ(InLane(Lane::kPush), std::vector<std::string>{"push"});
 }
 
 }  // namespace

@@ -90,10 +90,15 @@ Status Corrupt(std::string_view what) {
 
 // Record metadata versions (docs/storage-format.md): 1 before issue 14; 2 adds priority, count
 // trigger, count and last error after the version 1 fields; 3 (issue 15) adds the retry interval
-// and the dead-letter origin. All decode; 3 is written.
+// and the dead-letter origin; 4 (issue 16) adds the push lane flag and the callback. All decode;
+// 4 is written.
 constexpr uint8_t kMetaV1 = 1;
 constexpr uint8_t kMetaV2 = 2;
 constexpr uint8_t kMetaV3 = 3;
+constexpr uint8_t kMetaV4 = 4;
+// Version 4's push byte: bit 0 the push lane, bit 1 a callback follows.
+constexpr uint8_t kPushLane = 1;
+constexpr uint8_t kHasCallback = 2;
 
 // The version of the stored topic configuration (EncodeTopicConfig).
 constexpr uint8_t kTopicConfigV1 = 1;
@@ -261,8 +266,8 @@ Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view k
 
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
-  out.reserve(68 + r.last_error.size());
-  out.push_back(static_cast<char>(kMetaV3));
+  out.reserve(70 + r.last_error.size());
+  out.push_back(static_cast<char>(kMetaV4));
   AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
   AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
@@ -287,12 +292,16 @@ std::string EncodeMeta(const core::MessageRecord& r) {
     AppendVarint(out, static_cast<uint64_t>(r.dead_letter->retry));
     AppendLittle<int64_t>(out, ToEpochMs(r.dead_letter->end_time));
   }
+  // Version 4: one byte (kPushLane | kHasCallback), then the callback's own binary form
+  // (core::EncodeCallback) with its length when it has one.
+  out.push_back(static_cast<char>((r.push ? kPushLane : 0) | (r.callback ? kHasCallback : 0)));
+  if (r.callback) AppendBytes(out, core::EncodeCallback(*r.callback));
   return out;
 }
 
 Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   const uint8_t version = in.empty() ? 0 : static_cast<uint8_t>(in.front());
-  if (version < kMetaV1 || version > kMetaV3) return Corrupt("record metadata (unknown version)");
+  if (version < kMetaV1 || version > kMetaV4) return Corrupt("record metadata (unknown version)");
   in.remove_prefix(1);
   int64_t produce, trigger, expire, visible, ended;
   int32_t max_retry;
@@ -344,6 +353,23 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
                                      static_cast<int64_t>(dl_retry), FromEpochMs(end_time)};
     }
   }
+  // Versions 1 to 3: the pull lane, no callback.
+  bool push = false;
+  std::optional<core::Callback> callback;
+  if (version >= kMetaV4) {
+    if (in.empty()) return Corrupt("record metadata");
+    const auto flags = static_cast<uint8_t>(in.front());
+    in.remove_prefix(1);
+    if ((flags & ~(kPushLane | kHasCallback)) != 0) return Corrupt("record metadata");
+    push = (flags & kPushLane) != 0;
+    if ((flags & kHasCallback) != 0) {
+      std::string_view bytes;
+      if (!ReadBytes(in, &bytes)) return Corrupt("record metadata");
+      Result<core::Callback> cb = core::DecodeCallback(bytes);
+      if (!cb.has_value()) return Corrupt("record metadata (callback)");
+      callback = std::move(cb).value();
+    }
+  }
   if (!in.empty()) return Corrupt("record metadata");
   r->produce_time = FromEpochMs(produce);
   r->trigger_time = FromEpochMs(trigger);
@@ -361,6 +387,8 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   r->last_error = std::string(last_error);
   r->retry_interval = Millis(static_cast<int64_t>(retry_interval));
   r->dead_letter = std::move(dead_letter);
+  r->callback = std::move(callback);
+  r->push = push;
   return Status::Ok();
 }
 

@@ -92,10 +92,10 @@ TEST(CodecTest, MetaRoundTripExtensionFields) {
 // extensions. It decodes with the extensions' defaults.
 TEST(CodecTest, MetaVersionOneDecodesWithDefaults) {
   MessageRecord r = SampleRecord();
-  std::string v3 = EncodeMeta(r);
-  ASSERT_EQ(v3[0], 3);
-  ASSERT_EQ(v3.size(), 63u + 4u + 2u);  // no extensions: six bytes more than version 1
-  std::string v1 = v3.substr(0, 63);
+  std::string v4 = EncodeMeta(r);
+  ASSERT_EQ(v4[0], 4);
+  ASSERT_EQ(v4.size(), 63u + 4u + 2u + 1u);  // no extensions: seven bytes more than version 1
+  std::string v1 = v4.substr(0, 63);
   v1[0] = 1;
   MessageRecord out;
   out.priority = 5;  // overwritten
@@ -116,8 +116,9 @@ TEST(CodecTest, MetaVersionTwoDecodesWithoutRetryIntervalOrDeadLetter) {
   MessageRecord r = SampleRecord();
   r.priority = 4;
   r.last_error = "boom";
-  std::string v3 = EncodeMeta(r);
-  std::string v2 = v3.substr(0, v3.size() - 2);  // an interval of 0 and no dead letter: 2 bytes
+  std::string v4 = EncodeMeta(r);
+  // An interval of 0 and no dead letter (2 bytes), pull lane without callback (1 byte).
+  std::string v2 = v4.substr(0, v4.size() - 3);
   v2[0] = 2;
   MessageRecord out;
   out.retry_interval = Millis(5);  // overwritten
@@ -126,7 +127,7 @@ TEST(CodecTest, MetaVersionTwoDecodesWithoutRetryIntervalOrDeadLetter) {
   ExpectSameScalars(out, r);
   EXPECT_EQ(out.retry_interval, Millis(0));
   EXPECT_FALSE(out.dead_letter.has_value());
-  EXPECT_EQ(EncodeMeta(out), v3);  // re-encoded in version 3
+  EXPECT_EQ(EncodeMeta(out), v4);  // re-encoded in version 4
   EXPECT_EQ(DecodeMeta(v2 + "x", &out).code(), Errc::kCorruption);
 }
 
@@ -147,12 +148,119 @@ TEST(CodecTest, MetaRoundTripRetryIntervalAndDeadLetter) {
   // The dead-letter flag is 0 or 1, its status 5 or 6.
   std::string no_dl = EncodeMeta(SampleRecord());
   std::string bad_flag = no_dl;
-  bad_flag.back() = 2;
+  bad_flag[bad_flag.size() - 2] = 2;  // before the push byte
   EXPECT_EQ(DecodeMeta(bad_flag, &out).code(), Errc::kCorruption);
-  const size_t status_at = enc.size() - 8 - 1 - 1;  // before retry (1-byte varint) and end time
+  // Before retry (1-byte varint), end time and the push byte.
+  const size_t status_at = enc.size() - 1 - 8 - 1 - 1;
   std::string bad_status = enc;
   bad_status[status_at] = 4;
   EXPECT_EQ(DecodeMeta(bad_status, &out).code(), Errc::kCorruption);
+}
+
+// Version 3 (issue 15): everything but the push lane and the callback of version 4. It decodes
+// in the pull lane without a callback.
+TEST(CodecTest, MetaVersionThreeDecodesInThePullLane) {
+  MessageRecord r = SampleRecord();
+  r.retry_interval = Millis(700);
+  r.dead_letter = core::DeadLetter{"orders", MsgStatus::kExpire, 3, kT0};
+  std::string v4 = EncodeMeta(r);
+  ASSERT_EQ(v4.back(), '\0');  // pull lane, no callback
+  std::string v3 = v4.substr(0, v4.size() - 1);
+  v3[0] = 3;
+  MessageRecord out;
+  out.push = true;  // overwritten
+  out.callback = core::Callback{};
+  ASSERT_TRUE(DecodeMeta(v3, &out).ok());
+  ExpectSameScalars(out, r);
+  EXPECT_FALSE(out.push);
+  EXPECT_FALSE(out.callback.has_value());
+  EXPECT_EQ(EncodeMeta(out), v4);  // re-encoded in version 4
+  EXPECT_EQ(DecodeMeta(v3 + "x", &out).code(), Errc::kCorruption);
+}
+
+core::Callback SampleCallback() {
+  core::Callback cb;
+  cb.type = core::CallbackType::kHttp;
+  cb.url = "https://hooks.example.com/orders?x=1";
+  cb.method = "PUT";
+  cb.headers = {{"Authorization", "Bearer t"}, {"X-Empty", ""}};
+  cb.raw_body = true;
+  cb.timeout = Millis(2'500);
+  cb.retry_interval = Millis(60'000);
+  return cb;
+}
+
+TEST(CodecTest, MetaRoundTripPushLaneAndCallback) {
+  core::Callback kafka;
+  kafka.type = core::CallbackType::kKafka;
+  kafka.brokers = "k1:9092,k2:9092";
+  kafka.kafka_topic = "orders";
+  for (const std::optional<core::Callback>& cb :
+       {std::optional<core::Callback>(), std::optional<core::Callback>(SampleCallback()),
+        std::optional<core::Callback>(kafka)}) {
+    for (bool push : {false, true}) {
+      MessageRecord r = SampleRecord();
+      r.callback = cb;
+      r.push = push;
+      std::string enc = EncodeMeta(r);
+      MessageRecord out;
+      ASSERT_TRUE(DecodeMeta(enc, &out).ok());
+      ExpectSameScalars(out, r);
+      EXPECT_EQ(out.callback, cb);
+      EXPECT_EQ(out.push, push);
+      MessageRecord vis;
+      ASSERT_TRUE(DecodeVisValue(EncodeVisValue(r), &vis).ok());  // loading keeps the lane
+      EXPECT_EQ(vis.push, push);
+      EXPECT_EQ(vis.callback, cb);
+      for (size_t n = 0; n < enc.size(); ++n) {  // every truncation
+        EXPECT_EQ(DecodeMeta(enc.substr(0, n), &out).code(), Errc::kCorruption) << n;
+      }
+      EXPECT_EQ(DecodeMeta(enc + "x", &out).code(), Errc::kCorruption);
+    }
+  }
+  // The push byte has two bits; a callback that does not decode is corruption.
+  std::string plain = EncodeMeta(SampleRecord());
+  MessageRecord out;
+  std::string bad_bits = plain;
+  bad_bits.back() = 4;
+  EXPECT_EQ(DecodeMeta(bad_bits, &out).code(), Errc::kCorruption);
+  std::string bad_callback = plain;
+  bad_callback.back() = 2;
+  bad_callback += std::string("\x03\x09\x00\x00", 4);  // 3 bytes, format 9: unknown
+  EXPECT_EQ(DecodeMeta(bad_callback, &out).code(), Errc::kCorruption);
+}
+
+TEST(CodecTest, TopicConfigRoundTripsTheCallback) {
+  core::TopicConfig set;
+  set.callback = std::optional<core::Callback>(SampleCallback());
+  Result<core::TopicConfig> back = DecodeTopicConfig(EncodeTopicConfig(set));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, set);
+  // Set to "none" (shadows the layers below) is not the same as unset.
+  core::TopicConfig none;
+  none.callback = std::optional<core::Callback>();
+  back = DecodeTopicConfig(EncodeTopicConfig(none));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, none);
+  EXPECT_NE(*back, core::TopicConfig{});
+  // Beside every other field.
+  core::TopicConfig all = set;
+  all.capacity = 10;
+  all.ttl = Millis(1'000);
+  all.max_retry = 3;
+  all.ack_timeout = Millis(2'000);
+  all.retry_interval = Millis(500);
+  all.dead_letter_topic = "dlq";
+  all.paused = false;
+  const std::string enc = EncodeTopicConfig(all);
+  EXPECT_EQ(*DecodeTopicConfig(enc), all);
+  for (size_t n = 0; n < enc.size(); ++n) {
+    EXPECT_EQ(DecodeTopicConfig(enc.substr(0, n)).error().code(), Errc::kCorruption) << n;
+  }
+  EXPECT_FALSE(DecodeTopicConfig(enc + "x").has_value());
+  std::string bad_flag = EncodeTopicConfig(none);
+  bad_flag.back() = 2;  // 0: none, 1: a callback follows
+  EXPECT_FALSE(DecodeTopicConfig(bad_flag).has_value());
 }
 
 TEST(CodecTest, TopicConfigRoundTripsEachFieldAlone) {

@@ -240,6 +240,7 @@ TEST_P(BackendContractTest, ANackedPushWaitsItsOwnCallbacksRetryIntervalAndKeeps
   backend::PushTake again = push.Take("t");
   ASSERT_EQ(IdsOf(again.messages), Ids{"own"});
   EXPECT_EQ(again.messages[0].record.retry, 2);
+  EXPECT_TRUE(push.Ack("t", "own", 2).ok());
   // The other one has no retry interval of its own: the topic's.
   Advance(9'499);
   EXPECT_TRUE(push.TakeIds("t").empty());
@@ -499,8 +500,10 @@ TEST_P(BackendContractTest, AfterARestartPushMessagesStayInThePushLaneAndAreAnno
   EXPECT_TRUE(Has(PushReadyCalls(), "t"));
   EXPECT_EQ(PullIds("t", 10), Ids{"plain"});
   EXPECT_EQ(again.TakeIds("t"), Ids{"ready"});
-  Advance(1'100);  // the lease of "taken"
+  EXPECT_TRUE(again.Ack("t", "ready").ok());
+  AdvanceTo(At(1'100));  // the lease of "taken"
   EXPECT_EQ(again.TakeIds("t"), Ids{"taken"});
+  EXPECT_TRUE(again.Ack("t", "taken", 2).ok());
   AdvanceTo(At(5'000));
   EXPECT_EQ(again.TakeIds("t"), Ids{"later"});
   EXPECT_TRUE(Pull("t", 10).empty());
