@@ -163,6 +163,7 @@ void HttpReceiver::Impl::Record(const http::request<http::string_body>& req) {
   r.target = std::string(req.target());
   for (const auto& f : req) r.headers.emplace_back(f.name_string(), f.value());
   r.body = req.body();
+  r.at = std::chrono::steady_clock::now();
   base::MutexLock lock(mu);
   requests.push_back(std::move(r));
   count.fetch_add(1);

@@ -22,6 +22,7 @@ struct ReceivedRequest {
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::string body;
+  std::chrono::steady_clock::time_point at;  // when it was read
   // The value of the first header named `name` (case-insensitive); empty when absent.
   std::string Header(std::string_view name) const;
 };
