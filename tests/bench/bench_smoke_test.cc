@@ -112,6 +112,39 @@ TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
   EXPECT_EQ(Int(r, "connections_refused"), 0);
 }
 
+// Push delivery: the server calls the benchmark's own receiver (it must allow 127.0.0.1), paced
+// with a delay, then all due at once.
+TEST_F(BenchSmokeTest, PushDeliversEveryMessageToTheBenchReceiver) {
+  ServerProcess pushing;
+  ASSERT_TRUE(pushing.Start({"--push-allowed-targets=127.0.0.1"}).ok());
+  auto run = [&](std::vector<std::string> args) {
+    std::vector<std::string> full = {"bench", "--no-progress", "--json",
+                                     "--server=http://127.0.0.1:" + std::to_string(pushing.port()),
+                                     "push"};
+    full.insert(full.end(), args.begin(), args.end());
+    ExitResult r = RunBinary(full, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    boost::system::error_code ec;
+    json::value v = json::parse(r.out, ec);
+    EXPECT_FALSE(ec) << "not JSON: " << r.out << "\n" << r.err;
+    return ec || !v.is_object() ? json::object() : v.as_object();
+  };
+  json::object paced = run({"--count=2000", "--rate=4000", "--delay-ms=200", "--grace-ms=10000"});
+  EXPECT_EQ(Int(paced, "sent_ok"), 2000);
+  EXPECT_EQ(Int(paced, "pushed"), 2000);
+  EXPECT_EQ(Int(paced, "missing"), 0);
+  EXPECT_EQ(Int(paced, "duplicates"), 0);
+  ASSERT_TRUE(paced.contains("lateness"));
+  EXPECT_EQ(paced["lateness"].as_object()["count"].as_int64(), 2000);
+
+  json::object at_once = run({"--count=3000", "--lead-ms=1500", "--grace-ms=10000"});
+  EXPECT_EQ(Int(at_once, "pushed"), 3000);
+  EXPECT_EQ(Int(at_once, "duplicates"), 0);
+  EXPECT_EQ(Int(at_once, "sends_after_due_time"), 0);
+  ASSERT_TRUE(at_once.contains("push_rate"));
+  EXPECT_GT(at_once["push_rate"].to_number<double>(), 0);
+}
+
 TEST_F(BenchSmokeTest, RefusesAnUnreachableServer) {
   ExitResult r = RunBinary({"bench", "--server=http://127.0.0.1:1", "produce", "--count=1"});
   EXPECT_EQ(r.exit_code, 1);
