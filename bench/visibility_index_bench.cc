@@ -50,12 +50,12 @@ void BM_DeliverAndAck(benchmark::State& state) {
   t.AdvanceTo(now, &adv);
   uint64_t next = static_cast<uint64_t>(state.range(0));
   for (auto _ : state) {
-    auto head = t.DueHead(now, 1);
+    auto head = t.DueHead(now, 1, engine::Lane::kPull);
     if (head.empty()) {  // refill outside the measurement
       state.PauseTiming();
       for (int i = 0; i < 1000; ++i) t.Insert(Record(next++, Millis(0)), now);
       state.ResumeTiming();
-      head = t.DueHead(now, 1);
+      head = t.DueHead(now, 1, engine::Lane::kPull);
     }
     auto delivered = core::Apply(*head[0], {core::EventKind::kDeliver, Millis(30'000)}, now);
     auto acked = core::Apply(*delivered, {core::EventKind::kAck}, now);

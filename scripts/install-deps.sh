@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   redis-server curl systemd prometheus python3
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

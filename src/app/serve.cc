@@ -15,6 +15,7 @@
 #include "base/scheduler.h"
 #include "config/config.h"
 #include "core/callback.h"
+#include "http/dashboard.h"
 #include "http/handlers.h"
 #include "http/http_metrics.h"
 #include "http/router.h"
@@ -197,6 +198,11 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.registry = &registry;
   http::Router router;
   http::RegisterRoutes(router, &ctx);
+  // The web dashboard (docs/dashboard.md) and its history, sampled on the scheduler; not on the
+  // test clock, where one advance of a year would run a sample for every 5 s of it.
+  http::Dashboard dashboard(service.get(), clock, scheduler);
+  http::RegisterDashboardRoutes(router, &dashboard);
+  if (!cfg.test_clock) dashboard.Start();
   if (manual_scheduler) {
     http::RegisterTestRoutes(router, manual_scheduler.get(), clock, service.get());
   }
@@ -237,7 +243,8 @@ int RunServe(const std::vector<std::string>& args) {
   pusher.Shutdown();
   server.Stop(std::chrono::milliseconds(700));
   if (thread_scheduler) thread_scheduler->Stop();
-  service.reset();  // no longer the backend's listener and event sink
+  dashboard.Stop();  // before the service: a sample still on its way is dropped
+  service.reset();   // no longer the backend's listener and event sink
   // Close the storage now, while the HTTP server's executors still exist: it finishes what is
   // still queued and runs those answers' callbacks (they post to the executors).
   opened.serving->Close();

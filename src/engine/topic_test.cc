@@ -490,9 +490,10 @@ TEST_F(TopicTest, FarReadyMessagesCountAsReady) {
 class TopicPriorityTest : public TopicTest {
  protected:
   MessageRecord SendP(const std::string& id, int32_t priority, Millis delay = Millis(0),
-                      int32_t max_retry = 2) {
+                      int32_t max_retry = 2, bool push = false) {
     core::NewMessage m{"t", id, "payload", delay, Millis(kDay), max_retry};
     m.priority = priority;
+    m.push = push;
     MessageRecord r = core::CreateRecord(std::move(m), now_, seq_++);
     topic_.Insert(r, now_);
     return r;
@@ -584,14 +585,8 @@ TEST_F(TopicPriorityTest, AnUpdateOfPriorityMovesTheMessageBetweenLevels) {
 
 class TopicLaneTest : public TopicPriorityTest {
  protected:
-  MessageRecord SendPush(const std::string& id, int32_t priority, Millis delay = Millis(0),
-                         int32_t max_retry = 2) {
-    core::NewMessage m{"t", id, "payload", delay, Millis(kDay), max_retry};
-    m.priority = priority;
-    m.push = true;
-    MessageRecord r = core::CreateRecord(std::move(m), now_, seq_++);
-    topic_.Insert(r, now_);
-    return r;
+  MessageRecord SendPush(const std::string& id, int32_t priority, Millis delay = Millis(0)) {
+    return SendP(id, priority, delay, 2, /*push=*/true);
   }
   std::vector<std::string> InLane(engine::Lane lane,
                                   const std::optional<PullPosition>& after = {}) {

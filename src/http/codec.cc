@@ -239,6 +239,8 @@ std::string_view ReasonPhrase(int http_status) {
   switch (http_status) {
     case 200:
       return "OK";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 404:

@@ -13,9 +13,10 @@ namespace chronoq::http {
 
 // The views point into the server's parser buffer: valid until the reply is given.
 struct HttpRequest {
-  std::string_view method;        // "GET", "POST", ...
-  std::string_view target;        // origin-form: path plus optional "?query"
-  std::string_view content_type;  // the Content-Type header, or empty
+  std::string_view method;         // "GET", "POST", ...
+  std::string_view target;         // origin-form: path plus optional "?query"
+  std::string_view content_type;   // the Content-Type header, or empty
+  std::string_view if_none_match;  // the first If-None-Match header, or empty (dashboard assets)
   std::string body;
   bool has_content_type = false;
 

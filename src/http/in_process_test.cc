@@ -135,5 +135,30 @@ TEST(InProcessTest, GivesTheBytesTheServerWrites) {
   EXPECT_FALSE(res.exchanges[3].keep_alive);
 }
 
+// The dashboard's revalidation on the wire: the first If-None-Match reaches the handler, and a
+// 304 goes out without a body or a Content-Length.
+TEST(InProcessTest, IfNoneMatchReachesTheHandlerAnd304HasNoContentLength) {
+  Router r;
+  r.Add("/asset", {"GET"}, [](HttpRequest& req, RequestContext&, Reply reply) {
+    HttpResponse res;
+    res.status = req.if_none_match == "\"v1\"" ? 304 : 200;
+    if (res.status == 200) res.body = "body";
+    reply(std::move(res));
+  });
+  InProcessResult res = ServeInProcess(
+      r, {},
+      "GET /asset HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"v1\"\r\nIf-None-Match: \"v2\"\r\n\r\n"
+      "GET /asset HTTP/1.1\r\nHost: h\r\n\r\n",
+      [] {});
+  ASSERT_EQ(res.exchanges.size(), 2u);
+  const std::string& not_modified = res.exchanges[0].wire;
+  EXPECT_EQ(not_modified.substr(0, 29), "HTTP/1.1 304 Not Modified\r\nSe");
+  EXPECT_EQ(not_modified.find("Content-Length"), std::string::npos) << not_modified;
+  EXPECT_TRUE(not_modified.ends_with("\r\n\r\n"));
+  // The header does not carry over to the next request on the connection.
+  EXPECT_EQ(res.exchanges[1].response.status, 200);
+  EXPECT_NE(res.exchanges[1].wire.find("Content-Length: 4\r\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace chronoq::http

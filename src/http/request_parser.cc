@@ -29,6 +29,7 @@ struct Header {
   std::string method;
   std::string target;  // as received (absolute-form too)
   std::string content_type;
+  std::string if_none_match;
   bhttp::verb verb = bhttp::verb::unknown;
   unsigned version = 11;
   bool request_line_read = false;
@@ -42,6 +43,7 @@ struct Header {
     method.clear();
     target.clear();
     content_type.clear();
+    if_none_match.clear();
     verb = bhttp::verb::unknown;
     version = 11;
     request_line_read = has_content_type = has_transfer_encoding = false;
@@ -76,6 +78,11 @@ class BeastParser final : public bhttp::basic_parser<true> {
         if (!header_->has_content_type) {  // the first one counts
           header_->has_content_type = true;
           header_->content_type.assign(value.data(), value.size());
+        }
+        break;
+      case bhttp::field::if_none_match:
+        if (header_->if_none_match.empty()) {
+          header_->if_none_match.assign(value.data(), value.size());
         }
         break;
       case bhttp::field::transfer_encoding:
@@ -220,6 +227,7 @@ RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
   req.target = Target();
   req.has_content_type = header.has_content_type;
   req.content_type = header.content_type;
+  req.if_none_match = header.if_none_match;
   parsed.version = header.version;
   parsed.keep_alive = beast->keep_alive();
   parsed.head = header.verb == bhttp::verb::head;
@@ -265,7 +273,7 @@ void RequestParser::Reset() {
   m.phase = Impl::Phase::kHeader;
   m.tried = m.scanned = 0;
   HttpRequest& req = m.parsed.request;  // no views into the last request's header
-  req.method = req.target = req.content_type = {};
+  req.method = req.target = req.content_type = req.if_none_match = {};
   req.has_content_type = false;
   // The body buffer stays for the next request, unless it grew large.
   req.body.clear();

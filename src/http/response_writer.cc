@@ -34,8 +34,12 @@ void AppendResponse(const HttpResponse& r, unsigned version, bool keep_alive, bo
   out->append(HttpDate());
   out->append("\r\nContent-Type: ");
   out->append(r.content_type);
-  out->append("\r\nContent-Length: ");
-  AppendNumber(r.body.size(), out);
+  // A 304 has no body, and a Content-Length there would have to be the full answer's (RFC 9110
+  // section 8.6): it is left out.
+  if (r.status != 304) {
+    out->append("\r\nContent-Length: ");
+    AppendNumber(r.body.size(), out);
+  }
   out->append("\r\n");
   for (const auto& [k, v] : r.headers) {
     out->append(k);

@@ -64,6 +64,30 @@ void QueueProbe::ObserveLateness(bool long_poll, int64_t millis) {
   (long_poll ? lateness_long_poll_ : lateness_pull_).ObserveMillis(millis);
 }
 
+std::vector<TopicCounts> QueueProbe::ReadCounts() {
+  std::vector<TopicCounts> out;
+  auto read = [&out](const Cells& c) {
+    TopicCounts& t = out.emplace_back();
+    t.topic = c.label;
+    for (int e = 0; e < kQueueEventCount; ++e) t.counts[e] = c.counts[e].value();
+  };
+  for (Shard& shard : shards_) {
+    base::MutexLock lock(shard.mu);
+    for (const auto& [name, cells] : shard.topics) read(*cells);
+  }
+  read(other_);
+  return out;
+}
+
+HistogramData QueueProbe::ReadLateness() const {
+  HistogramData sum = lateness_pull_.Read();
+  const HistogramData lp = lateness_long_poll_.Read();
+  for (size_t i = 0; i < sum.counts.size(); ++i) sum.counts[i] += lp.counts[i];
+  sum.count += lp.count;
+  sum.sum_seconds += lp.sum_seconds;
+  return sum;
+}
+
 std::string_view QueueProbe::LabelFor(std::string_view topic) { return CellsFor(topic).label; }
 
 void QueueProbe::Render(TextWriter& w, std::span<const TopicDepth> depths) {

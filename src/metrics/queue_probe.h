@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
@@ -43,6 +44,12 @@ inline constexpr int kQueueEventCount = 10;
 
 inline constexpr std::string_view kOtherTopic = "_other";
 
+// The counters of one label (a topic with a label of its own, or kOtherTopic), as read now.
+struct TopicCounts {
+  std::string topic;
+  std::array<uint64_t, kQueueEventCount> counts{};  // indexed by QueueEvent
+};
+
 // Depth of one topic now (a backend's TopicInfo).
 struct TopicDepth {
   std::string topic;
@@ -65,6 +72,12 @@ class QueueProbe {
   // Renders the counters, the lateness histogram and the depth gauges of `depths` (folded the
   // same way as the counters).
   void Render(TextWriter& w, std::span<const TopicDepth> depths);
+
+  // Every label's counters now, kOtherTopic last (the dashboard's history samples them; their
+  // sum over the labels is the node's total).
+  std::vector<TopicCounts> ReadCounts();
+  // Both lateness histograms (pull and long poll) added up.
+  HistogramData ReadLateness() const;
 
   // The label value `topic` is counted under (registers it while there is room).
   std::string_view LabelFor(std::string_view topic);

@@ -122,5 +122,28 @@ TEST(RegistryTest, RendersCollectorsInOrderAndProcessFigures) {
   EXPECT_EQ(text.find("cq_process_open_fds 0\n"), std::string::npos) << text;
 }
 
+TEST(QueueProbeTest, ReadCountsGivesEveryLabelAndOtherLast) {
+  QueueProbe p(1);
+  p.Add("a", QueueEvent::kSend, 3);
+  p.Add("b", QueueEvent::kDelivery, 2);  // beyond the cap: counted under _other
+  std::vector<TopicCounts> counts = p.ReadCounts();
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].topic, "a");
+  EXPECT_EQ(counts[0].counts[static_cast<int>(QueueEvent::kSend)], 3u);
+  EXPECT_EQ(counts[1].topic, kOtherTopic);
+  EXPECT_EQ(counts[1].counts[static_cast<int>(QueueEvent::kDelivery)], 2u);
+}
+
+TEST(QueueProbeTest, ReadLatenessAddsPullAndLongPoll) {
+  QueueProbe p(1);
+  p.ObserveLateness(false, 3);     // 5 ms bucket
+  p.ObserveLateness(true, 3);      // 5 ms bucket
+  p.ObserveLateness(true, 7'000);  // 10 s bucket
+  HistogramData d = p.ReadLateness();
+  EXPECT_EQ(d.count, 3u);
+  EXPECT_EQ(d.counts[0], 2u);
+  EXPECT_NEAR(d.sum_seconds, 7.006, 1e-9);
+}
+
 }  // namespace
 }  // namespace chronoq::metrics

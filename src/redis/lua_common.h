@@ -259,7 +259,7 @@
   "  redis.call('HSET', k, 'k', 'dl', 'id', m.id, 'to', dlt, 'p', redis.call('HGET', "             \
   "P..'r:'..m.id, 'p') or '',\n"                                                                   \
   "             'pr', m.raw.pr, 'le', m.raw.le, 'ds', tostring(st), 'dr', m.raw.r, 'de', "         \
-  "at_raw)\n"                                                                                      \
+  "at_raw, 'cb', m.raw.cb)\n"                                                                      \
   "  redis.call('ZADD', P..'ob', string.format('%d', now), m.member)\n"                            \
   "  DLO = DLO + 1\n"                                                                              \
   "end\n"                                                                                          \

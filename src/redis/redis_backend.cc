@@ -155,7 +155,19 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
       });
 }
 
-void RedisBackend::Flush(UniqueFunction<void()> done) { conn_->Flush(std::move(done)); }
+void RedisBackend::Flush(UniqueFunction<void()> done) { FlushRound(std::move(done), 0); }
+
+void RedisBackend::FlushRound(UniqueFunction<void()> done, int round) {
+  conn_->Flush([this, done = std::move(done), round]() mutable {
+    bool more;
+    {
+      base::MutexLock lock(mu_);
+      more = inflight_ > 0 && !closing_ && round < 50;
+    }
+    if (!more) return done();
+    FlushRound(std::move(done), round + 1);  // answers that sent more commands: those too
+  });
+}
 
 void RedisBackend::RegisterTopic(const std::string& topic, TimePoint now,
                                  UniqueFunction<void()> then) {
@@ -301,12 +313,16 @@ void RedisBackend::RunCheck(const std::string& topic, std::vector<UniqueFunction
 
 RedisConnection::Done RedisBackend::AfterReplicas(const std::string& topic,
                                                   RedisConnection::Done done) {
+  return AfterReplicasOf(Prefix(topic), std::move(done));
+}
+
+RedisConnection::Done RedisBackend::AfterReplicasOf(std::string key, RedisConnection::Done done) {
   if (options_.wait_replicas <= 0) return done;
-  return [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+  return [this, key = std::move(key), done = std::move(done)](Result<RedisReply> r) mutable {
     if (!r.has_value() || r->is_error()) return done(std::move(r));
     const int n = options_.wait_replicas;
     const int64_t ms = options_.wait_timeout.count();
-    conn_->Command(Prefix(topic), {"WAIT", std::to_string(n), std::to_string(ms)},
+    conn_->Command(key, {"WAIT", std::to_string(n), std::to_string(ms)},
                    [n, ms, r = std::move(r), done = std::move(done)](Result<RedisReply> w) mutable {
                      if (!w.has_value()) return done(w.error());
                      if (w->type != RedisReply::Type::kInteger || w->integer < n) {

@@ -115,8 +115,9 @@ class RedisBackend final : public backend::QueueBackend {
   // Moves on the outbox entries over two seconds old of every known topic (getTopicInfoList's).
   void RecoverOutboxes() CQ_EXCLUDES(mu_);
 
-  // Calls `done` once every command sent so far has been answered (tests).
-  void Flush(UniqueFunction<void()> done);
+  // Calls `done` once every command sent so far has been answered, and the commands their
+  // answers led to (a reading of the push set, then a check of each topic) too (tests).
+  void Flush(UniqueFunction<void()> done) CQ_EXCLUDES(mu_);
 
  public:
   enum ScriptId {
@@ -150,6 +151,7 @@ class RedisBackend final : public backend::QueueBackend {
   void Eval(ScriptId id, const std::string& topic, std::vector<std::string> args,
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
+  void FlushRound(UniqueFunction<void()> done, int round) CQ_EXCLUDES(mu_);
   std::string TopicsKey() const;
   // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
   void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
@@ -180,6 +182,8 @@ class RedisBackend final : public backend::QueueBackend {
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
+  // The same for a write to `key` (routes the WAIT to the key's master).
+  RedisConnection::Done AfterReplicasOf(std::string key, RedisConnection::Done done);
   void NotifyReady(const std::string& topic);
   // redis_push.cc. Tells the listener that push work of `topic` may be due.
   void NotifyPush(const std::string& topic);
@@ -222,6 +226,7 @@ class RedisBackend final : public backend::QueueBackend {
   // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.
   struct RedriveItem {
     std::string member, msg_id, payload, priority, source;
+    std::string callback;  // the message's own, as the scripts keep it ('' for none)
   };
   void RedriveMove(const std::string& topic, std::vector<RedriveItem> items, Millis delay,
                    backend::Callback<Result<std::vector<RedisReply>>> done);

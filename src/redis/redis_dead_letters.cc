@@ -150,6 +150,7 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
                args.push_back(std::move(e.f[k]));
              }
              args.push_back(e.member);
+             args.push_back(std::move(e.f["cb"]));  // absent in entries written before: none
              members.push_back(std::move(e.member));
            }
            Eval(kDeadLetterInScript, target, std::move(args),
@@ -184,7 +185,7 @@ void RedisBackend::RunFlush(const std::string& topic, bool fresh) {
            for (OutboxEntry& e : list) {
              items.push_back(RedriveItem{std::move(e.member), std::move(e.f["id"]),
                                          std::move(e.f["p"]), std::move(e.f["pr"]),
-                                         std::move(e.f["to"])});
+                                         std::move(e.f["to"]), std::move(e.f["cb"])});
            }
            RedriveMove(
                topic, std::move(items), Millis(ToInt(delay)),
@@ -248,54 +249,81 @@ void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem
     std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
                                      std::to_string(delay.count())};
     std::vector<std::string> members;
+    bool own_callback = false;
     for (size_t i : at) {
       args.push_back(items[i].msg_id);
       args.push_back(items[i].payload);
       args.push_back(items[i].priority);
       args.push_back(fmt::format("{}\n{}", topic, items[i].member));
+      args.push_back(items[i].callback);
+      own_callback |= !items[i].callback.empty();
       members.push_back(items[i].member);
     }
-    Eval(kRedriveInScript, source, std::move(args),
-         [this, topic, source, at, members = std::move(members),
-          arrive](Result<RedisReply> in) mutable {
-           if (!in.has_value()) return arrive(in.error(), {}, {});
-           const auto& e = in->elements;
-           if (in->type != RedisReply::Type::kArray || e.size() != at.size() + 1) {
-             return arrive(Unexpected(*in, "redriveMsg"), {}, {});
-           }
-           const std::string next = Str(e[0]);
-           if (!next.empty()) {
-             News(source);
-             NotifyReady(source);  // harmless when it is consumable only after the delay
-             Publish(source, kPubPullReady, next);
-             ArmWake(source, next);
-           }
-           std::vector<std::string> args = {Ms(clock_->Now())};
-           std::vector<RedisReply> answers(e.begin() + 1, e.end());
-           std::vector<std::string> tokens;  // the markers the source keeps (kRedriveIn)
-           for (size_t i = 0; i < members.size(); ++i) {
-             const std::string tag = answers[i].elements.empty() ? "" : answers[i].elements[0].str;
-             const bool taken = tag == "NEW" || tag == "DONE";
-             args.push_back(members[i]);
-             args.push_back(taken ? "done" : "back");
-             if (taken) tokens.push_back(topic + "\n" + members[i]);
-           }
-           // The dead letters the source did not take come back (atomically with the entry's
-           // removal); until this runs, the outbox keeps them.
-           Eval(kRedriveDoneScript, topic, std::move(args),
-                [this, topic, source, tokens = std::move(tokens), at = std::move(at),
-                 answers = std::move(answers), arrive](Result<RedisReply> d) mutable {
-                  if (!d.has_value()) return arrive(d.error(), {}, {});
-                  if (!d->is_error()) ReleaseMarkers(source, std::move(tokens));
-                  if (d->type == RedisReply::Type::kArray && !d->elements.empty() &&
-                      d->elements[0].integer > 0) {
-                    News(topic);
-                    NotifyReady(topic);
-                    Publish(topic, kPubPullReady, "");
-                  }
-                  arrive(Status::Ok(), std::move(at), std::move(answers));
-                });
-         });
+    auto in = [this, topic, source, at, args = std::move(args), members = std::move(members),
+               arrive](Status listed) mutable {
+      if (!listed.ok()) return arrive(std::move(listed), {}, {});
+      Eval(
+          kRedriveInScript, source, std::move(args),
+          [this, topic, source, at, members = std::move(members),
+           arrive](Result<RedisReply> in) mutable {
+            if (!in.has_value()) return arrive(in.error(), {}, {});
+            const auto& e = in->elements;
+            if (in->type != RedisReply::Type::kArray || e.size() != at.size() + 1) {
+              return arrive(Unexpected(*in, "redriveMsg"), {}, {});
+            }
+            const std::string next = Str(e[0]);
+            if (!next.empty()) {
+              // Harmless when it is consumable only after the delay.
+              bool pull = false, push = false;
+              for (size_t i = 1; i < e.size(); ++i) {
+                const auto& x = e[i].elements;
+                if (x.size() == 2 && x[0].str == "NEW") (Str(x[1]) == "1" ? push : pull) = true;
+              }
+              if (pull) {
+                News(source);
+                NotifyReady(source);
+              }
+              if (push) {
+                PushWatched(source, /*add=*/true);
+                NotifyPush(source);
+              }
+              Publish(source,
+                      (pull ? kPubPullReady : 0) | (push ? kPubPushReady | kPubPushLane : 0), next);
+              ArmWake(source, next);
+            }
+            std::vector<std::string> args = {Ms(clock_->Now())};
+            std::vector<RedisReply> answers(e.begin() + 1, e.end());
+            std::vector<std::string> tokens;  // the markers the source keeps (kRedriveIn)
+            for (size_t i = 0; i < members.size(); ++i) {
+              const std::string tag = answers[i].elements.empty() ? "" : answers[i].elements[0].str;
+              const bool taken = tag == "NEW" || tag == "DONE";
+              args.push_back(members[i]);
+              args.push_back(taken ? "done" : "back");
+              if (taken) tokens.push_back(topic + "\n" + members[i]);
+            }
+            // The dead letters the source did not take come back (atomically with the entry's
+            // removal); until this runs, the outbox keeps them.
+            Eval(kRedriveDoneScript, topic, std::move(args),
+                 [this, topic, source, tokens = std::move(tokens), at = std::move(at),
+                  answers = std::move(answers), arrive](Result<RedisReply> d) mutable {
+                   if (!d.has_value()) return arrive(d.error(), {}, {});
+                   if (!d->is_error()) ReleaseMarkers(source, std::move(tokens));
+                   if (d->type == RedisReply::Type::kArray && !d->elements.empty() &&
+                       d->elements[0].integer > 0) {
+                     News(topic);
+                     NotifyReady(topic);
+                     Publish(topic, kPubPullReady, "");
+                   }
+                   arrive(Status::Ok(), std::move(at), std::move(answers));
+                 });
+          });
+    };
+    // A message with its own callback goes back to the push lane: its topic is listed first.
+    if (!own_callback) {
+      in(Status::Ok());
+    } else {
+      EnsurePushListed(source, /*force=*/false, std::move(in));
+    }
   }
 }
 
@@ -325,8 +353,9 @@ void RedisBackend::Redrive(backend::RedriveRequest req, backend::Callback<Result
          std::vector<RedriveItem> items;
          for (size_t i = 1; i < e.size(); ++i) {
            const auto& x = e[i].elements;
-           if (x.size() != 5) return done(Unexpected(*r, "redriveMsg"));
-           items.push_back(RedriveItem{Str(x[0]), Str(x[1]), Str(x[2]), Str(x[3]), Str(x[4])});
+           if (x.size() != 6) return done(Unexpected(*r, "redriveMsg"));
+           items.push_back(
+               RedriveItem{Str(x[0]), Str(x[1]), Str(x[2]), Str(x[3]), Str(x[4]), Str(x[5])});
          }
          if (items.empty()) return done(int64_t{0});
          std::string source = items.front().source;

@@ -109,8 +109,11 @@ void RedisBackend::EnsurePushListed(const std::string& topic, bool force,
     }
     ++inflight_;  // the destructor waits for the answer, which uses this
   }
+  // With --redis-wait-replicas, on the replicas too: a failover must not lose the listing of a
+  // topic whose push work the replicas then have.
   conn_->Command(PushKey(), {"ZADD", PushKey(), Ms(now), topic},
-                 [this, topic, now, then = std::move(then)](Result<RedisReply> r) mutable {
+                 AfterReplicasOf(PushKey(), [this, topic, now,
+                                             then = std::move(then)](Result<RedisReply> r) mutable {
                    Status s;
                    if (!r.has_value()) {
                      s = Status(r.error().code(),
@@ -125,7 +128,7 @@ void RedisBackend::EnsurePushListed(const std::string& topic, bool force,
                    then(std::move(s));
                    base::MutexLock lock(mu_);
                    if (--inflight_ == 0) idle_.SignalAll();
-                 });
+                 }));
 }
 
 void RedisBackend::RefreshPushTopics(bool announce) {

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "core/limits.h"
 #include "core/state_machine.h"
 #include "redis/cluster.h"
 #include "redis/command_sink.h"
@@ -40,20 +41,9 @@ constexpr Millis kMargin{500};
 
 enum class Kind { kStandalone, kCluster };
 
-template <typename Deployment>
-Deployment* SharedDeployment() {
-  static Deployment* d = [] {
-    auto* started = new Deployment();
-    Status s = started->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
-    return started;
-  }();
-  return d;
-}
-
 std::vector<uint16_t> Ports(Kind kind) {
-  if (kind == Kind::kCluster) return SharedDeployment<testutil::RedisCluster>()->ports();
-  return {SharedDeployment<testutil::RedisStandalone>()->port()};
+  if (kind == Kind::kCluster) return testutil::SharedDeployment<testutil::RedisCluster>()->ports();
+  return {testutil::SharedDeployment<testutil::RedisStandalone>()->port()};
 }
 
 // What a node's listener heard.
@@ -131,6 +121,10 @@ struct Node {
         });
     subscribed.get_future().wait();
     backend->SetReadyListener(&heard);
+    // Its first reading of the push set answered: what other nodes do after this is news.
+    std::promise<void> read;
+    backend->Flush([&read] { read.set_value(); });
+    read.get_future().wait();
   }
   ~Node() {
     subscriber.reset();
@@ -141,10 +135,7 @@ struct Node {
     conn.reset();
   }
   Result<backend::PushTake> Take(const std::string& topic, int32_t max = 10) {
-    std::promise<Result<backend::PushTake>> p;
-    backend->TakePush(topic, max, kMargin,
-                      [&p](Result<backend::PushTake> r) { p.set_value(std::move(r)); });
-    return p.get_future().get();
+    return sync->TakePush(topic, max, kMargin);
   }
   std::vector<std::string> TakeIds(const std::string& topic, int32_t max = 10) {
     Result<backend::PushTake> t = Take(topic, max);
@@ -252,6 +243,22 @@ TEST_P(RedisPushTest, APushSentThroughOneNodeIsAnnouncedOnTheOtherAndNeverPulled
   EXPECT_EQ(r.ack_deadline(), clock_.Now() + Millis(1000) + kMargin);
   EXPECT_EQ(r.retry_interval, Millis(5));
   EXPECT_TRUE(a_->Take("t")->messages.empty());
+}
+
+TEST_P(RedisPushTest, LeasesAndRetryIntervalsOfEveryVarintLengthAreReadAsCoreWritesThem) {
+  // The scripts read the timeout and the retry interval from the stored bytes (one to six
+  // bytes each as varints): the largest values the checks allow come out exact.
+  core::NewMessage m = Msg("t", "big", Http(core::kMaxCallbackTimeout, core::kTenYears));
+  m.ttl = Millis(20 * core::kTenYears.count());
+  ASSERT_TRUE(a_->sync->Send(m).has_value());
+  Result<backend::PushTake> t = a_->Take("t");
+  ASSERT_TRUE(t.has_value());
+  ASSERT_EQ(t->messages.size(), 1u);
+  EXPECT_EQ(t->messages[0].record.ack_deadline(),
+            clock_.Now() + core::kMaxCallbackTimeout + kMargin);
+  EXPECT_EQ(t->messages[0].record.retry_interval, core::kTenYears);
+  ASSERT_TRUE(a_->sync->AckBatch("t", {backend::AckItem{"big", false, "x", false, 1}}).has_value());
+  EXPECT_EQ(a_->sync->Get("t", "big")->record.visible_at, clock_.Now() + core::kTenYears);
 }
 
 TEST_P(RedisPushTest, ADelayedPushIsAnnouncedAtItsTimeByANodeThatOnlyHeardOfIt) {

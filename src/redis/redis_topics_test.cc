@@ -31,17 +31,6 @@ constexpr int64_t kNow = 1'700'000'040'000;
 
 enum class Kind { kStandalone, kCluster };
 
-template <typename Deployment>
-Deployment* Shared() {
-  static Deployment* d = [] {
-    auto* started = new Deployment();
-    Status s = started->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
-    return started;
-  }();
-  return d;
-}
-
 // One node: its connection (or cluster client) and backend, on the shared clock.
 struct Node {
   Node(Kind kind, const std::string& ns, base::ManualClock* clock, base::ManualScheduler* sched,
@@ -49,14 +38,15 @@ struct Node {
     ConnectionOptions co;
     if (kind == Kind::kCluster) {
       std::vector<RedisEndpoint> seeds;
-      for (uint16_t p : Shared<testutil::RedisCluster>()->ports())
+      for (uint16_t p : testutil::SharedDeployment<testutil::RedisCluster>()->ports())
         seeds.push_back({"127.0.0.1", p});
       co.endpoint = seeds.front();
       Result<std::unique_ptr<RedisClusterClient>> c = RedisClusterClient::Connect(&loop, co, seeds);
       EXPECT_TRUE(c.has_value());
       if (c.has_value()) sink = std::move(*c);
     } else {
-      co.endpoint = RedisEndpoint{"127.0.0.1", Shared<testutil::RedisStandalone>()->port()};
+      co.endpoint = RedisEndpoint{"127.0.0.1",
+                                  testutil::SharedDeployment<testutil::RedisStandalone>()->port()};
       conn = std::make_unique<RedisConnection>(&loop, co);
       sink = std::make_unique<SingleServer>(conn.get());
     }
@@ -122,9 +112,10 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
   // A command straight to Redis (as a node that died left things); answers an integer reply.
   int64_t Raw(const std::vector<std::string>& args) {
     auto run = [&]() -> Result<testutil::RedisReply> {
-      if (GetParam() == Kind::kCluster) return Shared<testutil::RedisCluster>()->Command(args);
-      Result<testutil::RedisConn> c =
-          testutil::RedisConn::Connect(Shared<testutil::RedisStandalone>()->port());
+      if (GetParam() == Kind::kCluster)
+        return testutil::SharedDeployment<testutil::RedisCluster>()->Command(args);
+      Result<testutil::RedisConn> c = testutil::RedisConn::Connect(
+          testutil::SharedDeployment<testutil::RedisStandalone>()->port());
       if (!c.has_value()) return c.error();
       return c->Command(args);
     };

@@ -91,9 +91,10 @@ end
 return reply({})
 )lua";
 
-// On the dead-letter topic. ARGV: now, retention, source topic, then 8 per dead letter: msgId,
-// payload, priority, last error, status, deliveries, end time, outbox member. Each becomes
-// core::DeadLetterOf (consumable now, this topic's ttl and maxRetry) whatever the capacity,
+// On the dead-letter topic. ARGV: now, retention, source topic, then 9 per dead letter: msgId,
+// payload, priority, last error, status, deliveries, end time, outbox member, callback ('' for
+// none). Each becomes core::DeadLetterOf (consumable now, this topic's ttl and maxRetry; in the
+// pull lane, keeping the message's own callback for getMsg and a redrive) whatever the capacity,
 // unless this topic's inbox holds the marker of that outbox entry or a record of that msgId from
 // the same death ({'DUP'}: moved before, by a node that died before removing the outbox entry),
 // or holds that msgId in life ({'EXISTS'}: dropped like an idempotent send). Each one leaves its
@@ -103,7 +104,7 @@ local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
 local c = cfg()
 local out = {''}
-for i = 4, #ARGV, 8 do
+for i = 4, #ARGV, 9 do
   local id = ARGV[i]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
@@ -117,7 +118,8 @@ for i = 4, #ARGV, 8 do
     inbox_keep(token, now)
     local et = dadd(ARGV[1], c.ttl)
     store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
-              {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6]})
+              {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6],
+               'cb', ARGV[i+8]})
     if out[1] == '' or tonumber(et) < tonumber(out[1]) then out[1] = et end
     out[#out+1] = 'NEW'
   end
@@ -130,7 +132,7 @@ return reply(out)
 // released, and an outbox entry (kind 'rd') keeps the whole record, so that the dead letter comes
 // back if its source cannot take it (full, or the msgId in life there). Returns {'NF'},
 // {'IS', record...} (a named msgId that is not a READY dead letter), or {'OK', entry...}, an
-// entry being {member, msgId, payload, priority, source topic}.
+// entry being {member, msgId, payload, priority, source topic, callback ('' for none)}.
 const std::string_view kRedriveOut = CQ_LUA_COMMON R"lua(
 local now, retention, id, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 account(ARGV[1], now)
@@ -144,7 +146,7 @@ local function take(m)
   finish(m, 7, ARGV[1], now, retention)
   redis.call('DEL', P..'r:'..m.id)
   redis.call('ZREM', P..'x7', m.member)
-  taken[#taken+1] = {m.member, m.id, m.raw.p, m.raw.pr, m.raw.dt}
+  taken[#taken+1] = {m.member, m.id, m.raw.p, m.raw.pr, m.raw.dt, m.raw.cb}
 end
 if id ~= '' then
   local m = load(id, true)
@@ -179,12 +181,13 @@ for _, t in ipairs(taken) do out[#out+1] = t end
 return reply(out)
 )lua";
 
-// On the source topic. ARGV: now, retention, delay (ms), then 4 per message: msgId, payload,
-// priority, token (the dead-letter topic and its outbox member). Each becomes core::RedriveOf
-// (this topic's ttl and maxRetry) within this topic's capacity, and leaves its token as a marker
-// in the inbox. Returns {next change, item...}, an item being {'NEW'}, {'DONE'} (a record with
-// that token, or its marker: moved before), {'EXISTS'} (the msgId is in life here) or {'FULL',
-// in life, capacity}.
+// On the source topic. ARGV: now, retention, delay (ms), then 5 per message: msgId, payload,
+// priority, token (the dead-letter topic and its outbox member), callback ('' for none). Each
+// becomes core::RedriveOf (this topic's ttl and maxRetry; the push lane when it has a callback
+// or this topic has one now, as a send) within this topic's capacity, and leaves its token as a
+// marker in the inbox. Returns {next change, item...}, an item being {'NEW', lane ('1' push,
+// '0' pull)}, {'DONE'} (a record with that token, or its marker: moved before), {'EXISTS'} (the
+// msgId is in life here) or {'FULL', in life, capacity}.
 const std::string_view kRedriveIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
 account(ARGV[1], now)
@@ -192,8 +195,9 @@ local c = cfg()
 local cap = tonumber(c.cap) or 0
 local n = in_life(ARGV[1])
 local out = {''}
-for i = 4, #ARGV, 4 do
-  local id, token = ARGV[i], ARGV[i+3]
+local tcb = topic_cb()
+for i = 4, #ARGV, 5 do
+  local id, token, cb = ARGV[i], ARGV[i+3], ARGV[i+4]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
   if (live and redis.call('HGET', P..'r:'..id, 'rv') == token) or inbox_has(token) then
@@ -205,12 +209,14 @@ for i = 4, #ARGV, 4 do
   else
     local tt = tonumber(delay) > 0 and dadd(ARGV[1], delay) or ARGV[1]
     local et = dadd(tt, c.ttl)
-    store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt, {'rv', token})
+    local pu = (cb ~= '' or tcb) and '1' or '0'
+    store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt,
+              {'rv', token, 'cb', cb, 'pu', pu})
     inbox_keep(token, now)
     n = n + 1
     local nx = tonumber(tt) > now and tt or et
     if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
-    out[#out+1] = {'NEW'}
+    out[#out+1] = {'NEW', pu}
   end
 end
 return reply(out)
@@ -238,7 +244,7 @@ for i = 2, #ARGV, 2 do
       else
         store_new(id, old, r.p, r.pt, r.tt, r.et, r.mr, r.pr, ARGV[1],
                   {'r', r.r, 'ct', r.ct, 'c', r.c, 'le', r.le, 'dt', r.dt, 'ds', r.ds, 'dr', r.dr,
-                   'de', r.de})
+                   'de', r.de, 'cb', r.cb or ''})
         back = back + 1
       end
     end

@@ -158,6 +158,8 @@ class QueueService {
   const PushMetrics& push_metrics() const { return push_metrics_; }
 
   const LongPollWaiters& long_polls() const { return waiters_; }
+  // The Prometheus counters the service records into, for the dashboard's history to sample.
+  metrics::QueueProbe& probe() { return recorder_.probe(); }
 
  private:
   // The first failing check of a message reference, or OK.

@@ -25,7 +25,9 @@ namespace chronoq::storage {
 // 4: the `sent` column family (a message's metadata and payload in one value at its send; its
 // `records` entry is written at its first change), which older builds cannot read; nothing to
 // rewrite (messages sent before keep their `records` and `payloads` entries).
-inline constexpr int kFormatVersion = 4;
+// 5: record metadata version 4 (the push lane and the callback, issue 16) and stored topic
+// configurations with a callback, which older builds cannot read; nothing to rewrite.
+inline constexpr int kFormatVersion = 5;
 // The oldest format UpgradeStore can bring up to kFormatVersion.
 inline constexpr int kOldestFormatVersion = 1;
 

@@ -230,6 +230,18 @@ TEST(CodecTest, MetaRoundTripPushLaneAndCallback) {
   EXPECT_EQ(DecodeMeta(bad_callback, &out).code(), Errc::kCorruption);
 }
 
+core::TopicConfig EveryFieldButTheCallback() {
+  core::TopicConfig all;
+  all.capacity = 1000;
+  all.ttl = Millis(86'400'000);
+  all.max_retry = 0;
+  all.ack_timeout = Millis(30'000);
+  all.retry_interval = Millis(0);
+  all.dead_letter_topic = "orders-dlq";
+  all.paused = true;
+  return all;
+}
+
 TEST(CodecTest, TopicConfigRoundTripsTheCallback) {
   core::TopicConfig set;
   set.callback = std::optional<core::Callback>(SampleCallback());
@@ -244,14 +256,8 @@ TEST(CodecTest, TopicConfigRoundTripsTheCallback) {
   EXPECT_EQ(*back, none);
   EXPECT_NE(*back, core::TopicConfig{});
   // Beside every other field.
-  core::TopicConfig all = set;
-  all.capacity = 10;
-  all.ttl = Millis(1'000);
-  all.max_retry = 3;
-  all.ack_timeout = Millis(2'000);
-  all.retry_interval = Millis(500);
-  all.dead_letter_topic = "dlq";
-  all.paused = false;
+  core::TopicConfig all = EveryFieldButTheCallback();
+  all.callback = set.callback;
   const std::string enc = EncodeTopicConfig(all);
   EXPECT_EQ(*DecodeTopicConfig(enc), all);
   for (size_t n = 0; n < enc.size(); ++n) {
@@ -264,14 +270,7 @@ TEST(CodecTest, TopicConfigRoundTripsTheCallback) {
 }
 
 TEST(CodecTest, TopicConfigRoundTripsEachFieldAlone) {
-  core::TopicConfig all;
-  all.capacity = 1000;
-  all.ttl = Millis(86'400'000);
-  all.max_retry = 0;
-  all.ack_timeout = Millis(30'000);
-  all.retry_interval = Millis(0);
-  all.dead_letter_topic = "orders-dlq";
-  all.paused = true;
+  const core::TopicConfig all = EveryFieldButTheCallback();
   Result<core::TopicConfig> back = DecodeTopicConfig(EncodeTopicConfig(all));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(*back, all);

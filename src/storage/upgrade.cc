@@ -71,6 +71,9 @@ Status UpgradeStore(KvStore* kv, int from_version) {
   // 3 -> 4: nothing to rewrite either. Messages sent before keep their `records` and `payloads`
   // entries, which MessageStore reads when a message has no `sent` value; the bump makes older
   // builds, which would not see messages kept in `sent`, refuse the store.
+  // 4 -> 5: nothing to rewrite. Version 3 record metadata decodes in the pull lane without a
+  // callback; the bump makes older builds, which cannot read version 4 metadata (push lane,
+  // callback) nor a topic configuration with a callback, refuse the store.
   return Status::Ok();
 }
 

@@ -99,6 +99,9 @@ class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
   std::vector<std::string> ReadyCalls();
   // The OnPushReady calls so far (issue 16), cleared.
   std::vector<std::string> PushReadyCalls();
+  // Issue 16: advances `ms` - 1 (nothing of `topic`'s push lane can be taken yet), then 1 more
+  // (OnPushReady is told for `topic`). Defined in backend_contract_push_test.cc.
+  void ExpectPushDueAfter(const std::string& topic, int64_t ms);
 
   // Asserting helpers: they fail the test on an unexpected error.
   core::Message Send(const std::string& topic, const std::string& id, int64_t delay_ms,

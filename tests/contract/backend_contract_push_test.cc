@@ -89,6 +89,20 @@ class Push {
   testutil::SyncBackend* b_;
 };
 
+}  // namespace
+
+void BackendContractTest::ExpectPushDueAfter(const std::string& topic, int64_t ms) {
+  PushReadyCalls();
+  Advance(ms - 1);
+  Result<backend::PushTake> early = b_->TakePush(topic, 10, kMargin);
+  ASSERT_TRUE(early.has_value()) << early.error().ToString();
+  EXPECT_EQ(IdsOf(early->messages), Ids{}) << "taken " << ms - 1 << " ms on";
+  Advance(1);
+  EXPECT_TRUE(Has(PushReadyCalls(), topic)) << "OnPushReady not told " << ms << " ms on";
+}
+
+namespace {
+
 // ---- the two lanes ----
 
 TEST_P(BackendContractTest, PushLaneMessagesAreNeverPulledAndPullOnesNeverTaken) {
@@ -193,13 +207,8 @@ TEST_P(BackendContractTest, WhenTheLeaseEndsThePushIsDueAgainAndOnPushReadyIsTol
   Push push(b_.get());
   SendMsg(PushMsg("t", "p", 0));  // timeout 100: lease 1'100
   ASSERT_EQ(push.TakeIds("t"), Ids{"p"});
-  PushReadyCalls();
   ReadyCalls();
-  Advance(1'099);
-  EXPECT_TRUE(push.TakeIds("t").empty());
-  EXPECT_EQ(StatusOf("t", "p"), MsgStatus::kConsuming);
-  Advance(1);
-  EXPECT_TRUE(Has(PushReadyCalls(), "t"));
+  ExpectPushDueAfter("t", 1'100);
   EXPECT_FALSE(Has(ReadyCalls(), "t"));
   EXPECT_TRUE(Pull("t", 10).empty());
   backend::PushTake again = push.Take("t");
@@ -232,19 +241,13 @@ TEST_P(BackendContractTest, ANackedPushWaitsItsOwnCallbacksRetryIntervalAndKeeps
   EXPECT_EQ(m.status, MsgStatus::kWaiting);
   EXPECT_EQ(m.record.last_error, "HTTP 503: busy");
   EXPECT_EQ(m.record.retry, 1);
-  PushReadyCalls();
-  Advance(499);
-  EXPECT_TRUE(push.TakeIds("t").empty());
-  Advance(1);
-  EXPECT_TRUE(Has(PushReadyCalls(), "t"));
+  ExpectPushDueAfter("t", 500);
   backend::PushTake again = push.Take("t");
   ASSERT_EQ(IdsOf(again.messages), Ids{"own"});
   EXPECT_EQ(again.messages[0].record.retry, 2);
   EXPECT_TRUE(push.Ack("t", "own", 2).ok());
   // The other one has no retry interval of its own: the topic's.
-  Advance(9'499);
-  EXPECT_TRUE(push.TakeIds("t").empty());
-  Advance(1);
+  ExpectPushDueAfter("t", 9'500);
   EXPECT_EQ(push.TakeIds("t"), Ids{"topics"});
 }
 
@@ -257,11 +260,7 @@ TEST_P(BackendContractTest, AReleasedPushIsDueAgainAfterTheBackOffWithoutCountin
   EXPECT_EQ(m.record.retry, 0);  // not an attempt
   EXPECT_EQ(m.status, MsgStatus::kWaiting);
   EXPECT_EQ(m.record.visible_at, Now() + core::kReleaseBackoff);
-  PushReadyCalls();
-  Advance(core::kReleaseBackoff.count() - 1);
-  EXPECT_TRUE(push.TakeIds("t").empty());
-  Advance(1);
-  EXPECT_TRUE(Has(PushReadyCalls(), "t"));
+  ExpectPushDueAfter("t", core::kReleaseBackoff.count());
   backend::PushTake again = push.Take("t");
   ASSERT_EQ(IdsOf(again.messages), Ids{"p"});
   EXPECT_EQ(again.messages[0].record.retry, 1);

@@ -18,19 +18,6 @@
 namespace chronoq::contract {
 namespace {
 
-// One deployment of each kind per test process, started when first needed and never deleted:
-// its processes die with the test process (the harness sets PDEATHSIG).
-template <typename Deployment>
-Deployment* Shared() {
-  static Deployment* d = [] {
-    auto* started = new Deployment();
-    Status s = started->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
-    return started;
-  }();
-  return d;
-}
-
 class RedisHarness final : public BackendHarness {
  public:
   enum class Deployment { kStandalone, kSentinel, kCluster };
@@ -39,7 +26,7 @@ class RedisHarness final : public BackendHarness {
     redis::ConnectionOptions co;
     if (d == Deployment::kCluster) {
       std::vector<redis::RedisEndpoint> seeds;
-      for (uint16_t p : Shared<testutil::RedisCluster>()->ports())
+      for (uint16_t p : testutil::SharedDeployment<testutil::RedisCluster>()->ports())
         seeds.push_back({"127.0.0.1", p});
       co.endpoint = seeds.front();
       Result<std::unique_ptr<redis::RedisClusterClient>> c =
@@ -49,7 +36,7 @@ class RedisHarness final : public BackendHarness {
     }
     if (d == Deployment::kSentinel) {
       std::vector<redis::RedisEndpoint> sentinels;
-      for (uint16_t p : Shared<testutil::RedisSentinelSet>()->sentinel_ports())
+      for (uint16_t p : testutil::SharedDeployment<testutil::RedisSentinelSet>()->sentinel_ports())
         sentinels.push_back({"127.0.0.1", p});
       co.resolve = [sentinels] {
         return redis::AskSentinels(sentinels, "mymaster", std::chrono::milliseconds(300));
@@ -58,7 +45,8 @@ class RedisHarness final : public BackendHarness {
       sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }
     if (!sink_) {
-      co.endpoint = redis::RedisEndpoint{"127.0.0.1", Shared<testutil::RedisStandalone>()->port()};
+      co.endpoint = redis::RedisEndpoint{
+          "127.0.0.1", testutil::SharedDeployment<testutil::RedisStandalone>()->port()};
       conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
       sink_ = std::make_unique<redis::SingleServer>(conn_.get());
     }

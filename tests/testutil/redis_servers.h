@@ -25,6 +25,7 @@
 // Thread-safety: a deployment or a RedisConn is used by one thread.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -39,6 +40,20 @@
 #include "tests/testutil/temp_dir.h"
 
 namespace chronoq::testutil {
+
+// One deployment of each kind per test process, started when first needed and never deleted:
+// its processes die with the test process (PDEATHSIG). A start that fails fails the test that
+// asked first.
+template <typename Deployment>
+Deployment* SharedDeployment() {
+  static Deployment* d = [] {
+    auto* started = new Deployment();
+    Status s = started->Start();
+    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
+    return started;
+  }();
+  return d;
+}
 
 // Paths of the Redis binaries (see above); empty when not found.
 std::string RedisServerPath();
