@@ -22,10 +22,12 @@ class BenchSmokeTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
-  // Runs `chronoq bench --json <args>` and returns the parsed report.
-  json::object Bench(std::vector<std::string> args) {
+  // Runs `chronoq bench --json <args>` against `server` (default: server_) and returns the
+  // parsed report.
+  json::object Bench(std::vector<std::string> args, const ServerProcess* server = nullptr) {
+    if (server == nullptr) server = &server_;
     std::vector<std::string> full = {"bench", "--no-progress", "--json",
-                                     "--server=http://127.0.0.1:" + std::to_string(server_.port())};
+                                     "--server=http://127.0.0.1:" + std::to_string(server->port())};
     full.insert(full.end(), args.begin(), args.end());
     ExitResult r = RunBinary(full, std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -117,19 +119,8 @@ TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
 TEST_F(BenchSmokeTest, PushDeliversEveryMessageToTheBenchReceiver) {
   ServerProcess pushing;
   ASSERT_TRUE(pushing.Start({"--push-allowed-targets=127.0.0.1"}).ok());
-  auto run = [&](std::vector<std::string> args) {
-    std::vector<std::string> full = {"bench", "--no-progress", "--json",
-                                     "--server=http://127.0.0.1:" + std::to_string(pushing.port()),
-                                     "push"};
-    full.insert(full.end(), args.begin(), args.end());
-    ExitResult r = RunBinary(full, std::chrono::seconds(60));
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    boost::system::error_code ec;
-    json::value v = json::parse(r.out, ec);
-    EXPECT_FALSE(ec) << "not JSON: " << r.out << "\n" << r.err;
-    return ec || !v.is_object() ? json::object() : v.as_object();
-  };
-  json::object paced = run({"--count=2000", "--rate=4000", "--delay-ms=200", "--grace-ms=10000"});
+  json::object paced = Bench(
+      {"push", "--count=2000", "--rate=4000", "--delay-ms=200", "--grace-ms=10000"}, &pushing);
   EXPECT_EQ(Int(paced, "sent_ok"), 2000);
   EXPECT_EQ(Int(paced, "pushed"), 2000);
   EXPECT_EQ(Int(paced, "missing"), 0);
@@ -137,7 +128,8 @@ TEST_F(BenchSmokeTest, PushDeliversEveryMessageToTheBenchReceiver) {
   ASSERT_TRUE(paced.contains("lateness"));
   EXPECT_EQ(paced["lateness"].as_object()["count"].as_int64(), 2000);
 
-  json::object at_once = run({"--count=3000", "--lead-ms=1500", "--grace-ms=10000"});
+  json::object at_once =
+      Bench({"push", "--count=3000", "--lead-ms=1500", "--grace-ms=10000"}, &pushing);
   EXPECT_EQ(Int(at_once, "pushed"), 3000);
   EXPECT_EQ(Int(at_once, "duplicates"), 0);
   EXPECT_EQ(Int(at_once, "sends_after_due_time"), 0);
