@@ -99,7 +99,6 @@ GrpcReceiver::GrpcReceiver(Options options) : impl_(std::make_unique<Impl>(std::
 
 GrpcReceiver::~GrpcReceiver() {
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
-  impl_->server->Wait();
 }
 
 uint16_t GrpcReceiver::port() const { return static_cast<uint16_t>(impl_->port); }
