@@ -35,10 +35,8 @@ void PushScheduler::Wake(std::string_view topic) {
       st.again = true;
       return;
     }
-    // While pushes run, wait for room for a whole take: each push that ends frees one place,
-    // and a take of a few messages costs the storage as much as a full one.
-    const int64_t room = options_.max_in_flight - in_flight_;
-    if (room <= 0 || (room < WholeTake() && in_flight_ > 0)) {
+    int64_t room = options_.max_in_flight - in_flight_;
+    if (room <= 0) {
       starved_.insert(it->first);
       return;
     }
@@ -195,7 +193,6 @@ void PushScheduler::OnFinished(const std::string& topic, const Status& s) {
 }
 
 std::vector<std::string> PushScheduler::TakeStarved() {
-  if (options_.max_in_flight - in_flight_ < WholeTake() && in_flight_ > 0) return {};
   std::vector<std::string> out(starved_.begin(), starved_.end());
   starved_.clear();
   return out;

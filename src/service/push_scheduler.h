@@ -13,16 +13,13 @@
 // push work of a topic may be due (a send, a trigger time, a lease's end), and the app once per
 // known topic at start. Between wakes the scheduler does nothing: no polling. At most
 // `max_in_flight` pushes run at once over all topics; a topic whose take was cut short by that
-// limit is taken again once pushes that finished left room for a whole take (`take_batch`):
-// each take is a storage write, so takes of one message as pushes end one by one would cost
-// as many writes as messages. One take and one outcome write per topic at a time;
+// limit is taken again as pushes finish. One take and one outcome write per topic at a time;
 // outcomes that arrive meanwhile go into the next write.
 //
 // Thread-safety: every method may be called from any thread; the lane's and the transport's
 // callbacks may run inline or on their own threads.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -154,10 +151,8 @@ class PushScheduler {
   void Complete(const std::string& topic, PushResult result) CQ_EXCLUDES(mu_);
   void StartFinish(const std::string& topic) CQ_EXCLUDES(mu_);
   void OnFinished(const std::string& topic, const Status& s) CQ_EXCLUDES(mu_);
-  // Topics starved of room, once there is room for a whole take (or nothing runs); clears their
-  // flag.
+  // Topics starved of room, now that some is free; clears their flag.
   std::vector<std::string> TakeStarved() CQ_REQUIRES(mu_);
-  int64_t WholeTake() const { return std::min(options_.take_batch, options_.max_in_flight); }
 
   void StartPush(const std::string& topic, PushJob job);
 
