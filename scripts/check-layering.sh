@@ -17,11 +17,12 @@ declare -A ALLOWED=(
   [redis]="backend core metrics base"
   [service]="backend core metrics base"
   [http]="service backend core metrics base"
+  [grpc_api]="service backend core metrics base"
   [client]="base"
   [cli]="client base"
   [bench]="client base"
   [push]="core base"
-  [app]="base core storage backend engine redis service http metrics config client cli bench push"
+  [app]="base core storage backend engine redis service http grpc_api metrics config client cli bench push"
 )
 
 fail=0
@@ -48,14 +49,26 @@ for dir in src/*/; do
       echo "layering: $file includes Boost; only src/http and src/push may"
       fail=1
     fi
-    # Push delivery's clients: only in src/push's .cc files (never a header: they are heavy and
-    # their types stay inside the module).
-    if grep -qE '^#include <(grpc|grpcpp|librdkafka)/' "$file" && [ "$module" != "push" ]; then
-      echo "layering: $file includes gRPC or librdkafka; only src/push may"
+    # gRPC and librdkafka: only in src/push's .cc files (push delivery's clients) and gRPC in
+    # src/grpc_api's .cc files (the gRPC API), never in a header: they are heavy and their types
+    # stay inside the module. The same for protobuf and the C++ generated from the proto.
+    # (src/bench's gRPC client: workloads_grpc.cc alone.)
+    grpc_ok=false
+    if [ "$module" = "grpc_api" ] || [ "$file" = "src/bench/workloads_grpc.cc" ]; then
+      grpc_ok=true
+    fi
+    if grep -qE '^#include <(grpc|grpcpp|librdkafka)/' "$file" && [ "$module" != "push" ] &&
+       { ! $grpc_ok || grep -qE '^#include <librdkafka/' "$file"; }; then
+      echo "layering: $file includes gRPC or librdkafka; only src/push (and gRPC in src/grpc_api) may"
       fail=1
     fi
-    if [[ "$file" == *.h ]] && grep -qE '^#include <(boost|grpc|grpcpp|librdkafka)/' "$file" &&
-       [ "$module" = "push" ]; then
+    if grep -qE '^#include [<"](google/protobuf/|chronoq/v1/)' "$file" && ! $grpc_ok; then
+      echo "layering: $file includes protobuf or the generated gRPC API; only src/grpc_api may"
+      fail=1
+    fi
+    if [[ "$file" == *.h ]] &&
+       grep -qE '^#include [<"](boost/|grpc/|grpcpp/|librdkafka/|google/protobuf/|chronoq/v1/)' "$file" &&
+       { [ "$module" = "push" ] || [ "$module" = "grpc_api" ] || [ "$module" = "bench" ]; }; then
       echo "layering: header $file includes a third-party client; keep it in a .cc file"
       fail=1
     fi

@@ -11,7 +11,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler librdkafka-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
-  redis-server curl systemd prometheus python3
+  redis-server curl systemd prometheus python3 python3-grpcio
   chromium chromium-driver python3-selenium
 )
 

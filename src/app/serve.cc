@@ -15,6 +15,7 @@
 #include "base/scheduler.h"
 #include "config/config.h"
 #include "core/callback.h"
+#include "grpc_api/grpc_server.h"
 #include "http/dashboard.h"
 #include "http/handlers.h"
 #include "http/http_metrics.h"
@@ -226,21 +227,45 @@ int RunServe(const std::vector<std::string>& args) {
     std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
     return 1;
   }
+  // The gRPC API (grpc-listen; empty: none), over the same service.
+  std::unique_ptr<grpc_api::GrpcServer> grpc;
+  std::string grpc_host;
+  if (!cfg.grpc_listen.empty()) {
+    grpc_api::GrpcOptions gopts;
+    config::ParseListen(cfg.grpc_listen, &gopts.host, &gopts.port).IgnoreError();  // validated
+    gopts.max_msg_bytes = cfg.max_msg_bytes;
+    grpc_host = gopts.host;
+    auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
+    if (!started.has_value()) {
+      CQ_LOG_ERROR(kLog, "{}", started.error().message());
+      std::fprintf(stderr, "chronoq: %s\n", started.error().message().c_str());
+      service->Shutdown();
+      server.Stop(std::chrono::milliseconds(0));
+      return 1;
+    }
+    grpc = std::move(*started);
+  }
   // The log line first: once the listening line is out, the start is complete. Each setting is
-  // named once, in the fields; the message says only what they do not (version, bound port).
-  CQ_LOG_FIELDS(base::LogLevel::kInfo, kLog, config::Summary(cfg), "chronoq {} started on {}:{}",
-                CQ_VERSION, host, server.port());
+  // named once, in the fields; the message says only what they do not (version, bound ports).
+  CQ_LOG_FIELDS(base::LogLevel::kInfo, kLog, config::Summary(cfg), "chronoq {} started on {}:{}{}",
+                CQ_VERSION, host, server.port(),
+                grpc ? fmt::format(", gRPC on {}:{}", grpc_host, grpc->port()) : std::string());
+  // The HTTP line first (tests and scripts read the port from the first line), then gRPC's.
   std::printf("chronoq listening on %s:%u\n", host.c_str(), server.port());
+  if (grpc) std::printf("chronoq gRPC listening on %s:%u\n", grpc_host.c_str(), grpc->port());
   std::fflush(stdout);
 
   int sig = 0;
   sigwait(&signals, &sig);
   CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
-  // Parked long polls answer an empty list now; pushes in flight get a few seconds to end (what
-  // is still in flight then is pushed again when its lease ends, here or on another node).
+  if (grpc) grpc->EndStreams();  // Consume streams end with OK (before they could park again)
+  // Parked long polls (HTTP and gRPC Pull) answer an empty list now; pushes in flight get a few
+  // seconds to end (what is still in flight then is pushed again when its lease ends, here or on
+  // another node).
   service->Shutdown(Millis(3000));
   pusher.Shutdown();
+  if (grpc) grpc->Shutdown(std::chrono::milliseconds(700));
   server.Stop(std::chrono::milliseconds(700));
   if (thread_scheduler) thread_scheduler->Stop();
   dashboard.Stop();  // before the service: a sample still on its way is dropped

@@ -33,6 +33,9 @@ int RunBench(const std::vector<std::string>& args) {
                    "Messages per request: > 1 sends them with sendMsgBatch (at most 1000)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  produce->add_option("--grpc", po.grpc,
+                      "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
+                      "one channel per connection");
 
   E2eOptions eo;
   auto* e2e =
@@ -47,6 +50,9 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--consume-server", eo.consume_server,
                   "Consumers and ackers use this server (another node sharing the storage)");
   e2e->add_option("--rate", eo.rate, "Sends per second (0: unlimited)")->capture_default_str();
+  e2e->add_option("--grpc", eo.grpc,
+                  "Consume with gRPC Consume streams at HOST:PORT (credit --batch, acks on the "
+                  "stream) instead of long polls");
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
   e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")
@@ -131,8 +137,9 @@ int RunBench(const std::vector<std::string>& args) {
   }
 
   Result<Report> report = Status(Errc::kInternal, "no workload");
-  if (produce->parsed()) report = RunProduce(common, po);
-  if (e2e->parsed()) report = RunE2e(common, eo);
+  if (produce->parsed())
+    report = po.grpc.empty() ? RunProduce(common, po) : RunProduceGrpc(common, po);
+  if (e2e->parsed()) report = eo.grpc.empty() ? RunE2e(common, eo) : RunE2eGrpc(common, eo);
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);
   if (longpoll->parsed()) report = RunLongPoll(common, lo);

@@ -97,25 +97,7 @@ void ConsumerSession::OnResponse(int status, std::string_view body, std::chrono:
   bool any = false;
   for (const client::Json& m : (*doc)["delayMsgList"].items()) {
     const std::string& id = m["msgId"].AsString();
-    int64_t index = -1;
-    if (id.rfind(st_->id_prefix, 0) == 0) {
-      std::string_view rest = std::string_view(id).substr(st_->id_prefix.size());
-      std::from_chars(rest.data(), rest.data() + rest.size(), index);
-    }
-    if (index < 0 || index >= st_->expected) {
-      ++st_->foreign;
-      continue;
-    }
-    uint8_t& seen = st_->seen[static_cast<size_t>(index)];
-    if (seen == 0) {
-      ++st_->unique;
-      st_->lateness.Record(now_us - m["triggerTime"].AsInt() * 1000);
-    } else {
-      ++st_->duplicates;
-    }
-    if (seen < 255) ++seen;
-    if (st_->first_receive_us == 0) st_->first_receive_us = now_us;
-    st_->last_receive_us = now_us;
+    if (!RecordDelivery(*st_, id, m["triggerTime"].AsInt(), now_us)) continue;
     if (st_->ack) st_->ack_queue.push_back(id);
     any = true;
   }
@@ -123,6 +105,29 @@ void ConsumerSession::OnResponse(int status, std::string_view body, std::chrono:
   if (any || st_->stop) {
     for (Session* a : st_->ackers) st_->loop->Poke(a);
   }
+}
+
+bool RecordDelivery(ConsumeState& st, std::string_view id, int64_t trigger_ms, int64_t now_us) {
+  int64_t index = -1;
+  if (id.rfind(st.id_prefix, 0) == 0) {
+    std::string_view rest = id.substr(st.id_prefix.size());
+    std::from_chars(rest.data(), rest.data() + rest.size(), index);
+  }
+  if (index < 0 || index >= st.expected) {
+    ++st.foreign;
+    return false;
+  }
+  uint8_t& seen = st.seen[static_cast<size_t>(index)];
+  if (seen == 0) {
+    ++st.unique;
+    st.lateness.Record(now_us - trigger_ms * 1000);
+  } else {
+    ++st.duplicates;
+  }
+  if (seen < 255) ++seen;
+  if (st.first_receive_us == 0) st.first_receive_us = now_us;
+  st.last_receive_us = now_us;
+  return true;
 }
 
 void ConsumerSession::OnError(std::string_view what) {

@@ -10,6 +10,7 @@
 
 #include "bench/histogram.h"
 #include "bench/load_loop.h"
+#include "bench/report.h"
 #include "client/http_client.h"
 
 namespace chronoq::bench {
@@ -75,6 +76,15 @@ struct ConsumeState {
   int64_t acked = 0;
   int64_t ack_failures = 0;
 };
+
+// Counts one message received by the run (seen, unique or duplicate, lateness from its trigger
+// time, first and last receive); false (counted as foreign) for a message of another run.
+bool RecordDelivery(ConsumeState& st, std::string_view id, int64_t trigger_ms, int64_t now_us);
+
+// The run's msgId prefix: "<workload>-<random>-".
+std::string RunPrefix(std::string_view workload);
+// The delivery figures of a run that sent with `ps` and received with `cs`.
+void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
 
 class ConsumerSession final : public Session {
  public:

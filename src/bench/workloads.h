@@ -11,14 +11,17 @@
 
 namespace chronoq::bench {
 
+struct ProduceState;
+
 struct ProduceOptions {
   int64_t count = 200'000;
   int connections = 64;
   size_t payload_bytes = 100;
   int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
   int64_t delay_max_ms = 3'600'000;
-  double rate = 0;  // 0: as fast as possible
-  int batch = 1;    // > 1: messages per sendMsgBatch request
+  double rate = 0;   // 0: as fast as possible
+  int batch = 1;     // > 1: messages per sendMsgBatch request
+  std::string grpc;  // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
 };
 
 struct E2eOptions {
@@ -34,6 +37,7 @@ struct E2eOptions {
   bool ack = true;
   int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
   std::string consume_server;  // empty: consumers and ackers use --server too
+  std::string grpc;            // HOST:PORT: consumers are gRPC Consume streams there (credit batch)
 };
 
 struct BurstOptions {
@@ -78,7 +82,19 @@ struct PushBenchOptions {
 };
 
 Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
+// RunProduce over gRPC (o.grpc): one channel per connection, one call in flight each.
+Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
+// RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
+// `batch`, acking on the stream; producers as in RunE2e (HTTP).
+Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// When an e2e run gives up: the sends at their rate, the longest delay, then the grace time.
+SteadyClock::time_point E2eDeadline(const E2eOptions& o);
+// An e2e report with the run's settings (topic, messages, delays, rate, consumers).
+Report E2eReport(const std::string& topic, const E2eOptions& o);
+// e2e's sends: message i of `topic` has msgId prefix + i and a delay in [delay_min, delay_max].
+void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string& prefix,
+                   const E2eOptions& o);
 Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o);
 Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o);
 Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o);

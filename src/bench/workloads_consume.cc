@@ -51,10 +51,11 @@ Status RunPipeline(const CommonOptions& c, Pipeline& p, int producers, int consu
   return Status::Ok();
 }
 
-void AddDeliveryFigures(Report& r, const Pipeline& p) {
-  const ConsumeState& cs = p.cs;
-  r.Int("sent_ok", p.ps.ok);
-  r.Int("send_failures", p.ps.failed);
+}  // namespace
+
+void AddDeliveryFigures(Report& r, const ProduceState& ps, const ConsumeState& cs) {
+  r.Int("sent_ok", ps.ok);
+  r.Int("send_failures", ps.failed);
   r.Int("delivered", cs.unique);
   r.Int("missing", cs.expected - cs.unique);
   r.Int("duplicates", cs.duplicates);
@@ -62,11 +63,11 @@ void AddDeliveryFigures(Report& r, const Pipeline& p) {
   r.Int("ack_failures", cs.ack_failures);
   r.Int("pull_failures", cs.pull_failures);
   r.Latency("lateness", cs.lateness);
-  r.Latency("send_latency", p.ps.latency);
+  r.Latency("send_latency", ps.latency);
   if (cs.expected > cs.unique)
     r.Warn(fmt::format("{} messages were never delivered", cs.expected - cs.unique));
   if (cs.duplicates > 0) r.Warn(fmt::format("{} duplicate deliveries", cs.duplicates));
-  if (!p.ps.first_failure.empty()) r.Warn("first send failure: " + p.ps.first_failure);
+  if (!ps.first_failure.empty()) r.Warn("first send failure: " + ps.first_failure);
   if (!cs.first_failure.empty()) r.Warn("first pull failure: " + cs.first_failure);
 }
 
@@ -75,19 +76,31 @@ std::string RunPrefix(std::string_view workload) {
   return fmt::format("{}-{:06x}-", workload, rd() & 0xffffff);
 }
 
-}  // namespace
+SteadyClock::time_point E2eDeadline(const E2eOptions& o) {
+  double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
+  return SteadyClock::now() +
+         std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
+         std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
+}
 
-Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
-  std::string topic = c.topic.empty() ? FreshTopic("e2e") : c.topic;
-  Pipeline p;
-  p.ps.endpoint = c.endpoint;
-  p.ps.count = o.count;
-  p.ps.rate = o.rate;
-  std::string prefix = RunPrefix("e2e");
+Report E2eReport(const std::string& topic, const E2eOptions& o) {
+  Report r("e2e");
+  r.Str("topic", topic);
+  r.Int("messages", o.count);
+  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
+  r.Num("send_rate_target", o.rate, "msgs/s");
+  r.Int("consumers", o.consumers);
+  return r;
+}
+
+void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string& prefix,
+                   const E2eOptions& o) {
+  ps.count = o.count;
+  ps.rate = o.rate;
   auto rng = std::make_shared<std::mt19937_64>(7);
   std::string payload = RandomPayload(o.payload_bytes, *rng);
   std::string head = "topic=" + client::UrlEncode(topic) + "&msg=" + payload + "&msgId=" + prefix;
-  p.ps.make_body = [=](int64_t i, std::string* body) {
+  ps.make_body = [=](int64_t i, std::string* body) {
     int64_t delay =
         o.delay_min_ms + static_cast<int64_t>((*rng)() % (o.delay_max_ms - o.delay_min_ms + 1));
     body->append(head);
@@ -95,6 +108,14 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
     body->append("&delayMillis=");
     body->append(std::to_string(delay));
   };
+}
+
+Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
+  std::string topic = c.topic.empty() ? FreshTopic("e2e") : c.topic;
+  Pipeline p;
+  p.ps.endpoint = c.endpoint;
+  std::string prefix = RunPrefix("e2e");
+  SetUpE2eSends(p.ps, topic, prefix, o);
   p.cs.endpoint = c.endpoint;
   if (!o.consume_server.empty()) {
     Result<client::Endpoint> ep = client::ParseServerUrl(o.consume_server);
@@ -108,16 +129,8 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   p.cs.expected = o.count;
   p.cs.seen.assign(static_cast<size_t>(o.count), 0);
 
-  double send_secs = o.rate > 0 ? static_cast<double>(o.count) / o.rate : 0;
-  auto deadline = SteadyClock::now() +
-                  std::chrono::duration_cast<SteadyClock::duration>(duration<double>(send_secs)) +
-                  std::chrono::milliseconds(o.delay_max_ms + o.grace_ms);
-  Report r("e2e");
-  r.Str("topic", topic);
-  r.Int("messages", o.count);
-  r.Str("delays", fmt::format("uniform {}..{} ms", o.delay_min_ms, o.delay_max_ms));
-  r.Num("send_rate_target", o.rate, "msgs/s");
-  r.Int("consumers", o.consumers);
+  auto deadline = E2eDeadline(o);
+  Report r = E2eReport(topic, o);
   r.Int("batch", o.batch);
   if (!o.consume_server.empty()) r.Str("consume_server", o.consume_server);
   CpuMeter cpu;
@@ -125,7 +138,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   CQ_RETURN_IF_ERROR(
       RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "e2e"));
   double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, p);
+  AddDeliveryFigures(r, p.ps, p.cs);
   r.Num("elapsed", secs, "s");
   if (p.cs.last_receive_us > p.cs.first_receive_us) {
     r.Num("delivery_throughput",
@@ -182,7 +195,7 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   CpuMeter cpu;
   CQ_RETURN_IF_ERROR(
       RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "burst"));
-  AddDeliveryFigures(r, p);
+  AddDeliveryFigures(r, p.ps, p.cs);
   r.Int("sends_after_due_time", *late_sends);
   if (*late_sends > 0) {
     r.Warn(fmt::format("{} messages were sent after their due time; raise --lead-ms", *late_sends));

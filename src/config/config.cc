@@ -35,6 +35,9 @@ const std::vector<Key>& Keys() {
        "a slower client (slow-loris) is disconnected without an answer. Also bounds writing an "
        "answer",
        "ms"},
+      {"grpc-listen", &ServerConfig::grpc_listen,
+       "Address of the gRPC API (proto/chronoq/v1/delay_queue.proto), HOST:PORT like listen; "
+       "empty: no gRPC server. It refuses a request larger than max-msg-bytes plus 64 KiB"},
       {"storage", &ServerConfig::storage,
        "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
        "redis (several nodes on one Redis, see redis-url)",
@@ -194,21 +197,21 @@ Status SetKey(ServerConfig& cfg, std::string_view key, std::string_view value) {
   return Status::Ok();
 }
 
-Status ParseListen(std::string_view text, std::string* host, uint16_t* port) {
+Status ParseListen(std::string_view text, std::string* host, uint16_t* port, std::string_view key) {
   size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
-    return InvalidArgument(fmt::format("listen: '{}' is not HOST:PORT", text));
+    return InvalidArgument(fmt::format("{}: '{}' is not HOST:PORT", key, text));
   }
   std::string_view h = text.substr(0, colon);
   std::string_view p = text.substr(colon + 1);
   if (h.find(':') != std::string_view::npos && !(h.front() == '[' && h.back() == ']')) {
     return InvalidArgument(
-        fmt::format("listen: IPv6 hosts go in brackets, as [::1]:8080; got '{}'", text));
+        fmt::format("{}: IPv6 hosts go in brackets, as [::1]:8080; got '{}'", key, text));
   }
   unsigned v = 0;
   auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
   if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || v > 65535) {
-    return InvalidArgument(fmt::format("listen: '{}' is not a port number (0-65535)", p));
+    return InvalidArgument(fmt::format("{}: '{}' is not a port number (0-65535)", key, p));
   }
   *host = std::string(h);
   *port = static_cast<uint16_t>(v);
@@ -223,6 +226,11 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   std::string host;
   uint16_t port;
   if (Status s = ParseListen(c.listen, &host, &port); !s.ok()) errors.push_back(s.message());
+  if (!c.grpc_listen.empty()) {
+    if (Status s = ParseListen(c.grpc_listen, &host, &port, "grpc-listen"); !s.ok()) {
+      errors.push_back(s.message());
+    }
+  }
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
   }

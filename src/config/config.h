@@ -34,6 +34,8 @@ struct ServerConfig {
   int64_t max_connections = 16'384;
   int64_t idle_timeout_millis = 120'000;    // keep-alive connection without a request: closed
   int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
+  // The gRPC API (API-EXTENSIONS.md section 6): HOST:PORT; empty: no gRPC server.
+  std::string grpc_listen = "0.0.0.0:9090";
   // Storage.
   std::string storage = "embedded";        // embedded (RocksDB in data_dir), memory or redis
   std::string redis_url;                   // redis storage: where (docs/redis.md)
@@ -145,8 +147,9 @@ base::LogFields Summary(const ServerConfig& cfg);
 // A redis URL with the password replaced by "***" (it stays recognisable).
 std::string RedactUrl(std::string_view url);
 
-// "HOST:PORT" or "[v6]:PORT" -> host (brackets kept) and port.
-Status ParseListen(std::string_view text, std::string* host, uint16_t* port);
+// "HOST:PORT" or "[v6]:PORT" -> host (brackets kept) and port. Errors name `key`.
+Status ParseListen(std::string_view text, std::string* host, uint16_t* port,
+                   std::string_view key = "listen");
 
 // The key of a [topics.<name>] field in the file: "capacity", "ttl-millis", "max-retry",
 // "ack-timeout-millis", "retry-interval-millis", "dead-letter-topic", "paused" (kebab-case like

@@ -274,6 +274,21 @@ TEST(ConfigLoadTest, PushAllowedTargetsAreCheckedAtStartAndOffByDefault) {
   EXPECT_EQ(r.config.push_allowed_targets, "*.internal, 127.0.0.1:9000");
 }
 
+TEST(ConfigLoadTest, GrpcListenIsCheckedAndEmptyTurnsTheGrpcServerOff) {
+  EXPECT_EQ(ServerConfig{}.grpc_listen, "0.0.0.0:9090");  // API-EXTENSIONS.md section 6
+  LoadResult r = Load({"--grpc-listen=9090"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("grpc-listen: '9090' is not HOST:PORT"));
+  r = Load({"--grpc-listen=::1:9090"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("grpc-listen: IPv6 hosts go in brackets, as [::1]:8080; got "
+                                    "'::1:9090'"));
+  r = Load({"--grpc-listen="}, Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.grpc_listen, "");
+  r = Load({}, Env({"CHRONOQ_GRPC_LISTEN=127.0.0.1:0"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.grpc_listen, "127.0.0.1:0");
+}
+
 TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {
   LoadResult r = Load({"--config="}, Env({}).get());
   EXPECT_THAT(r.errors, ElementsAre(HasSubstr("--config needs a file")));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,41 @@ struct Callback {
   std::string key;
 
   bool operator==(const Callback&) const = default;
+};
+
+// A message's callback as its record keeps it: one pointer (most records have none, and a record
+// is copied into indexes and answers), the value shared and never changed once set. Reads like
+// std::optional<Callback>; compares by value.
+class CallbackRef {
+ public:
+  CallbackRef() = default;
+  CallbackRef(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): reads like optional
+  CallbackRef(Callback cb)        // NOLINT(google-explicit-constructor)
+      : p_(std::make_shared<const Callback>(std::move(cb))) {}
+  CallbackRef(const std::optional<Callback>& cb) {  // NOLINT(google-explicit-constructor)
+    if (cb) p_ = std::make_shared<const Callback>(*cb);
+  }
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  const Callback& operator*() const { return *p_; }
+  const Callback* operator->() const { return p_.get(); }
+  void reset() { p_.reset(); }
+  std::optional<Callback> ToOptional() const {
+    return p_ ? std::optional<Callback>(*p_) : std::nullopt;
+  }
+
+  friend bool operator==(const CallbackRef& a, const CallbackRef& b) {
+    return a.p_ == b.p_ || (a.p_ && b.p_ && *a.p_ == *b.p_);
+  }
+  friend bool operator==(const CallbackRef& a, std::nullopt_t) { return !a.p_; }
+  friend bool operator==(const CallbackRef& a, const Callback& b) { return a.p_ && *a.p_ == b; }
+  friend bool operator==(const CallbackRef& a, const std::optional<Callback>& b) {
+    return b ? a == *b : a == std::nullopt;
+  }
+
+ private:
+  std::shared_ptr<const Callback> p_;
 };
 
 // Host and port of a target, as the allowlist sees it (host lower-cased, IPv6 without brackets).

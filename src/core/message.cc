@@ -46,7 +46,7 @@ void AssignScalars(MessageRecord& dst, const MessageRecord& src) {
   // A new field must be copied above; this trips when the record changes size.
   static_assert(sizeof(MessageRecord) == 4 * sizeof(std::string) + 8 * 3 + 8 + 8 + 8 + 8 + 8 + 8 +
                                              8 + 8 + 8 + sizeof(std::optional<DeadLetter>) +
-                                             sizeof(std::optional<Callback>) + 8,
+                                             sizeof(CallbackRef) + 8,
                 "MessageRecord changed: update AssignScalars");
 }
 

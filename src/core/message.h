@@ -78,7 +78,7 @@ struct MessageRecord {
   // each attempt). `push`: the message is in its topic's push lane: chronoq delivers it to the
   // callback and never hands it to pullers; decided at the send (its own callback, or its
   // topic's at that time) and kept for life. For a push-lane message, `retry` counts attempts.
-  std::optional<Callback> callback{};
+  CallbackRef callback{};
   bool push = false;
 
   // kDelivered: the ack deadline.

@@ -58,8 +58,9 @@ TEST(PushLaneTest, TheMessagesOwnCallbackWinsForTargetLeaseAndRetryInterval) {
   topic.callback = HttpTo("http://h/topic", Millis(300));
   EXPECT_EQ(CallbackOf(r, topic)->url, "http://h/topic");
   EXPECT_EQ(PushLease(r, topic, Millis(2000)), Millis(2300));
-  r.callback = HttpTo("http://h/own", Millis(100));
-  r.callback->retry_interval = Millis(5);
+  Callback own = HttpTo("http://h/own", Millis(100));
+  own.retry_interval = Millis(5);
+  r.callback = own;
   EXPECT_EQ(CallbackOf(r, topic)->url, "http://h/own");
   EXPECT_EQ(PushLease(r, topic, Millis(2000)), Millis(2100));
   EXPECT_EQ(RetryIntervalOf(r, topic), Millis(5));

@@ -56,7 +56,7 @@ Millis RetryIntervalOf(const MessageRecord& r, const EffectiveTopicConfig& topic
 }
 
 std::optional<Callback> CallbackOf(const MessageRecord& r, const EffectiveTopicConfig& topic) {
-  return r.callback ? r.callback : topic.callback;
+  return r.callback ? r.callback.ToOptional() : topic.callback;
 }
 
 Millis PushLease(const MessageRecord& r, const EffectiveTopicConfig& topic, Millis margin) {

@@ -57,7 +57,7 @@ struct NewMessage {
   std::optional<TimePoint> trigger_time{};  // absolute; a past time means now
   int32_t priority = 0;                     // 0..9
   int64_t count_trigger = 0;                // >= 0; 0: none
-  std::optional<Callback> callback{};       // validated (core::ValidateCallback)
+  CallbackRef callback{};                   // validated (core::ValidateCallback)
   bool push = false;                        // set by ResolveDefaults: the push lane
 };
 

@@ -51,7 +51,7 @@ MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply
   return r;
 }
 
-std::string CallbackBytes(const std::optional<core::Callback>& cb) {
+std::string CallbackBytes(const core::CallbackRef& cb) {
   return cb ? core::EncodeCallback(*cb) : std::string();
 }
 

@@ -36,7 +36,7 @@ std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c);
 // topic's callback, core::EncodeCallback's bytes, or '' for none).
 core::TopicConfig ParseStoredConfig(const RedisReply& pairs);
 // A callback as the scripts keep it ('' for none) and back; bytes Decode refuses read as none.
-std::string CallbackBytes(const std::optional<core::Callback>& cb);
+std::string CallbackBytes(const core::CallbackRef& cb);
 std::optional<core::Callback> CallbackOfBytes(std::string_view bytes);
 // The stored fields `c` sets, as name/value pairs.
 std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c);

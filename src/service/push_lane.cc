@@ -13,8 +13,8 @@ void BackendPushLane::TakeDue(std::string topic, int32_t max, Millis margin,
                        jobs.reserve(take->messages.size());
                        for (core::Message& m : take->messages) {
                          PushJob job;
-                         job.callback =
-                             m.record.callback ? m.record.callback : take->topic_callback;
+                         job.callback = m.record.callback ? m.record.callback.ToOptional()
+                                                          : take->topic_callback;
                          job.message = std::move(m);
                          jobs.push_back(std::move(job));
                        }

@@ -2,6 +2,7 @@
 // benchmark measures real time, so no test clock here). Small counts keep each run to a second
 // or two; the assertions check completeness and that the report has its figures, not speed.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -43,6 +44,16 @@ class BenchSmokeTest : public ::testing::Test {
     return v != nullptr && v->is_int64() ? v->as_int64() : -1;
   }
 
+  // An e2e report where each of the n messages was delivered once and acked.
+  static void ExpectEachDeliveredAndAckedOnce(json::object& r, int64_t n) {
+    EXPECT_EQ(Int(r, "delivered"), n);
+    EXPECT_EQ(Int(r, "missing"), 0);
+    EXPECT_EQ(Int(r, "duplicates"), 0);
+    EXPECT_EQ(Int(r, "acked"), n);
+    ASSERT_TRUE(r.contains("lateness"));
+    EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), n);
+  }
+
   ServerProcess server_;
 };
 
@@ -55,18 +66,45 @@ TEST_F(BenchSmokeTest, ProduceSendsEverything) {
   EXPECT_GT(r["throughput"].to_number<double>(), 0);
 }
 
+TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
+  ASSERT_EQ(server_.Stop(SIGTERM), 0);
+  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port());
+  for (const char* batch : {"--batch=1", "--batch=100"}) {
+    SCOPED_TRACE(batch);
+    json::object r = Bench({"produce", "--count=3000", "--connections=8", batch, grpc});
+    EXPECT_EQ(Int(r, "sent_ok"), 3000);
+    EXPECT_EQ(Int(r, "failed"), 0);
+    ASSERT_TRUE(r.contains("send_latency"));
+    EXPECT_GT(r["throughput"].to_number<double>(), 0);
+    // Every message is stored: the topic holds them, waiting.
+    ApiClient api(server_.endpoint());
+    ApiResponse info =
+        api.Monitor("getTopicInfo", {{"topic", std::string(r["topic"].as_string())}});
+    EXPECT_EQ(info.at("data").as_object().at("waitingQueueSize").as_int64(), 3000)
+        << info.Describe();
+  }
+}
+
 TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
   json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
                           "--rate=5000", "--grace-ms=5000"});
-  EXPECT_EQ(Int(r, "delivered"), 1000);
-  EXPECT_EQ(Int(r, "missing"), 0);
-  EXPECT_EQ(Int(r, "duplicates"), 0);
-  EXPECT_EQ(Int(r, "acked"), 1000);
-  ASSERT_TRUE(r.contains("lateness"));
-  EXPECT_EQ(r["lateness"].as_object()["count"].as_int64(), 1000);
+  ExpectEachDeliveredAndAckedOnce(r, 1000);
+}
+
+TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
+  ASSERT_EQ(server_.Stop(SIGTERM), 0);
+  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
+  ASSERT_TRUE(s.ok()) << s.message();
+  json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
+                          "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10",
+                          "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
+  ExpectEachDeliveredAndAckedOnce(r, 1000);
 }
 
 // Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
+
 TEST_F(BenchSmokeTest, E2eAcrossTwoNodesOnRedis) {
   ServerProcess a, b;
   const std::string ns = "--namespace=bench-two-" + std::to_string(::getpid());

@@ -102,7 +102,8 @@ def expectations(comments):
 
 def start_server(binary, work):
     proc = subprocess.Popen(
-        [binary, "serve", "--listen=127.0.0.1:0", "--data-dir=" + os.path.join(work, "data"),
+        [binary, "serve", "--listen=127.0.0.1:0", "--grpc-listen=",
+         "--data-dir=" + os.path.join(work, "data"),
          "--log-level=warn"],
         stdout=subprocess.PIPE, stderr=open(os.path.join(work, "server.log"), "w"), text=True)
     line = proc.stdout.readline()

@@ -70,6 +70,12 @@ struct ExecArgs {
     for (const auto& a : args) argv_s.push_back(a);
     for (char** e = environ; *e != nullptr; ++e) env_s.emplace_back(*e);
     for (const auto& e : extra_env) env_s.push_back(e);
+    // No gRPC server unless asked for (server_harness.h): its default port would be shared.
+    constexpr std::string_view kGrpcListen = "CHRONOQ_GRPC_LISTEN=";
+    if (std::none_of(env_s.begin(), env_s.end(),
+                     [&](const std::string& e) { return e.starts_with(kGrpcListen); })) {
+      env_s.emplace_back(kGrpcListen);
+    }
     for (auto& s : argv_s) argv.push_back(s.data());
     argv.push_back(nullptr);
     for (auto& s : env_s) envp.push_back(s.data());
@@ -337,8 +343,17 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
                     cmdline, Shorten(line_), Shorten(Stderr(), 4000)));
   };
 
+  // With a gRPC server, its line follows the HTTP one.
+  const bool grpc = std::any_of(flags.begin(), flags.end(), [](const std::string& f) {
+    return f.starts_with("--grpc-listen=") && f.size() > std::string_view("--grpc-listen=").size();
+  });
+  auto lines_read = [&] {
+    size_t first = line_.find('\n');
+    return first != std::string::npos &&
+           (!grpc || line_.find('\n', first + 1) != std::string::npos);
+  };
   auto deadline = SteadyClock::now() + timeout;
-  while (line_.find('\n') == std::string::npos) {
+  while (!lines_read()) {
     pollfd p{stdout_fd_, POLLIN, 0};
     int r = ::poll(&p, 1, std::min(MillisLeft(deadline), 50));
     if (r > 0) {
@@ -360,6 +375,19 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
     if (SteadyClock::now() >= deadline) {
       return fail(fmt::format("no 'chronoq listening on' line within {} ms", timeout.count()));
     }
+  }
+  grpc_port_ = 0;
+  if (grpc) {
+    const size_t first = line_.find('\n');
+    std::string grpc_line = line_.substr(first + 1, line_.find('\n', first + 1) - first - 1);
+    constexpr std::string_view kGrpcPrefix = "chronoq gRPC listening on ";
+    unsigned v = 0;
+    std::string_view p = std::string_view(grpc_line).substr(grpc_line.rfind(':') + 1);
+    auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+    if (!grpc_line.starts_with(kGrpcPrefix) || ec != std::errc() || v == 0 || v > 65535) {
+      return fail(fmt::format("unexpected second stdout line '{}'", grpc_line));
+    }
+    grpc_port_ = static_cast<uint16_t>(v);
   }
   line_ = line_.substr(0, line_.find('\n'));
   constexpr std::string_view kPrefix = "chronoq listening on ";

@@ -12,6 +12,11 @@
 //
 // The binary is the one built with the tests (CQ_BINARY_PATH), or $CQ_BINARY when set.
 //
+// gRPC: every process the harness starts gets CHRONOQ_GRPC_LISTEN= (no gRPC server: the default
+// port 9090 would be shared by tests running at once) unless its environment or `extra_env`
+// names the variable. A flag wins over it: Start({"--grpc-listen=127.0.0.1:0"}) runs the gRPC
+// server on a free port, which grpc_port() tells.
+//
 // Two nodes (CQ_TEST_STORAGE=redis2): Start() runs a second server (the peer) on the same Redis
 // namespace, with the same flags and (in test mode) the same clock. An ApiClient of the first
 // server then sends sendMsg and getMonitorData there and every other queue operation (pull, ack,
@@ -88,6 +93,8 @@ class ServerProcess {
   void set_fd_limit(uint64_t n) { fd_limit_ = n; }
 
   uint16_t port() const { return port_; }
+  // The gRPC port, when the flags gave --grpc-listen (0 otherwise).
+  uint16_t grpc_port() const { return grpc_port_; }
   client::Endpoint endpoint() const { return client::Endpoint{"127.0.0.1", port_}; }
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
@@ -115,6 +122,7 @@ class ServerProcess {
   bool is_peer_ = false;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
+  uint16_t grpc_port_ = 0;
   int stdout_fd_ = -1;
   std::string stderr_path_;
   std::string redis_ns_;  // storage=redis: this server's namespace, kept across restarts

@@ -1,0 +1,454 @@
+// The gRPC API in process: a GrpcServer on a loopback port over the service and the embedded
+// engine (in-memory store, manual clock), driven by the generated C++ client. What a gRPC client
+// relies on: the service's answers and sentences with the right status codes, the size limit,
+// Consume's credit, acks on the stream and redelivery after a broken stream, long polls that take
+// nothing once the client's deadline passed, the figures, and the streams' end at shutdown.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/mutex.h"
+#include "base/scheduler.h"
+#include "chronoq/v1/delay_queue.grpc.pb.h"
+#include "engine/engine.h"
+#include "grpc_api/grpc_server.h"
+#include "metrics/exposition.h"
+#include "service/queue_service.h"
+#include "storage/memory/mem_kv.h"
+#include "storage/message_store.h"
+
+namespace chronoq::grpc_api {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr size_t kMaxMsgBytes = 1024;
+
+std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
+  return std::chrono::system_clock::now() + d;
+}
+
+class GrpcApiTest : public ::testing::Test {
+ protected:
+  GrpcApiTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
+    engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
+    EXPECT_TRUE(engine_->Recover().ok());
+    service::ServiceOptions o;
+    o.limits.max_msg_bytes = kMaxMsgBytes;
+    service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_, o);
+    GrpcOptions g;
+    g.host = "127.0.0.1";
+    g.port = 0;
+    g.max_msg_bytes = kMaxMsgBytes;
+    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
+    EXPECT_TRUE(started.has_value()) << started.error().message();
+    server_ = std::move(*started);
+    stub_ = v1::DelayQueue::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  }
+  ~GrpcApiTest() override {
+    server_->EndStreams();
+    service_->Shutdown();
+    server_->Shutdown(milliseconds(500));
+    server_.reset();
+    service_.reset();
+    engine_.reset();
+  }
+
+  grpc::Status Send(const std::string& id, int64_t delay_ms, v1::SendResponse* out = nullptr,
+                    const std::string& topic = "t") {
+    v1::SendRequest req;
+    req.set_topic(topic);
+    req.set_msg_id(id);
+    req.set_msg("payload-" + id);
+    req.set_delay_millis(delay_ms);
+    v1::SendResponse resp;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(seconds(10)));
+    grpc::Status s = stub_->Send(&ctx, req, &resp);
+    if (out != nullptr) *out = resp;
+    return s;
+  }
+
+  // A Consume stream: its context and reader-writer.
+  struct Stream {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::ConsumeRequest, v1::ConsumeResponse>> rw;
+  };
+  std::unique_ptr<Stream> Subscribe(const std::string& topic, int credit, int64_t ack_timeout) {
+    auto s = std::make_unique<Stream>();
+    s->ctx.set_deadline(In(seconds(20)));
+    s->rw = stub_->Consume(&s->ctx);
+    v1::ConsumeRequest req;
+    req.mutable_subscribe()->set_topic(topic);
+    req.mutable_subscribe()->set_credit(credit);
+    req.mutable_subscribe()->set_ack_timeout_millis(ack_timeout);
+    EXPECT_TRUE(s->rw->Write(req));
+    return s;
+  }
+  static v1::ConsumeResponse Next(Stream& s) {
+    v1::ConsumeResponse r;
+    EXPECT_TRUE(s.rw->Read(&r)) << "the stream ended: " << s.rw->Finish().error_message();
+    return r;
+  }
+  static void AckOnStream(Stream& s, const std::string& id) {
+    v1::ConsumeRequest req;
+    req.mutable_ack()->add_ack(id);
+    EXPECT_TRUE(s.rw->Write(req));
+  }
+
+  v1::Message Get(const std::string& id) {
+    v1::MessageRef ref;
+    ref.set_topic("t");
+    ref.set_msg_id(id);
+    v1::Message m;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub_->Get(&ctx, ref, &m).ok());
+    return m;
+  }
+
+  std::string Scrape() {
+    metrics::TextWriter w;
+    registry_.Render(w);
+    return w.Take();
+  }
+
+  base::ManualClock clock_;
+  base::ManualScheduler sched_;
+  storage::MemKv kv_;
+  storage::MessageStore store_{&kv_, "grpc"};
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<service::QueueService> service_;
+  metrics::Registry registry_;
+  std::unique_ptr<GrpcServer> server_;
+  std::unique_ptr<v1::DelayQueue::Stub> stub_;
+};
+
+TEST_F(GrpcApiTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
+  v1::SendResponse sent;
+  ASSERT_TRUE(Send("a", 5'000, &sent).ok());
+  EXPECT_EQ(sent.message().status(), 1);      // waiting
+  EXPECT_EQ(sent.message().max_retry(), 10);  // the server default, applied below the protocol
+  EXPECT_FALSE(sent.existing());
+  ASSERT_TRUE(Send("a", 0, &sent).ok());
+  EXPECT_TRUE(sent.existing());  // a task created twice is one task
+
+  // The HTTP API's sentence, as the status message.
+  grpc::Status s = Send("b", 0, nullptr, "");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "topic is empty");
+  v1::SendRequest both;
+  both.set_topic("t");
+  both.set_msg("x");
+  both.set_delay_millis(1);
+  both.set_trigger_time(1);
+  {
+    grpc::ClientContext ctx;
+    v1::SendResponse r;
+    s = stub_->Send(&ctx, both, &r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "give either delayMillis or triggerTime, not both");
+  }
+  {
+    v1::MessageRef ref;
+    ref.set_topic("t");
+    ref.set_msg_id("nope");
+    grpc::ClientContext ctx;
+    v1::Message m;
+    EXPECT_EQ(stub_->Get(&ctx, ref, &m).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    // Acking a waiting message: refused per item, FAILED_PRECONDITION, with its sentence.
+    v1::AckRequest ack;
+    ack.set_topic("t");
+    ack.add_ack("a");
+    grpc::ClientContext ctx;
+    v1::AckResponse r;
+    ASSERT_TRUE(stub_->Ack(&ctx, ack, &r).ok());
+    ASSERT_EQ(r.results_size(), 1);
+    EXPECT_EQ(r.results(0).code(), static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+    EXPECT_FALSE(r.results(0).msg().empty());
+  }
+  {
+    // A full topic: RESOURCE_EXHAUSTED with the sentence of code 429.
+    v1::TopicConfig c;
+    c.set_topic("small");
+    c.set_capacity(1);
+    grpc::ClientContext ctx;
+    v1::TopicConfig answer;
+    ASSERT_TRUE(stub_->SetTopicConfig(&ctx, c, &answer).ok());
+    EXPECT_EQ(answer.capacity(), 1);
+    EXPECT_EQ(answer.sources().at("capacity"), "topic");
+    ASSERT_TRUE(Send("x1", 0, nullptr, "small").ok());
+    s = Send("x2", 0, nullptr, "small");
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(s.error_message(), "topic 'small' is full: 1 messages in life, capacity 1");
+  }
+  {
+    v1::DeleteRequest d;
+    d.set_topic("t");
+    d.set_msg_id("a");
+    grpc::ClientContext ctx;
+    v1::DeleteResponse r;
+    EXPECT_TRUE(stub_->Delete(&ctx, d, &r).ok());  // cancel the task
+    EXPECT_EQ(Get("a").status(), 7);
+  }
+  std::string text = Scrape();
+  EXPECT_NE(text.find("cq_grpc_requests_total{method=\"Send\",code=\"OK\"} 3"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cq_grpc_requests_total{method=\"Send\",code=\"INVALID_ARGUMENT\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("cq_grpc_request_duration_seconds_count{method=\"Get\"} 2"),
+            std::string::npos);
+}
+
+TEST_F(GrpcApiTest, ARequestBeyondMaxMsgBytesIsRefusedAndAPayloadOverTheLimitGetsTheSentence) {
+  v1::SendRequest req;
+  req.set_topic("t");
+  req.set_delay_millis(0);
+  req.set_msg(std::string(kMaxMsgBytes + 1, 'x'));
+  v1::SendResponse resp;
+  {
+    grpc::ClientContext ctx;
+    grpc::Status s = stub_->Send(&ctx, req, &resp);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "msg is 1025 bytes long; the limit is 1024 bytes (max-msg-bytes)");
+  }
+  req.set_msg(std::string(kMaxMsgBytes + kEnvelopeBytes + 1, 'x'));
+  grpc::ClientContext ctx;
+  EXPECT_EQ(stub_->Send(&ctx, req, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(GrpcApiTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGiveItBack) {
+  auto stream = Subscribe("t", 2, 30'000);
+  for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(Send(id, 0).ok());
+  EXPECT_EQ(Next(*stream).message().msg_id(), "a");
+  EXPECT_EQ(Next(*stream).message().msg_id(), "b");
+  // "c" waits for credit: it comes after the answer to the ack that frees some.
+  AckOnStream(*stream, "a");
+  v1::ConsumeResponse acked = Next(*stream);
+  ASSERT_TRUE(acked.has_acked());
+  ASSERT_EQ(acked.acked().results_size(), 1);
+  EXPECT_EQ(acked.acked().results(0).code(), 0);
+  EXPECT_EQ(Next(*stream).message().msg_id(), "c");
+  EXPECT_EQ(Get("a").status(), 4);  // consumed
+  EXPECT_EQ(Get("c").status(), 3);  // held by the stream
+  // More credit: a message sent now comes at once.
+  v1::ConsumeRequest more;
+  more.set_add_credit(1);
+  ASSERT_TRUE(stream->rw->Write(more));
+  ASSERT_TRUE(Send("d", 0).ok());
+  EXPECT_EQ(Next(*stream).message().msg_id(), "d");
+  // Messages as they become consumable: at their trigger time, not later.
+  AckOnStream(*stream, "b");
+  EXPECT_TRUE(Next(*stream).has_acked());
+  ASSERT_TRUE(Send("later", 1'000).ok());
+  sched_.Advance(Millis(1'000));
+  EXPECT_EQ(Next(*stream).message().msg_id(), "later");
+}
+
+TEST_F(GrpcApiTest, ABrokenStreamLeavesItsUnackedMessagesToTheirAckDeadline) {
+  auto first = Subscribe("t", 10, 5'000);
+  ASSERT_TRUE(Send("a", 0).ok());
+  EXPECT_EQ(Next(*first).message().msg_id(), "a");
+  first->ctx.TryCancel();  // the client's connection breaks
+  first.reset();
+  while (server_->streams() != 0) std::this_thread::yield();  // the server has seen it
+  auto next = Subscribe("t", 10, 5'000);
+  sched_.Advance(Millis(4'999));
+  EXPECT_EQ(Get("a").status(), 3);  // still being consumed
+  sched_.Advance(Millis(1));
+  v1::ConsumeResponse again = Next(*next);
+  EXPECT_EQ(again.message().msg_id(), "a");
+  EXPECT_EQ(again.message().retry(), 2);  // its second delivery
+}
+
+TEST_F(GrpcApiTest, ABadRequestOnTheStreamEndsItWithTheSentence) {
+  struct Case {
+    std::string topic;
+    int credit;
+    const char* sentence;
+  };
+  for (const Case& c :
+       {Case{"", 1, "topic is empty"}, Case{"t", 0, "credit must be at least 1, got 0"}}) {
+    auto stream = Subscribe(c.topic, c.credit, 1'000);
+    v1::ConsumeResponse r;
+    EXPECT_FALSE(stream->rw->Read(&r));
+    grpc::Status s = stream->rw->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), c.sentence);
+  }
+  Stream s;
+  s.rw = stub_->Consume(&s.ctx);
+  v1::ConsumeRequest ack;
+  ack.mutable_ack()->add_ack("a");
+  ASSERT_TRUE(s.rw->Write(ack));
+  v1::ConsumeResponse r;
+  EXPECT_FALSE(s.rw->Read(&r));
+  EXPECT_EQ(s.rw->Finish().error_message(),
+            "the first request of a Consume stream must be a subscribe");
+}
+
+TEST_F(GrpcApiTest, AWaitingPullPastItsDeadlineTakesNothing) {
+  v1::PullRequest req;
+  req.set_topic("t");
+  req.set_wait_millis(60'000);
+  v1::PullResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(milliseconds(200)));
+  EXPECT_EQ(stub_->Pull(&ctx, req, &resp).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_TRUE(Send("a", 0).ok());
+  v1::PullRequest now;
+  now.set_topic("t");
+  grpc::ClientContext ctx2;
+  ASSERT_TRUE(stub_->Pull(&ctx2, now, &resp).ok());
+  ASSERT_EQ(resp.messages_size(), 1);
+  EXPECT_EQ(resp.messages(0).retry(), 1);  // its first delivery: the cancelled poll took nothing
+  // A waiting Pull answered as the message becomes consumable.
+  ASSERT_TRUE(Send("b", 2'000).ok());
+  grpc::ClientContext ctx3;
+  ctx3.set_deadline(In(seconds(10)));
+  v1::PullResponse waited;
+  grpc::CompletionQueue cq;
+  auto call = stub_->AsyncPull(&ctx3, req, &cq);
+  grpc::Status st;
+  call->Finish(&waited, &st, reinterpret_cast<void*>(1));
+  while (service_->long_polls().parked() == 0) std::this_thread::yield();
+  sched_.Advance(Millis(2'000));
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(waited.messages_size(), 1);
+  EXPECT_EQ(waited.messages(0).msg_id(), "b");
+}
+
+// One Consume stream on the client's callback API (no thread of its own): subscribes, counts
+// the messages it receives, never acks.
+class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse> {
+ public:
+  CountingConsumer(v1::DelayQueue::Stub* stub, int credit) {
+    sub_.mutable_subscribe()->set_topic("many");
+    sub_.mutable_subscribe()->set_credit(credit);
+    stub->async()->Consume(&ctx_, this);
+    StartWrite(&sub_);
+    StartRead(&in_);
+    StartCall();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    received_.fetch_add(1);
+    StartRead(&in_);
+  }
+  void OnDone(const grpc::Status& s) override {
+    base::MutexLock lock(mu_);
+    status_ = s;
+    done_ = true;
+  }
+  int received() const { return received_.load(); }
+  void Cancel() { ctx_.TryCancel(); }
+  bool done() {
+    base::MutexLock lock(mu_);
+    return done_;
+  }
+
+ private:
+  grpc::ClientContext ctx_;
+  v1::ConsumeRequest sub_;
+  v1::ConsumeResponse in_;
+  std::atomic<int> received_{0};
+  base::Mutex mu_;
+  grpc::Status status_;
+  bool done_ = false;
+};
+
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutAThreadEach) {
+  constexpr int kStreams = 1000;
+  // Ten clients (channels) of a hundred streams each.
+  std::vector<std::unique_ptr<v1::DelayQueue::Stub>> stubs;
+  for (int c = 0; c < 10; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", c);  // distinct channels, not one shared subchannel
+    stubs.push_back(v1::DelayQueue::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args)));
+  }
+  std::vector<std::unique_ptr<CountingConsumer>> consumers;
+  for (int i = 0; i < kStreams; ++i) {
+    consumers.push_back(std::make_unique<CountingConsumer>(stubs[i % 10].get(), 1));
+  }
+  auto wait_for = [](auto cond) {
+    for (int i = 0; i < 20'000 && !cond(); ++i) std::this_thread::sleep_for(milliseconds(1));
+    return cond();
+  };
+  ASSERT_TRUE(wait_for([&] { return service_->long_polls().parked() == kStreams; }))
+      << service_->long_polls().parked() << " parked";
+  EXPECT_EQ(server_->streams(), static_cast<size_t>(kStreams));
+  EXPECT_LT(ProcessThreads(), 200);  // gRPC's pools, not a thread per stream
+  // 1,500 messages: each stream takes one (its credit), the rest stay ready.
+  v1::SendBatchRequest batch;
+  batch.set_topic("many");
+  for (int i = 0; i < 1'500; ++i) {
+    v1::SendRequest* m = batch.add_msgs();
+    m->set_msg_id("m" + std::to_string(i));
+    m->set_msg("x");
+    m->set_delay_millis(0);
+    if (batch.msgs_size() == 500) {
+      grpc::ClientContext ctx;
+      v1::SendBatchResponse resp;
+      ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
+      batch.clear_msgs();
+    }
+  }
+  auto total = [&] {
+    int n = 0;
+    for (auto& c : consumers) n += c->received();
+    return n;
+  };
+  ASSERT_TRUE(wait_for([&] { return total() == kStreams; })) << total();
+  for (auto& c : consumers) EXPECT_EQ(c->received(), 1);
+  v1::TopicRef ref;
+  ref.set_topic("many");
+  v1::TopicInfoResponse info;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(stub_->TopicInfo(&ctx, ref, &info).ok());
+  EXPECT_EQ(info.consuming(), kStreams);
+  EXPECT_EQ(info.ready(), 500);
+  for (auto& c : consumers) c->Cancel();
+  ASSERT_TRUE(wait_for([&] {
+    for (auto& c : consumers) {
+      if (!c->done()) return false;
+    }
+    return server_->streams() == 0;
+  }));
+}
+
+TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
+  auto stream = Subscribe("t", 1, 1'000);
+  while (server_->streams() == 0) std::this_thread::yield();
+  server_->EndStreams();
+  v1::ConsumeResponse r;
+  EXPECT_FALSE(stream->rw->Read(&r));
+  EXPECT_TRUE(stream->rw->Finish().ok());
+  EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"Consume\",code=\"OK\"} 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace chronoq::grpc_api

@@ -1,0 +1,106 @@
+// The server: chronoq.v1.DelayQueue (delay_queue_service.cc), server reflection and the default
+// health service on one listening port, with the request-size limit and the figures.
+#include "grpc_api/grpc_server.h"
+
+#include <absl/synchronization/mutex.h>
+#include <fmt/format.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/service_type.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <memory>
+
+#include "grpc_api/api_context.h"
+
+namespace chronoq::grpc_api {
+namespace {
+
+class Server final : public GrpcServer {
+ public:
+  Server(service::QueueService* service, const base::Clock* clock, base::Scheduler* scheduler)
+      : stats_(std::make_shared<MethodStats>()) {
+    api_.service = service;
+    api_.clock = clock;
+    api_.scheduler = scheduler;
+    api_.stats = stats_.get();
+    api_.streams = &streams_;
+    delay_queue_ = NewDelayQueueService(&api_);
+  }
+
+  ~Server() override {
+    if (server_ != nullptr) Shutdown(std::chrono::milliseconds(0));
+  }
+
+  Status Start(const GrpcOptions& o) {
+    // Both apply to the servers built from here on; the health service then answers for "" (the
+    // whole server) and each registered service.
+    // Debian's abseil runs absl::Mutex's deadlock detection (a graph of every lock order, a few
+    // percent of a gRPC call's CPU); gRPC's locks are its only users here.
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    grpc::ServerBuilder builder;
+    const std::string address = fmt::format("{}:{}", o.host, o.port);
+    int bound = 0;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
+    // A request beyond this is refused from its length prefix, before it is read whole.
+    builder.SetMaxReceiveMessageSize(
+        static_cast<int>(std::min<int64_t>(o.max_msg_bytes + kEnvelopeBytes, INT_MAX)));
+    builder.RegisterService(delay_queue_.get());
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || bound == 0) {
+      server_.reset();
+      return Status(Errc::kUnavailable,
+                    fmt::format("grpc-listen: cannot listen on {} (in use, or not an address of "
+                                "this machine)",
+                                address));
+    }
+    port_ = static_cast<uint16_t>(bound);
+    server_->GetHealthCheckService()->SetServingStatus(true);
+    return Status::Ok();
+  }
+
+  void AddMetrics(metrics::Registry& registry) {
+    registry.Add([stats = stats_](metrics::TextWriter& w) { stats->Render(w); });
+  }
+
+  uint16_t port() const override { return port_; }
+  size_t streams() const override { return streams_.size(); }
+  void EndStreams() override { streams_.EndAll(); }
+
+  void Shutdown(std::chrono::milliseconds deadline) override {
+    if (shut_down_.exchange(true)) return;
+    streams_.EndAll();
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(std::chrono::system_clock::now() + deadline);
+    server_->Wait();
+  }
+
+ private:
+  std::shared_ptr<MethodStats> stats_;  // shared with the registry's collector
+  ConsumeStreams streams_;
+  ApiContext api_;
+  std::unique_ptr<grpc::Service> delay_queue_;
+  std::unique_ptr<grpc::Server> server_;
+  uint16_t port_ = 0;
+  std::atomic<bool> shut_down_{false};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
+                                                    service::QueueService* service,
+                                                    const base::Clock* clock,
+                                                    base::Scheduler* scheduler,
+                                                    metrics::Registry* registry) {
+  auto server = std::make_unique<Server>(service, clock, scheduler);
+  CQ_RETURN_IF_ERROR(server->Start(options));
+  if (registry != nullptr) server->AddMetrics(*registry);
+  return std::unique_ptr<GrpcServer>(std::move(server));
+}
+
+}  // namespace chronoq::grpc_api

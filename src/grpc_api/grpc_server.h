@@ -1,0 +1,65 @@
+// The gRPC API (API-EXTENSIONS.md section 6): the service chronoq.v1.DelayQueue of
+// proto/chronoq/v1/delay_queue.proto, with server reflection and the standard health service
+// (grpc.health.v1), over the same service::QueueService as HTTP. Protocol only: every method
+// decodes its proto into a service request, makes one service call and encodes the answer; the
+// service's error sentences are the status messages (Errc -> status code in one table). Consume
+// streams messages with credit over the service's long polls.
+//
+// This header names no gRPC or protobuf type (they stay in the module's .cc files).
+//
+// Lifecycle: StartGrpcServer, serve, EndStreams() (Consume streams end with OK), then
+// QueueService::Shutdown() (parked Pulls answer empty, as HTTP's long polls), then Shutdown(),
+// then destroy. REQUIRES: the service, clock and scheduler outlive the GrpcServer.
+//
+// Thread-safety: all methods are thread-safe. gRPC's own threads run the calls (the callback
+// API: a parked Pull or an open Consume stream holds no thread).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/scheduler.h"
+#include "metrics/registry.h"
+#include "service/queue_service.h"
+
+namespace chronoq::grpc_api {
+
+// What a request may weigh beyond its payload: a request larger than max-msg-bytes plus this is
+// refused by gRPC (RESOURCE_EXHAUSTED) before it is read whole.
+inline constexpr int64_t kEnvelopeBytes = 64 * 1024;
+
+struct GrpcOptions {
+  std::string host = "0.0.0.0";              // as in `grpc-listen` (IPv6 in brackets)
+  uint16_t port = 9090;                      // 0: a free port (GrpcServer::port() tells which)
+  int64_t max_msg_bytes = int64_t{4} << 20;  // max-msg-bytes
+};
+
+class GrpcServer {
+ public:
+  virtual ~GrpcServer() = default;
+
+  // The bound port.
+  virtual uint16_t port() const = 0;
+  // Open Consume streams.
+  virtual size_t streams() const = 0;
+  // Ends every Consume stream with OK (the messages sent on it and not acked wait for their ack
+  // deadline); streams opened from now on end at once.
+  virtual void EndStreams() = 0;
+  // Stops the server: calls in flight have until `deadline` to answer, then are cancelled.
+  // The health service answers NOT_SERVING from now on.
+  virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
+};
+
+// Builds and starts the server on options.host:options.port. `registry` (may be null) gets the
+// per-method figures (docs/metrics.md). kUnavailable naming the address when it cannot listen.
+Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
+                                                    service::QueueService* service,
+                                                    const base::Clock* clock,
+                                                    base::Scheduler* scheduler,
+                                                    metrics::Registry* registry);
+
+}  // namespace chronoq::grpc_api
