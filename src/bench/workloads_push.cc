@@ -18,8 +18,7 @@ using std::chrono::duration;
 Result<Report> RunPush(const CommonOptions& c, const PushBenchOptions& o) {
   if (o.count <= 0) return InvalidArgument("--count must be at least 1");
   const std::string topic = c.topic.empty() ? FreshTopic("push") : c.topic;
-  std::random_device rd;
-  const std::string prefix = fmt::format("push-{:06x}-", rd() & 0xffffff);
+  const std::string prefix = RunPrefix("push");
   CQ_ASSIGN_OR_RETURN(std::unique_ptr<PushReceiver> receiver,
                       PushReceiver::Start({prefix, o.count, o.receiver_threads}));
   const std::string url = fmt::format("http://127.0.0.1:{}/push", receiver->port());
@@ -63,21 +62,8 @@ Result<Report> RunPush(const CommonOptions& c, const PushBenchOptions& o) {
   r.Int("receiver_threads", o.receiver_threads);
   CpuMeter cpu;
   const auto start = SteadyClock::now();
-  {
-    LoadLoop loop(c.endpoint);
-    std::vector<std::unique_ptr<ProducerSession>> sessions;
-    std::vector<Session*> ptrs;
-    for (int i = 0; i < o.connections; ++i) {
-      sessions.push_back(std::make_unique<ProducerSession>(&ps));
-      ptrs.push_back(sessions.back().get());
-    }
-    CQ_RETURN_IF_ERROR(loop.Connect(ptrs));
-    ps.start = SteadyClock::now();
-    Progress progress("push", c.progress);
-    loop.Run(SteadyClock::time_point::max(), nullptr,
-             [&] { progress.Update(receiver->unique(), o.count, fmt::format("sent {}", ps.ok)); });
-    progress.Finish();
-  }
+  CQ_RETURN_IF_ERROR(
+      RunProducers(c, ps, o.connections, "push: sending", SteadyClock::time_point::max()).status());
   // The pushes: until every message came, or the grace after the last due time ran out.
   const int64_t last_due_ms = at_once ? t0_ms : NowEpochMicros() / 1000 + o.delay_ms;
   const int64_t deadline_ms = last_due_ms + o.grace_ms;
