@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
 
 #include "tests/integration/push/push_it.h"
 
@@ -94,6 +95,32 @@ TEST_F(PushDeliveryTest, FailuresRetryAfterTheIntervalThenEndAsDeadLetters) {
   EXPECT_EQ(Str(dead[0].at("deadLetter").at("topic")), t);
   EXPECT_EQ(Int(dead[0].at("deadLetter").at("status")), 6);
   EXPECT_EQ(target.RequestCount(), 2u);
+}
+
+// Each attempt is one request, on one node or two: N messages that fail make N requests per
+// attempt, each msgId once with its attempt number.
+TEST_F(PushDeliveryTest, EachMessageIsPushedOncePerAttempt) {
+  HttpReceiver target(Answering(500, "no"));
+  const std::string t = Topic();
+  constexpr int kMessages = 40;
+  const std::string cb = HttpCallback(target, "/", R"(,"retryIntervalMillis":5000)");
+  for (int i = 0; i < kMessages; ++i) {
+    SendOk(t, "m", 0, {{"msgId", fmt::format("n{}", i)}, {"maxRetry", "1"}, {"callback", cb}});
+  }
+  ASSERT_TRUE(target.WaitForRequests(kMessages, 10s)) << target.RequestCount();
+  for (int i = 0; i < kMessages; ++i) WaitForStatus(t, fmt::format("n{}", i), 1);
+  EXPECT_EQ(target.RequestCount(), static_cast<size_t>(kMessages));
+  Advance(5'000);
+  ASSERT_TRUE(target.WaitForRequests(2 * kMessages, 10s)) << target.RequestCount();
+  for (int i = 0; i < kMessages; ++i) WaitForStatus(t, fmt::format("n{}", i), 6);
+  std::set<std::pair<std::string, std::string>> seen;  // (msgId, attempt)
+  for (const auto& r : target.Requests()) {
+    EXPECT_TRUE(seen.emplace(r.Header("X-Chronoq-Msg-Id"), r.Header("X-Chronoq-Attempt")).second)
+        << "pushed twice: " << r.Header("X-Chronoq-Msg-Id") << " attempt "
+        << r.Header("X-Chronoq-Attempt");
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(2 * kMessages));
+  EXPECT_EQ(target.RequestCount(), static_cast<size_t>(2 * kMessages));
 }
 
 TEST_F(PushDeliveryTest, TheCallbacksOwnRetryIntervalBeatsTheTopics) {
