@@ -92,6 +92,28 @@ int RunBench(const std::vector<std::string>& args) {
   longpoll->add_option("--seconds", lo.seconds, "Length of each phase")->capture_default_str();
   longpoll->add_option("--payload-bytes", lo.payload_bytes, "Payload size")->capture_default_str();
 
+  PushBenchOptions pu;
+  auto* push = app.add_subcommand(
+      "push", "Messages with an HTTP callback to a receiver of its own: pushes/s and lateness");
+  push->add_option("--count", pu.count, "Messages")->capture_default_str();
+  push->add_option("--rate", pu.rate,
+                   "Sends per second; 0: send all first, all due at once after --lead-ms")
+      ->capture_default_str();
+  push->add_option("--delay-ms", pu.delay_ms, "With --rate: each message's delay")
+      ->capture_default_str();
+  push->add_option("--lead-ms", pu.lead_ms,
+                   "Without --rate: the due time after the start (0: 3 s + count/20k s)")
+      ->capture_default_str();
+  push->add_option("--connections", pu.connections, "Producer connections")->capture_default_str();
+  push->add_option("--payload-bytes", pu.payload_bytes, "Payload size")->capture_default_str();
+  push->add_option("--timeout-ms", pu.timeout_ms, "The callback's timeoutMillis")
+      ->capture_default_str();
+  push->add_option("--receiver-threads", pu.receiver_threads, "Threads of the receiver")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  push->add_option("--grace-ms", pu.grace_ms, "Wait after the last due time")
+      ->capture_default_str();
+
   std::vector<const char*> argv{"chronoq bench"};
   for (const std::string& a : args) argv.push_back(a.c_str());
   try {
@@ -121,6 +143,7 @@ int RunBench(const std::vector<std::string>& args) {
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);
   if (longpoll->parsed()) report = RunLongPoll(common, lo);
+  if (push->parsed()) report = RunPush(common, pu);
   if (!report.has_value()) {
     std::fprintf(stderr, "chronoq bench: %s\n", report.error().message().c_str());
     return 1;

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -171,6 +172,25 @@ void LoadLoop::OnReadable(Conn& c) {
   }
 }
 
+namespace {
+
+// epoll_wait with a timeout in microseconds (epoll_pwait2; where the kernel lacks it, the
+// timeout rounded up to milliseconds).
+int EpollWait(int epfd, std::vector<epoll_event>& events, int64_t timeout_us) {
+  static std::atomic<bool> no_pwait2{false};
+  if (!no_pwait2.load(std::memory_order_relaxed)) {
+    timespec ts{static_cast<time_t>(timeout_us / 1'000'000),
+                static_cast<long>(timeout_us % 1'000'000 * 1000)};
+    int n = ::epoll_pwait2(epfd, events.data(), static_cast<int>(events.size()), &ts, nullptr);
+    if (n >= 0 || errno != ENOSYS) return n;
+    no_pwait2.store(true, std::memory_order_relaxed);
+  }
+  return ::epoll_wait(epfd, events.data(), static_cast<int>(events.size()),
+                      static_cast<int>((timeout_us + 999) / 1000));
+}
+
+}  // namespace
+
 void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>& stop,
                    const std::function<void()>& tick, std::chrono::milliseconds tick_every) {
   auto now = SteadyClock::now();
@@ -198,10 +218,12 @@ void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>
     }
     auto nearest = std::min(next_tick, deadline);
     if (!waits_.empty()) nearest = std::min(nearest, waits_.top().at);
-    auto wait_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(nearest - SteadyClock::now()).count();
-    int timeout = static_cast<int>(std::clamp<int64_t>(wait_ms, 0, 1000));
-    int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), timeout);
+    // Sleeps until the nearest wake to the microsecond: a millisecond timeout would spin (0 ms)
+    // through sub-millisecond gaps, taking a core from the server on a small machine.
+    const int64_t wait_us = std::clamp<int64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(nearest - SteadyClock::now()).count(),
+        0, 1'000'000);
+    int n = EpollWait(epfd_, events, wait_us);
     for (int i = 0; i < n; ++i) {
       Conn& c = *static_cast<Conn*>(events[i].data.ptr);
       if (c.done) continue;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+#include "bench/common.h"
 #include "bench/histogram.h"
 #include "bench/load_loop.h"
 #include "bench/report.h"
@@ -85,6 +87,11 @@ bool RecordDelivery(ConsumeState& st, std::string_view id, int64_t trigger_ms, i
 std::string RunPrefix(std::string_view workload);
 // The delivery figures of a run that sent with `ps` and received with `cs`.
 void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
+
+// Runs `connections` producer sessions of `ps` on one loop until `ps` is done or `deadline`,
+// with a progress line named `name`; returns the elapsed seconds.
+Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
+                            std::string_view name, SteadyClock::time_point deadline);
 
 class ConsumerSession final : public Session {
  public:

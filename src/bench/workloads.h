@@ -69,6 +69,18 @@ struct LongPollOptions {
   size_t payload_bytes = 100;
 };
 
+struct PushBenchOptions {
+  int64_t count = 100'000;
+  double rate = 0;           // sends per second; 0: send all first, due at once after lead_ms
+  int64_t delay_ms = 1'000;  // rate > 0: each message falls due this long after its send
+  int64_t lead_ms = 0;       // rate 0: 0 means 3 s + count / 20,000 s
+  int connections = 16;      // producer connections
+  size_t payload_bytes = 100;
+  int64_t timeout_ms = 5'000;  // the callback's timeoutMillis
+  int receiver_threads = 1;
+  int64_t grace_ms = 30'000;  // after the last due time, before missing pushes count
+};
+
 Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
 // RunProduce over gRPC (o.grpc): one channel per connection, one call in flight each.
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
@@ -86,5 +98,6 @@ void SetUpE2eSends(ProduceState& ps, const std::string& topic, const std::string
 Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o);
 Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o);
 Result<Report> RunLongPoll(const CommonOptions& c, const LongPollOptions& o);
+Result<Report> RunPush(const CommonOptions& c, const PushBenchOptions& o);
 
 }  // namespace chronoq::bench

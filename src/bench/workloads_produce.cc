@@ -45,7 +45,17 @@ void SetUpBatches(ProduceState& ps, const std::string& topic, size_t payload_byt
   };
 }
 
-// Runs producers until `ps` is done; returns the elapsed seconds.
+void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
+  r.Int("sent_ok", ps.ok);
+  r.Int("failed", ps.failed);
+  r.Num("elapsed", seconds, "s");
+  r.Num("throughput", seconds > 0 ? static_cast<double>(ps.ok) / seconds : 0, "msgs/s");
+  r.Latency("send_latency", ps.latency);
+  if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
+}
+
+}  // namespace
+
 Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
                             std::string_view name, SteadyClock::time_point deadline) {
   LoadLoop loop(c.endpoint);
@@ -66,17 +76,6 @@ Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connec
   progress.Finish();
   return duration<double>(SteadyClock::now() - t0).count();
 }
-
-void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
-  r.Int("sent_ok", ps.ok);
-  r.Int("failed", ps.failed);
-  r.Num("elapsed", seconds, "s");
-  r.Num("throughput", seconds > 0 ? static_cast<double>(ps.ok) / seconds : 0, "msgs/s");
-  r.Latency("send_latency", ps.latency);
-  if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
-}
-
-}  // namespace
 
 Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o) {
   std::string topic = c.topic.empty() ? FreshTopic("produce") : c.topic;

@@ -2,101 +2,19 @@
 // process): produce through the Pusher, consume the records back and check them.
 
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
-#include <librdkafka/rdkafka_mock.h>
 
 #include <future>
-#include <map>
 
 #include "push/pusher.h"
+#include "push/testing/kafka_mock.h"
 #include "push/testing/push_and_wait.h"
 
 namespace chronoq::push {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A one-broker mock cluster, held by a producer handle of its own.
-class MockCluster {
- public:
-  MockCluster() {
-    char err[512];
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    rd_kafka_conf_set(conf, "log_level", "0", err, sizeof err);
-    host_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-    EXPECT_NE(host_, nullptr) << err;
-    cluster_ = rd_kafka_mock_cluster_new(host_, 1);
-    EXPECT_NE(cluster_, nullptr);
-  }
-  ~MockCluster() {
-    rd_kafka_mock_cluster_destroy(cluster_);
-    rd_kafka_destroy(host_);
-  }
-  std::string brokers() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
-  void CreateTopic(const std::string& topic) {
-    ASSERT_EQ(rd_kafka_mock_topic_create(cluster_, topic.c_str(), 1, 1),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-
- private:
-  rd_kafka_t* host_ = nullptr;
-  rd_kafka_mock_cluster_t* cluster_ = nullptr;
-};
-
-struct Record {
-  std::string key;
-  std::string value;
-  std::map<std::string, std::string> headers;
-};
-
-// Reads partition 0 of `topic` from the beginning until `n` records came (or 20 s passed);
-// `*end` gets the partition's high watermark (how many records it holds).
-std::vector<Record> Consume(const std::string& brokers, const std::string& topic, size_t n,
-                            int64_t* end) {
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof err);
-  rd_kafka_conf_set(conf, "group.id", "push-test", err, sizeof err);
-  rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-  EXPECT_NE(rk, nullptr) << err;
-  rd_kafka_poll_set_consumer(rk);
-  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  EXPECT_EQ(rd_kafka_assign(rk, parts), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_topic_partition_list_destroy(parts);
-  std::vector<Record> out;
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 200);
-    if (m == nullptr) continue;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      Record r;
-      r.key.assign(static_cast<const char*>(m->key), m->key_len);
-      r.value.assign(static_cast<const char*>(m->payload), m->len);
-      rd_kafka_headers_t* hdrs = nullptr;
-      if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        const char* name;
-        const void* value;
-        size_t size;
-        for (size_t i = 0;
-             rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
-             ++i) {
-          r.headers[name] = std::string(static_cast<const char*>(value), size);
-        }
-      }
-      out.push_back(std::move(r));
-    }
-    rd_kafka_message_destroy(m);
-  }
-  int64_t low = -1;
-  *end = -1;
-  EXPECT_EQ(rd_kafka_query_watermark_offsets(rk, topic.c_str(), 0, &low, end, 5000),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  return out;
-}
+using testing::KafkaMock;
+using testing::KafkaRecord;
 
 PushCall KafkaCall(std::string brokers, std::string msg_id, std::string value) {
   PushCall c;
@@ -111,8 +29,8 @@ PushCall KafkaCall(std::string brokers, std::string msg_id, std::string value) {
 }
 
 TEST(KafkaPushTest, ProducesRecordsThatAConsumerReadsBack) {
-  MockCluster cluster;
-  cluster.CreateTopic("deliveries");
+  KafkaMock cluster;
+  ASSERT_TRUE(cluster.CreateTopic("deliveries").ok());
   std::vector<std::future<PushOutcome>> futures;
   {
     Pusher pusher;
@@ -132,7 +50,7 @@ TEST(KafkaPushTest, ProducesRecordsThatAConsumerReadsBack) {
     }
   }
   int64_t end = -1;
-  std::vector<Record> got = Consume(cluster.brokers(), "deliveries", 10, &end);
+  std::vector<KafkaRecord> got = cluster.Consume("deliveries", 10, 20s, &end);
   ASSERT_EQ(got.size(), 10u);
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(got[i].value, "v" + std::to_string(i));
@@ -146,10 +64,9 @@ TEST(KafkaPushTest, ProducesRecordsThatAConsumerReadsBack) {
 }
 
 TEST(KafkaPushTest, UnreachableBrokerTimesOutWithTheKafkaErrorName) {
-  MockCluster cluster;  // only to learn a port that then goes away
   std::string brokers;
   {
-    MockCluster gone;
+    KafkaMock gone;  // only to learn a port that then goes away
     brokers = gone.brokers();
   }
   Pusher pusher;

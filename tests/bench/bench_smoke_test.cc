@@ -23,10 +23,12 @@ class BenchSmokeTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
-  // Runs `chronoq bench --json <args>` and returns the parsed report.
-  json::object Bench(std::vector<std::string> args) {
+  // Runs `chronoq bench --json <args>` against `server` (default: server_) and returns the
+  // parsed report.
+  json::object Bench(std::vector<std::string> args, const ServerProcess* server = nullptr) {
+    if (server == nullptr) server = &server_;
     std::vector<std::string> full = {"bench", "--no-progress", "--json",
-                                     "--server=http://127.0.0.1:" + std::to_string(server_.port())};
+                                     "--server=http://127.0.0.1:" + std::to_string(server->port())};
     full.insert(full.end(), args.begin(), args.end());
     ExitResult r = RunBinary(full, std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -148,6 +150,29 @@ TEST_F(BenchSmokeTest, LongPollComparesBothPhases) {
   EXPECT_EQ(Int(r, "parked_at_server"), 100);  // the server's cq_http_long_polls_parked
   EXPECT_EQ(Int(r, "long_polls_answered_early"), 0);
   EXPECT_EQ(Int(r, "connections_refused"), 0);
+}
+
+// Push delivery: the server calls the benchmark's own receiver (it must allow 127.0.0.1), paced
+// with a delay, then all due at once.
+TEST_F(BenchSmokeTest, PushDeliversEveryMessageToTheBenchReceiver) {
+  ServerProcess pushing;
+  ASSERT_TRUE(pushing.Start({"--push-allowed-targets=127.0.0.1"}).ok());
+  json::object paced = Bench(
+      {"push", "--count=2000", "--rate=4000", "--delay-ms=200", "--grace-ms=10000"}, &pushing);
+  EXPECT_EQ(Int(paced, "sent_ok"), 2000);
+  EXPECT_EQ(Int(paced, "pushed"), 2000);
+  EXPECT_EQ(Int(paced, "missing"), 0);
+  EXPECT_EQ(Int(paced, "duplicates"), 0);
+  ASSERT_TRUE(paced.contains("lateness"));
+  EXPECT_EQ(paced["lateness"].as_object()["count"].as_int64(), 2000);
+
+  json::object at_once =
+      Bench({"push", "--count=3000", "--lead-ms=1500", "--grace-ms=10000"}, &pushing);
+  EXPECT_EQ(Int(at_once, "pushed"), 3000);
+  EXPECT_EQ(Int(at_once, "duplicates"), 0);
+  EXPECT_EQ(Int(at_once, "sends_after_due_time"), 0);
+  ASSERT_TRUE(at_once.contains("push_rate"));
+  EXPECT_GT(at_once["push_rate"].to_number<double>(), 0);
 }
 
 TEST_F(BenchSmokeTest, RefusesAnUnreachableServer) {

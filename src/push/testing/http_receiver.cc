@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -59,7 +60,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   template <typename... Args>
   explicit Session(HttpReceiver::Impl* impl, Args&&... args)
-      : impl_(impl), stream_(std::forward<Args>(args)...) {}
+      : impl_(impl), stream_(std::forward<Args>(args)...), timer_(impl->ioc) {}
 
   void Start() {
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -87,11 +88,22 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       // Never answers; reading on keeps the connection (and this session) until the peer goes.
       return Read();
     }
+    if (impl_->options.answer_delay.count() > 0) {
+      timer_.expires_after(impl_->options.answer_delay);
+      timer_.async_wait([self = this->shared_from_this()](error_code) { self->Answer(); });
+      return;
+    }
+    Answer();
+  }
+
+  void Answer() {
     res_ = {};
     res_.version(11);
     res_.result(static_cast<unsigned>(impl_->options.status));
     res_.set(http::field::content_type, "text/plain");
-    res_.body() = impl_->options.body;
+    const int status = impl_->options.status;
+    // 1xx, 204 and 304 answers have no body (Beast refuses to frame one).
+    if (status >= 200 && status != 204 && status != 304) res_.body() = impl_->options.body;
     res_.keep_alive(req_.keep_alive());
     res_.prepare_payload();
     http::async_write(stream_, res_, [self = this->shared_from_this()](error_code e, size_t) {
@@ -109,6 +121,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   HttpReceiver::Impl* const impl_;  // outlives every session (stopped before it goes)
   Stream stream_;
+  asio::steady_timer timer_;  // answer_delay
   beast::flat_buffer buffer_;
   http::request<http::string_body> req_;
   http::response<http::string_body> res_;
@@ -150,6 +163,7 @@ void HttpReceiver::Impl::Record(const http::request<http::string_body>& req) {
   r.target = std::string(req.target());
   for (const auto& f : req) r.headers.emplace_back(f.name_string(), f.value());
   r.body = req.body();
+  r.at = std::chrono::steady_clock::now();
   base::MutexLock lock(mu);
   requests.push_back(std::move(r));
   count.fetch_add(1);

@@ -22,6 +22,7 @@ struct ReceivedRequest {
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::string body;
+  std::chrono::steady_clock::time_point at;  // when it was read
   // The value of the first header named `name` (case-insensitive); empty when absent.
   std::string Header(std::string_view name) const;
 };
@@ -42,6 +43,9 @@ class HttpReceiver {
     // kAnswer: close each connection right after the answer although it says keep-alive (a
     // server that dropped an idle connection the client still holds in its pool).
     bool close_after_answer = false;
+    // kAnswer: waits this long (real time) after reading a request before answering it (a slow
+    // target; the connection's next request waits too).
+    std::chrono::milliseconds answer_delay{0};
     int threads = 1;
     // HTTPS when both are set (PEM text; testing/tls_cert.h makes them).
     std::string tls_cert_pem = "";
