@@ -285,7 +285,8 @@ TEST(HttpPushTest, InvalidCallIsAnsweredWithoutAnAttempt) {
   PushOutcome out = PushAndWait(pusher, HttpCall("ftp://example.com/hook"));
   EXPECT_FALSE(out.ok);
   EXPECT_FALSE(out.busy);
-  EXPECT_EQ(out.error, "callback.url must start with http:// or https://, got 'ftp://example.com/hook'");
+  EXPECT_EQ(out.error,
+            "callback.url must start with http:// or https://, got 'ftp://example.com/hook'");
 }
 
 TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
