@@ -55,8 +55,12 @@ endfunction()
 #         [VARIANTS "memory:CQ_TEST_STORAGE=memory" "embedded:CQ_TEST_STORAGE=embedded"])
 # With VARIANTS, the test cases are registered once per variant, named "<variant>.<case>", each
 # run with its environment assignment.
+# With GROUPS "<name>:<gtest pattern>" ..., the cases matching a pattern are not registered one by
+# one but run together as one test "<target>.<name>" (one process): for cases that share an
+# expensive fixture started once per process, such as a Redis Sentinel set or Cluster
+# (tests/testutil/redis_servers.h), which one process per case would start hundreds of times.
 function(cq_test)
-  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS;VARIANTS" ${ARGN})
+  cmake_parse_arguments(A "" "NAME;TIMEOUT" "SRCS;DEPS;LABELS;VARIANTS;GROUPS" ${ARGN})
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
@@ -74,6 +78,20 @@ function(cq_test)
   if(NOT A_VARIANTS)
     set(A_VARIANTS "_")
   endif()
+  set(grouped "")
+  foreach(group ${A_GROUPS})
+    string(REPLACE ":" ";" parts "${group}")
+    list(GET parts 0 gname)
+    list(GET parts 1 gpattern)
+    list(APPEND grouped "${gpattern}")
+    add_test(NAME ${A_NAME}.${gname} COMMAND ${A_NAME} --gtest_filter=${gpattern} --gtest_brief=1)
+    set_tests_properties(${A_NAME}.${gname} PROPERTIES LABELS "${A_LABELS}" TIMEOUT ${A_TIMEOUT})
+  endforeach()
+  set(discover_filter "*")
+  if(grouped)
+    list(JOIN grouped ":" negative)
+    set(discover_filter "*-${negative}")
+  endif()
   foreach(variant ${A_VARIANTS})
     set(prefix "")
     set(env "")
@@ -88,6 +106,7 @@ function(cq_test)
     gtest_discover_tests(${A_NAME}
       TEST_PREFIX "${prefix}"
       TEST_LIST ${list_var}
+      TEST_FILTER "${discover_filter}"
       PROPERTIES LABELS "${first_label}" TIMEOUT ${A_TIMEOUT} ENVIRONMENT "${env}"
       DISCOVERY_TIMEOUT 60)
     list(LENGTH A_LABELS label_count)
