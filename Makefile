@@ -28,9 +28,13 @@ run: configure
 	./$(BUILD)/chronoq serve $(ARGS)
 
 test: build check
+	@date -u +'test: ctest from %T'
 	ctest --test-dir $(BUILD) --output-on-failure -j2
+	@date -u +'test: fuzz from %T'
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+	@date -u +'test: sanitizers from %T'
 	bash scripts/sanitize.sh
+	@date -u +'test: done at %T'
 
 # The unit, contract and integration tests under ASan + UBSan, the engine and HTTP tests under TSan
 # (docs/testing.md): g++ builds in build-asan and build-tsan.
