@@ -1,0 +1,107 @@
+#include "grpc_api/grpc_tls.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace chronoq::grpc_api {
+namespace {
+
+// How often gRPC re-reads the in-memory files (its minimum).
+constexpr unsigned kRefreshSeconds = 1;
+
+std::string FdPath(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
+
+// A new in-memory file holding `text`; -1 (errno set) on failure.
+int NewMemFile(const char* name, const std::string& text) {
+  int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      errno = e;
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
+// Makes `*fd` (its number, which gRPC's path names) refer to a new file holding `text`, in one
+// step (dup3): gRPC reads either the old file or the new one, never half of one.
+Status Replace(int* fd, const char* name, const std::string& text) {
+  int next = NewMemFile(name, text);
+  if (next < 0) {
+    return Unavailable(
+        fmt::format("gRPC TLS: cannot make an in-memory file: {}", std::strerror(errno)));
+  }
+  if (*fd < 0) {
+    *fd = next;
+    return Status::Ok();
+  }
+  int r = ::dup3(next, *fd, O_CLOEXEC);
+  int e = errno;
+  ::close(next);
+  if (r < 0) return Unavailable(fmt::format("gRPC TLS: dup3: {}", std::strerror(e)));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GrpcTls>> GrpcTls::Create(const tls::TlsIdentity& id) {
+  std::unique_ptr<GrpcTls> t(new GrpcTls());
+  CQ_RETURN_IF_ERROR(t->Reload(id));
+  namespace gx = grpc::experimental;
+  const bool clients = t->ca_fd_ >= 0;
+  // The key is named first, and gRPC checks that it matches the certificate on every read: a
+  // read between the two replacements of a reload keeps the pair in use until the next second.
+  t->provider_ =
+      clients ? std::make_shared<gx::FileWatcherCertificateProvider>(
+                    FdPath(t->key_fd_), FdPath(t->cert_fd_), FdPath(t->ca_fd_), kRefreshSeconds)
+              : std::make_shared<gx::FileWatcherCertificateProvider>(
+                    FdPath(t->key_fd_), FdPath(t->cert_fd_), kRefreshSeconds);
+  gx::TlsServerCredentialsOptions options(t->provider_);
+  options.watch_identity_key_cert_pairs();
+  if (clients) {
+    options.watch_root_certs();
+    options.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  } else {
+    options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  }
+  t->credentials_ = gx::TlsServerCredentials(options);
+  if (t->credentials_ == nullptr) return Unavailable("gRPC TLS: gRPC refused the credentials");
+  return t;
+}
+
+GrpcTls::~GrpcTls() {
+  provider_.reset();
+  for (int fd : {cert_fd_, key_fd_, ca_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+Status GrpcTls::Reload(const tls::TlsIdentity& id) {
+  if (provider_ != nullptr && (ca_fd_ >= 0) != !id.client_ca_pem.empty()) {
+    return InvalidArgument("gRPC TLS: tls-client-ca-file cannot be set or unset without a restart");
+  }
+  CQ_RETURN_IF_ERROR(Replace(&key_fd_, "chronoq-grpc-tls-key", id.key_pem));
+  CQ_RETURN_IF_ERROR(Replace(&cert_fd_, "chronoq-grpc-tls-cert", id.cert_pem));
+  if (!id.client_ca_pem.empty()) {
+    CQ_RETURN_IF_ERROR(Replace(&ca_fd_, "chronoq-grpc-tls-ca", id.client_ca_pem));
+  }
+  return Status::Ok();
+}
+
+}  // namespace chronoq::grpc_api
