@@ -73,6 +73,13 @@ for dir in src/*/; do
       echo "layering: header $file includes a third-party client; keep it in a .cc file"
       fail=1
     fi
+    # OpenSSL: src/tls wraps it (openssl_util.h, its one header naming OpenSSL types, is internal);
+    # src/http (Asio's ssl::context, in .cc files) and src/push (https push targets) use it too.
+    if grep -qE '^#include <openssl/' "$file" && [ "$module" != "tls" ] &&
+       { [[ "$file" == *.h ]] || { [ "$module" != "http" ] && [ "$module" != "push" ]; }; }; then
+      echo "layering: $file includes OpenSSL; only src/tls (and src/http, src/push .cc files) may"
+      fail=1
+    fi
     if grep -qE '^#include <rocksdb/' "$file" && [[ "$file" != src/storage/rocksdb/* ]]; then
       echo "layering: $file includes RocksDB; only src/storage/rocksdb may"
       fail=1
