@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace chronoq::grpc_api {
 namespace {
@@ -39,22 +40,31 @@ int NewMemFile(const char* name, const std::string& text) {
   return fd;
 }
 
-// Makes `*fd` (its number, which gRPC's path names) refer to a new file holding `text`, in one
-// step (dup3): gRPC reads either the old file or the new one, never half of one.
-Status Replace(int* fd, const char* name, const std::string& text) {
-  int next = NewMemFile(name, text);
-  if (next < 0) {
-    return Unavailable(
-        fmt::format("gRPC TLS: cannot make an in-memory file: {}", std::strerror(errno)));
+// A file made by NewMemFile, closed unless released.
+struct MemFile {
+  int fd = -1;
+  ~MemFile() {
+    if (fd >= 0) ::close(fd);
   }
+};
+
+Status Make(const char* name, const std::string& text, MemFile* out) {
+  out->fd = NewMemFile(name, text);
+  if (out->fd >= 0) return Status::Ok();
+  return Unavailable(
+      fmt::format("gRPC TLS: cannot make an in-memory file: {}", std::strerror(errno)));
+}
+
+// Makes `*fd` (its number, which gRPC's path names) refer to `next`'s file, in one step (dup3):
+// gRPC reads either the old file or the new one, never half of one.
+Status Install(int* fd, MemFile* next) {
   if (*fd < 0) {
-    *fd = next;
+    std::swap(*fd, next->fd);
     return Status::Ok();
   }
-  int r = ::dup3(next, *fd, O_CLOEXEC);
-  int e = errno;
-  ::close(next);
-  if (r < 0) return Unavailable(fmt::format("gRPC TLS: dup3: {}", std::strerror(e)));
+  if (::dup3(next->fd, *fd, O_CLOEXEC) < 0) {
+    return Unavailable(fmt::format("gRPC TLS: dup3: {}", std::strerror(errno)));
+  }
   return Status::Ok();
 }
 
@@ -65,8 +75,9 @@ Result<std::unique_ptr<GrpcTls>> GrpcTls::Create(const tls::TlsIdentity& id) {
   CQ_RETURN_IF_ERROR(t->Reload(id));
   namespace gx = grpc::experimental;
   const bool clients = t->ca_fd_ >= 0;
-  // The key is named first, and gRPC checks that it matches the certificate on every read: a
-  // read between the two replacements of a reload keeps the pair in use until the next second.
+  // gRPC reads the files at once (the server then serves this identity from its first
+  // connection), then every kRefreshSeconds, and keeps the pair in use when the key read does not
+  // match the certificate read.
   t->provider_ =
       clients ? std::make_shared<gx::FileWatcherCertificateProvider>(
                     FdPath(t->key_fd_), FdPath(t->cert_fd_), FdPath(t->ca_fd_), kRefreshSeconds)
@@ -96,11 +107,18 @@ Status GrpcTls::Reload(const tls::TlsIdentity& id) {
   if (provider_ != nullptr && (ca_fd_ >= 0) != !id.client_ca_pem.empty()) {
     return InvalidArgument("gRPC TLS: tls-client-ca-file cannot be set or unset without a restart");
   }
-  CQ_RETURN_IF_ERROR(Replace(&key_fd_, "chronoq-grpc-tls-key", id.key_pem));
-  CQ_RETURN_IF_ERROR(Replace(&cert_fd_, "chronoq-grpc-tls-cert", id.cert_pem));
+  // All three written first, then swapped in back to back: gRPC's once-a-second read almost
+  // never falls between two swaps (and when it does, it sees a key of another certificate and
+  // keeps the pair in use until its next read).
+  MemFile key, cert, ca;
+  CQ_RETURN_IF_ERROR(Make("chronoq-grpc-tls-key", id.key_pem, &key));
+  CQ_RETURN_IF_ERROR(Make("chronoq-grpc-tls-cert", id.cert_pem, &cert));
   if (!id.client_ca_pem.empty()) {
-    CQ_RETURN_IF_ERROR(Replace(&ca_fd_, "chronoq-grpc-tls-ca", id.client_ca_pem));
+    CQ_RETURN_IF_ERROR(Make("chronoq-grpc-tls-ca", id.client_ca_pem, &ca));
   }
+  CQ_RETURN_IF_ERROR(Install(&key_fd_, &key));
+  CQ_RETURN_IF_ERROR(Install(&cert_fd_, &cert));
+  if (ca.fd >= 0) CQ_RETURN_IF_ERROR(Install(&ca_fd_, &ca));
   return Status::Ok();
 }
 
