@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <grpc/support/log.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
@@ -11,10 +12,31 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "base/log.h"
 
 namespace chronoq::grpc_api {
 namespace {
+
+constexpr const char* kLog = "cq.grpc";
+
+// gRPC's own log lines, in the server's log. A failed TLS handshake (a plaintext or untrusting
+// client) is logged by gRPC at error level; here at debug level, as the HTTP server does, so that
+// whoever reaches the port cannot flood the log.
+void GrpcLog(gpr_log_func_args* args) {
+  const std::string_view msg = args->message != nullptr ? args->message : "";
+  if (msg.find("Handshake failed") != std::string_view::npos) {
+    CQ_LOG_DEBUG(kLog, "TLS handshake failed: {}", msg);
+  } else if (args->severity == GPR_LOG_SEVERITY_ERROR) {
+    CQ_LOG_ERROR(kLog, "{}", msg);
+  } else if (args->severity == GPR_LOG_SEVERITY_INFO) {
+    CQ_LOG_INFO(kLog, "{}", msg);
+  } else {
+    CQ_LOG_DEBUG(kLog, "{}", msg);
+  }
+}
 
 // How often gRPC re-reads the in-memory files (its minimum).
 constexpr unsigned kRefreshSeconds = 1;
@@ -71,6 +93,7 @@ Status Install(int* fd, MemFile* next) {
 }  // namespace
 
 Result<std::unique_ptr<GrpcTls>> GrpcTls::Create(const tls::TlsIdentity& id) {
+  gpr_set_log_function(GrpcLog);
   std::unique_ptr<GrpcTls> t(new GrpcTls());
   CQ_RETURN_IF_ERROR(t->Reload(id));
   namespace gx = grpc::experimental;

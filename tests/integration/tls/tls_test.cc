@@ -138,6 +138,14 @@ class TlsTest : public ::testing::Test {
     }
     return v;
   }
+  // Copies the files over the server's tls-cert-file and tls-key-file, in place (as certbot or
+  // cert-manager would), then sends SIGHUP.
+  void ServeFiles(const std::string& cert, const std::string& key) {
+    using std::filesystem::copy_options;
+    std::filesystem::copy_file(P(cert), P("server.pem"), copy_options::overwrite_existing);
+    std::filesystem::copy_file(P(key), P("server.key"), copy_options::overwrite_existing);
+    ASSERT_EQ(::kill(server_.pid(), SIGHUP), 0);
+  }
   // Waits for `needle` in the server's log (what a SIGHUP did).
   bool WaitLog(std::string_view needle, size_t count = 1) {
     for (auto end = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < end;
@@ -236,12 +244,8 @@ TEST_F(TlsTest, SighupServesTheNewCertificateToNewConnectionsAndKeepsOpenOnes) {
   ASSERT_TRUE(open.has_value()) << open.error().message();
   ASSERT_TRUE(open->Request("GET", "/camellia/health/check").has_value());
 
-  // The files are replaced in place (as certbot or cert-manager would), then SIGHUP.
-  std::filesystem::copy_file(P("server2.pem"), P("server.pem"),
-                             std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::copy_file(P("server2.key"), P("server.key"),
-                             std::filesystem::copy_options::overwrite_existing);
-  ASSERT_EQ(::kill(server_.pid(), SIGHUP), 0);
+  // The files of another certificate.
+  ServeFiles("server2.pem", "server2.key");
   ASSERT_TRUE(WaitLog("SIGHUP: TLS certificate reloaded")) << server_.Stderr();
   EXPECT_EQ(ServedFingerprint(server_.port()), second);
   // gRPC reads its (in-memory) copies once a second.
@@ -269,11 +273,7 @@ TEST_F(TlsTest, SighupServesTheNewCertificateToNewConnectionsAndKeepsOpenOnes) {
   EXPECT_EQ(ServedFingerprint(server_.port()), second);
   EXPECT_EQ(ServedFingerprint(server_.grpc_port()), second);
   // A key that does not match: the same.
-  std::filesystem::copy_file(P("server2.pem"), P("server.pem"),
-                             std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::copy_file(P("client.key"), P("server.key"),
-                             std::filesystem::copy_options::overwrite_existing);
-  ASSERT_EQ(::kill(server_.pid(), SIGHUP), 0);
+  ServeFiles("server2.pem", "client.key");
   ASSERT_TRUE(WaitLog("does not match the certificate")) << server_.Stderr();
   EXPECT_EQ(ServedFingerprint(server_.port()), second);
   EXPECT_TRUE(server_.running());
@@ -408,6 +408,8 @@ TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfigured) {
   chronoq::v1::SendRequest req;
   chronoq::v1::SendResponse resp;
   EXPECT_FALSE(plain->Send(&ctx, req, &resp).ok());
+  // gRPC's lines about the failed handshakes are debug lines, not in this info-level log.
+  EXPECT_EQ(server_.Stderr().find("Handshake failed"), std::string::npos) << server_.Stderr();
 }
 
 }  // namespace
