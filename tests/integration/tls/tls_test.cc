@@ -338,6 +338,17 @@ TEST_F(TlsTest, KeepAliveLongPollsAndMaxConnectionsWorkOverTls) {
   ApiResponse woke = poller.Finish();
   EXPECT_EQ(woke.code(), 200) << woke.Describe();
   EXPECT_NE(woke.http.body.find("woken"), std::string::npos) << woke.Describe();
+  // A client that leaves during its long poll (closes its TLS connection) is forgotten.
+  {
+    Result<client::HttpConnection> leaving = client::HttpConnection::Connect(Https());
+    ASSERT_TRUE(leaving.has_value()) << leaving.error().message();
+    ASSERT_TRUE(leaving
+                    ->SendRaw(leaving->Format("POST", "/camellia/delayQueue/longPollingMsg",
+                                              "topic=gone&longPollingTimeoutMillis=60000"))
+                    .ok());
+    ASSERT_TRUE(api.WaitParked(1));
+  }
+  EXPECT_TRUE(api.WaitParked(0));
   // Three connections are open (api, poller, and a third): the fourth is answered 503 over TLS.
   ApiClient third(Https());
   ASSERT_EQ(third.Get("/camellia/health/check").code(), 200);
