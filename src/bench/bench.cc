@@ -41,7 +41,7 @@ int RunBench(const std::vector<std::string>& args) {
       ->capture_default_str();
   produce->add_option("--grpc", po.grpc,
                       "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
-                      "one channel per connection");
+                      "one channel per connection; over TLS when --server is https://");
 
   E2eOptions eo;
   auto* e2e =
