@@ -148,6 +148,27 @@ int RunServe(const std::vector<std::string>& args) {
     return 2;
   }
 
+  // TLS (docs/security.md): the files are read and checked now, before the store is opened; a
+  // problem stops the start.
+  std::unique_ptr<http::TlsContext> tls_context;
+  std::optional<tls::TlsIdentity> tls_identity;
+  if (TlsFilesOf(cfg).enabled()) {
+    Result<tls::TlsIdentity> id = tls::LoadIdentity(TlsFilesOf(cfg));
+    Result<std::unique_ptr<http::TlsContext>> ctx =
+        id.has_value() ? http::TlsContext::Create(*id)
+                       : Result<std::unique_ptr<http::TlsContext>>(id.error());
+    if (!ctx.has_value()) {
+      CQ_LOG_ERROR(kLog, "{}", ctx.error().message());
+      std::fprintf(stderr, "chronoq: %s\n", ctx.error().message().c_str());
+      return 2;
+    }
+    tls_context = std::move(*ctx);
+    tls_identity = std::move(*id);
+    CQ_LOG_INFO(kLog, "TLS on HTTP{}: {}{}", cfg.grpc_listen.empty() ? "" : " and gRPC",
+                tls_identity->Describe(),
+                cfg.tls_client_ca_file.empty() ? "" : "; client certificates required");
+  }
+
   // Time: the real clock, or in test mode a manual one that tests move over HTTP.
   std::unique_ptr<base::ManualClock> manual_clock;
   std::unique_ptr<base::ManualScheduler> manual_scheduler;
@@ -218,26 +239,6 @@ int RunServe(const std::vector<std::string>& args) {
   if (!cfg.test_clock) dashboard.Start();
   if (manual_scheduler) {
     http::RegisterTestRoutes(router, manual_scheduler.get(), clock, service.get());
-  }
-
-  // TLS (docs/security.md): the files are read and checked now; a problem stops the start.
-  std::unique_ptr<http::TlsContext> tls_context;
-  std::optional<tls::TlsIdentity> tls_identity;
-  if (TlsFilesOf(cfg).enabled()) {
-    Result<tls::TlsIdentity> id = tls::LoadIdentity(TlsFilesOf(cfg));
-    Result<std::unique_ptr<http::TlsContext>> ctx =
-        id.has_value() ? http::TlsContext::Create(*id)
-                       : Result<std::unique_ptr<http::TlsContext>>(id.error());
-    if (!ctx.has_value()) {
-      CQ_LOG_ERROR(kLog, "{}", ctx.error().message());
-      std::fprintf(stderr, "chronoq: %s\n", ctx.error().message().c_str());
-      return 2;
-    }
-    tls_context = std::move(*ctx);
-    tls_identity = std::move(*id);
-    CQ_LOG_INFO(kLog, "TLS on HTTP{}: {}{}", cfg.grpc_listen.empty() ? "" : " and gRPC",
-                tls_identity->Describe(),
-                cfg.tls_client_ca_file.empty() ? "" : "; client certificates required");
   }
 
   http::ServerOptions sopts;
