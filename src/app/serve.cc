@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include "app/backends.h"
 #include "app/push_transport.h"
@@ -21,21 +23,24 @@
 #include "http/http_metrics.h"
 #include "http/router.h"
 #include "http/server.h"
+#include "http/tls_context.h"
 #include "metrics/registry.h"
 #include "service/queue_service.h"
+#include "tls/identity.h"
 
 namespace chronoq::app {
 namespace {
 
 constexpr const char* kLog = "cq.app";
 
-// Blocks the shutdown signals in this thread (and so in every thread started after), so that
-// sigwait below receives them; ignores SIGPIPE.
+// Blocks the shutdown signals and SIGHUP (reload) in this thread (and so in every thread started
+// after), so that sigwait below receives them; ignores SIGPIPE.
 sigset_t BlockSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return set;
@@ -99,6 +104,13 @@ void LogShadowedTopicSettings(service::QueueService* service, const config::Serv
   }
 }
 
+tls::TlsFiles TlsFilesOf(const config::ServerConfig& cfg) {
+  return tls::TlsFiles{cfg.tls_cert_file, cfg.tls_key_file, cfg.tls_client_ca_file};
+}
+
+// What SIGHUP re-reads, in order; each logs what it did (a failure keeps what is in use).
+using ReloadList = std::vector<std::function<void()>>;
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -134,6 +146,27 @@ int RunServe(const std::vector<std::string>& args) {
     CQ_LOG_ERROR(kLog, "{}", msg);
     std::fprintf(stderr, "chronoq: %s\n", msg.c_str());
     return 2;
+  }
+
+  // TLS (docs/security.md): the files are read and checked now, before the store is opened; a
+  // problem stops the start.
+  std::unique_ptr<http::TlsContext> tls_context;
+  std::optional<tls::TlsIdentity> tls_identity;
+  if (TlsFilesOf(cfg).enabled()) {
+    Result<tls::TlsIdentity> id = tls::LoadIdentity(TlsFilesOf(cfg));
+    Result<std::unique_ptr<http::TlsContext>> ctx =
+        id.has_value() ? http::TlsContext::Create(*id)
+                       : Result<std::unique_ptr<http::TlsContext>>(id.error());
+    if (!ctx.has_value()) {
+      CQ_LOG_ERROR(kLog, "{}", ctx.error().message());
+      std::fprintf(stderr, "chronoq: %s\n", ctx.error().message().c_str());
+      return 2;
+    }
+    tls_context = std::move(*ctx);
+    tls_identity = std::move(*id);
+    CQ_LOG_INFO(kLog, "TLS on HTTP{}: {}{}", cfg.grpc_listen.empty() ? "" : " and gRPC",
+                tls_identity->Describe(),
+                cfg.tls_client_ca_file.empty() ? "" : "; client certificates required");
   }
 
   // Time: the real clock, or in test mode a manual one that tests move over HTTP.
@@ -217,6 +250,8 @@ int RunServe(const std::vector<std::string>& args) {
   sopts.max_connections = max_connections;
   sopts.idle_timeout = std::chrono::milliseconds(cfg.idle_timeout_millis);
   sopts.request_timeout = std::chrono::milliseconds(cfg.request_timeout_millis);
+  sopts.tls = tls_context.get();
+  sopts.handshake_timeout = std::chrono::milliseconds(cfg.tls_handshake_timeout_millis);
   http::HttpServer server(sopts, &router);
   http::RegisterMetrics(&router, &server, max_connections, registry);
   opened.serving->RegisterMetrics(registry);
@@ -234,6 +269,7 @@ int RunServe(const std::vector<std::string>& args) {
     grpc_api::GrpcOptions gopts;
     config::ParseListen(cfg.grpc_listen, &gopts.host, &gopts.port).IgnoreError();  // validated
     gopts.max_msg_bytes = cfg.max_msg_bytes;
+    gopts.tls = tls_identity ? &*tls_identity : nullptr;
     grpc_host = gopts.host;
     auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
     if (!started.has_value()) {
@@ -244,6 +280,24 @@ int RunServe(const std::vector<std::string>& args) {
       return 1;
     }
     grpc = std::move(*started);
+  }
+  tls_identity.reset();  // the key's text: the servers hold their own copies
+
+  ReloadList reloads;
+  if (tls_context) {
+    // New connections get the new certificate; open ones keep theirs. A file that fails the
+    // checks keeps the certificate in use.
+    reloads.push_back([&cfg, &tls_context, &grpc] {
+      Result<tls::TlsIdentity> id = tls::LoadIdentity(TlsFilesOf(cfg));
+      Status s = id.has_value() ? tls_context->Reload(*id) : id.error();
+      if (s.ok() && grpc) s = grpc->ReloadTls(*id);
+      if (!s.ok()) {
+        CQ_LOG_ERROR(kLog, "SIGHUP: TLS certificate not reloaded, the one in use stays: {}",
+                     s.message());
+        return;
+      }
+      CQ_LOG_INFO(kLog, "SIGHUP: TLS certificate reloaded: {}", id->Describe());
+    });
   }
   // The log line first: once the listening line is out, the start is complete. Each setting is
   // named once, in the fields; the message says only what they do not (version, bound ports).
@@ -256,7 +310,12 @@ int RunServe(const std::vector<std::string>& args) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  for (;;) {
+    sigwait(&signals, &sig);
+    if (sig != SIGHUP) break;
+    if (reloads.empty()) CQ_LOG_INFO(kLog, "SIGHUP: nothing to reload");
+    for (const auto& reload : reloads) reload();
+  }
   CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
   if (grpc) grpc->EndStreams();  // Consume streams end with OK (before they could park again)

@@ -13,6 +13,12 @@ int RunBench(const std::vector<std::string>& args) {
   CommonOptions common;
   app.add_option("--server", common.server,
                  "Server URL (default $CHRONOQ_SERVER, else http://127.0.0.1:8080)");
+  tls::ClientOptions tls_options;
+  app.add_option("--ca-file", tls_options.ca_file,
+                 "https: PEM CA certificates the server's must chain to (default: the system's)");
+  app.add_option("--cert-file", tls_options.cert_file,
+                 "https: PEM client certificate, for a server with tls-client-ca-file");
+  app.add_option("--key-file", tls_options.key_file, "https: the client certificate's PEM key");
   app.add_option("--topic", common.topic, "Topic to use (default: a fresh one per run)");
   app.add_flag("--json", common.json, "Print the result as JSON on stdout (summary on stderr)");
   app.add_option("--server-pid", common.server_pid, "PID of a local server, for RSS figures");
@@ -35,7 +41,7 @@ int RunBench(const std::vector<std::string>& args) {
       ->capture_default_str();
   produce->add_option("--grpc", po.grpc,
                       "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
-                      "one channel per connection");
+                      "one channel per connection; over TLS when --server is https://");
 
   E2eOptions eo;
   auto* e2e =
@@ -130,6 +136,7 @@ int RunBench(const std::vector<std::string>& args) {
     return 2;
   }
   common.endpoint = *ep;
+  common.endpoint.tls_options = tls_options;
   if (Status s = CheckServer(common.endpoint); !s.ok()) {
     std::fprintf(stderr, "chronoq bench: server %s is not answering: %s\n", common.server.c_str(),
                  s.message().c_str());

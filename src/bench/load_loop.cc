@@ -14,6 +14,7 @@ namespace chronoq::bench {
 
 struct LoadLoop::Conn {
   int fd = -1;
+  std::unique_ptr<tls::ClientSession> tls;  // https only
   Session* session = nullptr;
   std::string out;
   size_t out_pos = 0;
@@ -44,7 +45,8 @@ Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
     auto conn = client::HttpConnection::Connect(target != nullptr ? *target : ep_);
     if (!conn.has_value()) return conn.error();
     auto c = std::make_unique<Conn>();
-    c->fd = conn->ReleaseFd();  // the loop owns the socket from here
+    c->tls = conn->ReleaseTls();
+    c->fd = conn->ReleaseFd();  // the loop owns the socket (and its TLS session) from here
     c->session = s;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -78,6 +80,19 @@ void LoadLoop::Fail(Conn& c, std::string_view what) {
 
 void LoadLoop::Flush(Conn& c) {
   while (c.out_pos < c.out.size()) {
+    if (c.tls != nullptr) {
+      long n = c.tls->Write(c.out.data() + c.out_pos, c.out.size() - c.out_pos);
+      if (n > 0) {
+        c.out_pos += static_cast<size_t>(n);
+        continue;
+      }
+      if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) {
+        SetWriteInterest(c, true);
+        return;
+      }
+      Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
+      return;
+    }
     ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
     if (n > 0) {
       c.out_pos += static_cast<size_t>(n);
@@ -130,6 +145,18 @@ void LoadLoop::Poke(Session* s) {
 void LoadLoop::OnReadable(Conn& c) {
   char buf[64 * 1024];
   for (;;) {
+    if (c.tls != nullptr) {
+      // A TLS record at a time: read until OpenSSL wants the socket again (what it has already
+      // decrypted would get no epoll event).
+      long n = c.tls->Read(buf, sizeof(buf));
+      if (n > 0) {
+        c.in.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) break;
+      Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
+      return;
+    }
     ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
     if (n > 0) {
       c.in.append(buf, static_cast<size_t>(n));

@@ -121,6 +121,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
     Result<client::Endpoint> ep = client::ParseServerUrl(o.consume_server);
     if (!ep.has_value()) return InvalidArgument("--consume-server: " + ep.error().message());
     p.cs.endpoint = *ep;
+    p.cs.endpoint.tls_options = c.endpoint.tls_options;
   }
   p.cs.topic = topic;
   p.cs.batch = o.batch;

@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <sstream>
 
 #include "bench/sessions.h"
 #include "bench/workloads.h"
@@ -24,11 +26,37 @@ namespace {
 
 using std::chrono::duration;
 
-std::unique_ptr<v1::DelayQueue::Stub> NewStub(const std::string& target, int id) {
+// Where the gRPC calls go: plain, or TLS when --server is https:// (with the same --ca-file,
+// --cert-file and --key-file).
+struct GrpcTarget {
+  std::string address;  // --grpc
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+};
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+GrpcTarget Target(const CommonOptions& c, const std::string& address) {
+  if (!c.endpoint.tls) return {address, grpc::InsecureChannelCredentials()};
+  grpc::SslCredentialsOptions o;
+  const tls::ClientOptions& t = c.endpoint.tls_options;
+  if (!t.ca_file.empty()) o.pem_root_certs = ReadFileOrEmpty(t.ca_file);
+  if (!t.cert_file.empty()) {
+    o.pem_cert_chain = ReadFileOrEmpty(t.cert_file);
+    o.pem_private_key = ReadFileOrEmpty(t.key_file);
+  }
+  return {address, grpc::SslCredentials(o)};
+}
+
+std::unique_ptr<v1::DelayQueue::Stub> NewStub(const GrpcTarget& target, int id) {
   grpc::ChannelArguments args;
   args.SetInt("chronoq.bench.connection", id);  // a channel (and TCP connection) of its own
   return v1::DelayQueue::NewStub(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+      grpc::CreateCustomChannel(target.address, target.credentials, args));
 }
 
 struct GrpcProduce {
@@ -47,7 +75,7 @@ struct GrpcProduce {
 // One connection: a channel and its call in flight.
 class Connection {
  public:
-  Connection(GrpcProduce* st, const std::string& target, int id)
+  Connection(GrpcProduce* st, const GrpcTarget& target, int id)
       : st_(st), stub_(NewStub(target, id)) {}
 
   // Sends the next request; false when every message is sent.
@@ -139,7 +167,7 @@ struct GrpcConsume {
 // is being written go together in the next one).
 class Consumer final : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse> {
  public:
-  Consumer(GrpcConsume* st, const std::string& target, int id, const std::string& topic, int credit,
+  Consumer(GrpcConsume* st, const GrpcTarget& target, int id, const std::string& topic, int credit,
            bool ack)
       : st_(st), ack_(ack), stub_(NewStub(target, id)) {
     out_.mutable_subscribe()->set_topic(topic);
@@ -243,7 +271,8 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   std::vector<std::unique_ptr<Consumer>> consumers;
   gc.open = o.consumers;
   for (int i = 0; i < o.consumers; ++i) {
-    consumers.push_back(std::make_unique<Consumer>(&gc, o.grpc, i, topic, o.batch, o.ack));
+    consumers.push_back(
+        std::make_unique<Consumer>(&gc, Target(c, o.grpc), i, topic, o.batch, o.ack));
   }
   const auto deadline = E2eDeadline(o);
   // The producers, on this thread; then wait for the deliveries.
@@ -303,14 +332,14 @@ Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o) {
   std::mt19937_64 rng(42);
   st.payload = RandomPayload(o.payload_bytes, rng);
   Report r("produce");
-  r.Str("protocol", "grpc " + o.grpc);
+  r.Str("protocol", (c.endpoint.tls ? "grpc over tls " : "grpc ") + o.grpc);
   r.Str("topic", st.topic);
   r.Int("connections", o.connections);
   r.Int("batch", o.batch);
   r.Int("payload_bytes", static_cast<int64_t>(o.payload_bytes));
   std::vector<std::unique_ptr<Connection>> conns;
   for (int i = 0; i < o.connections; ++i) {
-    conns.push_back(std::make_unique<Connection>(&st, o.grpc, i));
+    conns.push_back(std::make_unique<Connection>(&st, Target(c, o.grpc), i));
   }
   CpuMeter cpu;
   const auto t0 = SteadyClock::now();

@@ -19,6 +19,14 @@ std::vector<OptionSpec> CommonOptions() {
       {.name = "timeout",
        .help = "give up when the server does not answer within this long (default 10s)",
        .value_name = "DURATION"},
+      {.name = "ca-file",
+       .help = "https: PEM CA certificates the server's certificate must chain to (default: the "
+               "system's)",
+       .value_name = "FILE"},
+      {.name = "cert-file",
+       .help = "https: PEM client certificate, for a server with tls-client-ca-file",
+       .value_name = "FILE"},
+      {.name = "key-file", .help = "https: the client certificate's PEM key", .value_name = "FILE"},
   };
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/call.h"
+
 namespace chronoq::cli {
 namespace {
 
@@ -130,6 +132,34 @@ TEST(OptionReadersTest, ErrorsNameTheOption) {
   ASSERT_FALSE(n.has_value());
   EXPECT_NE(n.error().message().find("option '--topic'"), std::string::npos);
   EXPECT_EQ(**IntOption(*args, "topic", 0, 10), 7);
+}
+
+TEST(SessionTest, HttpsServersTakeTheTlsOptions) {
+  Result<ParsedArgs> args =
+      ParseArgs(Spec(), {"--topic=t", "--server=https://queue.example:8443/", "--ca-file=/ca.pem",
+                         "--cert-file=/c.pem", "--key-file=/c.key"});
+  ASSERT_TRUE(args.has_value()) << args.error().message();
+  Result<Session> s = Session::FromArgs(*args);
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  EXPECT_TRUE(s->endpoint.tls);
+  EXPECT_EQ(s->endpoint.host, "queue.example");
+  EXPECT_EQ(s->endpoint.port, 8443);
+  EXPECT_EQ(s->endpoint.tls_options.ca_file, "/ca.pem");
+  EXPECT_EQ(s->endpoint.tls_options.cert_file, "/c.pem");
+  EXPECT_EQ(s->endpoint.tls_options.key_file, "/c.key");
+  // https without a port is 443; http stays plain; an IPv6 address keeps its colons.
+  s = Session::FromArgs(*ParseArgs(Spec(), {"--topic=t", "--server=https://[::1]"}));
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  EXPECT_TRUE(s->endpoint.tls);
+  EXPECT_EQ(s->endpoint.host, "::1");
+  EXPECT_EQ(s->endpoint.port, 443);
+  s = Session::FromArgs(*ParseArgs(Spec(), {"--topic=t", "--server=http://h:1"}));
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  EXPECT_FALSE(s->endpoint.tls);
+  // A client certificate needs its key.
+  s = Session::FromArgs(*ParseArgs(Spec(), {"--topic=t", "--server=https://h", "--cert-file=c"}));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message(), "options '--cert-file' and '--key-file' go together");
 }
 
 TEST(HelpTextTest, ListsEveryOption) {

@@ -68,6 +68,12 @@ Result<Session> Session::FromArgs(const ParsedArgs& args) {
                                        ep.error().message()));
   }
   s.endpoint = *ep;
+  s.endpoint.tls_options.ca_file = args.Get("ca-file").value_or("");
+  s.endpoint.tls_options.cert_file = args.Get("cert-file").value_or("");
+  s.endpoint.tls_options.key_file = args.Get("key-file").value_or("");
+  if (s.endpoint.tls_options.cert_file.empty() != s.endpoint.tls_options.key_file.empty()) {
+    return InvalidArgument("options '--cert-file' and '--key-file' go together");
+  }
   CQ_ASSIGN_OR_RETURN(std::optional<std::chrono::milliseconds> timeout,
                       DurationOption(args, "timeout", /*positive=*/true));
   if (timeout.has_value()) {

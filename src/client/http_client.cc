@@ -50,13 +50,21 @@ std::string ChooseServerUrl(std::string_view flag) {
 }
 
 Result<Endpoint> ParseServerUrl(std::string_view url) {
-  if (url.rfind("http://", 0) == 0) url.remove_prefix(7);
+  Endpoint ep;
+  if (url.rfind("http://", 0) == 0) {
+    url.remove_prefix(7);
+  } else if (url.rfind("https://", 0) == 0) {
+    url.remove_prefix(8);
+    ep.tls = true;
+  }
   url = url.substr(0, url.find('/'));
   size_t colon = url.rfind(':');
-  Endpoint ep;
+  if (colon != std::string_view::npos && url.find(']', colon) != std::string_view::npos) {
+    colon = std::string_view::npos;  // "[::1]": the colon is the address's
+  }
   if (colon == std::string_view::npos) {
     ep.host = std::string(url);
-    ep.port = 80;
+    ep.port = ep.tls ? 443 : 80;
   } else {
     ep.host = std::string(url.substr(0, colon));
     std::string_view p = url.substr(colon + 1);
@@ -75,7 +83,7 @@ Result<Endpoint> ParseServerUrl(std::string_view url) {
 HttpConnection::~HttpConnection() { Close(); }
 
 HttpConnection::HttpConnection(HttpConnection&& o) noexcept
-    : fd_(o.fd_), ep_(std::move(o.ep_)), buf_(std::move(o.buf_)) {
+    : fd_(o.fd_), ep_(std::move(o.ep_)), buf_(std::move(o.buf_)), tls_(std::move(o.tls_)) {
   o.fd_ = -1;
 }
 
@@ -85,12 +93,14 @@ HttpConnection& HttpConnection::operator=(HttpConnection&& o) noexcept {
     fd_ = o.fd_;
     ep_ = std::move(o.ep_);
     buf_ = std::move(o.buf_);
+    tls_ = std::move(o.tls_);
     o.fd_ = -1;
   }
   return *this;
 }
 
 void HttpConnection::Close() {
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   buf_.clear();
@@ -137,6 +147,10 @@ Result<HttpConnection> HttpConnection::Connect(const Endpoint& ep,
       HttpConnection c;
       c.fd_ = fd;
       c.ep_ = ep;
+      if (ep.tls) {
+        CQ_ASSIGN_OR_RETURN(c.tls_, tls::ClientSession::Handshake(fd, ep.host, ep.tls_options,
+                                                                  Clock::now() + timeout));
+      }
       return c;
     }
     last_error = std::strerror(errno);
@@ -174,6 +188,19 @@ Status HttpConnection::SendRaw(std::string_view bytes) {
   if (fd_ < 0) return Unavailable("not connected");
   size_t sent = 0;
   while (sent < bytes.size()) {
+    if (tls_ != nullptr) {
+      long n = tls_->Write(bytes.data() + sent, bytes.size() - sent);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) {
+        pollfd p{fd_, static_cast<short>(n == tls::ClientSession::kWantRead ? POLLIN : POLLOUT), 0};
+        ::poll(&p, 1, 30'000);
+        continue;
+      }
+      return Unavailable(n == 0 ? "the server closed the connection" : tls_->error());
+    }
     ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n > 0) {
       sent += static_cast<size_t>(n);
@@ -194,6 +221,19 @@ Status HttpConnection::Fill(Clock::time_point deadline) {
   if (fd_ < 0) return Unavailable("not connected");
   char tmp[64 * 1024];
   for (;;) {
+    if (tls_ != nullptr) {
+      long n = tls_->Read(tmp, sizeof(tmp));
+      if (n > 0) {
+        buf_.append(tmp, static_cast<size_t>(n));
+        return Status::Ok();
+      }
+      if (n == 0) return Unavailable("the server closed the connection");
+      if (n == tls::ClientSession::kFailed) return Unavailable(tls_->error());
+      pollfd p{fd_, static_cast<short>(n == tls::ClientSession::kWantRead ? POLLIN : POLLOUT), 0};
+      int r = ::poll(&p, 1, MillisLeft(deadline));
+      if (r == 0) return Status(Errc::kTimeout, "no response from the server in time");
+      continue;
+    }
     ssize_t n = ::recv(fd_, tmp, sizeof(tmp), 0);
     if (n > 0) {
       buf_.append(tmp, static_cast<size_t>(n));

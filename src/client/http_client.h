@@ -1,19 +1,22 @@
 // A small blocking HTTP/1.1 client over POSIX sockets, for the public API: the CLI, the benchmark
 // tool and the integration tests use it. No server module is linked. Keep-alive, pipelining
 // (send several requests, then read their responses in order), raw bytes for protocol tests,
-// Content-Length and chunked responses, timeouts.
+// Content-Length and chunked responses, timeouts; HTTPS (tls/client_session.h) for https://
+// servers.
 //
 // Thread-safety: an HttpConnection is used by one thread at a time.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/result.h"
+#include "tls/client_session.h"
 
 namespace chronoq::client {
 
@@ -30,9 +33,12 @@ struct Response {
 struct Endpoint {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
+  bool tls = false;                // https://
+  tls::ClientOptions tls_options;  // https: CA file, client certificate
 };
 
-// "http://host:port[/...]" or "host:port" -> Endpoint.
+// "http://host:port[/...]", "https://host[:port][/...]" (tls set; port 443 by default) or
+// "host:port" -> Endpoint.
 Result<Endpoint> ParseServerUrl(std::string_view url);
 
 // The server every client command talks to: `flag` (the --server value) when given, else
@@ -47,7 +53,8 @@ class HttpConnection {
   HttpConnection(HttpConnection&& o) noexcept;
   HttpConnection& operator=(HttpConnection&& o) noexcept;
 
-  // kUnavailable when the server cannot be reached.
+  // kUnavailable when the server cannot be reached or (https) the TLS handshake fails, with the
+  // reason; kInvalidArgument naming the option when a TLS file cannot be used.
   static Result<HttpConnection> Connect(
       const Endpoint& ep, std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
@@ -69,22 +76,28 @@ class HttpConnection {
   bool WaitClosed(std::chrono::milliseconds timeout);
 
   void Close();
-  // Gives up the socket (for an event loop to drive); the connection is then closed here.
+  // Gives up the socket (for an event loop to drive) and, https, its TLS session (take it with
+  // ReleaseTls() first); the connection is then closed here.
   int ReleaseFd() {
     int fd = fd_;
     fd_ = -1;
     buf_.clear();
+    tls_.reset();
     return fd;
   }
+  std::unique_ptr<tls::ClientSession> ReleaseTls() { return std::move(tls_); }
   bool connected() const { return fd_ >= 0; }
   const Endpoint& endpoint() const { return ep_; }
+  // https: the TLS session (the server certificate's fingerprint); nullptr for http.
+  const tls::ClientSession* tls_session() const { return tls_.get(); }
 
  private:
   // Fills buf_ with more bytes; kTimeout / kUnavailable.
   Status Fill(std::chrono::steady_clock::time_point deadline);
   int fd_ = -1;
   Endpoint ep_;
-  std::string buf_;  // received, not yet consumed
+  std::string buf_;                          // received, not yet consumed
+  std::unique_ptr<tls::ClientSession> tls_;  // https only
 };
 
 // application/x-www-form-urlencoded encoding of one value (space as %20, UTF-8 bytes as %XX).

@@ -38,6 +38,20 @@ const std::vector<Key>& Keys() {
       {"grpc-listen", &ServerConfig::grpc_listen,
        "Address of the gRPC API (proto/chronoq/v1/delay_queue.proto), HOST:PORT like listen; "
        "empty: no gRPC server. It refuses a request larger than max-msg-bytes plus 64 KiB"},
+      {"tls-cert-file", &ServerConfig::tls_cert_file,
+       "PEM certificate (then its intermediates) of the server: with tls-key-file, listen serves "
+       "HTTPS and grpc-listen TLS; empty: plain. Re-read with the key on SIGHUP (new connections "
+       "get the new certificate; a file that fails the checks keeps the one in use)",
+       "", "TLS"},
+      {"tls-key-file", &ServerConfig::tls_key_file,
+       "PEM private key of tls-cert-file, unencrypted (only its path is ever shown or logged)"},
+      {"tls-client-ca-file", &ServerConfig::tls_client_ca_file,
+       "PEM CA certificates: when set, every HTTPS and gRPC client must present a certificate "
+       "signed by one of them (mutual TLS); empty: none asked for"},
+      {"tls-handshake-timeout-millis", &ServerConfig::tls_handshake_timeout_millis,
+       "A client that has not completed its TLS handshake this long after connecting is "
+       "disconnected",
+       "ms"},
       {"storage", &ServerConfig::storage,
        "Storage engine: embedded (durable, RocksDB in data-dir), memory (lost on restart) or "
        "redis (several nodes on one Redis, see redis-url)",
@@ -239,6 +253,17 @@ std::vector<std::string> Validate(const ServerConfig& c) {
         fmt::format("max-connections must be between 1 and 10000000, got {}", c.max_connections));
   }
   positive("idle-timeout-millis", c.idle_timeout_millis);
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+    errors.push_back(c.tls_cert_file.empty()
+                         ? "tls-key-file is set but tls-cert-file is not: TLS needs both"
+                         : "tls-cert-file is set but tls-key-file is not: TLS needs both");
+  }
+  if (!c.tls_client_ca_file.empty() && c.tls_cert_file.empty()) {
+    errors.push_back(
+        "tls-client-ca-file needs tls-cert-file and tls-key-file (client certificates are "
+        "asked for over TLS only)");
+  }
+  positive("tls-handshake-timeout-millis", c.tls_handshake_timeout_millis);
   positive("request-timeout-millis", c.request_timeout_millis);
   if (c.storage != "memory" && c.storage != "embedded" && c.storage != "redis") {
     errors.push_back(fmt::format(

@@ -36,6 +36,11 @@ struct ServerConfig {
   int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
   // The gRPC API (API-EXTENSIONS.md section 6): HOST:PORT; empty: no gRPC server.
   std::string grpc_listen = "0.0.0.0:9090";
+  // TLS (docs/security.md): HTTPS on `listen` and TLS on `grpc-listen` when both files are set.
+  std::string tls_cert_file;       // PEM certificate chain; re-read on SIGHUP
+  std::string tls_key_file;        // PEM private key (a secret: only the path is ever shown)
+  std::string tls_client_ca_file;  // PEM CAs; set: clients must present a certificate of them
+  int64_t tls_handshake_timeout_millis = 10'000;  // a client silent during the handshake: closed
   // Storage.
   std::string storage = "embedded";        // embedded (RocksDB in data_dir), memory or redis
   std::string redis_url;                   // redis storage: where (docs/redis.md)

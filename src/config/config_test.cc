@@ -289,6 +289,27 @@ TEST(ConfigLoadTest, GrpcListenIsCheckedAndEmptyTurnsTheGrpcServerOff) {
   EXPECT_EQ(r.config.grpc_listen, "127.0.0.1:0");
 }
 
+TEST(ConfigLoadTest, TlsNeedsCertAndKeyTogetherAndTheClientCaNeedsBoth) {
+  LoadResult r = Load({}, Env({}).get());
+  EXPECT_TRUE(r.config.tls_cert_file.empty());  // plain by default
+  r = Load({"--tls-cert-file=/etc/chronoq/cert.pem"}, Env({}).get());
+  EXPECT_THAT(r.errors,
+              ElementsAre("tls-cert-file is set but tls-key-file is not: TLS needs both"));
+  r = Load({}, Env({"CHRONOQ_TLS_KEY_FILE=/k.pem"}).get());
+  EXPECT_THAT(r.errors,
+              ElementsAre("tls-key-file is set but tls-cert-file is not: TLS needs both"));
+  r = Load({"--tls-client-ca-file=/ca.pem", "--tls-handshake-timeout-millis=0"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("tls-client-ca-file needs tls-cert-file and tls-key-file "
+                                    "(client certificates are asked for over TLS only)",
+                                    "tls-handshake-timeout-millis must be > 0, got 0"));
+  r = Load({"--tls-cert-file=/c.pem", "--tls-key-file=/k.pem", "--tls-client-ca-file=/ca.pem"},
+           Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  // --print-config and the start log line show the key's path, never more (the file is not read
+  // here: it is read and checked when the server starts, tls/identity.h).
+  EXPECT_THAT(PrintToml(r.config), HasSubstr("tls-key-file = \"/k.pem\""));
+}
+
 TEST(ConfigLoadTest, ConfigNeedsAFileAndHelpAndPrintConfigAreSeen) {
   LoadResult r = Load({"--config="}, Env({}).get());
   EXPECT_THAT(r.errors, ElementsAre(HasSubstr("--config needs a file")));

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "grpc_api/api_context.h"
+#include "grpc_api/grpc_tls.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -46,7 +47,12 @@ class Server final : public GrpcServer {
     grpc::ServerBuilder builder;
     const std::string address = fmt::format("{}:{}", o.host, o.port);
     int bound = 0;
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
+    std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+    if (o.tls != nullptr) {
+      CQ_ASSIGN_OR_RETURN(tls_, GrpcTls::Create(*o.tls));
+      credentials = tls_->credentials();
+    }
+    builder.AddListeningPort(address, credentials, &bound);
     // A request beyond this is refused from its length prefix, before it is read whole.
     builder.SetMaxReceiveMessageSize(
         static_cast<int>(std::min<int64_t>(o.max_msg_bytes + kEnvelopeBytes, INT_MAX)));
@@ -80,11 +86,17 @@ class Server final : public GrpcServer {
     server_->Wait();
   }
 
+  Status ReloadTls(const tls::TlsIdentity& identity) override {
+    if (tls_ == nullptr) return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
+    return tls_->Reload(identity);
+  }
+
  private:
   std::shared_ptr<MethodStats> stats_;  // shared with the registry's collector
   ConsumeStreams streams_;
   ApiContext api_;
   std::unique_ptr<grpc::Service> delay_queue_;
+  std::unique_ptr<GrpcTls> tls_;  // TLS only; outlives server_ (destroyed after it)
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;
   std::atomic<bool> shut_down_{false};

@@ -25,6 +25,7 @@
 #include "base/scheduler.h"
 #include "metrics/registry.h"
 #include "service/queue_service.h"
+#include "tls/identity.h"
 
 namespace chronoq::grpc_api {
 
@@ -36,6 +37,9 @@ struct GrpcOptions {
   std::string host = "0.0.0.0";              // as in `grpc-listen` (IPv6 in brackets)
   uint16_t port = 9090;                      // 0: a free port (GrpcServer::port() tells which)
   int64_t max_msg_bytes = int64_t{4} << 20;  // max-msg-bytes
+  // TLS (the files of tls-cert-file, tls-key-file and tls-client-ca-file, checked); nullptr:
+  // plain. With a client CA every client must present a certificate it signed.
+  const tls::TlsIdentity* tls = nullptr;
 };
 
 class GrpcServer {
@@ -52,6 +56,10 @@ class GrpcServer {
   // Stops the server: calls in flight have until `deadline` to answer, then are cancelled.
   // The health service answers NOT_SERVING from now on.
   virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
+  // TLS servers: serves `identity` (already checked) to the connections made from about a second
+  // from now on (gRPC's certificate watcher polls its in-memory copies each second); open
+  // connections keep theirs. kInvalidState for a plain server.
+  virtual Status ReloadTls(const tls::TlsIdentity& identity) = 0;
 };
 
 // Builds and starts the server on options.host:options.port. `registry` (may be null) gets the

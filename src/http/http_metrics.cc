@@ -22,6 +22,12 @@ void RegisterMetrics(const Router* router, const HttpServer* server, int64_t max
              "Failed accepts (out of file descriptors, usually); each backs off up to 500 ms",
              MetricType::kCounter);
     w.Sample("cq_http_accept_errors_total", {}, static_cast<double>(server->accept_errors()));
+    w.Family("cq_http_tls_handshake_failures_total",
+             "TLS handshakes failed or timed out (HTTPS only): plain HTTP sent to the port, a "
+             "client that does not trust the certificate or has no valid client certificate",
+             MetricType::kCounter);
+    w.Sample("cq_http_tls_handshake_failures_total", {},
+             static_cast<double>(server->tls_handshake_failures()));
   });
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/as_tuple.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <cerrno>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "http/codec.h"
 #include "http/request_parser.h"
 #include "http/response_writer.h"
+#include "http/tls_context_internal.h"
 
 namespace chronoq::http {
 namespace {
@@ -24,6 +26,8 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
+// A TLS connection's stream over the connection's socket (which the sweep and Stop close).
+using TlsStream = asio::ssl::stream<tcp::socket&>;
 constexpr auto kUseTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr const char* kLog = "cq.http";
 // A refused connection (max_connections open) is answered 503 and then drained for at most this
@@ -88,6 +92,7 @@ struct HttpServer::Impl {
   std::atomic<int> refusing{0};  // refused connections still being answered
   std::atomic<uint64_t> refused{0};
   std::atomic<uint64_t> accept_errors{0};
+  std::atomic<uint64_t> handshake_failures{0};
   std::chrono::milliseconds sweep_period{1000};
   uint16_t bound_port = 0;
 
@@ -96,10 +101,16 @@ struct HttpServer::Impl {
   asio::awaitable<void> Session(tcp::socket sock, Worker* w);
   asio::awaitable<void> Refuse(tcp::socket sock, Worker* w);
   void Admit(tcp::socket sock, Worker* w);
-  asio::awaitable<void> Serve(Conn& c);
+  // Stream: c.sock itself (plain HTTP) or a TlsStream over it.
+  template <class Stream>
+  asio::awaitable<void> Serve(Conn& c, Stream& s);
+  template <class Stream>
+  asio::awaitable<void> WriteRefusal(Conn& c, Stream& s);
+  asio::awaitable<bool> Handshake(Conn& c, TlsStream& s);
   struct ReplySlot;
   asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
-  asio::awaitable<void> WriteFailure(Conn& c, const RequestFailure& failure);
+  template <class Stream>
+  asio::awaitable<void> WriteFailure(Conn& c, Stream& s, const RequestFailure& failure);
   void ArmWatch(Conn& c);
 };
 
@@ -119,6 +130,7 @@ uint16_t HttpServer::port() const { return impl_->bound_port; }
 int HttpServer::connections() const { return impl_->live.load(); }
 uint64_t HttpServer::refused_connections() const { return impl_->refused.load(); }
 uint64_t HttpServer::accept_errors() const { return impl_->accept_errors.load(); }
+uint64_t HttpServer::tls_handshake_failures() const { return impl_->handshake_failures.load(); }
 
 Status HttpServer::Start() {
   Impl& m = *impl_;
@@ -151,8 +163,10 @@ Status HttpServer::Start() {
   }
   m.bound_port = m.acceptor->local_endpoint().port();
   // The sweep closes connections past their deadline: often enough for short timeouts.
-  m.sweep_period = std::clamp(std::min(m.opts.idle_timeout, m.opts.request_timeout) / 4,
-                              std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  auto shortest = std::min(m.opts.idle_timeout, m.opts.request_timeout);
+  if (m.opts.tls != nullptr) shortest = std::min(shortest, m.opts.handshake_timeout);
+  m.sweep_period =
+      std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
   asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
   for (auto& w : m.workers) asio::co_spawn(w->ioc, m.Sweep(w.get()), asio::detached);
   for (auto& w : m.workers) {
@@ -244,7 +258,23 @@ void HttpServer::Impl::Admit(tcp::socket sock, Worker* w) {
 asio::awaitable<void> HttpServer::Impl::Refuse(tcp::socket sock, Worker* w) {
   Conn c(std::move(sock));
   w->conns.insert(&c);
-  c.DeadlineIn(kRefusalLinger);  // the sweep closes it then
+  c.DeadlineIn(kRefusalLinger);  // the sweep closes it then (over TLS, handshake included)
+  if (opts.tls == nullptr) {
+    co_await WriteRefusal(c, c.sock);
+  } else {
+    std::shared_ptr<TlsContext::Native> tls = opts.tls->Current();
+    TlsStream stream(c.sock, tls->ctx);
+    auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kUseTuple);
+    if (!hec) co_await WriteRefusal(c, stream);
+  }
+  w->conns.erase(&c);
+  boost::system::error_code ec;
+  c.sock.close(ec);
+  refusing.fetch_sub(1);
+}
+
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::WriteRefusal(Conn& c, Stream& s) {
   HttpResponse r;
   r.status = 503;
   r.headers.emplace_back("Retry-After", "1");
@@ -255,21 +285,18 @@ asio::awaitable<void> HttpServer::Impl::Refuse(tcp::socket sock, Worker* w) {
       "");
   std::string out;
   AppendResponse(r, 11, /*keep_alive=*/false, /*head=*/false, &out);
-  auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
+  auto [wec, wn] = co_await asio::async_write(s, asio::buffer(out), kUseTuple);
+  if (wec) co_return;
+  // Closing a socket with unread bytes (the request) resets the connection, which can destroy
+  // the answer before the client reads it: read (the raw bytes, TLS or not) until the client
+  // closes, or the deadline.
   boost::system::error_code ec;
-  if (!wec) {
-    // Closing a socket with unread bytes (the request) resets the connection, which can destroy
-    // the answer before the client reads it: read until the client closes, or the deadline.
-    c.sock.shutdown(tcp::socket::shutdown_send, ec);
-    char scratch[4096];
-    for (;;) {
-      auto [rec, rn] = co_await c.sock.async_read_some(asio::buffer(scratch), kUseTuple);
-      if (rec) break;
-    }
+  c.sock.shutdown(tcp::socket::shutdown_send, ec);
+  char scratch[4096];
+  for (;;) {
+    auto [rec, rn] = co_await c.sock.async_read_some(asio::buffer(scratch), kUseTuple);
+    if (rec) break;
   }
-  w->conns.erase(&c);
-  c.sock.close(ec);
-  refusing.fetch_sub(1);
 }
 
 // Closes the connections of one worker whose read or write deadline has passed. Deadlines are
@@ -294,7 +321,14 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   Conn c(std::move(sock));
   w->conns.insert(&c);
   try {
-    co_await Serve(c);
+    if (opts.tls == nullptr) {
+      co_await Serve(c, c.sock);
+    } else {
+      // The context current now, kept for the connection's life (a reload does not touch it).
+      std::shared_ptr<TlsContext::Native> tls = opts.tls->Current();
+      TlsStream stream(c.sock, tls->ctx);
+      if (co_await Handshake(c, stream)) co_await Serve(c, stream);
+    }
   } catch (const std::exception& e) {
     CQ_LOG_WARN(kLog, "connection ended by an exception: {}", e.what());
   }
@@ -305,11 +339,28 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket sock, Worker* w) {
   live.fetch_sub(1);
 }
 
-asio::awaitable<void> HttpServer::Impl::WriteFailure(Conn& c, const RequestFailure& failure) {
+// Until the handshake completes the connection counts as idle (Stop closes it) and has
+// handshake_timeout (the sweep closes it then). A client that speaks plain HTTP to the port fails
+// here at its first bytes and is closed without an answer.
+asio::awaitable<bool> HttpServer::Impl::Handshake(Conn& c, TlsStream& s) {
+  c.DeadlineIn(opts.handshake_timeout);
+  auto [ec] = co_await s.async_handshake(asio::ssl::stream_base::server, kUseTuple);
+  if (!ec) co_return true;
+  handshake_failures.fetch_add(1);
+  boost::system::error_code pec;
+  tcp::endpoint peer = c.sock.remote_endpoint(pec);
+  CQ_LOG_DEBUG(kLog, "TLS handshake with {}:{} failed: {}", peer.address().to_string(), peer.port(),
+               c.deadline <= std::chrono::steady_clock::now() ? "timed out" : ec.message());
+  co_return false;
+}
+
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::WriteFailure(Conn& c, Stream& s,
+                                                     const RequestFailure& failure) {
   std::string out;
   AppendResponse(FailureResponse(failure), 11, /*keep_alive=*/false, /*head=*/false, &out);
   c.DeadlineIn(std::chrono::seconds(10));
-  co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
+  co_await asio::async_write(s, asio::buffer(out), kUseTuple);
 }
 
 void HttpServer::Impl::ArmWatch(Conn& c) {
@@ -380,7 +431,8 @@ asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn&
   co_return res;
 }
 
-asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
   // The connection's unread bytes (a request's, and pipelined ones behind it), the parser that
   // reads them (reset, not rebuilt, per request) and the answer's bytes, all kept across requests.
   beast::flat_buffer buffer;
@@ -392,8 +444,8 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
   // Reads what the socket has (at least a byte) into the buffer; false once it is closed, reset,
   // or closed by the sweep at its deadline.
   auto read_some = [&]() -> asio::awaitable<bool> {
-    auto [ec, n] = co_await c.sock.async_read_some(
-        buffer.prepare(beast::read_size(buffer, 64 * 1024)), kUseTuple);
+    auto [ec, n] =
+        co_await s.async_read_some(buffer.prepare(beast::read_size(buffer, 64 * 1024)), kUseTuple);
     if (ec) co_return false;
     buffer.commit(n);
     co_return true;
@@ -419,7 +471,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
       c.idle = step.event == RequestParser::Event::kNeedMore && !parser.header_done();
       if (step.event == RequestParser::Event::kContinue) {
         auto [wec, wn] = co_await asio::async_write(
-            c.sock, asio::buffer(kContinueAnswer.data(), kContinueAnswer.size()), kUseTuple);
+            s, asio::buffer(kContinueAnswer.data(), kContinueAnswer.size()), kUseTuple);
         if (wec) co_return;
         continue;
       }
@@ -428,7 +480,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
       if (!co_await read_some()) co_return;
     }
     if (step.event == RequestParser::Event::kError) {
-      co_await WriteFailure(c, parser.failure());
+      co_await WriteFailure(c, s, parser.failure());
       co_return;
     }
     c.NoDeadline();
@@ -440,7 +492,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c) {
     out.clear();
     AppendResponse(res, parsed.version, keep, parsed.head, &out);
     c.DeadlineIn(opts.request_timeout);
-    auto [wec, wn] = co_await asio::async_write(c.sock, asio::buffer(out), kUseTuple);
+    auto [wec, wn] = co_await asio::async_write(s, asio::buffer(out), kUseTuple);
     if (wec || !keep) co_return;
   }
 }

@@ -1,4 +1,5 @@
-// HttpServer: HTTP/1.1 over TCP (Asio with C++20 coroutines; those types stay in server.cc).
+// HttpServer: HTTP/1.1 over TCP, or over TLS (HTTPS) with a TlsContext (Asio with C++20
+// coroutines and Asio's ssl::stream; those types stay in server.cc).
 // Keep-alive, pipelining, HTTP/1.0, `Expect: 100-continue`, header and body size limits
 // (431 / 413), a connection cap (503), idle and request timeouts, back-off on accept errors (out
 // of file descriptors), and graceful shutdown. Each connection is a coroutine on one of `threads`
@@ -16,6 +17,7 @@
 
 #include "base/status.h"
 #include "http/router.h"
+#include "http/tls_context.h"
 
 namespace chronoq::http {
 
@@ -33,6 +35,13 @@ struct ServerOptions {
   // From a request's first byte until the request (header and body) is received: a client that
   // trickles bytes (slow-loris) is closed without an answer. Also bounds writing an answer.
   std::chrono::milliseconds request_timeout{60'000};
+  // HTTPS: every connection is TLS, with the context current when it is accepted (reloads reach
+  // new connections only). Not owned; must outlive the server. nullptr: plain HTTP.
+  const TlsContext* tls = nullptr;
+  // TLS: a client that has not completed its handshake this long after the accept is closed. A
+  // failed handshake (plain HTTP sent to the port, an unknown CA, no client certificate) closes
+  // the connection and is counted (tls_handshake_failures) and logged at debug level.
+  std::chrono::milliseconds handshake_timeout{10'000};
 };
 
 class HttpServer {
@@ -56,6 +65,8 @@ class HttpServer {
   uint64_t refused_connections() const;
   // Failed accepts since the start (out of file descriptors, usually); each one backs off.
   uint64_t accept_errors() const;
+  // TLS handshakes failed or timed out since the start.
+  uint64_t tls_handshake_failures() const;
 
  private:
   struct Impl;

@@ -95,7 +95,12 @@ class ServerProcess {
   uint16_t port() const { return port_; }
   // The gRPC port, when the flags gave --grpc-listen (0 otherwise).
   uint16_t grpc_port() const { return grpc_port_; }
-  client::Endpoint endpoint() const { return client::Endpoint{"127.0.0.1", port_}; }
+  client::Endpoint endpoint() const {
+    client::Endpoint ep;
+    ep.host = "127.0.0.1";
+    ep.port = port_;
+    return ep;
+  }
   pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
   const std::string& listening_line() const { return line_; }
