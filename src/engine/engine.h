@@ -94,6 +94,9 @@ class Engine final : public backend::QueueBackend {
   void Count(std::string topic, std::string msg_id, int64_t count,
              Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, Callback<Result<backend::ListPage>> done) override;
+  // engine_import.cc
+  void Import(std::vector<core::MessageRecord> records,
+              Callback<Result<std::vector<bool>>> done) override;
   // engine_topics.cc
   void SetTopicDefaults(const core::TopicDefaults* defaults) override {
     topic_defaults_.store(defaults);
