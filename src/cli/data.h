@@ -31,19 +31,19 @@ Result<std::vector<std::string_view>> RawArrayItems(std::string_view doc, std::s
 // Sends JSON lines (messages as `chronoq export` writes them) to importMsgBatch in batches of
 // at most kImportBatch lines and kImportBatchBytes bytes, and counts what the server did with
 // each: imported, skipped (its msgId is in life there), refused (a reason per line, written to
-// `report` as "line N: reason" as soon as it is known).
+// `report` as "<label>: reason" as soon as it is known; import labels lines "line N").
 class Importer {
  public:
   static constexpr size_t kImportBatch = 1000;
   static constexpr size_t kImportBatchBytes = 4 << 20;
 
   Importer(const Session& session, std::FILE* report) : session_(session), report_(report) {}
-  // One input line, numbered `line` (1-based) for the report. A line that is not a JSON object
-  // is refused here; an empty line is passed over. False once the server could not be reached
-  // or refused a whole batch (error() says why): stop then.
-  bool Add(int64_t line, std::string text);
+  // One input line, named `label` in the report. A line that is not a JSON object is refused
+  // here; an empty line is passed over. False once the server could not be reached or refused a
+  // whole batch (error() says why): stop then.
+  bool Add(std::string label, std::string text);
   // A line refused before it was sent (import-camellia: a message whose string is missing).
-  void Refuse(int64_t line, std::string_view why);
+  void Refuse(std::string_view label, std::string_view why);
   // Sends what is left. False as Add.
   bool Finish();
 
@@ -59,7 +59,7 @@ class Importer {
   const Session& session_;
   std::FILE* const report_;
   std::string body_;  // {"msgs":[ ... so far
-  std::vector<int64_t> batch_lines_;
+  std::vector<std::string> batch_lines_;  // their labels
   int64_t imported_ = 0, skipped_ = 0, refused_ = 0, lines_ = 0;
   std::string error_;
   ExitCode error_exit_ = kExitOk;

@@ -14,7 +14,7 @@
 
 namespace chronoq::cli {
 
-bool Importer::Add(int64_t line, std::string text) {
+bool Importer::Add(std::string line, std::string text) {
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ' || text.back() == '\t')) {
     text.pop_back();
   }
@@ -39,14 +39,14 @@ bool Importer::Add(int64_t line, std::string text) {
   }
   body_ += batch_lines_.empty() ? "{\"msgs\":[" : ",";
   body_ += text;
-  batch_lines_.push_back(line);
+  batch_lines_.push_back(std::move(line));
   if (batch_lines_.size() >= kImportBatch) return Flush();
   return true;
 }
 
-void Importer::Refuse(int64_t line, std::string_view why) {
+void Importer::Refuse(std::string_view label, std::string_view why) {
   ++refused_;
-  std::fprintf(report_, "line %lld: %.*s\n", static_cast<long long>(line),
+  std::fprintf(report_, "%.*s: %.*s\n", static_cast<int>(label.size()), label.data(),
                static_cast<int>(why.size()), why.data());
 }
 
@@ -56,17 +56,17 @@ bool Importer::Flush() {
   body_ += "]}";
   Answer a = session_.PostJson("importMsgBatch", body_);
   body_.clear();
-  std::vector<int64_t> lines = std::move(batch_lines_);
+  std::vector<std::string> lines = std::move(batch_lines_);
   batch_lines_.clear();
   if (a.exit != kExitOk) {
-    error_ = fmt::format("the batch of lines {} to {} was not imported: {}", lines.front(),
+    error_ = fmt::format("the batch of {} to {} was not imported: {}", lines.front(),
                          lines.back(), a.error);
     error_exit_ = a.exit;
     return false;
   }
   const std::vector<client::Json>& results = a.json["results"].items();
   if (results.size() != lines.size()) {
-    error_ = fmt::format("the server answered {} results for the {} lines {} to {}",
+    error_ = fmt::format("the server answered {} results for the {} lines of {} to {}",
                          results.size(), lines.size(), lines.front(), lines.back());
     error_exit_ = kExitUnreachable;
     return false;
@@ -160,7 +160,8 @@ int RunImport(const std::vector<std::string>& args) {
   for (ssize_t len; ok && (len = ::getline(&buf, &cap, f)) >= 0;) {
     std::string line(buf, static_cast<size_t>(len));
     if (!line.empty() && line.back() == '\n') line.pop_back();
-    ok = importer.Add(++n, std::move(line));
+    ++n;
+    ok = importer.Add(fmt::format("line {}", n), std::move(line));
     progress.Add(1);
   }
   std::free(buf);

@@ -137,7 +137,8 @@ class QueueService {
   const core::TopicDefaults& topic_defaults() const { return topic_defaults_; }
   // --- importMsgBatch (queue_service_import.cc, docs/api-extensions.md "Export and import")
   // Checks each item (a refused one answers why, with a sentence naming the field) and stores
-  // the others with their state, one atomic write per topic. Answers one outcome per item, in
+  // the others with their state, one atomic write per topic; an item whose topic and msgId an
+  // earlier item of the request has is skipped. Answers one outcome per item, in
   // input order. The whole request is refused (kInvalidArgument) when it has no item or more
   // than max-send-batch; a failed write fails the whole call.
   void Import(ImportRequest req, Callback<Result<std::vector<Result<ImportOutcome>>>> done);

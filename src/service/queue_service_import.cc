@@ -147,8 +147,7 @@ void QueueService::Import(ImportRequest req,
     Result<core::MessageRecord> rec =
         ImportRecord(req.items[i], now, options_.limits, options_.push_allowed);
     if (rec.has_value() && !seen.emplace(rec->topic, rec->msg_id).second) {
-      rec = InvalidArgument(fmt::format("msgId '{}' of topic '{}' is given twice in one batch",
-                                        rec->msg_id, rec->topic));
+      continue;  // an earlier item of this batch has the msgId: this one is skipped (kSkipped)
     }
     if (!rec.has_value()) {
       out[i] = rec.error();
