@@ -96,7 +96,8 @@ class Reader {
 
   // Runs every command (key, args) and answers their replies in order; the first failure (no
   // connection, an error reply) fails the whole.
-  Result<std::vector<RedisReply>> Run(std::vector<std::pair<std::string, std::vector<std::string>>> cmds) {
+  Result<std::vector<RedisReply>> Run(
+      std::vector<std::pair<std::string, std::vector<std::string>>> cmds) {
     std::vector<std::promise<Result<RedisReply>>> promises(cmds.size());
     std::vector<std::future<Result<RedisReply>>> futures;
     futures.reserve(cmds.size());
@@ -139,7 +140,7 @@ class Reader {
 // One message found in a camellia queue.
 struct Found {
   std::string id;
-  int status = 1;               // 1 waiting, 2 ready, 3 consuming
+  int status = 1;                // 1 waiting, 2 ready, 3 consuming
   std::optional<int64_t> score;  // waiting: trigger time; consuming: ack deadline
 };
 
@@ -192,8 +193,10 @@ int RunImportCamellia(const std::vector<std::string>& args) {
     return cli::kExitOk;
   }
   auto usage = [](const std::string& msg) {
-    std::fprintf(stderr, "chronoq import-camellia: %s\n(chronoq import-camellia --help shows the "
-                 "options)\n", msg.c_str());
+    std::fprintf(stderr,
+                 "chronoq import-camellia: %s\n(chronoq import-camellia --help shows the "
+                 "options)\n",
+                 msg.c_str());
     return cli::kExitUsage;
   };
   if (!parsed.has_value()) return usage(parsed.error().message());
@@ -250,8 +253,8 @@ int RunImportCamellia(const std::vector<std::string>& args) {
       if (dry_run) {
         std::printf("would import %s: %s\n", label.c_str(), line->c_str());
       } else if (!importer.Add(label, std::move(*line))) {
-        return unreachable("importing into " + session->server, Status(Errc::kUnavailable,
-                                                                       importer.error()));
+        return unreachable("importing into " + session->server,
+                           Status(Errc::kUnavailable, importer.error()));
       }
     }
     return cli::kExitOk;
@@ -260,13 +263,15 @@ int RunImportCamellia(const std::vector<std::string>& args) {
     // Consuming first, then ready, then waiting: a message seen in two queues (it moved while
     // being read) is imported in the first and skipped after.
     for (int status : {3, 2, 1}) {
-      const std::string key = QueueKey(status == 3 ? "ack" : status == 2 ? "ready" : "waiting", ns,
-                                       topic);
+      const std::string key = QueueKey(status == 3   ? "ack"
+                                       : status == 2 ? "ready"
+                                                     : "waiting",
+                                       ns, topic);
       for (int64_t start = 0;; start += kChunk) {
         const std::string from = std::to_string(start), to = std::to_string(start + kChunk - 1);
-        Result<RedisReply> page =
-            status == 2 ? reader.One(key, {"LRANGE", key, from, to})
-                        : reader.One(key, {"ZRANGE", key, from, to, "WITHSCORES"});
+        Result<RedisReply> page = status == 2
+                                      ? reader.One(key, {"LRANGE", key, from, to})
+                                      : reader.One(key, {"ZRANGE", key, from, to, "WITHSCORES"});
         if (!page.has_value()) return unreachable("reading " + key, page.error());
         std::vector<Found> chunk;
         const auto& e = page->elements;
@@ -288,19 +293,19 @@ int RunImportCamellia(const std::vector<std::string>& args) {
                        Status(Errc::kUnavailable, importer.error()));
   }
   if (dry_run) {
-    std::printf("dry run: would import %lld of %lld messages of %zu topics; %lld skipped "
-                "(string missing or not JSON); nothing was changed\n",
-                static_cast<long long>(found_total - unreadable),
-                static_cast<long long>(found_total), topics.size(),
-                static_cast<long long>(unreadable));
+    std::printf(
+        "dry run: would import %lld of %lld messages of %zu topics; %lld skipped "
+        "(string missing or not JSON); nothing was changed\n",
+        static_cast<long long>(found_total - unreadable), static_cast<long long>(found_total),
+        topics.size(), static_cast<long long>(unreadable));
     return unreadable > 0 ? cli::kExitRefused : cli::kExitOk;
   }
-  std::printf("imported %lld, skipped %lld (already there), refused %lld, unreadable %lld "
-              "(string missing or not JSON), of %lld messages in %zu topics\n",
-              static_cast<long long>(importer.imported()),
-              static_cast<long long>(importer.skipped()),
-              static_cast<long long>(importer.refused()), static_cast<long long>(unreadable),
-              static_cast<long long>(found_total), topics.size());
+  std::printf(
+      "imported %lld, skipped %lld (already there), refused %lld, unreadable %lld "
+      "(string missing or not JSON), of %lld messages in %zu topics\n",
+      static_cast<long long>(importer.imported()), static_cast<long long>(importer.skipped()),
+      static_cast<long long>(importer.refused()), static_cast<long long>(unreadable),
+      static_cast<long long>(found_total), topics.size());
   return importer.refused() + unreadable > 0 ? cli::kExitRefused : cli::kExitOk;
 }
 

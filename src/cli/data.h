@@ -58,7 +58,7 @@ class Importer {
   bool Flush();
   const Session& session_;
   std::FILE* const report_;
-  std::string body_;  // {"msgs":[ ... so far
+  std::string body_;                      // {"msgs":[ ... so far
   std::vector<std::string> batch_lines_;  // their labels
   int64_t imported_ = 0, skipped_ = 0, refused_ = 0, lines_ = 0;
   std::string error_;

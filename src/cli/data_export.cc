@@ -47,8 +47,8 @@ size_t SkipValue(std::string_view s, size_t i) {
     }
     return kNpos;
   }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
-         s[i] != '\n' && s[i] != '\r' && s[i] != '\t') {
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+         s[i] != '\r' && s[i] != '\t') {
     ++i;
   }
   return i;
@@ -102,13 +102,14 @@ Result<std::vector<std::string_view>> RawArrayItems(std::string_view doc, std::s
 CommandSpec ExportSpec() {
   return {.name = "export",
           .summary = "Write the messages in life of a topic (or all topics) as JSON lines",
-          .details = "One JSON object a line: the message object of getMsg with every field and "
-                     "absolute times (ms since the epoch), plus visibleTime (waiting or ready) "
-                     "or ackDeadline (being consumed), which chronoq import needs to restore the "
-                     "state. Reads listMsg pages of 1,000 with export=true: constant memory "
-                     "whatever the backlog. A live topic is not frozen: a message that changes "
-                     "status during the export may be written twice (import skips the second); "
-                     "pause the topic for an exact copy.",
+          .details =
+              "One JSON object a line: the message object of getMsg with every field and "
+              "absolute times (ms since the epoch), plus visibleTime (waiting or ready) "
+              "or ackDeadline (being consumed), which chronoq import needs to restore the "
+              "state. Reads listMsg pages of 1,000 with export=true: constant memory "
+              "whatever the backlog. A live topic is not frozen: a message that changes "
+              "status during the export may be written twice (import skips the second); "
+              "pause the topic for an exact copy.",
           .options = {{.name = "topic",
                        .help = "the topic to export; absent: every topic getTopicInfoList lists",
                        .value_name = "NAME"},

@@ -59,8 +59,8 @@ bool Importer::Flush() {
   std::vector<std::string> lines = std::move(batch_lines_);
   batch_lines_.clear();
   if (a.exit != kExitOk) {
-    error_ = fmt::format("the batch of {} to {} was not imported: {}", lines.front(),
-                         lines.back(), a.error);
+    error_ = fmt::format("the batch of {} to {} was not imported: {}", lines.front(), lines.back(),
+                         a.error);
     error_exit_ = a.exit;
     return false;
   }
@@ -105,20 +105,22 @@ void Progress::Add(int64_t n) {
 }
 
 void Progress::Done() {
-  if (tty_) std::fprintf(stderr, "\r%s: %lld messages, done.          \n", what_.c_str(),
-                         static_cast<long long>(done_));
+  if (tty_)
+    std::fprintf(stderr, "\r%s: %lld messages, done.          \n", what_.c_str(),
+                 static_cast<long long>(done_));
 }
 
 CommandSpec ImportSpec() {
   return {.name = "import",
           .summary = "Import JSON lines written by chronoq export (idempotent by msgId)",
-          .details = "Reads messages, one JSON object a line, and stores each with its state "
-                     "(status, trigger and expire times, retry count, ack deadline...) through "
-                     "importMsgBatch, 1,000 a request. A message whose msgId is in life in its "
-                     "topic is skipped, so running it twice changes nothing. Lines that are not "
-                     "JSON or that the server refuses are reported on stderr as 'line N: reason'. "
-                     "Prints the counts of imported, skipped and refused lines; exits 1 when a "
-                     "line was refused.",
+          .details =
+              "Reads messages, one JSON object a line, and stores each with its state "
+              "(status, trigger and expire times, retry count, ack deadline...) through "
+              "importMsgBatch, 1,000 a request. A message whose msgId is in life in its "
+              "topic is skipped, so running it twice changes nothing. Lines that are not "
+              "JSON or that the server refuses are reported on stderr as 'line N: reason'. "
+              "Prints the counts of imported, skipped and refused lines; exits 1 when a "
+              "line was refused.",
           .options = {{.name = "in",
                        .help = "the file to read; - or absent: standard input",
                        .value_name = "FILE"}}};
@@ -176,7 +178,8 @@ int RunImport(const std::vector<std::string>& args) {
               static_cast<long long>(importer.skipped()),
               static_cast<long long>(importer.refused()));
   if (!ok) {
-    std::fprintf(stderr, "chronoq import: %s; stopped after line %lld (running it again "
+    std::fprintf(stderr,
+                 "chronoq import: %s; stopped after line %lld (running it again "
                  "skips what was imported)\n",
                  importer.error().c_str(), static_cast<long long>(n));
     return importer.error_exit();

@@ -86,7 +86,8 @@ class ItemReader {
 
 void ReadItem(const json::value& value, service::ImportItem& it) {
   if (!value.is_object()) {
-    it.unreadable = InvalidArgument("must be a JSON object (a message as chronoq export writes it)");
+    it.unreadable =
+        InvalidArgument("must be a JSON object (a message as chronoq export writes it)");
     return;
   }
   ItemReader r(value.get_object());

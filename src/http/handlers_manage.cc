@@ -304,15 +304,13 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
-  ctx->service->List(
-      std::move(l),
-      [reply = std::move(reply), export_fields](Result<backend::ListPage> res) mutable {
-        reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor,
-                                                                  export_fields)
-                                           : EncodeNullAnswer(AppCode(res.error().code()),
-                                                              res.error().message(),
-                                                              {"delayMsgList", "nextCursor"})));
-      });
+  ctx->service->List(std::move(l), [reply = std::move(reply),
+                                    export_fields](Result<backend::ListPage> res) mutable {
+    reply(JsonResponse(res.has_value()
+                           ? EncodeListPageAnswer(res->messages, res->next_cursor, export_fields)
+                           : EncodeNullAnswer(AppCode(res.error().code()), res.error().message(),
+                                              {"delayMsgList", "nextCursor"})));
+  });
 }
 
 }  // namespace

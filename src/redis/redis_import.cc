@@ -54,32 +54,32 @@ void RedisBackend::Import(std::vector<MessageRecord> records,
                  shared_done](Status listed) mutable {
     if (!listed.ok()) return (*shared_done)(std::move(listed));
     Eval(kImportScript, topic, std::move(args),
-         AfterReplicas(topic, [this, topic, n, push, ready, due,
-                               shared_done](Result<RedisReply> r) mutable {
-           Callback<Result<std::vector<bool>>>& answer = *shared_done;
-           if (!r.has_value()) return answer(r.error());
-           const auto& e = r->elements;
-           if (r->type != RedisReply::Type::kArray || e.size() != n + 1) {
-             return answer(Unexpected(*r, "import"));
-           }
-           std::vector<bool> out(n);
-           for (size_t i = 0; i < n; ++i) out[i] = Str(e[i + 1]) == "NEW";
-           const std::string next = Str(e[0]);
-           if (!next.empty()) {
-             if (push) PushWatched(topic, /*add=*/true);
-             if (ready) {
-               News(topic);
-               NotifyReady(topic);
-             }
-             if (due) NotifyPush(topic);
-             ArmWake(topic, next);
-             Publish(topic,
-                     (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
-                         (push ? kPubPushLane : 0),
-                     next);
-           }
-           answer(std::move(out));
-         }));
+         AfterReplicas(
+             topic, [this, topic, n, push, ready, due, shared_done](Result<RedisReply> r) mutable {
+               Callback<Result<std::vector<bool>>>& answer = *shared_done;
+               if (!r.has_value()) return answer(r.error());
+               const auto& e = r->elements;
+               if (r->type != RedisReply::Type::kArray || e.size() != n + 1) {
+                 return answer(Unexpected(*r, "import"));
+               }
+               std::vector<bool> out(n);
+               for (size_t i = 0; i < n; ++i) out[i] = Str(e[i + 1]) == "NEW";
+               const std::string next = Str(e[0]);
+               if (!next.empty()) {
+                 if (push) PushWatched(topic, /*add=*/true);
+                 if (ready) {
+                   News(topic);
+                   NotifyReady(topic);
+                 }
+                 if (due) NotifyPush(topic);
+                 ArmWake(topic, next);
+                 Publish(topic,
+                         (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
+                             (push ? kPubPushLane : 0),
+                         next);
+               }
+               answer(std::move(out));
+             }));
   };
   RegisterTopic(topic, now, [this, topic, push, script = std::move(script)]() mutable {
     if (!push) return script(Status::Ok());

@@ -17,9 +17,8 @@ namespace {
 Status AtLeastZero(std::string_view name, int64_t v) { return core::ValidateAtLeast(name, v, 0); }
 
 // The record an item stands for, or the first error, with a sentence naming the field.
-Result<core::MessageRecord> ImportRecord(ImportItem& it, TimePoint now,
-                                                const core::Limits& limits,
-                                                const core::TargetAllowlist& allowed) {
+Result<core::MessageRecord> ImportRecord(ImportItem& it, TimePoint now, const core::Limits& limits,
+                                         const core::TargetAllowlist& allowed) {
   if (!it.unreadable.ok()) return it.unreadable;
   Status v = core::ValidateTopic(it.topic, limits);
   if (v.ok()) v = core::ValidateMsgId(it.msg_id, limits);
@@ -52,8 +51,8 @@ Result<core::MessageRecord> ImportRecord(ImportItem& it, TimePoint now,
   CQ_RETURN_IF_ERROR(core::ValidatePriority(it.priority));
   CQ_RETURN_IF_ERROR(core::ValidateReason(it.last_error, limits));
   if (it.expire_time < it.trigger_time) {
-    return InvalidArgument(fmt::format("expireTime {} is before triggerTime {}", it.expire_time,
-                                       it.trigger_time));
+    return InvalidArgument(
+        fmt::format("expireTime {} is before triggerTime {}", it.expire_time, it.trigger_time));
   }
   if (FromEpochMs(it.expire_time) <= now) {
     return InvalidArgument(fmt::format(
@@ -76,9 +75,8 @@ Result<core::MessageRecord> ImportRecord(ImportItem& it, TimePoint now,
     const ImportItem::DeadLetter& d = *it.dead_letter;
     CQ_RETURN_IF_ERROR(core::ValidateTopicParam("deadLetter.topic", d.topic, limits));
     if (d.status != 5 && d.status != 6) {
-      return InvalidArgument(
-          fmt::format("deadLetter.status {} is neither 5 (expired) nor 6 (retries exhausted)",
-                      d.status));
+      return InvalidArgument(fmt::format(
+          "deadLetter.status {} is neither 5 (expired) nor 6 (retries exhausted)", d.status));
     }
     CQ_RETURN_IF_ERROR(AtLeastZero("deadLetter.retry", d.retry));
     CQ_RETURN_IF_ERROR(AtLeastZero("deadLetter.endTime", d.end_time));
@@ -126,8 +124,9 @@ void QueueService::Import(ImportRequest req,
   const size_t n = req.items.size();
   if (n == 0) return done(InvalidArgument("msgs is empty; give at least one message"));
   if (n > static_cast<size_t>(options_.limits.max_send_batch)) {
-    return done(InvalidArgument(fmt::format("msgs has {} messages; the limit is {} (max-send-batch)",
-                                            n, options_.limits.max_send_batch)));
+    return done(
+        InvalidArgument(fmt::format("msgs has {} messages; the limit is {} (max-send-batch)", n,
+                                    options_.limits.max_send_batch)));
   }
   const TimePoint now = clock_->Now();
   // The state of one call: the answers, and the backend calls (one per topic) still out.
@@ -184,8 +183,8 @@ void QueueService::Import(ImportRequest req,
                            join->failed = r.error();
                          } else {
                            for (size_t k = 0; k < idx.size() && k < r->size(); ++k) {
-                             join->out[idx[k]] = (*r)[k] ? ImportOutcome::kImported
-                                                         : ImportOutcome::kSkipped;
+                             join->out[idx[k]] =
+                                 (*r)[k] ? ImportOutcome::kImported : ImportOutcome::kSkipped;
                            }
                          }
                        }

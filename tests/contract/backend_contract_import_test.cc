@@ -38,7 +38,8 @@ Result<std::vector<bool>> ImportAll(backend::QueueBackend* b, std::vector<Messag
 }
 
 // The fields an import keeps (seq is the backend's own).
-void ExpectSameState(const MessageRecord& got, const MessageRecord& want, const std::string& where) {
+void ExpectSameState(const MessageRecord& got, const MessageRecord& want,
+                     const std::string& where) {
   EXPECT_EQ(got.payload, want.payload) << where;
   EXPECT_EQ(got.produce_time, want.produce_time) << where;
   EXPECT_EQ(got.trigger_time, want.trigger_time) << where;

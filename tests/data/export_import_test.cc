@@ -70,25 +70,39 @@ class ExportImportTest : public ::testing::Test {
       ApiResponse r = api.Queue("sendMsg", f);
       ASSERT_EQ(r.code(), 200) << r.Describe();
     };
-    send({{"topic", "orders"}, {"msgId", "w1"}, {"msg", kPayloads[0]}, {"delayMillis", "60000"},
-          {"ttlMillis", "600000"}, {"maxRetry", "3"}, {"priority", "5"}});
-    send({{"topic", "orders"}, {"msgId", "quorum"}, {"msg", kPayloads[3]},
-          {"delayMillis", "3600000"}, {"countTrigger", "3"}});
+    send({{"topic", "orders"},
+          {"msgId", "w1"},
+          {"msg", kPayloads[0]},
+          {"delayMillis", "60000"},
+          {"ttlMillis", "600000"},
+          {"maxRetry", "3"},
+          {"priority", "5"}});
+    send({{"topic", "orders"},
+          {"msgId", "quorum"},
+          {"msg", kPayloads[3]},
+          {"delayMillis", "3600000"},
+          {"countTrigger", "3"}});
     ASSERT_EQ(api.Queue("countMsg", {{"topic", "orders"}, {"msgId", "quorum"}}).code(), 200);
-    send({{"topic", "orders"}, {"msgId", "c1"}, {"msg", kPayloads[1]}, {"delayMillis", "0"},
+    send({{"topic", "orders"},
+          {"msgId", "c1"},
+          {"msg", kPayloads[1]},
+          {"delayMillis", "0"},
           {"priority", "9"}});
-    ApiResponse pulled = api.Queue(
-        "pullMsg", {{"topic", "orders"}, {"batch", "1"}, {"ackTimeoutMillis", "600000"}});
+    ApiResponse pulled =
+        api.Queue("pullMsg", {{"topic", "orders"}, {"batch", "1"}, {"ackTimeoutMillis", "600000"}});
     ASSERT_EQ(pulled.at("delayMsgList").as_array().size(), 1u) << pulled.Describe();
-    send({{"topic", "orders"}, {"msgId", "n1"}, {"msg", kPayloads[2]}, {"delayMillis", "0"},
+    send({{"topic", "orders"},
+          {"msgId", "n1"},
+          {"msg", kPayloads[2]},
+          {"delayMillis", "0"},
           {"priority", "8"}});
     ASSERT_EQ(
         api.Queue("pullMsg", {{"topic", "orders"}, {"batch", "1"}, {"ackTimeoutMillis", "5000"}})
             .code(),
         200);
-    ApiResponse nack = api.PostJson(
-        std::string(testutil::kQueuePath) + "ackMsgBatch",
-        R"({"topic":"orders","nack":["n1"],"reason":"printer \"offline\""})");
+    ApiResponse nack =
+        api.PostJson(std::string(testutil::kQueuePath) + "ackMsgBatch",
+                     R"({"topic":"orders","nack":["n1"],"reason":"printer \"offline\""})");
     ASSERT_EQ(nack.code(), 200) << nack.Describe();
     send({{"topic", "orders"}, {"msgId", "r1"}, {"msg", kPayloads[3]}, {"delayMillis", "0"}});
     send({{"topic", "jobs"}, {"msgId", "j1"}, {"msg", kPayloads[2]}, {"delayMillis", "900000"}});
@@ -116,10 +130,9 @@ void ExpectSameMessages(ServerProcess& a, ServerProcess& b, const std::string& e
 }
 
 TEST_F(ExportImportTest, RoundTripsKeepEveryFieldBetweenStorages) {
-  for (std::vector<std::string> chain :
-       {std::vector<std::string>{"embedded", "embedded"},
-        std::vector<std::string>{"embedded", "redis", "embedded"},
-        std::vector<std::string>{"memory", "memory"}}) {
+  for (std::vector<std::string> chain : {std::vector<std::string>{"embedded", "embedded"},
+                                         std::vector<std::string>{"embedded", "redis", "embedded"},
+                                         std::vector<std::string>{"memory", "memory"}}) {
     SCOPED_TRACE(chain[0] + " -> " + chain[1] + (chain.size() > 2 ? " -> " + chain[2] : ""));
     std::vector<std::unique_ptr<ServerProcess>> servers;
     servers.push_back(Start(chain[0]));
@@ -157,8 +170,7 @@ TEST_F(ExportImportTest, RoundTripsKeepEveryFieldBetweenStorages) {
     ApiResponse c1 = api.Queue("getMsg", {{"topic", "orders"}, {"msgId", "c1"}});
     ASSERT_EQ(c1.at("delayMsg").at("status").as_int64(), 3) << c1.Describe();
     const std::string line_c1 = exported.substr(exported.find("\"msgId\":\"c1\""));
-    const int64_t deadline =
-        std::stoll(line_c1.substr(line_c1.find("\"ackDeadline\":") + 14));
+    const int64_t deadline = std::stoll(line_c1.substr(line_c1.find("\"ackDeadline\":") + 14));
     const int64_t now = api.Now();
     ASSERT_LT(now, deadline);
     api.AdvanceClock(deadline - now - 1);
@@ -187,27 +199,29 @@ TEST_F(ExportImportTest, BadLinesAreRefusedOneByOneAndNothingHalfWritten) {
                            std::to_string(now) + R"(,"triggerTime":)" + std::to_string(now) +
                            R"(,"expireTime":)" + std::to_string(now + 60'000) +
                            R"(,"maxRetry":1,"retry":0,"status":2})";
-  std::string input = good + "\n";                                              // 1
-  input += "not json at all\n";                                                 // 2
-  input += R"({"topic":"t","msgId":"a","msg":"m"})" "\n";                       // 3
-  input += R"({"topic":"t","msgId":"b","msg":1,"produceTime":0})" "\n";         // 4
-  input += "\n";                                                                // 5 (blank)
-  input += "[1,2]\n";                                                           // 6
+  std::string input = good + "\n";  // 1
+  input += "not json at all\n";     // 2
+  input += R"({"topic":"t","msgId":"a","msg":"m"})"
+           "\n";  // 3
+  input += R"({"topic":"t","msgId":"b","msg":1,"produceTime":0})"
+           "\n";       // 4
+  input += "\n";       // 5 (blank)
+  input += "[1,2]\n";  // 6
   std::string ended = good;
   ended.replace(ended.find("\"ok\""), 4, "\"ended\"");
   ended.replace(ended.find("\"status\":2"), 10, "\"status\":4");
-  input += ended + "\n";                                                        // 7
+  input += ended + "\n";  // 7
   std::string consuming = good;
   consuming.replace(consuming.find("\"ok\""), 4, "\"nodeadline\"");
   consuming.replace(consuming.find("\"status\":2"), 10, "\"status\":3");
-  input += consuming + "\n";                                                    // 8
+  input += consuming + "\n";  // 8
   std::string expired = good;
   expired.replace(expired.find("\"ok\""), 4, "\"old\"");
   expired.replace(expired.find(std::to_string(now + 60'000)), std::to_string(now).size(),
                   std::to_string(now - 1));
-  input += expired;                                                             // 9, no newline
-  ExitResult r = RunBinaryWithInput({"import", "--server=" + Url(*s)}, input,
-                                    std::chrono::seconds(30));
+  input += expired;  // 9, no newline
+  ExitResult r =
+      RunBinaryWithInput({"import", "--server=" + Url(*s)}, input, std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_EQ(r.out, "imported 1, skipped 0 (already there), refused 7\n");
   for (std::string_view want :

@@ -42,11 +42,12 @@ class ImportCamelliaTest : public ::testing::Test {
            std::string(topic) + "|}";
   }
   // camellia's message string (API.md section 3).
-  void Msg(const std::string& topic, const std::string& id, int64_t trigger, int retry, int status) {
-    json::object o{{"topic", topic},           {"msgId", id},
-                   {"msg", kPayload + id},     {"produceTime", now_ - 1'000},
-                   {"triggerTime", trigger},   {"expireTime", now_ + 3'600'000},
-                   {"maxRetry", 3},            {"retry", retry},
+  void Msg(const std::string& topic, const std::string& id, int64_t trigger, int retry,
+           int status) {
+    json::object o{{"topic", topic},         {"msgId", id},
+                   {"msg", kPayload + id},   {"produceTime", now_ - 1'000},
+                   {"triggerTime", trigger}, {"expireTime", now_ + 3'600'000},
+                   {"maxRetry", 3},          {"retry", retry},
                    {"status", status}};
     Redis({"SET", "camellia_delay_queue_msg|" + std::string(kNs) + "|" + topic + "|" + id,
            json::serialize(o)});
@@ -103,7 +104,8 @@ TEST_F(ImportCamelliaTest, CopiesEveryQueueAndReportsUnreadableStrings) {
             std::string::npos)
       << dry.out;
   EXPECT_EQ(Get("orders", "w1").code(), 404);
-  EXPECT_EQ(ApiClient(server_.endpoint()).Get("/camellia/delayQueue/getTopicInfoList")
+  EXPECT_EQ(ApiClient(server_.endpoint())
+                .Get("/camellia/delayQueue/getTopicInfoList")
                 .at("data")
                 .as_array()
                 .size(),
@@ -129,11 +131,10 @@ TEST_F(ImportCamelliaTest, CopiesEveryQueueAndReportsUnreadableStrings) {
     int64_t trigger;
     int retry;
   };
-  for (const Want& w : {Want{"orders", "w1", 1, now_ + 60'000, 0},
-                        Want{"orders", "r1", 2, now_ - 500, 1},
-                        Want{"orders", "c1", 3, now_ - 2'000, 1},
-                        Want{"jobs", "j1", 1, now_ + 5'000, 0}, Want{"jobs", "j2", 2, now_ - 100, 0},
-                        Want{"jobs", "j3", 3, now_ - 100, 2}}) {
+  for (const Want& w :
+       {Want{"orders", "w1", 1, now_ + 60'000, 0}, Want{"orders", "r1", 2, now_ - 500, 1},
+        Want{"orders", "c1", 3, now_ - 2'000, 1}, Want{"jobs", "j1", 1, now_ + 5'000, 0},
+        Want{"jobs", "j2", 2, now_ - 100, 0}, Want{"jobs", "j3", 3, now_ - 100, 2}}) {
     ApiResponse got = Get(w.topic, w.id);
     ASSERT_EQ(got.code(), 200) << w.id << " " << got.Describe();
     const json::value& m = got.at("delayMsg");
