@@ -8,7 +8,6 @@ namespace chronoq::engine {
 
 using core::MessageRecord;
 using core::MsgStatus;
-using core::Phase;
 
 void Engine::Import(std::vector<MessageRecord> records, Callback<Result<std::vector<bool>>> done) {
   if (records.empty()) {
@@ -52,12 +51,7 @@ void Engine::Import(std::vector<MessageRecord> records, Callback<Result<std::vec
           &slot, std::move(batch), [](Status) {}, &ignored);  // what Advance ended
       outcome = Status::Ok();
     } else {
-      struct Held {
-        bool far;
-        MessageRecord rec;  // near: without payload; far: visible_at only
-      };
-      std::vector<Held> held;
-      held.reserve(fresh);
+      NewRecords held;
       std::vector<bool> out(records.size(), false);
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < records.size(); ++i) {
@@ -65,43 +59,21 @@ void Engine::Import(std::vector<MessageRecord> records, Callback<Result<std::vec
         if (p.existing) continue;
         MessageRecord& rec = records[i];
         rec.seq = seq++;
-        if (p.replaced) {
-          batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
-          batch.DeleteRecordMeta(topic, rec.msg_id);
-        }
-        WriteTransition(batch, nullptr, rec);
+        WriteNew(batch, rec, p.replaced);
         if (core::StatusAt(rec, now) == MsgStatus::kReady) fx.Ready(rec);
-        // Only pending messages live in the far tier; deliveries are always held.
-        if (rec.phase == Phase::kPending && t.IsFar(rec.visible_at, rec.seq)) {
-          MessageRecord at;
-          at.visible_at = rec.visible_at;
-          held.push_back(Held{true, std::move(at)});
-        } else {
-          held.push_back(Held{false, core::CopyWithoutPayload(rec)});
-        }
+        held.Add(t, rec);
         out[i] = true;
       }
       answer.Set(std::move(out));
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
-        for (Held& h : held) {
-          if (h.far) {
-            t.AddFar(h.rec.visible_at, 1, now);
-          } else {
-            t.Insert(std::move(h.rec), now);
-          }
-        }
+        held.TakeInto(t, now);
       } else {
         refused = true;
         fx.ready = false;
         fx.push_ready = false;
       }
     }
-    if (refused && created && slot.topic->empty()) {
-      if (slot.timer != 0) scheduler_->Cancel(slot.timer);
-      shard.topics.erase(topic);
-    } else {
-      Reschedule(slot);
-    }
+    AfterNewWrite(shard, slot, created, refused);
   }
   Report(fx);
   if (outcome) answer.Finish(*outcome);
