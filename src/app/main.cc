@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/import_camellia.h"
 #include "app/serve.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
@@ -19,6 +20,7 @@ std::string Usage() {
          chronoq::cli::CommandsUsage() +
          "\nOther:\n"
          "  bench      benchmark a running server (chronoq bench --help)\n"
+         "  import-camellia  copy a camellia-delay-queue deployment's messages from its Redis\n"
          "  version    print the version\n";
 }
 
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 2, argv + argc);
     if (cmd == "serve") return chronoq::app::RunServe(args);
     if (cmd == "bench") return chronoq::bench::RunBench(args);
+    if (cmd == "import-camellia") return chronoq::app::RunImportCamellia(args);
     if (chronoq::cli::IsCliCommand(cmd)) return chronoq::cli::RunCli(cmd, args);
     if (cmd == "version" || cmd == "--version") {
       std::printf("chronoq %s\n", CQ_VERSION);

@@ -233,6 +233,22 @@ class QueueBackend {
   // source holds an in-life message with that msgId).
   virtual void Redrive(RedriveRequest req, Callback<Result<int64_t>> done) = 0;
 
+  // importMsgBatch (docs/api-extensions.md "Export and import"): stores messages of one topic
+  // (all records[i].topic equal, ids distinct and non-empty) with the full state they carry:
+  // payload, produce/trigger/expire times, maxRetry, priority, deliveries (retry), count trigger
+  // and count, lastError, callback and push lane, dead-letter origin, and the phase with its
+  // visible_at (kPending: when it is or became consumable; kDelivered: the ack deadline plus
+  // retry_interval, as core::MessageRecord defines them). The backend assigns the seq; kEnded
+  // records are not given (the service refuses them). A msgId in life in the topic is left as it
+  // is (false: skipped); a retained ended one is replaced (true: imported), as a send does. The
+  // topic's capacity does not apply (an import restores what a topic held). One atomic write;
+  // answers in input order; a failed write stores none.
+  virtual void Import(std::vector<core::MessageRecord> records,
+                      Callback<Result<std::vector<bool>>> done) {
+    (void)records;
+    done(Status(Errc::kInternal, "this storage cannot import messages"));
+  }
+
   // Registers the listener (nullptr to clear). REQUIRES: the listener outlives the backend or
   // is cleared first.
   virtual void SetReadyListener(ReadyListener* listener) = 0;

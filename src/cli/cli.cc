@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "cli/command.h"
+#include "cli/data.h"
 
 namespace chronoq::cli {
 
@@ -75,7 +76,21 @@ int UsageError(std::string_view name, const Status& s, Output* output) {
 
 }  // namespace
 
-bool IsCliCommand(std::string_view name) { return Find(name) != nullptr; }
+namespace {
+
+// The streaming data commands (data.h), which run by themselves.
+using DataRun = int (*)(const std::vector<std::string>&);
+DataRun FindData(std::string_view name) {
+  if (name == "export") return RunExport;
+  if (name == "import") return RunImport;
+  return nullptr;
+}
+
+}  // namespace
+
+bool IsCliCommand(std::string_view name) {
+  return Find(name) != nullptr || FindData(name) != nullptr;
+}
 
 int RunCliCaptured(std::string_view name, const std::vector<std::string>& args, Output* output) {
   const Command* cmd = Find(name);
@@ -129,6 +144,7 @@ int RunCliCaptured(std::string_view name, const std::vector<std::string>& args, 
 }
 
 int RunCli(std::string_view name, const std::vector<std::string>& args) {
+  if (DataRun run = FindData(name)) return run(args);
   Output output;
   int rc = RunCliCaptured(name, args, &output);
   std::fwrite(output.out.data(), 1, output.out.size(), stdout);
@@ -140,6 +156,8 @@ std::string CommandsUsage() {
   std::string out;
   for (const Command& c : Commands())
     out += fmt::format("  {:<10} {}\n", c.spec.name, c.spec.summary);
+  for (const CommandSpec& spec : {ExportSpec(), ImportSpec()})
+    out += fmt::format("  {:<10} {}\n", spec.name, spec.summary);
   return out;
 }
 

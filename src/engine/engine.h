@@ -94,6 +94,9 @@ class Engine final : public backend::QueueBackend {
   void Count(std::string topic, std::string msg_id, int64_t count,
              Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, Callback<Result<backend::ListPage>> done) override;
+  // engine_import.cc
+  void Import(std::vector<core::MessageRecord> records,
+              Callback<Result<std::vector<bool>>> done) override;
   // engine_topics.cc
   void SetTopicDefaults(const core::TopicDefaults* defaults) override {
     topic_defaults_.store(defaults);
@@ -254,6 +257,27 @@ class Engine final : public backend::QueueBackend {
     std::optional<core::MessageRecord> replaced;
   };
   Result<Prior> FindPrior(const Topic& t, const Effects& fx, const std::string& msg_id);
+  // What SendBatch and Import share. Writes a new record (seq set) into `batch`, replacing the
+  // ended record `replaced` with its msgId when there is one.
+  void WriteNew(Batch& batch, const core::MessageRecord& rec,
+                const std::optional<core::MessageRecord>& replaced);
+  // The new records of one write, taken into the topic's memory once the write is accepted:
+  // near ones without payload, far ones (pending beyond the load cursor) only counted.
+  class NewRecords {
+   public:
+    void Add(const Topic& t, const core::MessageRecord& rec);
+    void TakeInto(Topic& t, TimePoint now);
+
+   private:
+    struct Held {
+      bool far;
+      core::MessageRecord rec;  // near: without payload; far: visible_at only
+    };
+    std::vector<Held> held_;
+  };
+  // After a write of new messages: a topic that came with it and is empty after a refused write
+  // goes with it (unlisted, as before); otherwise its timer is set.
+  void AfterNewWrite(Shard& shard, Slot& slot, bool created, bool refused) CQ_REQUIRES(shard.mu);
 
   // --- engine_manage.cc: changes of one message (Update, Touch, Count)
   // The new record of `before` (without payload unless the change sets one), or why not.

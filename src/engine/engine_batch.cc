@@ -38,6 +38,47 @@ Result<Engine::Prior> Engine::FindPrior(const Topic& t, const Effects& fx,
   return prior;
 }
 
+void Engine::WriteNew(Batch& batch, const MessageRecord& rec,
+                      const std::optional<MessageRecord>& replaced) {
+  if (replaced) {
+    batch.DeleteEnded(*replaced, PurgeTime(*replaced));
+    batch.DeleteRecordMeta(rec.topic, rec.msg_id);
+  }
+  WriteTransition(batch, nullptr, rec);
+}
+
+void Engine::NewRecords::Add(const Topic& t, const MessageRecord& rec) {
+  // Only pending messages live in the far tier; deliveries (imported ones) are always held.
+  if (rec.phase == Phase::kPending && t.IsFar(rec.visible_at, rec.seq)) {
+    MessageRecord at;
+    at.visible_at = rec.visible_at;
+    held_.push_back(Held{true, std::move(at)});
+  } else {
+    held_.push_back(Held{false, core::CopyWithoutPayload(rec)});
+  }
+}
+
+void Engine::NewRecords::TakeInto(Topic& t, TimePoint now) {
+  for (Held& h : held_) {
+    if (h.far) {
+      t.AddFar(h.rec.visible_at, 1, now);
+    } else {
+      t.Insert(std::move(h.rec), now);
+    }
+  }
+  held_.clear();
+}
+
+void Engine::AfterNewWrite(Shard& shard, Slot& slot, bool created, bool refused) {
+  if (refused && created && slot.topic->empty()) {
+    if (slot.timer != 0) scheduler_->Cancel(slot.timer);
+    const std::string name = slot.topic->name();  // the key outlives the erased slot
+    shard.topics.erase(name);
+  } else {
+    Reschedule(slot);
+  }
+}
+
 void Engine::SendBatch(std::vector<core::NewMessage> msgs,
                        Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   if (msgs.empty()) {
@@ -113,13 +154,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
           &slot, std::move(batch), [](Status) {}, &ignored);  // what Advance ended
       outcome = Status::Ok();
     } else {
-      // What memory takes once the write is accepted: far ones are only counted.
-      struct Held {
-        bool far;
-        MessageRecord rec;  // near: without payload; far: visible_at only
-      };
-      std::vector<Held> held;
-      held.reserve(fresh);
+      NewRecords held;  // what memory takes once the write is accepted
       std::vector<Result<backend::Sent>> out;
       out.reserve(msgs.size());
       uint64_t seq = AllocSeqs(batch, fresh);
@@ -131,44 +166,22 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         }
         core::ResolveDefaults(msgs[i], config);
         MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
-        if (p.replaced) {
-          batch.DeleteEnded(*p.replaced, PurgeTime(*p.replaced));
-          batch.DeleteRecordMeta(topic, rec.msg_id);
-        }
-        WriteTransition(batch, nullptr, rec);
+        WriteNew(batch, rec, p.replaced);
         const MsgStatus status = core::StatusAt(rec, now);
         if (status == MsgStatus::kReady) fx.Ready(rec);
-        if (t.IsFar(rec.visible_at, rec.seq)) {
-          MessageRecord at;
-          at.visible_at = rec.visible_at;
-          held.push_back(Held{true, std::move(at)});
-        } else {
-          held.push_back(Held{false, core::CopyWithoutPayload(rec)});
-        }
+        held.Add(t, rec);
         out.push_back(backend::Sent{core::Message{std::move(rec), status}, false});
       }
       answer.Set(std::move(out));
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
-        for (Held& h : held) {
-          if (h.far) {
-            t.AddFar(h.rec.visible_at, 1, now);
-          } else {
-            t.Insert(std::move(h.rec), now);
-          }
-        }
+        held.TakeInto(t, now);
       } else {
         refused = true;
         fx.ready = false;
         fx.push_ready = false;
       }
     }
-    if (refused && created && slot.topic->empty()) {
-      // The topic came with the refused send: it goes with it (unlisted, as before).
-      if (slot.timer != 0) scheduler_->Cancel(slot.timer);
-      shard.topics.erase(topic);
-    } else {
-      Reschedule(slot);
-    }
+    AfterNewWrite(shard, slot, created, refused);
   }
   Report(fx);
   if (outcome) answer.Finish(*outcome);

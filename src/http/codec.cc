@@ -6,7 +6,7 @@
 namespace chronoq::http {
 namespace {
 
-void WriteMessage(JsonWriter& w, const core::Message& m) {
+void WriteMessage(JsonWriter& w, const core::Message& m, bool export_fields = false) {
   const core::MessageRecord& r = m.record;
   w.BeginObject()
       .Str("topic", r.topic)
@@ -39,6 +39,14 @@ void WriteMessage(JsonWriter& w, const core::Message& m) {
         .Num("retry", d.retry)
         .Num("endTime", ToEpochMs(d.end_time))
         .EndObject();
+  }
+  // listMsg export=true (docs/api-extensions.md "Export and import"): what `chronoq import`
+  // needs beyond the message object to restore the state exactly.
+  if (export_fields && r.phase == core::Phase::kPending) {
+    w.Num("visibleTime", ToEpochMs(r.visible_at));
+  } else if (export_fields && r.phase == core::Phase::kDelivered) {
+    w.Num("ackDeadline", ToEpochMs(r.ack_deadline()));
+    if (r.retry_interval.count() != 0) w.Num("retryIntervalMillis", r.retry_interval.count());
   }
   w.EndObject();
 }
@@ -105,10 +113,10 @@ std::string EncodeMessageListAnswer(int code, std::string_view msg,
 }
 
 std::string EncodeListPageAnswer(const std::vector<core::Message>& list,
-                                 std::string_view next_cursor) {
+                                 std::string_view next_cursor, bool export_fields) {
   JsonWriter w = Head(200, "success");
   w.Key("delayMsgList").BeginArray();
-  for (const auto& m : list) WriteMessage(w, m);
+  for (const auto& m : list) WriteMessage(w, m, export_fields);
   w.EndArray().Key("nextCursor");
   if (next_cursor.empty()) {
     w.Null();

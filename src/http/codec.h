@@ -31,8 +31,10 @@ std::string EncodeNullAnswer(int code, std::string_view msg,
 
 // API-EXTENSIONS.md sections 2-3.
 // listMsg: {"code":200,"msg":"success","delayMsgList":[...],"nextCursor":"..."|null (last page)}
+// With export_fields (listMsg export=true, docs/api-extensions.md "Export and import"), each
+// message also has visibleTime (pending) or ackDeadline and retryIntervalMillis (a delivery).
 std::string EncodeListPageAnswer(const std::vector<core::Message>& list,
-                                 std::string_view next_cursor);
+                                 std::string_view next_cursor, bool export_fields = false);
 // One item of a sendMsgBatch answer: {"code":C,"msg":M[,"delayMsg":{...}[,"existing":true]]}.
 struct ItemAnswer {
   int code = 200;

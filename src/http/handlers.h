@@ -38,6 +38,8 @@ void RegisterManageRoutes(Router& router, const HandlerContext* ctx);
 // setTopicConfig, deleteTopicConfig, pauseTopic, resumeTopic, purgeTopic, redriveMsg (POST),
 // getTopicConfig (GET): API-EXTENSIONS.md section 4.
 void RegisterTopicRoutes(Router& router, const HandlerContext* ctx);
+// importMsgBatch (POST, JSON body {"msgs":[...]}): docs/api-extensions.md "Export and import".
+void RegisterImportRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
 // GET /metrics: Prometheus text format (docs/metrics.md): the service's queue figures, then the

@@ -300,16 +300,17 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   l.status = r.Long("status", false);
   l.limit = r.Long("limit", false);
   std::optional<std::string> cursor = r.String("cursor", false);
+  const bool export_fields = r.Bool("export", false).value_or(false);
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
-  ctx->service->List(
-      std::move(l), [reply = std::move(reply)](Result<backend::ListPage> res) mutable {
-        reply(JsonResponse(res.has_value() ? EncodeListPageAnswer(res->messages, res->next_cursor)
-                                           : EncodeNullAnswer(AppCode(res.error().code()),
-                                                              res.error().message(),
-                                                              {"delayMsgList", "nextCursor"})));
-      });
+  ctx->service->List(std::move(l), [reply = std::move(reply),
+                                    export_fields](Result<backend::ListPage> res) mutable {
+    reply(JsonResponse(res.has_value()
+                           ? EncodeListPageAnswer(res->messages, res->next_cursor, export_fields)
+                           : EncodeNullAnswer(AppCode(res.error().code()), res.error().message(),
+                                              {"delayMsgList", "nextCursor"})));
+  });
 }
 
 }  // namespace

@@ -498,5 +498,56 @@ TEST_F(ManageHandlersTest, ACallbackIsCheckedMemberByMemberAndAnAllowedOneIsStor
   EXPECT_EQ(fake_.calls()[1].batch.size(), 1u);
 }
 
+// ---- issue 21: importMsgBatch's protocol layer, listMsg export=true ----
+
+TEST_F(ManageHandlersTest, ImportMsgBatchRefusesABodyThatIsNotABatch) {
+  for (const char* body : {"not json", "[]", R"({"msgs":{}})", R"({"other":[]})"}) {
+    auto r = Json("importMsgBatch", body);
+    EXPECT_EQ(r.first, 400) << body;
+    EXPECT_NE(r.second.find(R"(the body must be a JSON object {\"msgs\":[message, ...]})"),
+              std::string::npos)
+        << r.second;
+  }
+  auto empty = Json("importMsgBatch", R"({"msgs":[]})");
+  EXPECT_EQ(empty.first, 400);
+  EXPECT_NE(empty.second.find("msgs is empty"), std::string::npos) << empty.second;
+  auto many = Json("importMsgBatch", R"({"msgs":[1,2,3,4]})");
+  EXPECT_EQ(many.first, 400);
+  EXPECT_NE(many.second.find("msgs has 4 messages; the limit is 3"), std::string::npos);
+}
+
+TEST_F(ManageHandlersTest, ImportMsgBatchNamesTheFieldOfEachRefusedItem) {
+  const std::string base = R"("topic":"t","msg":"m","produceTime":1,"triggerTime":1700000050000,)"
+                           R"("expireTime":1700000090000,"maxRetry":1,"retry":0)";
+  auto r = Json("importMsgBatch", R"({"msgs":[)"
+                                  R"({"msgId":"a",)" +
+                                      base +
+                                      R"(,"status":"1"},)"
+                                      R"({"msgId":"b",)" +
+                                      base +
+                                      R"(,"status":7},)"
+                                      R"("text"]})");
+  EXPECT_EQ(r.first, 200);
+  EXPECT_EQ(
+      r.second,
+      R"({"code":200,"msg":"success","results":[)"
+      R"({"code":400,"msg":"status must be an integer"},)"
+      R"({"code":400,"msg":"status 7 is an ended message; only messages in life (status 1 )"
+      R"(waiting, 2 ready, 3 consuming) are imported"},)"
+      R"x({"code":400,"msg":"must be a JSON object (a message as chronoq export writes it)"}],)x"
+      R"("imported":0,"skipped":0,"refused":3})");
+  for (const auto& c : fake_.calls()) EXPECT_NE(c.op, "import");
+}
+
+TEST_F(ManageHandlersTest, ListMsgWritesTheExportFieldsOnlyWhenAsked) {
+  ASSERT_EQ(Form("sendMsg", "topic=t&msgId=a&msg=hi&delayMillis=0").first, 200);
+  auto plain = Do("GET", "listMsg?topic=t", "", "");
+  EXPECT_EQ(plain.second.find("visibleTime"), std::string::npos) << plain.second;
+  auto exported = Do("GET", "listMsg?topic=t&export=true", "", "");
+  EXPECT_NE(exported.second.find(R"("visibleTime":)"), std::string::npos) << exported.second;
+  auto bad = Do("GET", "listMsg?topic=t&export=maybe", "", "");
+  EXPECT_EQ(bad.first, 400) << bad.second;
+}
+
 }  // namespace
 }  // namespace chronoq::http

@@ -33,7 +33,7 @@ std::string_view Source(RedisBackend::ScriptId id) {
       scripts::kTouch,       scripts::kCount,        scripts::kList,       scripts::kConfigSet,
       scripts::kConfigGet,   scripts::kConfigDelete, scripts::kPurge,      scripts::kOutboxRead,
       scripts::kOutboxDone,  scripts::kDeadLetterIn, scripts::kRedriveOut, scripts::kRedriveIn,
-      scripts::kRedriveDone,
+      scripts::kRedriveDone, scripts::kImport,
   };
   return sources[id];
 }

@@ -74,6 +74,9 @@ class RedisBackend final : public backend::QueueBackend {
              backend::Callback<Result<core::Message>> done) override;
   void Count(std::string topic, std::string msg_id, int64_t count,
              backend::Callback<Result<core::Message>> done) override;
+  // redis_import.cc
+  void Import(std::vector<core::MessageRecord> records,
+              backend::Callback<Result<std::vector<bool>>> done) override;
   void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
@@ -142,6 +145,7 @@ class RedisBackend final : public backend::QueueBackend {
     kRedriveOutScript,
     kRedriveInScript,
     kRedriveDoneScript,
+    kImportScript,
     kScriptCount
   };
 

@@ -32,5 +32,7 @@ extern const std::string_view kDeadLetterIn;
 extern const std::string_view kRedriveOut;
 extern const std::string_view kRedriveIn;
 extern const std::string_view kRedriveDone;
+// Issue 21 (scripts_import.cc).
+extern const std::string_view kImport;
 
 }  // namespace chronoq::redis::scripts

@@ -44,6 +44,7 @@
 #include "core/topic_config.h"
 #include "metrics/monitor.h"
 #include "metrics/registry.h"
+#include "service/import.h"
 #include "service/long_poll.h"
 #include "service/push_lane.h"
 #include "service/push_metrics.h"
@@ -134,6 +135,13 @@ class QueueService {
   // Answers how many dead letters went back to their source topics.
   void Redrive(RedriveRequest req, Callback<Result<int64_t>> done);
   const core::TopicDefaults& topic_defaults() const { return topic_defaults_; }
+  // --- importMsgBatch (queue_service_import.cc, docs/api-extensions.md "Export and import")
+  // Checks each item (a refused one answers why, with a sentence naming the field) and stores
+  // the others with their state, one atomic write per topic; an item whose topic and msgId an
+  // earlier item of the request has is skipped. Answers one outcome per item, in
+  // input order. The whole request is refused (kInvalidArgument) when it has no item or more
+  // than max-send-batch; a failed write fails the whole call.
+  void Import(ImportRequest req, Callback<Result<std::vector<Result<ImportOutcome>>>> done);
 
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();
