@@ -3,15 +3,18 @@
 // relies on: the service's answers and sentences with the right status codes, the size limit,
 // Consume's credit, acks on the stream and redelivery after a broken stream, long polls that take
 // nothing once the client's deadline passed, the figures, and the streams' end at shutdown.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/mutex.h"
@@ -448,6 +451,75 @@ TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
   EXPECT_TRUE(stream->rw->Finish().ok());
   EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"Consume\",code=\"OK\"} 1"),
             std::string::npos);
+}
+
+TEST_F(GrpcApiTest, GetMonitorDataAnswersTheLastCompletedIntervalAsGetMonitorDataDoes) {
+  grpc::ClientContext empty_ctx;
+  v1::MonitorData empty;
+  ASSERT_TRUE(stub_->GetMonitorData(&empty_ctx, v1::GetMonitorDataRequest(), &empty).ok());
+  EXPECT_EQ(empty.request_stats_list_size(), 0);  // no interval completed yet
+
+  ASSERT_TRUE(Send("a", 0).ok());
+  ASSERT_TRUE(Send("b", 0).ok());
+  Get("a");
+  clock_.Advance(Millis(60'000));  // the interval of the sends completes
+  grpc::ClientContext ctx;
+  v1::MonitorData data;
+  ASSERT_TRUE(stub_->GetMonitorData(&ctx, v1::GetMonitorDataRequest(), &data).ok());
+  ASSERT_EQ(data.request_stats_list_size(), 1);
+  EXPECT_EQ(data.request_stats_list(0).topic(), "t");
+  EXPECT_EQ(data.request_stats_list(0).send_msg(), 2);
+  EXPECT_EQ(data.request_stats_list(0).get_msg(), 1);
+  EXPECT_EQ(data.request_stats_list(0).pull_msg(), 0);
+  EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"GetMonitorData\",code=\"OK\"} 2"),
+            std::string::npos);
+}
+
+// grpc.health.v1.Health/Check for the whole server: SERVING (1) or NOT_SERVING (2).
+int HealthStatus(grpc::Channel* channel) {
+  grpc::GenericStub stub(channel->shared_from_this());
+  grpc::Slice no_bytes("");  // HealthCheckRequest{service: ""}
+  grpc::ByteBuffer request(&no_bytes, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(seconds(10)));
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  const grpc::Status status = done.get_future().get();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& sl : slices)
+    bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  // HealthCheckResponse{status}: field 1, varint.
+  EXPECT_EQ(bytes.size(), 2u);
+  return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : -1;
+}
+
+TEST_F(GrpcApiTest, TheHealthServiceFollowsTheNodesOnlineSwitch) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthStatus(channel.get()), 1);
+  service_->SetOnline(false);  // what POST /camellia/health/offline does
+  EXPECT_EQ(HealthStatus(channel.get()), 2);
+  service_->SetOnline(true);
+  EXPECT_EQ(HealthStatus(channel.get()), 1);
+}
+
+TEST_F(GrpcApiTest, AServerStartedOnAnOfflineNodeIsNotServing) {
+  service_->SetOnline(false);
+  GrpcOptions g;
+  g.host = "127.0.0.1";
+  g.port = 0;
+  auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
+  ASSERT_TRUE(started.has_value()) << started.error().message();
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*started)->port()),
+                                     grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthStatus(channel.get()), 2);
+  (*started)->Shutdown(milliseconds(100));
+  service_->SetOnline(true);  // the stopped server is no longer told
 }
 
 }  // namespace
