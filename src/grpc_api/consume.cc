@@ -112,10 +112,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
       base::MutexLock lock(mu_);
       writing_ = false;
     }
-    if (!ok) {
-      End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
-      return;
-    }
+    // A failed write ends the stream; if it had ended already (EndStreams, a cancel) while the
+    // write was in flight, this Pump is the one that calls Finish, which waited for the write.
+    if (!ok) End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
     Pump();
   }
 

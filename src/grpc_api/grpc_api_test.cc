@@ -415,7 +415,8 @@ TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutATh
     if (batch.msgs_size() == 500) {
       grpc::ClientContext ctx;
       v1::SendBatchResponse resp;
-      ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
+      grpc::Status sent = stub_->SendBatch(&ctx, batch, &resp);
+      ASSERT_TRUE(sent.ok()) << sent.error_message();
       batch.clear_msgs();
     }
   }
@@ -451,6 +452,47 @@ TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
   EXPECT_TRUE(stream->rw->Finish().ok());
   EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"Consume\",code=\"OK\"} 1"),
             std::string::npos);
+}
+
+TEST_F(GrpcApiTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
+  // A client that never reads, with small HTTP/2 windows: the server's writes fill them and one
+  // is in flight when the stream is ended; the shutdown's deadline cancels it, the stream ends.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 * 1024);
+  auto stalled = v1::DelayQueue::NewStub(grpc::CreateCustomChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args));
+  constexpr int kMessages = 200;
+  grpc::ClientContext ctx;
+  auto rw = stalled->Consume(&ctx);
+  v1::ConsumeRequest sub;
+  sub.mutable_subscribe()->set_topic("t");
+  sub.mutable_subscribe()->set_credit(kMessages);
+  ASSERT_TRUE(rw->Write(sub));
+  const std::string payload(900, 'x');
+  for (int first = 0; first < kMessages; first += 50) {
+    v1::SendBatchRequest batch;
+    batch.set_topic("t");
+    for (int i = first; i < first + 50; ++i) {
+      v1::SendRequest* m = batch.add_msgs();
+      m->set_msg_id("m" + std::to_string(i));
+      m->set_msg(payload);
+      m->set_delay_millis(0);
+    }
+    v1::SendBatchResponse resp;
+    grpc::ClientContext send_ctx;
+    grpc::Status sent = stub_->SendBatch(&send_ctx, batch, &resp);
+    ASSERT_TRUE(sent.ok()) << sent.error_message();
+  }
+  // Every message taken by the stream (180 KB: beyond the windows).
+  while (Get("m" + std::to_string(kMessages - 1)).status() != 3) std::this_thread::yield();
+  server_->EndStreams();
+  service_->Shutdown();
+  auto stopped = std::async(std::launch::async, [this] { server_->Shutdown(milliseconds(200)); });
+  ASSERT_EQ(stopped.wait_for(seconds(30)), std::future_status::ready)
+      << "the server's shutdown waits for the stream forever";
+  EXPECT_EQ(server_->streams(), 0u);
+  ctx.TryCancel();
 }
 
 TEST_F(GrpcApiTest, GetMonitorDataAnswersTheLastCompletedIntervalAsGetMonitorDataDoes) {
