@@ -42,6 +42,12 @@ int RunBench(const std::vector<std::string>& args) {
   produce->add_option("--grpc", po.grpc,
                       "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
                       "one channel per connection; over TLS when --server is https://");
+  produce
+      ->add_option("--calls-per-connection", po.calls_per_connection,
+                   "With --grpc: calls in flight on each connection (HTTP/2 streams; HTTP/1.1 has "
+                   "one request in flight per connection)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
 
   E2eOptions eo;
   auto* e2e =

@@ -19,9 +19,10 @@ struct ProduceOptions {
   size_t payload_bytes = 100;
   int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
   int64_t delay_max_ms = 3'600'000;
-  double rate = 0;   // 0: as fast as possible
-  int batch = 1;     // > 1: messages per sendMsgBatch request
-  std::string grpc;  // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
+  double rate = 0;               // 0: as fast as possible
+  int batch = 1;                 // > 1: messages per sendMsgBatch request
+  std::string grpc;              // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
+  int calls_per_connection = 1;  // gRPC: calls in flight on each connection (HTTP/2 streams)
 };
 
 struct E2eOptions {

@@ -3,7 +3,8 @@
 //   produce --grpc: Send (or SendBatch with --batch), with the same figures as over HTTP. Each
 //     "connection" is a channel of its own (its own TCP connection) with one call in flight, as
 //     each HTTP connection has one request in flight, so that the two protocols are compared on
-//     the same connections.
+//     the same connections; --calls-per-connection=N keeps N calls in flight on each (HTTP/2
+//     streams of one connection).
 //   e2e --grpc: HTTP producers as in e2e; the consumers are Consume streams (credit --batch),
 //     each on its own channel, acking on the stream what they receive; lateness as in e2e.
 #include <fmt/format.h>
@@ -52,7 +53,7 @@ GrpcTarget Target(const CommonOptions& c, const std::string& address) {
   return {address, grpc::SslCredentials(o)};
 }
 
-std::unique_ptr<v1::DelayQueue::Stub> NewStub(const GrpcTarget& target, int id) {
+std::shared_ptr<v1::DelayQueue::Stub> NewStub(const GrpcTarget& target, int id) {
   grpc::ChannelArguments args;
   args.SetInt("chronoq.bench.connection", id);  // a channel (and TCP connection) of its own
   return v1::DelayQueue::NewStub(
@@ -72,11 +73,11 @@ struct GrpcProduce {
   std::string first_failure;  // under mu
 };
 
-// One connection: a channel and its call in flight.
+// One call in flight at a time on a channel (a connection has --calls-per-connection of them).
 class Connection {
  public:
-  Connection(GrpcProduce* st, const GrpcTarget& target, int id)
-      : st_(st), stub_(NewStub(target, id)) {}
+  Connection(GrpcProduce* st, std::shared_ptr<v1::DelayQueue::Stub> stub)
+      : st_(st), stub_(std::move(stub)) {}
 
   // Sends the next request; false when every message is sent.
   bool Next() {
@@ -143,7 +144,7 @@ class Connection {
   }
 
   GrpcProduce* st_;
-  std::unique_ptr<v1::DelayQueue::Stub> stub_;
+  std::shared_ptr<v1::DelayQueue::Stub> stub_;
   std::unique_ptr<grpc::ClientContext> ctx_;
   v1::SendRequest send_;
   v1::SendResponse send_resp_;
@@ -241,7 +242,7 @@ class Consumer final : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::Co
 
   GrpcConsume* st_;
   const bool ack_;
-  std::unique_ptr<v1::DelayQueue::Stub> stub_;
+  std::shared_ptr<v1::DelayQueue::Stub> stub_;
   grpc::ClientContext ctx_;
   v1::ConsumeResponse in_;
   std::mutex wmu_;
@@ -335,17 +336,21 @@ Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o) {
   r.Str("protocol", (c.endpoint.tls ? "grpc over tls " : "grpc ") + o.grpc);
   r.Str("topic", st.topic);
   r.Int("connections", o.connections);
+  r.Int("calls_per_connection", o.calls_per_connection);
   r.Int("batch", o.batch);
   r.Int("payload_bytes", static_cast<int64_t>(o.payload_bytes));
   std::vector<std::unique_ptr<Connection>> conns;
   for (int i = 0; i < o.connections; ++i) {
-    conns.push_back(std::make_unique<Connection>(&st, Target(c, o.grpc), i));
+    std::shared_ptr<v1::DelayQueue::Stub> stub = NewStub(Target(c, o.grpc), i);
+    for (int k = 0; k < o.calls_per_connection; ++k) {
+      conns.push_back(std::make_unique<Connection>(&st, stub));
+    }
   }
   CpuMeter cpu;
   const auto t0 = SteadyClock::now();
   {
     std::lock_guard<std::mutex> lock(st.mu);
-    st.running = o.connections;
+    st.running = static_cast<int>(conns.size());
   }
   for (auto& conn : conns) {
     if (!conn->Next()) {

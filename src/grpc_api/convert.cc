@@ -229,4 +229,31 @@ void ToProto(const std::vector<service::AckResult>& results, v1::AckResponse* ou
   }
 }
 
+void ToProto(const metrics::MonitorSnapshot& s, v1::MonitorData* out) {
+  using metrics::MonitorCounter;
+  for (const metrics::RequestStats& r : s.request_stats) {
+    v1::MonitorData::RequestStats* o = out->add_request_stats_list();
+    o->set_topic(r.topic);
+    o->set_send_msg(r.get(MonitorCounter::kSendMsg));
+    o->set_pull_msg(r.get(MonitorCounter::kPullMsg));
+    o->set_delete_msg(r.get(MonitorCounter::kDeleteMsg));
+    o->set_ack_msg(r.get(MonitorCounter::kAckMsg));
+    o->set_get_msg(r.get(MonitorCounter::kGetMsg));
+    o->set_trigger_msg_ready(r.get(MonitorCounter::kTriggerMsgReady));
+    o->set_trigger_msg_end_life(r.get(MonitorCounter::kTriggerMsgEndLife));
+    o->set_trigger_msg_timeout(r.get(MonitorCounter::kTriggerMsgTimeout));
+  }
+  auto gaps = [](const std::vector<metrics::GapStats>& in, auto* list) {
+    for (const metrics::GapStats& g : in) {
+      v1::MonitorData::GapStats* o = list->Add();
+      o->set_topic(g.topic);
+      o->set_count(g.count);
+      o->set_avg(g.avg);
+      o->set_max(g.max);
+    }
+  };
+  gaps(s.pull_gaps, out->mutable_pull_msg_time_gap_stats_list());
+  gaps(s.ready_gaps, out->mutable_ready_queue_time_gap_stats_list());
+}
+
 }  // namespace chronoq::grpc_api

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "core/message.h"
 #include "core/topic_info.h"
+#include "metrics/monitor.h"
 #include "service/queue_service.h"
 #include "service/requests.h"
 
@@ -18,6 +19,7 @@ namespace chronoq::v1 {
 class AckRequest;
 class AckResponse;
 class Message;
+class MonitorData;
 class SendRequest;
 class TopicConfig;
 class TopicInfoResponse;
@@ -45,5 +47,6 @@ void ToProto(const core::Message& m, v1::Message* out);
 void ToProto(const core::TopicInfo& t, v1::TopicInfoResponse* out);
 void ToProto(const service::TopicConfigView& v, v1::TopicConfig* out);
 void ToProto(const std::vector<service::AckResult>& results, v1::AckResponse* out);
+void ToProto(const metrics::MonitorSnapshot& s, v1::MonitorData* out);
 
 }  // namespace chronoq::grpc_api

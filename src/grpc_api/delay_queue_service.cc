@@ -319,6 +319,14 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
     return call.reactor();
   }
 
+  ServerUnaryReactor* GetMonitorData(CallbackServerContext* ctx, const v1::GetMonitorDataRequest*,
+                                     v1::MonitorData* resp) override {
+    Call call(ctx, api_, Method::kGetMonitorData);
+    ToProto(svc_->MonitorData(), resp);
+    call.Ok();
+    return call.reactor();
+  }
+
   grpc::ServerBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse>* Consume(
       CallbackServerContext* ctx) override {
     return NewConsumeReactor(api_, ctx);

@@ -3,15 +3,18 @@
 // relies on: the service's answers and sentences with the right status codes, the size limit,
 // Consume's credit, acks on the stream and redelivery after a broken stream, long polls that take
 // nothing once the client's deadline passed, the figures, and the streams' end at shutdown.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/mutex.h"
@@ -412,7 +415,8 @@ TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutATh
     if (batch.msgs_size() == 500) {
       grpc::ClientContext ctx;
       v1::SendBatchResponse resp;
-      ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
+      grpc::Status sent = stub_->SendBatch(&ctx, batch, &resp);
+      ASSERT_TRUE(sent.ok()) << sent.error_message();
       batch.clear_msgs();
     }
   }
@@ -448,6 +452,116 @@ TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
   EXPECT_TRUE(stream->rw->Finish().ok());
   EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"Consume\",code=\"OK\"} 1"),
             std::string::npos);
+}
+
+TEST_F(GrpcApiTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
+  // A client that never reads, with small HTTP/2 windows: the server's writes fill them and one
+  // is in flight when the stream is ended; the shutdown's deadline cancels it, the stream ends.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 * 1024);
+  auto stalled = v1::DelayQueue::NewStub(grpc::CreateCustomChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials(), args));
+  constexpr int kMessages = 200;
+  grpc::ClientContext ctx;
+  auto rw = stalled->Consume(&ctx);
+  v1::ConsumeRequest sub;
+  sub.mutable_subscribe()->set_topic("t");
+  sub.mutable_subscribe()->set_credit(kMessages);
+  ASSERT_TRUE(rw->Write(sub));
+  const std::string payload(900, 'x');
+  for (int first = 0; first < kMessages; first += 50) {
+    v1::SendBatchRequest batch;
+    batch.set_topic("t");
+    for (int i = first; i < first + 50; ++i) {
+      v1::SendRequest* m = batch.add_msgs();
+      m->set_msg_id("m" + std::to_string(i));
+      m->set_msg(payload);
+      m->set_delay_millis(0);
+    }
+    v1::SendBatchResponse resp;
+    grpc::ClientContext send_ctx;
+    grpc::Status sent = stub_->SendBatch(&send_ctx, batch, &resp);
+    ASSERT_TRUE(sent.ok()) << sent.error_message();
+  }
+  // Every message taken by the stream (180 KB: beyond the windows).
+  while (Get("m" + std::to_string(kMessages - 1)).status() != 3) std::this_thread::yield();
+  server_->EndStreams();
+  service_->Shutdown();
+  auto stopped = std::async(std::launch::async, [this] { server_->Shutdown(milliseconds(200)); });
+  ASSERT_EQ(stopped.wait_for(seconds(30)), std::future_status::ready)
+      << "the server's shutdown waits for the stream forever";
+  EXPECT_EQ(server_->streams(), 0u);
+  ctx.TryCancel();
+}
+
+TEST_F(GrpcApiTest, GetMonitorDataAnswersTheLastCompletedIntervalAsGetMonitorDataDoes) {
+  grpc::ClientContext empty_ctx;
+  v1::MonitorData empty;
+  ASSERT_TRUE(stub_->GetMonitorData(&empty_ctx, v1::GetMonitorDataRequest(), &empty).ok());
+  EXPECT_EQ(empty.request_stats_list_size(), 0);  // no interval completed yet
+
+  ASSERT_TRUE(Send("a", 0).ok());
+  ASSERT_TRUE(Send("b", 0).ok());
+  Get("a");
+  clock_.Advance(Millis(60'000));  // the interval of the sends completes
+  grpc::ClientContext ctx;
+  v1::MonitorData data;
+  ASSERT_TRUE(stub_->GetMonitorData(&ctx, v1::GetMonitorDataRequest(), &data).ok());
+  ASSERT_EQ(data.request_stats_list_size(), 1);
+  EXPECT_EQ(data.request_stats_list(0).topic(), "t");
+  EXPECT_EQ(data.request_stats_list(0).send_msg(), 2);
+  EXPECT_EQ(data.request_stats_list(0).get_msg(), 1);
+  EXPECT_EQ(data.request_stats_list(0).pull_msg(), 0);
+  EXPECT_NE(Scrape().find("cq_grpc_requests_total{method=\"GetMonitorData\",code=\"OK\"} 2"),
+            std::string::npos);
+}
+
+// grpc.health.v1.Health/Check for the whole server: SERVING (1) or NOT_SERVING (2).
+int HealthStatus(grpc::Channel* channel) {
+  grpc::GenericStub stub(channel->shared_from_this());
+  grpc::Slice no_bytes("");  // HealthCheckRequest{service: ""}
+  grpc::ByteBuffer request(&no_bytes, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(seconds(10)));
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  const grpc::Status status = done.get_future().get();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& sl : slices)
+    bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  // HealthCheckResponse{status}: field 1, varint.
+  EXPECT_EQ(bytes.size(), 2u);
+  return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : -1;
+}
+
+TEST_F(GrpcApiTest, TheHealthServiceFollowsTheNodesOnlineSwitch) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthStatus(channel.get()), 1);
+  service_->SetOnline(false);  // what POST /camellia/health/offline does
+  EXPECT_EQ(HealthStatus(channel.get()), 2);
+  service_->SetOnline(true);
+  EXPECT_EQ(HealthStatus(channel.get()), 1);
+}
+
+TEST_F(GrpcApiTest, AServerStartedOnAnOfflineNodeIsNotServing) {
+  service_->SetOnline(false);
+  GrpcOptions g;
+  g.host = "127.0.0.1";
+  g.port = 0;
+  auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
+  ASSERT_TRUE(started.has_value()) << started.error().message();
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*started)->port()),
+                                     grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthStatus(channel.get()), 2);
+  (*started)->Shutdown(milliseconds(100));
+  service_->SetOnline(true);  // the stopped server is no longer told
 }
 
 }  // namespace

@@ -66,7 +66,12 @@ class Server final : public GrpcServer {
                                 address));
     }
     port_ = static_cast<uint16_t>(bound);
-    server_->GetHealthCheckService()->SetServingStatus(true);
+    // The health service follows the node's online/offline switch (camellia's
+    // /camellia/health/online and offline): SERVING while online, NOT_SERVING while offline.
+    grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+    online_watcher_ =
+        api_.service->AddOnlineWatcher([health](bool online) { health->SetServingStatus(online); });
+    health->SetServingStatus(api_.service->online());
     return Status::Ok();
   }
 
@@ -80,6 +85,7 @@ class Server final : public GrpcServer {
 
   void Shutdown(std::chrono::milliseconds deadline) override {
     if (shut_down_.exchange(true)) return;
+    if (online_watcher_ != 0) api_.service->RemoveOnlineWatcher(online_watcher_);
     streams_.EndAll();
     server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(std::chrono::system_clock::now() + deadline);
@@ -99,6 +105,7 @@ class Server final : public GrpcServer {
   std::unique_ptr<GrpcTls> tls_;  // TLS only; outlives server_ (destroyed after it)
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;
+  uint64_t online_watcher_ = 0;  // the service's, while the server runs
   std::atomic<bool> shut_down_{false};
 };
 

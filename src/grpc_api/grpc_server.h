@@ -1,9 +1,10 @@
 // The gRPC API (API-EXTENSIONS.md section 6): the service chronoq.v1.DelayQueue of
 // proto/chronoq/v1/delay_queue.proto, with server reflection and the standard health service
-// (grpc.health.v1), over the same service::QueueService as HTTP. Protocol only: every method
-// decodes its proto into a service request, makes one service call and encodes the answer; the
-// service's error sentences are the status messages (Errc -> status code in one table). Consume
-// streams messages with credit over the service's long polls.
+// (grpc.health.v1: SERVING while the node is online, NOT_SERVING while it is offline
+// (QueueService::SetOnline) and from Shutdown() on), over the same service::QueueService as HTTP.
+// Protocol only: every method decodes its proto into a service request, makes one service call and
+// encodes the answer; the service's error sentences are the status messages (Errc -> status code in
+// one table). Consume streams messages with credit over the service's long polls.
 //
 // This header names no gRPC or protobuf type (they stay in the module's .cc files).
 //

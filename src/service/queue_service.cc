@@ -208,6 +208,24 @@ void QueueService::ListTopics(Callback<Result<std::vector<core::TopicInfo>>> don
   backend_->ListTopics(std::move(done));
 }
 
+void QueueService::SetOnline(bool online) {
+  base::MutexLock lock(online_mu_);
+  if (online_.exchange(online) == online) return;
+  for (auto& [id, fn] : online_watchers_) fn(online);
+}
+
+uint64_t QueueService::AddOnlineWatcher(std::function<void(bool)> fn) {
+  base::MutexLock lock(online_mu_);
+  const uint64_t id = next_online_watcher_++;
+  online_watchers_.emplace(id, std::move(fn));
+  return id;
+}
+
+void QueueService::RemoveOnlineWatcher(uint64_t id) {
+  base::MutexLock lock(online_mu_);
+  online_watchers_.erase(id);
+}
+
 metrics::MonitorSnapshot QueueService::MonitorData() {
   return recorder_.monitor().LastCompleted(clock_->Now());
 }

@@ -38,6 +38,7 @@
 
 #include "backend/queue_backend.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/scheduler.h"
 #include "core/callback.h"
 #include "core/limits.h"
@@ -153,8 +154,13 @@ class QueueService {
 
   // Health (camellia's /camellia/health/*): a node set offline keeps serving requests but tells
   // load balancers to stop sending them.
-  void SetOnline(bool online) { online_.store(online); }
+  void SetOnline(bool online) CQ_EXCLUDES(online_mu_);
   bool online() const { return online_.load(); }
+  // `fn(online)` is called at each change of the switch from now on (gRPC's health service
+  // follows it), on the thread that flips it, under a lock: it must not call back into the
+  // service. No call runs after RemoveOnlineWatcher(id) returns.
+  uint64_t AddOnlineWatcher(std::function<void(bool)> fn) CQ_EXCLUDES(online_mu_);
+  void RemoveOnlineWatcher(uint64_t id) CQ_EXCLUDES(online_mu_);
 
   // Answers every parked long poll with an empty list; later long polls answer at once. Stops
   // taking push work and waits up to `push_grace` for the pushes in flight (the rest are
@@ -202,6 +208,9 @@ class QueueService {
   std::unique_ptr<PushScheduler> push_;  // null without a push transport
   Lanes lanes_;
   std::atomic<bool> online_{true};
+  base::Mutex online_mu_;
+  std::map<uint64_t, std::function<void(bool)>> online_watchers_ CQ_GUARDED_BY(online_mu_);
+  uint64_t next_online_watcher_ CQ_GUARDED_BY(online_mu_) = 1;
 };
 
 }  // namespace chronoq::service

@@ -409,6 +409,19 @@ TEST_F(QueueServiceTest, HealthGoesOfflineAndBack) {
   EXPECT_TRUE(service_->online());
 }
 
+TEST_F(QueueServiceTest, OnlineWatchersHearEachChangeUntilRemoved) {
+  std::vector<bool> heard;
+  const uint64_t id =
+      service_->AddOnlineWatcher([&heard](bool online) { heard.push_back(online); });
+  service_->SetOnline(true);  // no change
+  service_->SetOnline(false);
+  service_->SetOnline(false);
+  service_->SetOnline(true);
+  service_->RemoveOnlineWatcher(id);
+  service_->SetOnline(false);
+  EXPECT_EQ(heard, (std::vector<bool>{false, true}));
+}
+
 // ---- API-EXTENSIONS.md sections 2-3 ----
 
 TEST_F(QueueServiceTest, ExtensionSendFieldsAreCheckedAndPassedOn) {

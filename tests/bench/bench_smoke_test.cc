@@ -71,7 +71,8 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
   Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
   ASSERT_TRUE(s.ok()) << s.message();
   const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port());
-  for (const char* batch : {"--batch=1", "--batch=100"}) {
+  // One call in flight per connection, batches, and several calls in flight per connection.
+  for (const char* batch : {"--batch=1", "--batch=100", "--calls-per-connection=4"}) {
     SCOPED_TRACE(batch);
     json::object r = Bench({"produce", "--count=3000", "--connections=8", batch, grpc});
     EXPECT_EQ(Int(r, "sent_ok"), 3000);

@@ -200,6 +200,11 @@ class GrpcApiTest(unittest.TestCase):
         self.assertEqual(len(info.waiting_buckets), 9)
         topics = self.stub.ListTopics(pb.ListTopicsRequest(), timeout=10)
         self.assertIn(t, [x.topic for x in topics.topics])
+        # The last completed interval's figures, as getMonitorData's `data` (the same topics).
+        monitor = self.stub.GetMonitorData(pb.GetMonitorDataRequest(), timeout=10)
+        http_monitor = self.server.http_call("GET", "/camellia/delayQueue/getMonitorData")
+        self.assertEqual([x.topic for x in monitor.request_stats_list],
+                         [x["topic"] for x in http_monitor["data"]["requestStatsList"]])
         pulled = self.stub.Pull(pb.PullRequest(topic=t, batch=10, ack_timeout_millis=60000),
                                 timeout=10)
         self.assertEqual([(m.msg_id, m.retry, m.status) for m in pulled.messages], [("a", 1, 3)])
@@ -341,6 +346,11 @@ class GrpcApiTest(unittest.TestCase):
     def test_health_and_reflection(self):
         check = self.channel.unary_unary("/grpc.health.v1.Health/Check")
         self.assertEqual(check(b"", timeout=10), b"\x08\x01")  # status: SERVING
+        # The node's online/offline switch (camellia's health endpoints) drives it.
+        urllib.request.urlopen(self.server.http + "/camellia/health/offline", b"").close()
+        self.assertEqual(check(b"", timeout=10), b"\x08\x02")  # NOT_SERVING
+        urllib.request.urlopen(self.server.http + "/camellia/health/online", b"").close()
+        self.assertEqual(check(b"", timeout=10), b"\x08\x01")
         reflect = self.channel.stream_stream(
             "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
         # ServerReflectionRequest{list_services: "*"} (field 7).
