@@ -36,6 +36,9 @@ int RunBench(const std::vector<std::string>& args) {
   produce->add_option("--grpc", po.grpc,
                       "Send over the gRPC API at HOST:PORT (Send, or SendBatch with --batch), "
                       "one channel per connection");
+  produce->add_option("--beanstalkd", po.beanstalkd,
+                      "Put to a beanstalkd at HOST:PORT instead (its text protocol; delays in "
+                      "whole seconds), for side-by-side figures");
 
   E2eOptions eo;
   auto* e2e =
@@ -53,6 +56,9 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--grpc", eo.grpc,
                   "Consume with gRPC Consume streams at HOST:PORT (credit --batch, acks on the "
                   "stream) instead of long polls");
+  e2e->add_option("--beanstalkd", eo.beanstalkd,
+                  "Run against a beanstalkd at HOST:PORT instead: put, then reserve-with-timeout "
+                  "and delete on --consumers + --ackers connections; delays in whole seconds");
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
   e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")
@@ -130,16 +136,25 @@ int RunBench(const std::vector<std::string>& args) {
     return 2;
   }
   common.endpoint = *ep;
-  if (Status s = CheckServer(common.endpoint); !s.ok()) {
+  const bool beanstalkd =
+      (produce->parsed() && !po.beanstalkd.empty()) || (e2e->parsed() && !eo.beanstalkd.empty());
+  if (Status s = beanstalkd ? Status::Ok() : CheckServer(common.endpoint); !s.ok()) {
     std::fprintf(stderr, "chronoq bench: server %s is not answering: %s\n", common.server.c_str(),
                  s.message().c_str());
     return 1;
   }
 
   Result<Report> report = Status(Errc::kInternal, "no workload");
-  if (produce->parsed())
-    report = po.grpc.empty() ? RunProduce(common, po) : RunProduceGrpc(common, po);
-  if (e2e->parsed()) report = eo.grpc.empty() ? RunE2e(common, eo) : RunE2eGrpc(common, eo);
+  if (produce->parsed()) {
+    report = !po.beanstalkd.empty() ? RunProduceBeanstalkd(common, po)
+             : po.grpc.empty()      ? RunProduce(common, po)
+                                    : RunProduceGrpc(common, po);
+  }
+  if (e2e->parsed()) {
+    report = !eo.beanstalkd.empty() ? RunE2eBeanstalkd(common, eo)
+             : eo.grpc.empty()      ? RunE2e(common, eo)
+                                    : RunE2eGrpc(common, eo);
+  }
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);
   if (longpoll->parsed()) report = RunLongPoll(common, lo);

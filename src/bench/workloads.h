@@ -19,9 +19,10 @@ struct ProduceOptions {
   size_t payload_bytes = 100;
   int64_t delay_min_ms = 3'600'000;  // far future: nothing is consumed meanwhile
   int64_t delay_max_ms = 3'600'000;
-  double rate = 0;   // 0: as fast as possible
-  int batch = 1;     // > 1: messages per sendMsgBatch request
-  std::string grpc;  // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
+  double rate = 0;         // 0: as fast as possible
+  int batch = 1;           // > 1: messages per sendMsgBatch request
+  std::string grpc;        // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
+  std::string beanstalkd;  // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
 };
 
 struct E2eOptions {
@@ -38,6 +39,7 @@ struct E2eOptions {
   int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
   std::string consume_server;  // empty: consumers and ackers use --server too
   std::string grpc;            // HOST:PORT: consumers are gRPC Consume streams there (credit batch)
+  std::string beanstalkd;      // HOST:PORT: the whole run against a beanstalkd there
 };
 
 struct BurstOptions {
@@ -88,6 +90,11 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
 // `batch`, acking on the stream; producers as in RunE2e (HTTP).
 Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// RunProduce and RunE2e against beanstalkd (o.beanstalkd), in its text protocol: put, then
+// reserve-with-timeout (with the previous job's delete) on consumers + ackers connections; delays
+// in whole seconds.
+Result<Report> RunProduceBeanstalkd(const CommonOptions& c, const ProduceOptions& o);
+Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o);
 // When an e2e run gives up: the sends at their rate, the longest delay, then the grace time.
 SteadyClock::time_point E2eDeadline(const E2eOptions& o);
 // An e2e report with the run's settings (topic, messages, delays, rate, consumers).
