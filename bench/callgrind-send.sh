@@ -22,15 +22,15 @@ command -v valgrind >/dev/null || { echo "callgrind-send: valgrind is not instal
 work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
-valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
-  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn \
+valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
+  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= \
   >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 600); do
   grep -q 'listening on' "$work/out" 2>/dev/null && break
   sleep 0.1
 done
-port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/out")
+port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$work/out")
 [ -n "$port" ] || { echo "callgrind-send: the server did not start" >&2; cat "$work/err" >&2; exit 1; }
 server=http://127.0.0.1:$port
 
