@@ -77,6 +77,11 @@ int RunBench(const std::vector<std::string>& args) {
   burst->add_option("--lead-ms", bo.lead_ms, "Due time after the start (0: 5 s + count/25k s)")
       ->capture_default_str();
   burst->add_option("--ack", bo.ack, "Ack every delivered message")->capture_default_str();
+  burst
+      ->add_option("--ack-batch", bo.ack_batch,
+                   "Ack with ackMsgBatch, up to this many ids per request (1: one ackMsg each)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   burst->add_option("--grace-ms", bo.grace_ms, "Wait after the due second")->capture_default_str();
 
   BacklogOptions ko;

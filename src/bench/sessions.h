@@ -58,6 +58,7 @@ struct ConsumeState {
   int64_t long_poll_ms = 1000;
   int64_t ack_timeout_ms = 60'000;
   bool ack = true;
+  int ack_batch = 1;         // > 1: ackers send ackMsgBatch with up to this many queued ids
   std::string id_prefix;     // msgIds are id_prefix + index
   int64_t expected = 0;      // indexes 0..expected-1
   LoadLoop* loop = nullptr;  // to wake ackers
@@ -114,6 +115,7 @@ class AckerSession final : public Session {
 
  private:
   ConsumeState* st_;
+  int64_t in_request_ = 0;  // ids in the ack request in flight
 };
 
 }  // namespace chronoq::bench

@@ -52,6 +52,7 @@ struct BurstOptions {
   size_t payload_bytes = 100;
   int64_t lead_ms = 0;  // 0: 5 s + count / 25,000 per second
   bool ack = true;
+  int ack_batch = 1;  // > 1: ackers send ackMsgBatch with up to this many ids
   int64_t grace_ms = 30'000;
 };
 
