@@ -6,6 +6,8 @@
 #   BATCH=100 bench/callgrind-send.sh ...            (sendMsgBatch with 100 messages per request;
 #                                                     the figures are then per message)
 #   PAYLOAD=4096 bench/callgrind-send.sh ...         (payload bytes per message; default 100)
+#   CONNECTIONS=16 bench/callgrind-send.sh ...       (connections with a request in flight each;
+#                                                     default 1: one message per group commit)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
 # `chronoq bench produce` (one connection, 100-byte payloads), and prints the instructions of the
@@ -44,10 +46,10 @@ counts() {  # the instructions of each thread in dump number $1
   done
 }
 
-"$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections=1 \
+"$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
-"$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections=1 \
+"$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')

@@ -66,7 +66,7 @@ start() {
   mkdir -p "$WORK/data"
   if [ "$1" = chronoq ]; then
     # shellcheck disable=SC2086
-    "$BIN" serve --listen=127.0.0.1:"$port" --data-dir="$WORK/data" --log-level=warn $CQ_FLAGS \
+    "$BIN" serve --listen=127.0.0.1:"$port" --grpc-listen= --data-dir="$WORK/data" --log-level=warn $CQ_FLAGS \
       >>"$WORK/chronoq.log" 2>&1 &
     SERVER_PID=$!
     TARGET=(--server=http://127.0.0.1:"$port")
