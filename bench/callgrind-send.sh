@@ -6,6 +6,8 @@
 #   BATCH=100 bench/callgrind-send.sh ...            (sendMsgBatch with 100 messages per request;
 #                                                     the figures are then per message)
 #   PAYLOAD=4096 bench/callgrind-send.sh ...         (payload bytes per message; default 100)
+#   SERVE_FLAGS=--test-clock bench/callgrind-send.sh (extra serve flags; a frozen clock puts every
+#                                                     send in the same millisecond)
 #   CONNECTIONS=16 bench/callgrind-send.sh ...       (connections with a request in flight each;
 #                                                     default 1: one message per group commit)
 #
@@ -25,7 +27,7 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
-  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= \
+  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= ${SERVE_FLAGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 600); do

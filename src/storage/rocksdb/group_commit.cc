@@ -109,7 +109,10 @@ void RocksKv::Impl::CommitterLoop() {
     MaybeResume();
     if (group.empty()) continue;
     rocksdb::WriteBatch wb;
-    for (const Queued& q : group) AppendToWriteBatch(q.batch, cfs, &wb);
+    std::vector<const KvBatch*> batches;
+    batches.reserve(group.size());
+    for (const Queued& q : group) batches.push_back(&q.batch);
+    AppendGroupToWriteBatch(batches, cfs, &wb);
     Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
     std::deque<Queued> also_failed;
     {
