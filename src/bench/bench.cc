@@ -91,6 +91,11 @@ int RunBench(const std::vector<std::string>& args) {
   backlog->add_option("--connections", ko.connections, "Connections")->capture_default_str();
   backlog->add_option("--payload-bytes", ko.payload_bytes, "Payload size")->capture_default_str();
   backlog->add_option("--delay-ms", ko.delay_ms, "Delay of every message")->capture_default_str();
+  backlog
+      ->add_option("--topics", ko.topics,
+                   "Topics the messages are spread over (round robin; --topic names the first)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   backlog->add_option("--data-dir", ko.data_dir, "Server data directory, for disk bytes");
   backlog->add_option("--restart-cmd", ko.restart_cmd,
                       "Shell command restarting the server; measures time to serving");
