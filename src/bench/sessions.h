@@ -86,6 +86,8 @@ bool RecordDelivery(ConsumeState& st, std::string_view id, int64_t trigger_ms, i
 
 // The run's msgId prefix: "<workload>-<random>-".
 std::string RunPrefix(std::string_view workload);
+// The figures of a run that sent with `ps` for `seconds`: sent, failed, throughput, latency.
+void AddProduceFigures(class Report& r, const ProduceState& ps, double seconds);
 // The delivery figures of a run that sent with `ps` and received with `cs`.
 void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
 

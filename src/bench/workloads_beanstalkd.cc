@@ -246,13 +246,7 @@ Result<Report> RunProduceBeanstalkd(const CommonOptions& c, const ProduceOptions
   auto t0 = SteadyClock::now();
   loop.Run(SteadyClock::time_point::max(), nullptr, [&] { progress.Update(ps.ok, ps.count); });
   progress.Finish();
-  double secs = duration<double>(SteadyClock::now() - t0).count();
-  r.Int("sent_ok", ps.ok);
-  r.Int("failed", ps.failed);
-  r.Num("elapsed", secs, "s");
-  r.Num("throughput", secs > 0 ? static_cast<double>(ps.ok) / secs : 0, "msgs/s");
-  r.Latency("send_latency", ps.latency);
-  if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
+  AddProduceFigures(r, ps, duration<double>(SteadyClock::now() - t0).count());
   cpu.Report(r);
   return r;
 }

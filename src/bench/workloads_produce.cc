@@ -45,6 +45,8 @@ void SetUpBatches(ProduceState& ps, const std::string& topic, size_t payload_byt
   };
 }
 
+}  // namespace
+
 void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
   r.Int("sent_ok", ps.ok);
   r.Int("failed", ps.failed);
@@ -53,8 +55,6 @@ void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
   r.Latency("send_latency", ps.latency);
   if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
 }
-
-}  // namespace
 
 Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
                             std::string_view name, SteadyClock::time_point deadline) {
