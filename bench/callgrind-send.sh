@@ -6,6 +6,10 @@
 #   BATCH=100 bench/callgrind-send.sh ...            (sendMsgBatch with 100 messages per request;
 #                                                     the figures are then per message)
 #   PAYLOAD=4096 bench/callgrind-send.sh ...         (payload bytes per message; default 100)
+#   SERVE_FLAGS=--test-clock bench/callgrind-send.sh (extra serve flags; a frozen clock puts every
+#                                                     send in the same millisecond)
+#   CONNECTIONS=16 bench/callgrind-send.sh ...       (connections with a request in flight each;
+#                                                     default 1: one message per group commit)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
 # `chronoq bench produce` (one connection, 100-byte payloads), and prints the instructions of the
@@ -22,15 +26,15 @@ command -v valgrind >/dev/null || { echo "callgrind-send: valgrind is not instal
 work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
-valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
-  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn \
+valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
+  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= ${SERVE_FLAGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 600); do
   grep -q 'listening on' "$work/out" 2>/dev/null && break
   sleep 0.1
 done
-port=$(sed -n 's/.*listening on .*:\([0-9]*\)$/\1/p' "$work/out")
+port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$work/out")
 [ -n "$port" ] || { echo "callgrind-send: the server did not start" >&2; cat "$work/err" >&2; exit 1; }
 server=http://127.0.0.1:$port
 
@@ -44,10 +48,10 @@ counts() {  # the instructions of each thread in dump number $1
   done
 }
 
-"$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections=1 \
+"$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
-"$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections=1 \
+"$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')

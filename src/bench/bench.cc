@@ -48,6 +48,9 @@ int RunBench(const std::vector<std::string>& args) {
                    "one request in flight per connection)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  produce->add_option("--beanstalkd", po.beanstalkd,
+                      "Put to a beanstalkd at HOST:PORT instead (its text protocol; delays in "
+                      "whole seconds), for side-by-side figures");
 
   E2eOptions eo;
   auto* e2e =
@@ -65,6 +68,9 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--grpc", eo.grpc,
                   "Consume with gRPC Consume streams at HOST:PORT (credit --batch, acks on the "
                   "stream) instead of long polls");
+  e2e->add_option("--beanstalkd", eo.beanstalkd,
+                  "Run against a beanstalkd at HOST:PORT instead: put, then reserve-with-timeout "
+                  "and delete on --consumers + --ackers connections; delays in whole seconds");
   e2e->add_option("--payload-bytes", eo.payload_bytes, "Payload size")->capture_default_str();
   e2e->add_option("--ack", eo.ack, "Ack every delivered message")->capture_default_str();
   e2e->add_option("--grace-ms", eo.grace_ms, "Wait after the last trigger time")
@@ -83,6 +89,11 @@ int RunBench(const std::vector<std::string>& args) {
   burst->add_option("--lead-ms", bo.lead_ms, "Due time after the start (0: 5 s + count/25k s)")
       ->capture_default_str();
   burst->add_option("--ack", bo.ack, "Ack every delivered message")->capture_default_str();
+  burst
+      ->add_option("--ack-batch", bo.ack_batch,
+                   "Ack with ackMsgBatch, up to this many ids per request (1: one ackMsg each)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   burst->add_option("--grace-ms", bo.grace_ms, "Wait after the due second")->capture_default_str();
 
   BacklogOptions ko;
@@ -92,6 +103,11 @@ int RunBench(const std::vector<std::string>& args) {
   backlog->add_option("--connections", ko.connections, "Connections")->capture_default_str();
   backlog->add_option("--payload-bytes", ko.payload_bytes, "Payload size")->capture_default_str();
   backlog->add_option("--delay-ms", ko.delay_ms, "Delay of every message")->capture_default_str();
+  backlog
+      ->add_option("--topics", ko.topics,
+                   "Topics the messages are spread over (round robin; --topic names the first)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   backlog->add_option("--data-dir", ko.data_dir, "Server data directory, for disk bytes");
   backlog->add_option("--restart-cmd", ko.restart_cmd,
                       "Shell command restarting the server; measures time to serving");
@@ -143,16 +159,25 @@ int RunBench(const std::vector<std::string>& args) {
   }
   common.endpoint = *ep;
   common.endpoint.tls_options = tls_options;
-  if (Status s = CheckServer(common.endpoint); !s.ok()) {
+  const bool beanstalkd =
+      (produce->parsed() && !po.beanstalkd.empty()) || (e2e->parsed() && !eo.beanstalkd.empty());
+  if (Status s = beanstalkd ? Status::Ok() : CheckServer(common.endpoint); !s.ok()) {
     std::fprintf(stderr, "chronoq bench: server %s is not answering: %s\n", common.server.c_str(),
                  s.message().c_str());
     return 1;
   }
 
   Result<Report> report = Status(Errc::kInternal, "no workload");
-  if (produce->parsed())
-    report = po.grpc.empty() ? RunProduce(common, po) : RunProduceGrpc(common, po);
-  if (e2e->parsed()) report = eo.grpc.empty() ? RunE2e(common, eo) : RunE2eGrpc(common, eo);
+  if (produce->parsed()) {
+    report = !po.beanstalkd.empty() ? RunProduceBeanstalkd(common, po)
+             : po.grpc.empty()      ? RunProduce(common, po)
+                                    : RunProduceGrpc(common, po);
+  }
+  if (e2e->parsed()) {
+    report = !eo.beanstalkd.empty() ? RunE2eBeanstalkd(common, eo)
+             : eo.grpc.empty()      ? RunE2e(common, eo)
+                                    : RunE2eGrpc(common, eo);
+  }
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);
   if (longpoll->parsed()) report = RunLongPoll(common, lo);

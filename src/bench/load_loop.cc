@@ -172,31 +172,44 @@ void LoadLoop::OnReadable(Conn& c) {
     Fail(c, std::string("recv: ") + std::strerror(errno));
     return;
   }
-  // One response at a time: status line, headers with Content-Length, body.
+  // One answer at a time, framed by the session's protocol.
   for (;;) {
-    size_t head_end = c.in.find("\r\n\r\n");
-    if (head_end == std::string::npos) return;
-    std::string_view head(c.in.data(), head_end);
     int status = 0;
-    if (head.size() > 12) std::from_chars(head.data() + 9, head.data() + 12, status);
-    size_t cl = head.find("Content-Length: ");
-    size_t len = 0;
-    if (cl != std::string_view::npos) {
-      const char* p = head.data() + cl + 16;
-      std::from_chars(p, head.data() + head.size(), len);
-    }
-    size_t total = head_end + 4 + len;
-    if (c.in.size() < total) return;
+    std::string_view body;
+    size_t total = c.session->ParseAnswer(c.in, &status, &body);
+    if (total == 0) return;
     auto latency =
         std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - c.sent_at);
     c.in_flight = false;
     ++counters_.responses;
-    c.session->OnResponse(status, std::string_view(c.in.data() + head_end + 4, len), latency);
+    c.session->OnResponse(status, body, latency);
     c.in.erase(0, total);
     if (c.done) return;
     Kick(c, SteadyClock::now());
     if (!c.in_flight) return;
   }
+}
+
+size_t ParseHttpAnswer(std::string_view in, int* status, std::string_view* body) {
+  size_t head_end = in.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) return 0;
+  std::string_view head = in.substr(0, head_end);
+  *status = 0;
+  if (head.size() > 12) std::from_chars(head.data() + 9, head.data() + 12, *status);
+  size_t cl = head.find("Content-Length: ");
+  size_t len = 0;
+  if (cl != std::string_view::npos) {
+    const char* p = head.data() + cl + 16;
+    std::from_chars(p, head.data() + head.size(), len);
+  }
+  size_t total = head_end + 4 + len;
+  if (in.size() < total) return 0;
+  *body = in.substr(head_end + 4, len);
+  return total;
+}
+
+size_t Session::ParseAnswer(std::string_view in, int* status, std::string_view* body) {
+  return ParseHttpAnswer(in, status, body);
 }
 
 namespace {

@@ -43,7 +43,14 @@ class Session {
   virtual void OnError(std::string_view /*what*/) {}
   // Where its connection goes; nullptr: the loop's endpoint.
   virtual const client::Endpoint* Target() const { return nullptr; }
+  // The length of the complete answer at the front of `in`, with its status and body; 0 while
+  // it is incomplete. Default: an HTTP/1.1 response with Content-Length (ParseHttpAnswer).
+  virtual size_t ParseAnswer(std::string_view in, int* status, std::string_view* body);
 };
+
+// An HTTP/1.1 response with Content-Length at the front of `in`: its length (0: incomplete),
+// status code and body.
+size_t ParseHttpAnswer(std::string_view in, int* status, std::string_view* body);
 
 struct LoopCounters {
   int64_t responses = 0;

@@ -140,19 +140,43 @@ Next AckerSession::NextRequest(std::string* out) {
     if (st_->stop) return Next::Done();
     return Next::WaitUntil(SteadyClock::now() + std::chrono::milliseconds(50));  // or a Poke
   }
+  if (st_->ack_batch > 1) {
+    std::string body = "{\"topic\":" + JsonString(st_->topic) + ",\"ack\":[";
+    in_request_ = 0;
+    while (!st_->ack_queue.empty() && in_request_ < st_->ack_batch) {
+      if (in_request_++ > 0) body.push_back(',');
+      body.append(JsonString(st_->ack_queue.front()));
+      st_->ack_queue.pop_front();
+    }
+    body.append("]}");
+    out->append(JsonPost(st_->endpoint, "/camellia/delayQueue/ackMsgBatch", body));
+    return Next::Send();
+  }
   std::string body = fmt::format("topic={}&msgId={}&ack=true", client::UrlEncode(st_->topic),
                                  client::UrlEncode(st_->ack_queue.front()));
   st_->ack_queue.pop_front();
+  in_request_ = 1;
   out->append(FormPost(st_->endpoint, "/camellia/delayQueue/ackMsg", body));
   return Next::Send();
 }
 
 void AckerSession::OnResponse(int status, std::string_view body, std::chrono::microseconds) {
-  if (status == 200 && IsSuccess(body)) {
-    ++st_->acked;
-  } else {
-    ++st_->ack_failures;
+  if (status != 200 || !IsSuccess(body)) {
+    st_->ack_failures += in_request_;
+    return;
   }
+  if (st_->ack_batch <= 1) {
+    ++st_->acked;
+    return;
+  }
+  // ackMsgBatch: one result per id, each with its own code.
+  int64_t ok = 0;
+  for (size_t at = body.find("\"code\":200", 2); at != std::string_view::npos;
+       at = body.find("\"code\":200", at + 1)) {
+    ++ok;
+  }
+  st_->acked += ok;
+  st_->ack_failures += in_request_ - ok;
 }
 
 }  // namespace chronoq::bench

@@ -58,6 +58,7 @@ struct ConsumeState {
   int64_t long_poll_ms = 1000;
   int64_t ack_timeout_ms = 60'000;
   bool ack = true;
+  int ack_batch = 1;         // > 1: ackers send ackMsgBatch with up to this many queued ids
   std::string id_prefix;     // msgIds are id_prefix + index
   int64_t expected = 0;      // indexes 0..expected-1
   LoadLoop* loop = nullptr;  // to wake ackers
@@ -85,6 +86,8 @@ bool RecordDelivery(ConsumeState& st, std::string_view id, int64_t trigger_ms, i
 
 // The run's msgId prefix: "<workload>-<random>-".
 std::string RunPrefix(std::string_view workload);
+// The figures of a run that sent with `ps` for `seconds`: sent, failed, throughput, latency.
+void AddProduceFigures(class Report& r, const ProduceState& ps, double seconds);
 // The delivery figures of a run that sent with `ps` and received with `cs`.
 void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
 
@@ -114,6 +117,7 @@ class AckerSession final : public Session {
 
  private:
   ConsumeState* st_;
+  int64_t in_request_ = 0;  // ids in the ack request in flight
 };
 
 }  // namespace chronoq::bench

@@ -23,6 +23,7 @@ struct ProduceOptions {
   int batch = 1;                 // > 1: messages per sendMsgBatch request
   std::string grpc;              // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
   int calls_per_connection = 1;  // gRPC: calls in flight on each connection (HTTP/2 streams)
+  std::string beanstalkd;        // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
 };
 
 struct E2eOptions {
@@ -39,6 +40,7 @@ struct E2eOptions {
   int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
   std::string consume_server;  // empty: consumers and ackers use --server too
   std::string grpc;            // HOST:PORT: consumers are gRPC Consume streams there (credit batch)
+  std::string beanstalkd;      // HOST:PORT: the whole run against a beanstalkd there
 };
 
 struct BurstOptions {
@@ -51,6 +53,7 @@ struct BurstOptions {
   size_t payload_bytes = 100;
   int64_t lead_ms = 0;  // 0: 5 s + count / 25,000 per second
   bool ack = true;
+  int ack_batch = 1;  // > 1: ackers send ackMsgBatch with up to this many ids
   int64_t grace_ms = 30'000;
 };
 
@@ -59,6 +62,7 @@ struct BacklogOptions {
   int connections = 64;
   size_t payload_bytes = 100;
   int64_t delay_ms = 3'600'000;
+  int topics = 1;           // messages spread round robin over topic, topic-1, topic-2, ...
   std::string data_dir;     // for disk bytes per message
   std::string restart_cmd;  // shell command that restarts the server (then time to serving)
 };
@@ -89,6 +93,11 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
 // `batch`, acking on the stream; producers as in RunE2e (HTTP).
 Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// RunProduce and RunE2e against beanstalkd (o.beanstalkd), in its text protocol: put, then
+// reserve-with-timeout (with the previous job's delete) on consumers + ackers connections; delays
+// in whole seconds.
+Result<Report> RunProduceBeanstalkd(const CommonOptions& c, const ProduceOptions& o);
+Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o);
 // When an e2e run gives up: the sends at their rate, the longest delay, then the grace time.
 SteadyClock::time_point E2eDeadline(const E2eOptions& o);
 // An e2e report with the run's settings (topic, messages, delays, rate, consumers).

@@ -181,6 +181,7 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   p.cs.batch = o.batch;
   p.cs.ack = o.ack;
   p.cs.ack_timeout_ms = 600'000;
+  p.cs.ack_batch = o.ack_batch;
   p.cs.id_prefix = prefix;
   p.cs.expected = o.count;
   p.cs.seen.assign(static_cast<size_t>(o.count), 0);
@@ -192,7 +193,9 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   r.Int("slots", o.slots);
   r.Int("consumers", o.consumers);
   r.Int("batch", o.batch);
-  r.Str("ack", o.ack ? "yes" : "no");
+  r.Str("ack", o.ack ? (o.ack_batch > 1 ? fmt::format("ackMsgBatch of up to {}", o.ack_batch)
+                                        : std::string("ackMsg"))
+                     : std::string("no"));
   CpuMeter cpu;
   CQ_RETURN_IF_ERROR(
       RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "burst"));

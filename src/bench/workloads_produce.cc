@@ -45,6 +45,8 @@ void SetUpBatches(ProduceState& ps, const std::string& topic, size_t payload_byt
   };
 }
 
+}  // namespace
+
 void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
   r.Int("sent_ok", ps.ok);
   r.Int("failed", ps.failed);
@@ -53,8 +55,6 @@ void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
   r.Latency("send_latency", ps.latency);
   if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
 }
-
-}  // namespace
 
 Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
                             std::string_view name, SteadyClock::time_point deadline) {
@@ -111,6 +111,20 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
   ps.endpoint = c.endpoint;
   ps.count = o.count;
   SetUpSends(ps, topic, o.payload_bytes, o.delay_ms, o.delay_ms);
+  if (o.topics > 1) {
+    r.Int("topics", o.topics);
+    auto rng = std::make_shared<std::mt19937_64>(42);
+    auto payload = std::make_shared<std::string>(RandomPayload(o.payload_bytes, *rng));
+    std::vector<std::string> heads;
+    for (int t = 0; t < o.topics; ++t) {
+      heads.push_back(
+          "topic=" + client::UrlEncode(t == 0 ? topic : fmt::format("{}-{}", topic, t)) +
+          "&msg=" + *payload + "&delayMillis=" + std::to_string(o.delay_ms));
+    }
+    ps.make_body = [heads = std::move(heads)](int64_t i, std::string* body) {
+      body->append(heads[static_cast<size_t>(i) % heads.size()]);
+    };
+  }
   CQ_ASSIGN_OR_RETURN(
       double secs, RunProducers(c, ps, o.connections, "backlog", SteadyClock::time_point::max()));
   AddProduceFigures(r, ps, secs);
@@ -148,7 +162,9 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
               "GET", "/camellia/delayQueue/getTopicInfo?topic=" + client::UrlEncode(topic));
           if (info.has_value()) {
             auto doc = client::Json::Parse(info->body);
-            if (doc.has_value() && (*doc)["data"]["waitingQueueSize"].AsInt() >= ps.ok) {
+            // The first topic holds its share of the messages (all of them with one topic).
+            const int64_t share = (ps.ok + o.topics - 1) / o.topics;
+            if (doc.has_value() && (*doc)["data"]["waitingQueueSize"].AsInt() >= share) {
               to_backlog = duration<double>(SteadyClock::now() - t0).count();
               break;
             }

@@ -121,7 +121,10 @@ class BTreeIndex {
     leaf->vals[pos] = std::move(v);
     ++leaf->count;
     ++size_;
-    if (leaf->count > kLeafCap) SplitLeaf(leaf);
+    // An ascending run: the entry lands right after the previous insert (or at the leaf's end).
+    const bool run = pos == leaf->count - 1 || (pos > 0 && leaf->keys[pos - 1] == last_insert_);
+    last_insert_ = k;
+    if (leaf->count > kLeafCap) SplitLeaf(leaf, run ? pos : -1);
     return true;
   }
 
@@ -138,6 +141,13 @@ class BTreeIndex {
     --size_;
     AfterErase(leaf);
     return true;
+  }
+
+  // Leaves in the chain (tests: how full the tree keeps them).
+  size_t TEST_LeafCount() const {
+    size_t n = 0;
+    for (Leaf* l = LeftmostLeaf(); l != nullptr; l = l->next) ++n;
+    return n;
   }
 
   // Checks the structural invariants (tests).
@@ -183,9 +193,13 @@ class BTreeIndex {
     return leaf->count == 0 ? nullptr : leaf;
   }
 
-  void SplitLeaf(Leaf* left) {
+  // Splits an overfull leaf in two halves or, when the entry that overfilled it (at `run_pos`,
+  // -1: none) continues an ascending run of inserts (like the times of messages sent with one
+  // delay), just after that entry (just before it when it is the last), so that ascending
+  // inserts fill their leaves instead of leaving each one half empty.
+  void SplitLeaf(Leaf* left, int run_pos) {
     auto* right = new Leaf();
-    int keep = left->count / 2;
+    int keep = run_pos < 0 ? left->count / 2 : std::min(run_pos + 1, left->count - 1);
     right->count = left->count - keep;
     std::move(left->keys + keep, left->keys + left->count, right->keys);
     std::move(left->vals + keep, left->vals + left->count, right->vals);
@@ -211,18 +225,21 @@ class BTreeIndex {
       return;
     }
     int idx = ChildIndex(p, left);
+    const bool appended = idx == p->count;  // right becomes p's last child
     std::move_backward(p->keys + idx, p->keys + p->count, p->keys + p->count + 1);
     std::move_backward(p->kids + idx + 1, p->kids + p->count + 1, p->kids + p->count + 2);
     p->keys[idx] = sep;
     p->kids[idx + 1] = right;
     right->parent = p;
     ++p->count;
-    if (p->count > kInnerCap) SplitInner(p);
+    if (p->count > kInnerCap) SplitInner(p, appended);
   }
 
-  void SplitInner(Inner* left) {
+  // As SplitLeaf: when the new child is the last, the left node stays full and the right one
+  // starts with that child alone.
+  void SplitInner(Inner* left, bool appended) {
     auto* right = new Inner();
-    int mid = left->count / 2;
+    int mid = appended ? left->count - 1 : left->count / 2;
     IndexKey up = left->keys[mid];
     right->count = left->count - mid - 1;
     std::copy(left->keys + mid + 1, left->keys + left->count, right->keys);
@@ -381,6 +398,7 @@ class BTreeIndex {
 
   Node* root_;
   size_t size_ = 0;
+  IndexKey last_insert_{};  // the key of the last Insert (ascending runs split differently)
 };
 
 }  // namespace chronoq::engine

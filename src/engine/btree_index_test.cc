@@ -108,5 +108,33 @@ TEST(BTreeIndexTest, QueuePatternKeepsMemoryProportional) {
   EXPECT_EQ(idx.size(), 10u);
 }
 
+TEST(BTreeIndexTest, AscendingInsertsFillTheirLeaves) {
+  // The far tier's histogram and a lane of messages sent with one delay grow at their end: each
+  // leaf must end up full, not half full (memory per entry).
+  BTreeIndex<int, 32, 32> idx;
+  for (int i = 0; i < 10'000; ++i) ASSERT_TRUE(idx.Insert(K(1000 + i, 0), i));
+  idx.TEST_Check();
+  EXPECT_EQ(idx.TEST_LeafCount(), (10'000u + 31) / 32);
+  // An ascending run inside the key range (below an existing larger key) fills its leaves too.
+  ASSERT_TRUE(idx.Insert(K(1'000'000, 0), 0));
+  const size_t leaves = idx.TEST_LeafCount();
+  for (int i = 0; i < 3'200; ++i) ASSERT_TRUE(idx.Insert(K(500'000 + i, 0), i));
+  idx.TEST_Check();
+  EXPECT_LE(idx.TEST_LeafCount(), leaves + 3'200 / 32 + 1);
+  int expect = 0;
+  for (auto it = idx.begin(); it != idx.end() && it.key() < K(500'000, 0); ++it) {
+    ASSERT_EQ(it.value(), expect++);
+  }
+  EXPECT_EQ(expect, 10'000);
+}
+
+TEST(BTreeIndexTest, DescendingInsertsStillSplitInHalves) {
+  BTreeIndex<int, 32, 32> idx;
+  for (int i = 10'000; i > 0; --i) ASSERT_TRUE(idx.Insert(K(i, 0), i));
+  idx.TEST_Check();
+  EXPECT_EQ(idx.size(), 10'000u);
+  EXPECT_LE(idx.TEST_LeafCount(), 10'000u / 16 + 1);
+}
+
 }  // namespace
 }  // namespace chronoq::engine

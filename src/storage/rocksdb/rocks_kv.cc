@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "base/log.h"
 #include "storage/codec.h"
@@ -353,6 +354,71 @@ void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnF
       case KvBatch::Kind::kAdd:
         out->Merge(cf, op.key, EncodeCounter(op.delta)).PermitUncheckedError();
         break;
+    }
+  }
+}
+
+namespace {
+struct CounterKey {
+  Cf cf;
+  std::string_view key;
+  bool operator==(const CounterKey&) const = default;
+};
+struct CounterKeyHash {
+  size_t operator()(const CounterKey& k) const {
+    return std::hash<std::string_view>()(k.key) ^ (static_cast<size_t>(k.cf) << 57);
+  }
+};
+}  // namespace
+
+void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
+                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
+                             rocksdb::WriteBatch* out) {
+  if (batches.size() == 1) {
+    AppendToWriteBatch(*batches.front(), cfs, out);
+    return;
+  }
+  // The sums of the additions not written yet, in the order their keys first appeared.
+  std::unordered_map<CounterKey, int64_t, CounterKeyHash> sums;
+  std::vector<CounterKey> order;
+  auto write_sum = [&](const CounterKey& k, int64_t sum) {
+    if (sum != 0) {
+      out->Merge(cfs[static_cast<int>(k.cf)], rocksdb::Slice(k.key.data(), k.key.size()),
+                 EncodeCounter(sum))
+          .PermitUncheckedError();
+    }
+  };
+  for (const KvBatch* batch : batches) {
+    for (const KvBatch::Op& op : batch->ops()) {
+      rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
+      const CounterKey k{op.cf, op.key};
+      switch (op.kind) {
+        case KvBatch::Kind::kAdd: {
+          auto [it, fresh] = sums.try_emplace(k, 0);
+          if (fresh) order.push_back(k);
+          it->second += op.delta;
+          continue;
+        }
+        case KvBatch::Kind::kPut:
+        case KvBatch::Kind::kDelete:
+          // What was added to this key so far goes first: writes to one key keep their order.
+          if (auto it = sums.find(k); it != sums.end()) {
+            write_sum(k, it->second);
+            sums.erase(it);
+          }
+          if (op.kind == KvBatch::Kind::kPut) {
+            out->Put(cf, op.key, op.value).PermitUncheckedError();
+          } else {
+            out->Delete(cf, op.key).PermitUncheckedError();
+          }
+          continue;
+      }
+    }
+  }
+  for (const CounterKey& k : order) {
+    if (auto it = sums.find(k); it != sums.end()) {
+      write_sum(k, it->second);
+      sums.erase(it);
     }
   }
 }

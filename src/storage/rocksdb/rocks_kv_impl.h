@@ -26,6 +26,14 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what);
 // Converts a KvBatch to a rocksdb::WriteBatch (appending to `out`).
 void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                         rocksdb::WriteBatch* out);
+// The batches of one group commit as one rocksdb::WriteBatch: AppendToWriteBatch of each in
+// turn, except that the counter additions (KvBatch::Add) of the whole group are summed per key
+// and written once (none when they cancel out), before the first later put or delete of their
+// key or at the end. Sends of several requests due in the same millisecond then cost one `hist`
+// merge operand (one memtable insert, one WAL record) instead of one each.
+void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
+                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
+                             rocksdb::WriteBatch* out);
 
 // The info log (the data directory's LOG file), written so that a full disk only loses lines:
 // RocksDB's own file logger aborts the process (a failed assertion in Debian's build) when it

@@ -1,0 +1,126 @@
+// AppendGroupToWriteBatch: what one group commit writes for several batches.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "storage/codec.h"
+#include "storage/rocksdb/rocks_kv_impl.h"
+
+namespace chronoq::storage {
+namespace {
+
+// A column family handle that only has an id (the batch records it; nothing is opened).
+class FakeCf final : public rocksdb::ColumnFamilyHandle {
+ public:
+  explicit FakeCf(uint32_t id) : id_(id), name_("cf" + std::to_string(id)) {}
+  const std::string& GetName() const override { return name_; }
+  uint32_t GetID() const override { return id_; }
+  rocksdb::Status GetDescriptor(rocksdb::ColumnFamilyDescriptor*) override {
+    return rocksdb::Status::NotSupported();
+  }
+  const rocksdb::Comparator* GetComparator() const override { return nullptr; }
+
+ private:
+  uint32_t id_;
+  std::string name_;
+};
+
+// The records of a WriteBatch, in order: "put cf key=value", "delete cf key", "add cf key+n".
+class Lister final : public rocksdb::WriteBatch::Handler {
+ public:
+  std::vector<std::string> records;
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+    records.push_back("put " + std::to_string(cf) + " " + k.ToString() + "=" + v.ToString());
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& k) override {
+    records.push_back("delete " + std::to_string(cf) + " " + k.ToString());
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& k, const rocksdb::Slice& v) override {
+    records.push_back("add " + std::to_string(cf) + " " + k.ToString() + "+" +
+                      std::to_string(DecodeCounter(std::string_view(v.data(), v.size()))));
+    return rocksdb::Status::OK();
+  }
+};
+
+class GroupCommitTest : public ::testing::Test {
+ protected:
+  GroupCommitTest() {
+    for (int i = 0; i < kCfCount; ++i) {
+      fakes_.push_back(std::make_unique<FakeCf>(static_cast<uint32_t>(i + 1)));
+      cfs_.push_back(fakes_.back().get());
+    }
+  }
+  std::vector<std::string> Write(const std::vector<KvBatch>& batches) {
+    std::vector<const KvBatch*> ptrs;
+    for (const KvBatch& b : batches) ptrs.push_back(&b);
+    rocksdb::WriteBatch wb;
+    AppendGroupToWriteBatch(ptrs, cfs_, &wb);
+    Lister l;
+    EXPECT_TRUE(wb.Iterate(&l).ok());
+    return l.records;
+  }
+  static std::string Id(Cf cf) { return std::to_string(static_cast<int>(cf) + 1); }
+
+  std::vector<std::unique_ptr<FakeCf>> fakes_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+};
+
+TEST_F(GroupCommitTest, AdditionsOfSeveralBatchesToOneCounterAreWrittenOnce) {
+  // Three sends due in the same millisecond, from three requests, and one in the next.
+  std::vector<KvBatch> batches(3);
+  batches[0].Put(Cf::kSent, "a", "A");
+  batches[0].Add(Cf::kHist, "t1", 1);
+  batches[1].Put(Cf::kSent, "b", "B");
+  batches[1].Add(Cf::kHist, "t1", 1);
+  batches[2].Put(Cf::kSent, "c", "C");
+  batches[2].Add(Cf::kHist, "t1", 1);
+  batches[2].Add(Cf::kHist, "t2", 1);
+  const std::string s = Id(Cf::kSent);
+  const std::string h = Id(Cf::kHist);
+  EXPECT_EQ(Write(batches),
+            (std::vector<std::string>{"put " + s + " a=A", "put " + s + " b=B", "put " + s + " c=C",
+                                      "add " + h + " t1+3", "add " + h + " t2+1"}));
+}
+
+TEST_F(GroupCommitTest, AdditionsThatCancelOutWriteNothing) {
+  // A send and the delivery of the same message in one group.
+  std::vector<KvBatch> batches(2);
+  batches[0].Add(Cf::kHist, "t1", 1);
+  batches[1].Add(Cf::kHist, "t1", -1);
+  batches[1].Put(Cf::kRecords, "m", "delivered");
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"put " + Id(Cf::kRecords) + " m=delivered"}));
+}
+
+TEST_F(GroupCommitTest, AnAdditionStaysBeforeALaterPutOrDeleteOfItsKey) {
+  std::vector<KvBatch> batches(3);
+  batches[0].Add(Cf::kHist, "t1", 2);
+  batches[1].Delete(Cf::kHist, "t1");  // e.g. a purge of the counter
+  batches[2].Add(Cf::kHist, "t1", 5);
+  batches[2].Put(Cf::kMeta, "seq", "9");
+  const std::string h = Id(Cf::kHist);
+  EXPECT_EQ(Write(batches),
+            (std::vector<std::string>{"add " + h + " t1+2", "delete " + h + " t1",
+                                      "put " + Id(Cf::kMeta) + " seq=9", "add " + h + " t1+5"}));
+}
+
+TEST_F(GroupCommitTest, TheSameKeyInTwoColumnFamiliesIsTwoCounters) {
+  std::vector<KvBatch> batches(2);
+  batches[0].Add(Cf::kHist, "k", 1);
+  batches[1].Add(Cf::kMeta, "k", 1);
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kHist) + " k+1",
+                                                      "add " + Id(Cf::kMeta) + " k+1"}));
+}
+
+TEST_F(GroupCommitTest, ASingleBatchIsWrittenAsItIs) {
+  std::vector<KvBatch> batches(1);
+  batches[0].Add(Cf::kHist, "t1", 1);
+  batches[0].Add(Cf::kHist, "t1", 1);  // a batch's own additions are summed by MessageStore
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kHist) + " t1+1",
+                                                      "add " + Id(Cf::kHist) + " t1+1"}));
+}
+
+}  // namespace
+}  // namespace chronoq::storage
