@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "app/backends.h"
 #include "app/push_transport.h"
 #include "app/start_checks.h"
+#include "auth/authenticator.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/scheduler.h"
@@ -29,13 +32,14 @@ namespace {
 
 constexpr const char* kLog = "cq.app";
 
-// Blocks the shutdown signals in this thread (and so in every thread started after), so that
-// sigwait below receives them; ignores SIGPIPE.
+// Blocks the shutdown signals and SIGHUP (reload) in this thread (and so in every thread started
+// after), so that sigwait below receives them; ignores SIGPIPE.
 sigset_t BlockSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
   return set;
@@ -124,6 +128,21 @@ int RunServe(const std::vector<std::string>& args) {
   base::ParseLogLevel(cfg.log_level, &level);
   base::InitLogging(level, cfg.log_format == "json");
   WarnIfOpenToTheNetwork(cfg);
+
+  // What SIGHUP reloads (the tokens; each feature adds its own), in order, on this thread.
+  std::vector<std::function<void()>> reloaders;
+  // Authentication (docs/security.md): a tokens file that does not read is refused at start.
+  auth::Authenticator authenticator;
+  if (!cfg.auth_tokens_file.empty()) {
+    if (Status s = authenticator.Load(cfg.auth_tokens_file); !s.ok()) {
+      CQ_LOG_ERROR(kLog, "{}", s.message());
+      std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
+      return kExitConfigRefused;
+    }
+    CQ_LOG_INFO(kLog, "authentication on: {} tokens from {}", authenticator.token_count(),
+                cfg.auth_tokens_file);
+    reloaders.push_back([&authenticator] { authenticator.Reload().IgnoreError(); });
+  }
 
   std::string host;
   uint16_t port = 0;
@@ -221,6 +240,7 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterMetrics(&router, &server, max_connections, registry);
   opened.serving->RegisterMetrics(registry);
   registry.Add(metrics::RenderProcess);
+  registry.Add([&authenticator](metrics::TextWriter& w) { authenticator.RenderMetrics(w); });
   registry.Add([&pusher](metrics::TextWriter& w) { RenderPusherTargets(pusher, w); });
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
@@ -256,7 +276,10 @@ int RunServe(const std::vector<std::string>& args) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    CQ_LOG_INFO(kLog, "received SIGHUP, reloading");
+    for (const std::function<void()>& reload : reloaders) reload();
+  }
   CQ_LOG_INFO(kLog, "received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 
   if (grpc) grpc->EndStreams();  // Consume streams end with OK (before they could park again)

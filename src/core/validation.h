@@ -12,7 +12,10 @@
 
 namespace chronoq::core {
 
-// Non-empty, at most max_topic_bytes, valid UTF-8, no control characters.
+// Non-empty, at most max_topic_bytes, valid UTF-8, no control characters. An internal name of a
+// namespace (core/scope.h, "ns\x1Ftopic" with a valid namespace) is checked by its client part:
+// the service makes such names; a client's name never holds the separator (service/session.h
+// refuses it with this function's sentence before anything else).
 Status ValidateTopic(std::string_view topic, const Limits& limits);
 // The same for a parameter naming a topic (deadLetterTopic).
 Status ValidateTopicParam(std::string_view param, std::string_view topic, const Limits& limits);
