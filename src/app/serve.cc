@@ -217,6 +217,7 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.service = service.get();
   ctx.registry = &registry;
   http::Router router;
+  router.SetAuthenticator(&authenticator);
   http::RegisterRoutes(router, &ctx);
   // The web dashboard (docs/dashboard.md) and its history, sampled on the scheduler; not on the
   // test clock, where one advance of a year would run a sample for every 5 s of it.
@@ -254,6 +255,7 @@ int RunServe(const std::vector<std::string>& args) {
     grpc_api::GrpcOptions gopts;
     config::ParseListen(cfg.grpc_listen, &gopts.host, &gopts.port).IgnoreError();  // validated
     gopts.max_msg_bytes = cfg.max_msg_bytes;
+    gopts.authenticator = &authenticator;
     grpc_host = gopts.host;
     auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
     if (!started.has_value()) {

@@ -12,7 +12,7 @@ constexpr uint8_t kA = 1 << static_cast<int>(Role::kAdmin);
 
 struct Rule {
   uint8_t roles;
-  bool server_wide;
+  bool server_wide;  // or open, for kP | kC | kA (no token needed)
   std::string_view name;
   std::string_view roles_text;
 };
@@ -40,7 +40,7 @@ constexpr std::array<Rule, kOperationCount> kRules = {{
     {kA, true, "read the metrics", "admin of namespace '*'"},                   // kMetrics
     {kA, true, "set the node online or offline", "admin of namespace '*'"},     // kSetHealth
     {kA, true, "use the dashboard", "admin of namespace '*'"},                  // kDashboard
-    {kA, true, "use the test controls", "admin of namespace '*'"},              // kTestControl
+    {kP | kC | kA, true, "use the test controls", "anyone"},                    // kTestControl
     {kP | kC | kA, false, "check health", "anyone"},                            // kHealthCheck
 }};
 
@@ -69,10 +69,14 @@ std::optional<Role> ParseRole(std::string_view text) {
 
 std::string_view OperationName(Operation op) { return RuleOf(op).name; }
 std::string_view RolesAllowed(Operation op) { return RuleOf(op).roles_text; }
-bool ServerWide(Operation op) { return RuleOf(op).server_wide; }
+bool Open(Operation op) {
+  return op == Operation::kHealthCheck || op == Operation::kDashboardAssets ||
+         op == Operation::kTestControl;
+}
+bool ServerWide(Operation op) { return RuleOf(op).server_wide && !Open(op); }
 
 bool Allows(const Caller& caller, Operation op) {
-  if (caller.anonymous || op == Operation::kHealthCheck) return true;
+  if (caller.anonymous || Open(op)) return true;
   const Rule& rule = RuleOf(op);
   if (rule.server_wide && !caller.ns.empty()) return false;
   return (rule.roles & (1 << static_cast<int>(caller.role))) != 0;

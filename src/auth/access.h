@@ -16,8 +16,8 @@ namespace chronoq::auth {
 enum class Role : uint8_t { kProducer, kConsumer, kAdmin };
 
 // Every operation a protocol serves. "Server-wide" ones see every namespace (metrics, the
-// monitor data, the dashboard's API, the node's health state, the test clock): only an admin of
-// the unnamed namespace `*` may do them.
+// monitor data, the dashboard's API, the node's health state): only an admin of the unnamed
+// namespace `*` may do them.
 enum class Operation : uint8_t {
   kSend,              // sendMsg, Send
   kSendBatch,         // sendMsgBatch, SendBatch
@@ -40,10 +40,11 @@ enum class Operation : uint8_t {
   kMetrics,           // GET /metrics (server-wide)
   kSetHealth,         // /camellia/health/online, offline (server-wide)
   kDashboard,         // /dashboard/api/* (server-wide)
-  kTestControl,       // /chronoq/test/* (server-wide; test mode only)
+  kTestControl,       // /chronoq/test/*: open (they exist only in test mode, --test-clock)
   kHealthCheck,       // /camellia/health/check, status: open to everyone, no token
+  kDashboardAssets,   // /dashboard's static files (no data): open to everyone, no token
 };
-inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kHealthCheck) + 1;
+inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kDashboardAssets) + 1;
 
 // Who sent a request. `anonymous`: no tokens are configured, every request may do everything
 // in the unnamed namespace (chronoq without authentication). `ns` empty: the unnamed namespace
@@ -63,9 +64,12 @@ std::string_view OperationName(Operation op);
 std::string_view RolesAllowed(Operation op);
 // True when the operation reads or changes more than one namespace.
 bool ServerWide(Operation op);
+// True when the operation needs no token (health checks, the dashboard's static files, the test
+// controls of a server in test mode).
+bool Open(Operation op);
 
-// The rule table: may `caller` do `op`? An anonymous caller may do everything; kHealthCheck is
-// open to everyone; a server-wide operation needs an admin of the unnamed namespace.
+// The rule table: may `caller` do `op`? An anonymous caller may do everything; an Open operation
+// everyone; a server-wide operation needs an admin of the unnamed namespace.
 bool Allows(const Caller& caller, Operation op);
 
 }  // namespace chronoq::auth

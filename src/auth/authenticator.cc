@@ -100,7 +100,8 @@ size_t Authenticator::token_count() const {
   return table_ ? table_->size() : 0;
 }
 
-Decision Authenticator::Refuse(Failure f, Verdict v, std::string message, Operation op) const {
+Decision Authenticator::Refuse(Failure f, Verdict v, std::string message,
+                               std::optional<Operation> op) const {
   failures_[static_cast<size_t>(f)].Add();
   const auto now = std::chrono::steady_clock::now();
   uint64_t skipped = 0;
@@ -114,15 +115,16 @@ Decision Authenticator::Refuse(Failure f, Verdict v, std::string message, Operat
     skipped = unlogged_;
     unlogged_ = 0;
   }
-  CQ_LOG_WARN(kLog, "refused a request to {} ({}){}", OperationName(op),
+  CQ_LOG_WARN(kLog, "refused a request to {} ({}){}",
+              op ? OperationName(*op) : std::string_view("an unknown endpoint"),
               kFailureNames[static_cast<size_t>(f)],
               skipped == 0 ? std::string()
                            : fmt::format("; {} more refusals since the last line", skipped));
   return Decision{v, Caller{}, std::move(message)};
 }
 
-Decision Authenticator::Check(const Credential& cred, Operation op) const {
-  if (!enabled() || op == Operation::kHealthCheck) return Decision{};
+Decision Authenticator::Check(const Credential& cred, std::optional<Operation> op) const {
+  if (!enabled() || (op && Open(*op))) return Decision{};
   if (cred.malformed) {
     return Refuse(Failure::kMalformed, Verdict::kUnauthenticated,
                   "the authorization is not 'Bearer <token>'", op);
@@ -140,7 +142,7 @@ Decision Authenticator::Check(const Credential& cred, Operation op) const {
   if (!caller) {
     return Refuse(Failure::kUnknown, Verdict::kUnauthenticated, "the token is not valid", op);
   }
-  if (!Allows(*caller, op)) {
+  if (op && !Allows(*caller, *op)) {
     const std::string_view article = caller->role == Role::kAdmin ? "an" : "a";
     std::string who = caller->ns.empty()
                           ? fmt::format("{} {} token", article, RoleName(caller->role))
@@ -148,7 +150,8 @@ Decision Authenticator::Check(const Credential& cred, Operation op) const {
                                         RoleName(caller->role), caller->ns);
     return Refuse(
         Failure::kForbidden, Verdict::kForbidden,
-        fmt::format("{} may not {}: that needs {}", who, OperationName(op), RolesAllowed(op)), op);
+        fmt::format("{} may not {}: that needs {}", who, OperationName(*op), RolesAllowed(*op)),
+        op);
   }
   return Decision{Verdict::kAllowed, std::move(*caller), {}};
 }

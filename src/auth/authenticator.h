@@ -75,8 +75,9 @@ class Authenticator {
   bool enabled() const { return enabled_.load(std::memory_order_acquire); }
   size_t token_count() const CQ_EXCLUDES(mu_);
 
-  // The decision for `op` with what the request presented. kHealthCheck is always allowed.
-  Decision Check(const Credential& cred, Operation op) const CQ_EXCLUDES(mu_);
+  // The decision for `op` with what the request presented. An Open operation is always allowed
+  // (anonymously). nullopt: any valid token will do (an unknown endpoint: 401 before its 404).
+  Decision Check(const Credential& cred, std::optional<Operation> op) const CQ_EXCLUDES(mu_);
 
   // cq_auth_failures_total{reason}, cq_auth_tokens, cq_auth_reloads_total{result}.
   void RenderMetrics(metrics::TextWriter& w) const CQ_EXCLUDES(mu_);
@@ -84,7 +85,7 @@ class Authenticator {
   uint64_t failures(Failure f) const { return failures_[static_cast<size_t>(f)].value(); }
 
  private:
-  Decision Refuse(Failure f, Verdict v, std::string message, Operation op) const
+  Decision Refuse(Failure f, Verdict v, std::string message, std::optional<Operation> op) const
       CQ_EXCLUDES(log_mu_);
 
   mutable base::Mutex mu_;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/authenticator.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/scheduler.h"
@@ -36,6 +37,9 @@ struct GrpcOptions {
   std::string host = "0.0.0.0";              // as in `grpc-listen` (IPv6 in brackets)
   uint16_t port = 9090;                      // 0: a free port (GrpcServer::port() tells which)
   int64_t max_msg_bytes = int64_t{4} << 20;  // max-msg-bytes
+  // Tokens (docs/security.md): each call is authenticated from its `authorization` metadata.
+  // Null: none. REQUIRES: outlives the server.
+  const auth::Authenticator* authenticator = nullptr;
 };
 
 class GrpcServer {

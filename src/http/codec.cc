@@ -243,6 +243,10 @@ std::string_view ReasonPhrase(int http_status) {
       return "Not Modified";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:

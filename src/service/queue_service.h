@@ -134,6 +134,7 @@ class QueueService {
   // Answers how many dead letters went back to their source topics.
   void Redrive(RedriveRequest req, Callback<Result<int64_t>> done);
   const core::TopicDefaults& topic_defaults() const { return topic_defaults_; }
+  const core::Limits& limits() const { return options_.limits; }
 
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();

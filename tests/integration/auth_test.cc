@@ -1,0 +1,393 @@
+// Authentication, authorization and namespaces through the real binary (docs/security.md): every
+// endpoint x every role x {no token, wrong token, right token}, the /t/<token> path prefix,
+// namespace isolation on the storage under test (memory, embedded, Redis, two nodes on Redis),
+// listMsg cursors of another namespace, SIGHUP reloads, and no token text anywhere a client or
+// an operator can read.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/it_util.h"
+
+namespace chronoq::it {
+namespace {
+
+// Tokens (16+ characters of [A-Za-z0-9._~-]).
+const std::string kShopProducer = "shopP-0123456789abcdef";
+const std::string kShopConsumer = "shopC-0123456789abcdef";
+const std::string kShopAdmin = "shopA-0123456789abcdef";
+const std::string kBankProducer = "bankP-0123456789abcdef";
+const std::string kBankAdmin = "bankA-0123456789abcdef";
+const std::string kRoot = "rootA-0123456789abcdef";  // admin of the unnamed namespace '*'
+const std::string kLate = "lateP-0123456789abcdef";  // added by a reload
+const std::string kWrong = "wrong-0123456789abcdef";
+
+std::string TokensText() {
+  return "# tokens of the auth integration test\n" + kShopProducer + " shop producer\n" +
+         kShopConsumer + " shop consumer\n" + kShopAdmin + " shop admin\n" + kBankProducer +
+         " bank producer\n" + kBankAdmin + " bank admin\n" + kRoot + " * admin\n";
+}
+
+// The tokens file of this process's server (written before the server starts).
+const std::string& TokensPath() {
+  static const std::string path = [] {
+    std::string p = (std::filesystem::temp_directory_path() /
+                     ("chronoq-it-tokens-" + std::to_string(::getpid())))
+                        .string();
+    std::ofstream(p, std::ios::trunc) << TokensText();
+    return p;
+  }();
+  return path;
+}
+
+class AuthTest : public ServerTest {
+ protected:
+  std::vector<std::string> Flags() const override { return {"--auth-tokens-file=" + TokensPath()}; }
+  void SetUp() override {
+    ServerTest::SetUp();
+    api().set_token(kRoot);  // the fixture's clock moves and checks are the operator's
+  }
+  // A client with `token` (empty: none).
+  std::unique_ptr<ApiClient> As(const std::string& token) {
+    std::unique_ptr<ApiClient> c = NewClient();
+    c->set_token(token);
+    return c;
+  }
+};
+
+struct Endpoint {
+  std::string method;
+  std::string path;
+  Form params;
+  std::string roles;  // who may: P producer, C consumer, A a namespace's admin, R admin of '*'
+};
+
+std::vector<Endpoint> Endpoints(const std::string& topic) {
+  const std::string q = "/camellia/delayQueue/";
+  const Form ref = {{"topic", topic}, {"msgId", "m1"}};
+  auto with = [](Form f, Form extra) {
+    for (auto& e : extra) f.push_back(std::move(e));
+    return f;
+  };
+  return {
+      {"POST", q + "sendMsg", with(ref, {{"msg", "x"}, {"delayMillis", "0"}}), "PAR"},
+      {"POST", q + "sendMsgBatch", {{"topic", topic}, {"msgs", "[]"}}, "PAR"},
+      {"POST", q + "getMsg", ref, "PCAR"},
+      {"POST", q + "updateMsg", with(ref, {{"priority", "1"}}), "PAR"},
+      {"POST", q + "countMsg", ref, "PAR"},
+      {"POST", q + "deleteMsg", ref, "PAR"},
+      {"POST", q + "pullMsg", {{"topic", topic}}, "CAR"},
+      // A ready message waits there for each role allowed (the test clock never ends a wait).
+      {"POST", q + "longPollingMsg", {{"topic", topic + ".lp"}}, "CAR"},
+      {"POST", q + "ackMsg", with(ref, {{"ack", "true"}}), "CAR"},
+      {"POST", q + "ackMsgBatch", {{"topic", topic}, {"ack", "m1"}}, "CAR"},
+      {"POST", q + "touchMsg", ref, "CAR"},
+      {"GET", q + "listMsg", {{"topic", topic}}, "AR"},
+      {"GET", q + "getTopicInfo", {{"topic", topic}}, "PCAR"},
+      {"GET", q + "getTopicInfoList", {}, "PCAR"},
+      {"GET", q + "getTopicConfig", {{"topic", topic}}, "AR"},
+      {"POST", q + "setTopicConfig", {{"topic", topic}, {"maxRetry", "3"}}, "AR"},
+      {"POST", q + "deleteTopicConfig", {{"topic", topic}}, "AR"},
+      {"POST", q + "pauseTopic", {{"topic", topic}}, "AR"},
+      {"POST", q + "resumeTopic", {{"topic", topic}}, "AR"},
+      {"POST", q + "purgeTopic", {{"topic", topic}}, "AR"},
+      {"POST", q + "redriveMsg", {{"topic", topic}}, "AR"},
+      {"GET", q + "getMonitorData", {}, "R"},
+      {"GET", "/metrics", {}, "R"},
+      {"GET", "/camellia/health/online", {}, "R"},
+      {"GET", "/camellia/health/offline", {}, "R"},
+      {"GET", "/dashboard/api/topics", {}, "R"},
+      {"GET", "/dashboard/api/history", {}, "R"},
+  };
+}
+
+ApiResponse Call(ApiClient& c, const Endpoint& e, const std::string& prefix = "") {
+  if (e.method == "GET") return c.Get(prefix + e.path, e.params);
+  return c.Post(prefix + e.path, e.params);
+}
+
+void ExpectRefused(const ApiResponse& r, int status, const std::string& path) {
+  ExpectRequestError(r, status, path);
+  if (status == 401) {
+    EXPECT_EQ(r.header("WWW-Authenticate"), "Bearer") << r.Describe();
+  }
+}
+
+TEST_F(AuthTest, EveryEndpointEveryRoleEveryCredential) {
+  const std::string topic = Topic();
+  const std::vector<std::pair<char, std::string>> roles = {
+      {'P', kShopProducer}, {'C', kShopConsumer}, {'A', kShopAdmin}, {'R', kRoot}};
+  auto none = As("");
+  auto wrong = As(kWrong);
+  for (const std::string& token : {kShopProducer, kShopProducer, kRoot}) {
+    ExpectAppCode(
+        As(token)->Queue("sendMsg", {{"topic", topic + ".lp"}, {"msg", "x"}, {"delayMillis", "0"}}),
+        200);
+  }
+  for (const Endpoint& e : Endpoints(topic)) {
+    SCOPED_TRACE(e.method + " " + e.path);
+    ExpectRefused(Call(*none, e), 401, e.path);
+    ExpectRefused(Call(*wrong, e), 401, e.path);
+    for (const auto& [role, token] : roles) {
+      SCOPED_TRACE(std::string("role ") + role);
+      auto c = As(token);
+      ApiResponse r = Call(*c, e);
+      if (e.roles.find(role) != std::string::npos) {
+        EXPECT_NE(r.status, 401) << r.Describe();
+        EXPECT_NE(r.status, 403) << r.Describe();
+        EXPECT_LT(r.status, 500) << r.Describe();
+      } else {
+        ExpectRefused(r, 403, e.path);
+      }
+    }
+  }
+  ApiResponse online = As(kRoot)->Get("/camellia/health/online");
+  EXPECT_EQ(online.status, 200) << online.Describe();
+  // Open to everyone, without a token.
+  // (The test controls exist only in test mode, and are open there: the harness's clock moves.)
+  for (const char* open : {"/camellia/health/check", "/camellia/health/status", "/dashboard/",
+                           "/chronoq/test/longPolls"}) {
+    ApiResponse r = none->Get(open);
+    EXPECT_EQ(r.status, 200) << open << " " << r.Describe();
+  }
+  // An unknown endpoint: 401 before 404 (it tells nothing to who has no token).
+  ExpectRefused(none->Get("/camellia/delayQueue/nothing"), 401, "/camellia/delayQueue/nothing");
+  EXPECT_EQ(As(kShopConsumer)->Get("/camellia/delayQueue/nothing").status, 404);
+}
+
+TEST_F(AuthTest, TokenPathPrefixForTheJavaSdk) {
+  const std::string topic = Topic();
+  auto none = As("");
+  const std::string q = "/camellia/delayQueue/";
+  ApiResponse r =
+      none->Post("/t/" + kShopProducer + q + "sendMsg",
+                 {{"topic", topic}, {"msgId", "a"}, {"msg", "x"}, {"delayMillis", "0"}});
+  ExpectAppCode(r, 200);
+  EXPECT_EQ(Str(r.at("delayMsg").as_object().at("topic")), topic);
+  r = none->Post("/t/" + kShopConsumer + q + "pullMsg", {{"topic", topic}});
+  ExpectAppCode(r, 200);
+  ASSERT_EQ(r.at("delayMsgList").as_array().size(), 1u) << r.Describe();
+  r = none->Post("/t/" + kShopConsumer + q + "sendMsg",
+                 {{"topic", topic}, {"msg", "x"}, {"delayMillis", "0"}});
+  ExpectRefused(r, 403, q + "sendMsg");
+  // A wrong token in the prefix: 401, and neither the body nor the path echoes it.
+  r = none->Post("/t/" + kWrong + q + "getMsg", {{"topic", topic}, {"msgId", "a"}});
+  ExpectRefused(r, 401, q + "getMsg");
+  EXPECT_EQ(r.http.body.find(kWrong), std::string::npos) << r.Describe();
+  r = none->Get("/t/" + kWrong);
+  ExpectRefused(r, 401, "/");
+  EXPECT_EQ(r.http.body.find(kWrong), std::string::npos) << r.Describe();
+  // The prefix with a query string after the path.
+  r = none->Get("/t/" + kShopAdmin + q + "getTopicInfo", {{"topic", topic}});
+  ExpectAppCode(r, 200);
+}
+
+TEST_F(AuthTest, MalformedAuthorizationIs401) {
+  testutil::RawConnection raw;
+  ASSERT_TRUE(raw.Connect(server().endpoint()).ok());
+  ASSERT_TRUE(raw.Send("GET /camellia/delayQueue/getTopicInfoList HTTP/1.1\r\nHost: x\r\n"
+                       "Authorization: Basic dXNlcjpwYXNz\r\nConnection: close\r\n\r\n")
+                  .ok());
+  ASSERT_TRUE(raw.ReadUntil("}", std::chrono::seconds(5))) << raw.received();
+  const std::string& answer = raw.received();
+  EXPECT_NE(answer.find("HTTP/1.1 401"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("the authorization is not 'Bearer <token>'"), std::string::npos) << answer;
+}
+
+TEST_F(AuthTest, NamespacesIsolateTopicsMessagesListingsAndCursors) {
+  const std::string topic = Topic();
+  auto shop = As(kShopProducer);
+  auto bank = As(kBankProducer);
+  auto shop_admin = As(kShopAdmin);
+  auto bank_admin = As(kBankAdmin);
+  auto root = As(kRoot);
+  const std::string q = "/camellia/delayQueue/";
+  // The same topic and msgId in two namespaces are two messages.
+  for (int i = 0; i < 3; ++i) {
+    ExpectAppCode(shop->Queue("sendMsg", {{"topic", topic},
+                                          {"msgId", "m" + std::to_string(i)},
+                                          {"msg", "shop-secret"},
+                                          {"delayMillis", "0"}}),
+                  200);
+  }
+  ExpectAppCode(
+      bank->Queue("sendMsg",
+                  {{"topic", topic}, {"msgId", "m0"}, {"msg", "bank"}, {"delayMillis", "60000"}}),
+      200);
+  ApiResponse r = bank->Queue("getMsg", {{"topic", topic}, {"msgId", "m0"}});
+  ExpectAppCode(r, 200);
+  EXPECT_EQ(Str(r.at("delayMsg").as_object().at("msg")), "bank");
+  EXPECT_EQ(Str(r.at("delayMsg").as_object().at("topic")), topic);
+  r = bank->Queue("getMsg", {{"topic", topic}, {"msgId", "m1"}});
+  ExpectAppCode(r, 404);
+  // The error sentence names the topic as the client knows it.
+  EXPECT_EQ(r.msg().find('\x1f'), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.msg().find("bank"), std::string::npos) << r.Describe();
+
+  // Listings: each namespace sees its own topic only; '*' sees neither.
+  auto listed = [&](ApiClient& c) {
+    ApiResponse l = c.Get(q + "getTopicInfoList");
+    EXPECT_EQ(l.code(), 200) << l.Describe();
+    std::map<std::string, int64_t> out;
+    for (const auto& t : l.at("data").as_array()) {
+      out[Str(t.as_object().at("topic"))] = Int(t.as_object().at("readyQueueSize"));
+    }
+    return out;
+  };
+  std::map<std::string, int64_t> s = listed(*shop_admin);
+  ASSERT_TRUE(s.count(topic)) << "shop's listing lacks its topic";
+  EXPECT_EQ(s[topic], 3);
+  for (const auto& [name, n] : s) EXPECT_EQ(name.find('\x1f'), std::string::npos) << name;
+  std::map<std::string, int64_t> b = listed(*bank_admin);
+  ASSERT_TRUE(b.count(topic));
+  EXPECT_EQ(b[topic], 0);  // bank's message waits
+  EXPECT_FALSE(listed(*root).count(topic));
+
+  // A name that spells another namespace's internal name is refused, whoever asks.
+  for (ApiClient* c : {bank_admin.get(), root.get()}) {
+    r = c->Get(q + "listMsg", {{"topic", "shop\x1f" + topic}});
+    ExpectAppCode(r, 400, "control character");
+  }
+
+  // listMsg: shop's cursor handed to bank lists nothing of shop's.
+  r = shop_admin->Get(q + "listMsg", {{"topic", topic}, {"limit", "1"}});
+  ExpectAppCode(r, 200);
+  const std::string cursor = Str(r.at("nextCursor"));
+  ASSERT_FALSE(cursor.empty()) << r.Describe();
+  r = bank_admin->Get(q + "listMsg", {{"topic", topic}, {"limit", "10"}, {"cursor", cursor}});
+  EXPECT_EQ(r.http.body.find("shop-secret"), std::string::npos) << r.Describe();
+  // A crafted cursor (any text) cannot reach shop's messages either.
+  for (const std::string& crafted :
+       {std::string("2:0:0:0"), std::string("1:0:-inf:0"), cursor + "0", std::string("cq1.0.0")}) {
+    r = bank_admin->Get(q + "listMsg", {{"topic", topic}, {"cursor", crafted}});
+    EXPECT_EQ(r.http.body.find("shop-secret"), std::string::npos) << r.Describe();
+  }
+  // bank pulls bank's only (nothing consumable there yet).
+  auto bank_consumer_pull = bank_admin->Queue("pullMsg", {{"topic", topic}, {"batch", "10"}});
+  ExpectAppCode(bank_consumer_pull, 200);
+  EXPECT_TRUE(bank_consumer_pull.at("delayMsgList").as_array().empty())
+      << bank_consumer_pull.Describe();
+  // shop's consumer gets shop's three, named as shop knows them.
+  r = As(kShopConsumer)->Queue("pullMsg", {{"topic", topic}, {"batch", "10"}});
+  ExpectAppCode(r, 200);
+  ASSERT_EQ(r.at("delayMsgList").as_array().size(), 3u) << r.Describe();
+  for (const auto& m : r.at("delayMsgList").as_array()) {
+    EXPECT_EQ(Str(m.as_object().at("topic")), topic);
+  }
+
+  // Topic configuration: a dead-letter topic is in the namespace and named as the client does.
+  r = shop_admin->Post(q + "setTopicConfig", {{"topic", topic}, {"deadLetterTopic", "dlq"}});
+  ExpectAppCode(r, 200);
+  r = shop_admin->Get(q + "getTopicConfig", {{"topic", topic}});
+  ExpectAppCode(r, 200);
+  EXPECT_NE(r.http.body.find("\"dlq\""), std::string::npos) << r.Describe();
+  EXPECT_EQ(r.http.body.find('\x1f'), std::string::npos) << r.Describe();
+  r = bank_admin->Get(q + "getTopicConfig", {{"topic", topic}});
+  EXPECT_EQ(r.http.body.find("\"dlq\""), std::string::npos) << r.Describe();
+  // Purging bank's topic leaves shop's messages alone.
+  r = bank_admin->Post(q + "purgeTopic", {{"topic", topic}});
+  ExpectAppCode(r, 200);
+  r = shop_admin->Get(q + "getTopicInfo", {{"topic", topic}});
+  EXPECT_EQ(Int(r.at("data").as_object().at("ackQueueSize")), 3) << r.Describe();
+
+  // The operator's metrics show each namespace's topic apart.
+  r = root->Get("/metrics");
+  EXPECT_NE(r.http.body.find("topic=\"shop/" + topic + "\""), std::string::npos);
+  EXPECT_NE(r.http.body.find("topic=\"bank/" + topic + "\""), std::string::npos);
+}
+
+TEST_F(AuthTest, NoTokenTextInLogsMetricsErrorsOrPrintConfig) {
+  const std::string topic = Topic();
+  // Failures of every kind, then what an operator and a client can read.
+  As("")->Get("/metrics");
+  As(kWrong)->Get("/metrics");
+  As(kShopConsumer)->Get("/metrics");
+  std::vector<std::string> texts;
+  texts.push_back(As(kRoot)->Get("/metrics").http.body);
+  texts.push_back(As(kWrong)->Post("/t/" + kWrong + "/camellia/delayQueue/sendMsg", {}).http.body);
+  texts.push_back(As(kShopConsumer)->Queue("sendMsg", {{"topic", topic}}).http.body);
+  texts.push_back(server().Stderr());
+  testutil::ExitResult pc =
+      testutil::RunBinary({"serve", "--print-config", "--auth-tokens-file=" + TokensPath()});
+  EXPECT_EQ(pc.exit_code, 0) << pc.err;
+  texts.push_back(pc.out + pc.err);
+  // A broken file at start: refused with the line, without the token.
+  const std::string broken = TokensPath() + ".broken";
+  std::ofstream(broken, std::ios::trunc) << kShopProducer << " shop\n";
+  testutil::ExitResult start = testutil::RunBinary(
+      {"serve", "--storage=memory", "--listen=127.0.0.1:0", "--auth-tokens-file=" + broken});
+  EXPECT_EQ(start.exit_code, 2) << start.err;
+  EXPECT_NE(start.err.find("line 1: expected '<token> <namespace> <role>', got 2 fields"),
+            std::string::npos)
+      << start.err;
+  texts.push_back(start.out + start.err);
+  std::filesystem::remove(broken);
+  for (const std::string& text : texts) {
+    for (const std::string& token :
+         {kShopProducer, kShopConsumer, kShopAdmin, kBankProducer, kBankAdmin, kRoot, kWrong}) {
+      EXPECT_EQ(text.find(token), std::string::npos) << "token found in: " << text.substr(0, 400);
+    }
+  }
+  // Failures are counted by reason.
+  std::string metrics = As(kRoot)->Get("/metrics").http.body;
+  for (const char* reason : {"missing", "unknown", "forbidden"}) {
+    EXPECT_NE(metrics.find(std::string("cq_auth_failures_total{reason=\"") + reason + "\"}"),
+              std::string::npos)
+        << reason;
+  }
+}
+
+TEST_F(AuthTest, SighupReloadsTokensAndABrokenFileKeepsTheOldOnes) {
+  const std::string q = "/camellia/delayQueue/";
+  auto reloads = [&] {
+    std::string m = As(kRoot)->Get("/metrics").http.body;
+    size_t at = m.find("cq_auth_reloads_total{result=\"ok\"} ");
+    size_t err = m.find("cq_auth_reloads_total{result=\"error\"} ");
+    if (at == std::string::npos || err == std::string::npos) return std::pair<int, int>{-1, -1};
+    return std::pair<int, int>{std::stoi(m.substr(at + 35)), std::stoi(m.substr(err + 38))};
+  };
+  // Waits until the server counted one more reload of `kind` (0 ok, 1 error).
+  auto hup = [&](int kind) {
+    std::pair<int, int> before = reloads();
+    ::kill(server().pid(), SIGHUP);
+    for (int i = 0; i < 500; ++i) {
+      std::pair<int, int> now = reloads();
+      if ((kind == 0 ? now.first : now.second) > (kind == 0 ? before.first : before.second)) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // a signal: nothing to wait on
+    }
+    return false;
+  };
+  // One node (the one signalled) when the storage has two.
+  auto get_topic_list = [&](const std::string& token) {
+    std::unique_ptr<ApiClient> c = As(token);
+    c->OneNode();
+    return c->Get(q + "getTopicInfoList").status;
+  };
+  EXPECT_EQ(get_topic_list(kLate), 401);
+  // Add kLate, remove kBankProducer.
+  std::string text = TokensText();
+  text.replace(text.find(kBankProducer), kBankProducer.size() + 15, "");
+  std::ofstream(TokensPath(), std::ios::trunc) << text << kLate << " shop producer\n";
+  ASSERT_TRUE(hup(0));
+  EXPECT_EQ(get_topic_list(kLate), 200);
+  EXPECT_EQ(get_topic_list(kBankProducer), 401);
+  // A broken file: the tokens in force stay.
+  std::ofstream(TokensPath(), std::ios::trunc) << "# broken\n" << kBankProducer << " bank\n";
+  ASSERT_TRUE(hup(1));
+  EXPECT_EQ(get_topic_list(kLate), 200);
+  EXPECT_EQ(get_topic_list(kBankProducer), 401);
+  EXPECT_NE(server().Stderr().find("the previous tokens stay in force"), std::string::npos);
+  // Back to the test's tokens.
+  std::ofstream(TokensPath(), std::ios::trunc) << TokensText();
+  ASSERT_TRUE(hup(0));
+  EXPECT_EQ(get_topic_list(kBankProducer), 200);
+  EXPECT_EQ(get_topic_list(kLate), 401);
+}
+
+}  // namespace
+}  // namespace chronoq::it
