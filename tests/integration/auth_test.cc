@@ -391,3 +391,82 @@ TEST_F(AuthTest, SighupReloadsTokensAndABrokenFileKeepsTheOldOnes) {
 
 }  // namespace
 }  // namespace chronoq::it
+
+namespace chronoq::it {
+namespace {
+
+// The bad-input table's auth rows (bad_input_table.h describes the table): requests that would
+// change the queue were they admitted, each with a malformed or insufficient credential; each
+// must get its exact refusal and change nothing.
+struct AuthRow {
+  std::string what;
+  std::string target;         // path (maybe with /t/<token>)
+  std::string authorization;  // the raw header line value; empty: no header
+  int status;
+  std::string word;  // the answer's msg mentions it
+};
+
+TEST_F(AuthTest, BadInputTableAuthRows) {
+  const std::string topic = Topic();
+  auto root = As(kRoot);
+  auto shop = As(kShopProducer);
+  ExpectAppCode(
+      shop->Queue("sendMsg",
+                  {{"topic", topic}, {"msgId", "r1"}, {"msg", "x"}, {"delayMillis", "0"}}),
+      200);
+  auto state = [&] {
+    auto admin = As(kShopAdmin);
+    return admin->Get("/camellia/delayQueue/getTopicInfoList").http.body + "|" +
+           admin->Queue("getMsg", {{"topic", topic}, {"msgId", "r1"}}).http.body;
+  };
+  const std::string before = state();
+  const std::string del = "/camellia/delayQueue/deleteMsg";
+  const std::string body = client::FormEncode({{"topic", topic}, {"msgId", "r1"}});
+  const std::string need = "authentication required";
+  const std::vector<AuthRow> rows = {
+      {"no Authorization header", del, "", 401, need},
+      {"empty Authorization header", del, " ", 401, "not 'Bearer <token>'"},
+      {"Basic scheme", del, "Basic dXNlcjpwYXNz", 401, "not 'Bearer <token>'"},
+      {"Bearer without a token", del, "Bearer", 401, "not 'Bearer <token>'"},
+      {"Bearer with two words", del, "Bearer " + kShopProducer + " x", 401, "not 'Bearer <token>'"},
+      {"unknown token", del, "Bearer " + kWrong, 401, "not valid"},
+      {"token with a character more", del, "Bearer " + kShopProducer + "x", 401, "not valid"},
+      {"token with a character less", del, "Bearer " + kShopProducer.substr(1), 401, "not valid"},
+      {"token of another case", del, "Bearer SHOPP-0123456789ABCDEF", 401, "not valid"},
+      {"consumer deletes", del, "Bearer " + kShopConsumer, 403, "may not delete messages"},
+      {"another namespace's admin purges", "/camellia/delayQueue/purgeTopic",
+       "Bearer " + kBankAdmin, 200, ""},  // admitted, but purges bank's topic: nothing of shop's
+      {"a namespace's admin sets the node offline", "/camellia/health/offline",
+       "Bearer " + kShopAdmin, 403, "admin of namespace '*'"},
+      {"prefix with an unknown token", "/t/" + kWrong + del, "", 401, "not valid"},
+      {"prefix with an empty token", "/t/" + del, "", 401, "not valid"},
+      {"prefix with a consumer token", "/t/" + kShopConsumer + del, "", 403, "may not"},
+      {"header wins over the prefix", "/t/" + kShopProducer + del, "Bearer " + kShopConsumer, 403,
+       "may not"},
+  };
+  for (const AuthRow& row : rows) {
+    SCOPED_TRACE(row.what);
+    testutil::RawConnection raw;
+    ASSERT_TRUE(raw.Connect(server().endpoint()).ok());
+    std::string req = "POST " + row.target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+    if (!row.authorization.empty()) req += "Authorization: " + row.authorization + "\r\n";
+    req += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+    ASSERT_TRUE(raw.Send(req).ok());
+    raw.WaitClosed(std::chrono::seconds(5));
+    const std::string& answer = raw.received();
+    EXPECT_NE(answer.find("HTTP/1.1 " + std::to_string(row.status)), std::string::npos) << answer;
+    if (!row.word.empty()) {
+      EXPECT_NE(answer.find(row.word), std::string::npos) << answer;
+    }
+    for (const std::string& token :
+         {kShopProducer, kShopConsumer, kBankAdmin, kShopAdmin, kWrong}) {
+      EXPECT_EQ(answer.find(token), std::string::npos) << answer;
+    }
+    EXPECT_EQ(state(), before) << "the row changed the queue";
+  }
+  EXPECT_EQ(root->Get("/camellia/health/status").status, 200);
+}
+
+}  // namespace
+}  // namespace chronoq::it
