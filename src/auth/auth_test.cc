@@ -51,10 +51,15 @@ TEST(TokenTableTest, RefusesABadLineWithItsNumberAndNeverTheToken) {
   const BadFile cases[] = {
       {"# only a comment\n", "f: no token (a line is '<token> <namespace> <role>')"},
       {"", "f: no token (a line is '<token> <namespace> <role>')"},
-      {"\n" + tok + " shop\n", "f line 2: expected '<token> <namespace> <role>', got 2 fields"},
-      {tok + "\n", "f line 1: expected '<token> <namespace> <role>', got 1 field"},
+      {"\n" + tok + " shop\n",
+       "f line 2: expected '<token> <namespace> <role> [rate=<n>]', got 2 fields"},
+      {tok + "\n", "f line 1: expected '<token> <namespace> <role> [rate=<n>]', got 1 field"},
       {tok + " shop admin extra\n",
-       "f line 1: expected '<token> <namespace> <role>', got 4 fields"},
+       "f line 1: the 4th field must be rate=<requests per second, above 0>, got 'extra'"},
+      {tok + " shop admin rate=0\n",
+       "f line 1: the 4th field must be rate=<requests per second, above 0>, got 'rate=0'"},
+      {tok + " shop admin rate=1 x\n",
+       "f line 1: expected '<token> <namespace> <role> [rate=<n>]', got 5 fields"},
       {"short shop admin\n",
        "f line 1: the token is 5 characters long; a token has 16 to 256 (make one with 'openssl "
        "rand -hex 32')"},
@@ -210,6 +215,45 @@ TEST_F(AuthenticatorTest, LoadRefusesABadFileAndStaysDisabled) {
   EXPECT_EQ(s.code(), Errc::kInvalidArgument);
   EXPECT_FALSE(auth_.enabled());
   EXPECT_EQ(auth_.Load(path_ + ".missing").code(), Errc::kIOError);
+}
+
+}  // namespace
+}  // namespace chronoq::auth
+
+namespace chronoq::auth {
+namespace {
+
+TEST(RateLimitTest, ATokenBucketPerTokenOnTheClock) {
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  Authenticator auth(&clock);
+  const std::string path = ::testing::TempDir() + "/tokens_rate";
+  std::ofstream(path, std::ios::trunc) << kProducer << " shop producer rate=2\n"
+                                       << kConsumer << " shop consumer\n";
+  ASSERT_TRUE(auth.Load(path).ok());
+  auto check = [&](std::string_view token) {
+    return auth.Check(Credential{token, false}, Operation::kGet).verdict;
+  };
+  // A bucket of 2: two requests at once, then refused until it refills at 2 per second.
+  EXPECT_EQ(check(kProducer), Verdict::kAllowed);
+  EXPECT_EQ(check(kProducer), Verdict::kAllowed);
+  Decision d = auth.Check(Credential{kProducer, false}, Operation::kGet);
+  EXPECT_EQ(d.verdict, Verdict::kRateLimited);
+  EXPECT_EQ(d.message, "the token's rate limit (2 requests per second) is reached; retry later");
+  EXPECT_EQ(check(kConsumer), Verdict::kAllowed);  // no limit, and another bucket
+  clock.Advance(Millis(499));
+  EXPECT_EQ(check(kProducer), Verdict::kRateLimited);
+  clock.Advance(Millis(1));
+  EXPECT_EQ(check(kProducer), Verdict::kAllowed);
+  EXPECT_EQ(check(kProducer), Verdict::kRateLimited);
+  clock.Advance(Millis(10'000));  // refills to 2, no more
+  EXPECT_EQ(check(kProducer), Verdict::kAllowed);
+  EXPECT_EQ(check(kProducer), Verdict::kAllowed);
+  EXPECT_EQ(check(kProducer), Verdict::kRateLimited);
+  EXPECT_EQ(auth.failures(Failure::kRateLimited), 4u);
+  // A reload keeps the bucket (an empty one stays empty).
+  ASSERT_TRUE(auth.Reload().ok());
+  EXPECT_EQ(check(kProducer), Verdict::kRateLimited);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -11,8 +12,8 @@ namespace chronoq::auth {
 namespace {
 
 constexpr const char* kLog = "cq.auth";
-constexpr std::array<std::string_view, kFailureCount> kFailureNames = {"missing", "malformed",
-                                                                       "unknown", "forbidden"};
+constexpr std::array<std::string_view, kFailureCount> kFailureNames = {
+    "missing", "malformed", "unknown", "forbidden", "rate_limited"};
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -138,7 +139,9 @@ Decision Authenticator::Check(const Credential& cred, std::optional<Operation> o
     base::MutexLock lock(mu_);
     table = table_;
   }
-  std::optional<Caller> caller = table->Find(*cred.token);
+  const TokenTable::Entry* entry = table->Lookup(*cred.token);
+  std::optional<Caller> caller;
+  if (entry != nullptr) caller = entry->caller;
   if (!caller) {
     return Refuse(Failure::kUnknown, Verdict::kUnauthenticated, "the token is not valid", op);
   }
@@ -153,14 +156,37 @@ Decision Authenticator::Check(const Credential& cred, std::optional<Operation> o
         fmt::format("{} may not {}: that needs {}", who, OperationName(*op), RolesAllowed(*op)),
         op);
   }
+  if (entry->rate > 0 && !Admit(*entry)) {
+    return Refuse(Failure::kRateLimited, Verdict::kRateLimited,
+                  fmt::format("the token's rate limit ({} requests per second) is reached; retry "
+                              "later",
+                              entry->rate),
+                  op);
+  }
   return Decision{Verdict::kAllowed, std::move(*caller), {}};
+}
+
+bool Authenticator::Admit(const TokenTable::Entry& e) const {
+  const double cap = std::max(1.0, e.rate);
+  const TimePoint now = clock_->Now();
+  base::MutexLock lock(buckets_mu_);
+  auto [it, fresh] = buckets_.try_emplace(e.digest, Bucket{cap, now});
+  Bucket& b = it->second;
+  if (!fresh && now > b.at) {
+    b.level = std::min(cap, b.level + e.rate * static_cast<double>((now - b.at).count()) / 1000.0);
+  }
+  b.at = std::max(b.at, now);
+  if (b.level < 1.0) return false;
+  b.level -= 1.0;
+  return true;
 }
 
 void Authenticator::RenderMetrics(metrics::TextWriter& w) const {
   using metrics::MetricType;
   w.Family("cq_auth_failures_total",
            "Requests refused by authentication (missing, malformed or unknown token: 401 / "
-           "UNAUTHENTICATED) or authorization (forbidden: 403 / PERMISSION_DENIED)",
+           "UNAUTHENTICATED), authorization (forbidden: 403 / PERMISSION_DENIED) or the token's "
+           "rate limit (rate_limited: 429 / RESOURCE_EXHAUSTED)",
            MetricType::kCounter);
   for (size_t i = 0; i < kFailureCount; ++i) {
     w.Sample("cq_auth_failures_total", {{"reason", kFailureNames[i]}},

@@ -20,6 +20,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@
 
 #include "auth/access.h"
 #include "auth/tokens.h"
+#include "base/clock.h"
 #include "base/mutex.h"
 #include "base/status.h"
 #include "metrics/exposition.h"
@@ -34,11 +36,11 @@
 
 namespace chronoq::auth {
 
-enum class Verdict : uint8_t { kAllowed, kUnauthenticated, kForbidden };
+enum class Verdict : uint8_t { kAllowed, kUnauthenticated, kForbidden, kRateLimited };
 
 // Why a request was refused (the reason label of cq_auth_failures_total).
-enum class Failure : uint8_t { kMissing, kMalformed, kUnknown, kForbidden };
-inline constexpr size_t kFailureCount = 4;
+enum class Failure : uint8_t { kMissing, kMalformed, kUnknown, kForbidden, kRateLimited };
+inline constexpr size_t kFailureCount = 5;
 
 struct Decision {
   Verdict verdict = Verdict::kAllowed;
@@ -60,8 +62,8 @@ Credential ParseAuthorization(std::optional<std::string_view> header);
 
 class Authenticator {
  public:
-  // Disabled: no tokens.
-  Authenticator() = default;
+  // Disabled: no tokens. `clock` (the rate limits' time) must outlive it.
+  explicit Authenticator(const base::Clock* clock = base::SystemClock::Get()) : clock_(clock) {}
   Authenticator(const Authenticator&) = delete;
   Authenticator& operator=(const Authenticator&) = delete;
 
@@ -88,6 +90,18 @@ class Authenticator {
   Decision Refuse(Failure f, Verdict v, std::string message, std::optional<Operation> op) const
       CQ_EXCLUDES(log_mu_);
 
+  // A token's rate limit (tokens.h `rate=`): a token bucket holding at most max(1, rate).
+  struct Bucket {
+    double level = 0;
+    TimePoint at{};
+  };
+  // True when a request of the entry may go now (takes one from its bucket).
+  bool Admit(const TokenTable::Entry& e) const CQ_EXCLUDES(buckets_mu_);
+
+  const base::Clock* const clock_;
+  mutable base::Mutex buckets_mu_;
+  // By token digest, so that a reload keeps a token's bucket.
+  mutable std::map<Digest, Bucket> buckets_ CQ_GUARDED_BY(buckets_mu_);
   mutable base::Mutex mu_;
   std::string path_ CQ_GUARDED_BY(mu_);
   std::shared_ptr<const TokenTable> table_ CQ_GUARDED_BY(mu_);

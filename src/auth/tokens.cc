@@ -4,6 +4,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <cstdlib>
+
 #include "core/scope.h"
 
 namespace chronoq::auth {
@@ -77,9 +79,21 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view sou
       if (nl == text.size()) break;
       continue;
     }
-    if (f.size() != 3) {
-      return error(fmt::format("expected '<token> <namespace> <role>', got {} field{}", f.size(),
-                               f.size() == 1 ? "" : "s"));
+    if (f.size() != 3 && f.size() != 4) {
+      return error(fmt::format("expected '<token> <namespace> <role> [rate=<n>]', got {} field{}",
+                               f.size(), f.size() == 1 ? "" : "s"));
+    }
+    double rate = 0;
+    if (f.size() == 4) {
+      std::string_view r = f[3];
+      char* end = nullptr;
+      std::string digits(r.substr(r.starts_with("rate=") ? 5 : r.size()));
+      if (!digits.empty()) rate = std::strtod(digits.c_str(), &end);
+      if (digits.empty() || end != digits.c_str() + digits.size() || !(rate > 0) || rate > 1e9) {
+        return error(
+            fmt::format("the 4th field must be rate=<requests per second, above 0>, got '{}'",
+                        r.substr(0, 80)));
+      }
     }
     if (std::string why = TokenProblem(f[0]); !why.empty()) return error(std::move(why));
     Caller caller;
@@ -105,7 +119,7 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view sou
         return error(fmt::format("the same token as line {}", line_of[i]));
       }
     }
-    table.entries_.push_back(Entry{d, std::move(caller)});
+    table.entries_.push_back(Entry{d, std::move(caller), rate});
     line_of.push_back(line_no);
     if (nl == text.size()) break;
   }
@@ -117,6 +131,12 @@ Result<TokenTable> TokenTable::Parse(std::string_view text, std::string_view sou
 }
 
 std::optional<Caller> TokenTable::Find(std::string_view token) const {
+  const Entry* e = Lookup(token);
+  if (e == nullptr) return std::nullopt;
+  return e->caller;
+}
+
+const TokenTable::Entry* TokenTable::Lookup(std::string_view token) const {
   const Digest d = Sha256(token);
   const Entry* found = nullptr;
   // Every digest is compared, whatever matched: the time does not depend on where (or whether)
@@ -125,8 +145,7 @@ std::optional<Caller> TokenTable::Find(std::string_view token) const {
     const bool same = CRYPTO_memcmp(e.digest.data(), d.data(), d.size()) == 0;
     found = same ? &e : found;
   }
-  if (found == nullptr) return std::nullopt;
-  return found->caller;
+  return found;
 }
 
 }  // namespace chronoq::auth

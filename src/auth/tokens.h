@@ -1,6 +1,8 @@
 // TokenTable: the tokens of `auth-tokens-file` (docs/security.md "Tokens"): one per line,
 // `<token> <namespace> <role>` separated by spaces or tabs, `#` starts a comment, blank lines
-// ignored. A token is 16 to 256 characters among A-Z a-z 0-9 '-' '.' '_' '~' (safe in the
+// ignored; an optional 4th field `rate=<requests per second>` limits the token (a token bucket of
+// that rate, holding at most one second of it, at least 1). A token is 16 to 256 characters among
+// A-Z a-z 0-9 '-' '.' '_' '~' (safe in the
 // `/t/<token>` path prefix; `openssl rand -hex 32` makes one); the namespace is `*` (the unnamed
 // namespace) or 1-64 characters among A-Z a-z 0-9 '_' '.' '-'; the role is producer, consumer
 // or admin.
@@ -37,15 +39,18 @@ class TokenTable {
   // file without any token is refused too: "no token"). `source` starts the sentence (the path).
   static Result<TokenTable> Parse(std::string_view text, std::string_view source);
 
+  struct Entry {
+    Digest digest;
+    Caller caller;
+    double rate = 0;  // requests per second; 0: unlimited
+  };
+  // The entry of a token, or null. The pointer lives as long as the table.
+  const Entry* Lookup(std::string_view token) const;
   // The caller a token stands for (never anonymous), or nullopt.
   std::optional<Caller> Find(std::string_view token) const;
   size_t size() const { return entries_.size(); }
 
  private:
-  struct Entry {
-    Digest digest;
-    Caller caller;
-  };
   std::vector<Entry> entries_;
 };
 

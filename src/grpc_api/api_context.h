@@ -41,7 +41,8 @@ struct ApiContext {
 // <token>") checked by the authenticator, as HTTP's Authorization header.
 auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerContext* call,
                             auth::Operation op);
-// The gRPC status code of a refusal: UNAUTHENTICATED (16) or PERMISSION_DENIED (7).
+// The gRPC status code of a refusal: UNAUTHENTICATED (16), PERMISSION_DENIED (7) or
+// RESOURCE_EXHAUSTED (8, a token's rate limit).
 int RefusalCode(auth::Verdict v);
 
 // chronoq.v1.DelayQueue over ctx->service (delay_queue_service.cc).

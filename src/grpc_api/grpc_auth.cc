@@ -17,8 +17,14 @@ auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerCon
 }
 
 int RefusalCode(auth::Verdict v) {
-  return v == auth::Verdict::kForbidden ? grpc::StatusCode::PERMISSION_DENIED
-                                        : grpc::StatusCode::UNAUTHENTICATED;
+  switch (v) {
+    case auth::Verdict::kForbidden:
+      return grpc::StatusCode::PERMISSION_DENIED;
+    case auth::Verdict::kRateLimited:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    default:
+      return grpc::StatusCode::UNAUTHENTICATED;
+  }
 }
 
 }  // namespace chronoq::grpc_api

@@ -28,6 +28,7 @@ const std::string kConsumer = "cons-0123456789abcdef";
 const std::string kAdmin = "admn-0123456789abcdef";
 const std::string kRoot = "root-0123456789abcdef";
 const std::string kBank = "bank-0123456789abcdef";
+const std::string kLimited = "limt-0123456789abcdef";  // one call per 1,000 s
 
 class GrpcAuthTest : public ::testing::Test {
  protected:
@@ -37,7 +38,8 @@ class GrpcAuthTest : public ::testing::Test {
                                          << kConsumer << " shop consumer\n"
                                          << kAdmin << " shop admin\n"
                                          << kRoot << " * admin\n"
-                                         << kBank << " bank admin\n";
+                                         << kBank << " bank admin\n"
+                                         << kLimited << " shop producer rate=0.001\n";
     EXPECT_TRUE(auth_.Load(path).ok());
     engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
     EXPECT_TRUE(engine_->Recover().ok());
@@ -293,6 +295,18 @@ TEST_F(GrpcAuthTest, ANamespaceSeesItsOwnTopicsOnly) {
   ASSERT_TRUE(stub_->Pull(Ctx(kConsumer).get(), pull, &pulled).ok());
   ASSERT_EQ(pulled.messages_size(), 1);
   EXPECT_EQ(pulled.messages(0).topic(), "orders");
+}
+
+TEST_F(GrpcAuthTest, ARateLimitedTokenGetsResourceExhausted) {
+  v1::MessageRef ref;
+  ref.set_topic("t");
+  ref.set_msg_id("m");
+  v1::Message got;
+  EXPECT_EQ(stub_->Get(Ctx(kLimited).get(), ref, &got).error_code(), grpc::StatusCode::NOT_FOUND);
+  grpc::Status s = stub_->Get(Ctx(kLimited).get(), ref, &got);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_EQ(s.error_message(),
+            "the token's rate limit (0.001 requests per second) is reached; retry later");
 }
 
 }  // namespace

@@ -255,6 +255,8 @@ std::string_view ReasonPhrase(int http_status) {
       return "Request Timeout";
     case 413:
       return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

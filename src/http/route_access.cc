@@ -101,6 +101,11 @@ std::optional<HttpResponse> Admit(const auth::Authenticator& authenticator, Http
     }
     case auth::Verdict::kForbidden:
       return RequestError(403, d.message, path);
+    case auth::Verdict::kRateLimited: {
+      HttpResponse r = RequestError(429, d.message, path);
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
   }
   return std::nullopt;
 }

@@ -177,8 +177,9 @@ TEST_F(AuthTest, NoTokenTextInLogsMetricsErrorsOrPrintConfig) {
   testutil::ExitResult start = testutil::RunBinary(
       {"serve", "--storage=memory", "--listen=127.0.0.1:0", "--auth-tokens-file=" + broken});
   EXPECT_EQ(start.exit_code, 2) << start.err;
-  EXPECT_NE(start.err.find("line 1: expected '<token> <namespace> <role>', got 2 fields"),
-            std::string::npos)
+  EXPECT_NE(
+      start.err.find("line 1: expected '<token> <namespace> <role> [rate=<n>]', got 2 fields"),
+      std::string::npos)
       << start.err;
   texts.push_back(start.out + start.err);
   std::filesystem::remove(broken);
@@ -323,6 +324,20 @@ TEST_F(AuthTest, BadInputTableAuthRows) {
     EXPECT_EQ(state(), before) << "the row changed the queue";
   }
   EXPECT_EQ(root->Get("/camellia/health/status").status, 200);
+}
+
+TEST_F(AuthTest, ARateLimitedTokenGets429) {
+  const std::string topic = Topic();
+  auto limited = As(kLimited);
+  ApiResponse r = limited->Queue("getMsg", {{"topic", topic}, {"msgId", "x"}});
+  ExpectAppCode(r, 404);  // the bucket's one request
+  r = limited->Queue("getMsg", {{"topic", topic}, {"msgId", "x"}});
+  EXPECT_EQ(r.status, 429) << r.Describe();
+  EXPECT_EQ(r.header("Retry-After"), "1");
+  EXPECT_EQ(Str(r.at("error")), "Too Many Requests");
+  EXPECT_EQ(r.msg(), "the token's rate limit (0.001 requests per second) is reached; retry later");
+  // Other tokens are not limited by it.
+  ExpectAppCode(As(kShopProducer)->Queue("getMsg", {{"topic", topic}, {"msgId", "x"}}), 404);
 }
 
 }  // namespace

@@ -25,11 +25,13 @@ inline const std::string kBankAdmin = "bankA-0123456789abcdef";
 inline const std::string kRoot = "rootA-0123456789abcdef";  // admin of the unnamed namespace '*'
 inline const std::string kLate = "lateP-0123456789abcdef";  // added by a reload
 inline const std::string kWrong = "wrong-0123456789abcdef";
+inline const std::string kLimited = "limit-0123456789abcdef";  // one request per 1,000 s
 
 inline std::string TokensText() {
   return "# tokens of the auth integration test\n" + kShopProducer + " shop producer\n" +
          kShopConsumer + " shop consumer\n" + kShopAdmin + " shop admin\n" + kBankProducer +
-         " bank producer\n" + kBankAdmin + " bank admin\n" + kRoot + " * admin\n";
+         " bank producer\n" + kBankAdmin + " bank admin\n" + kRoot + " * admin\n" + kLimited +
+         " shop producer rate=0.001\n";
 }
 
 // The tokens file of this process's server (written before the server starts).
