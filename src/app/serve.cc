@@ -8,10 +8,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "app/backends.h"
 #include "app/push_transport.h"
 #include "app/start_checks.h"
+#include "auth/authenticator.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/scheduler.h"
@@ -137,6 +139,21 @@ int RunServe(const std::vector<std::string>& args) {
   base::InitLogging(level, cfg.log_format == "json");
   WarnIfOpenToTheNetwork(cfg);
 
+  // What SIGHUP reloads (the tokens, the TLS certificate), in order, on this thread.
+  ReloadList reloads;
+  // Authentication (docs/security.md): a tokens file that does not read is refused at start.
+  auth::Authenticator authenticator;
+  if (!cfg.auth_tokens_file.empty()) {
+    if (Status s = authenticator.Load(cfg.auth_tokens_file); !s.ok()) {
+      CQ_LOG_ERROR(kLog, "{}", s.message());
+      std::fprintf(stderr, "chronoq: %s\n", s.message().c_str());
+      return kExitConfigRefused;
+    }
+    CQ_LOG_INFO(kLog, "authentication on: {} tokens from {}", authenticator.token_count(),
+                cfg.auth_tokens_file);
+    reloads.push_back([&authenticator] { authenticator.Reload().IgnoreError(); });
+  }
+
   std::string host;
   uint16_t port = 0;
   config::ParseListen(cfg.listen, &host, &port).IgnoreError();  // validated above
@@ -231,6 +248,7 @@ int RunServe(const std::vector<std::string>& args) {
   ctx.service = service.get();
   ctx.registry = &registry;
   http::Router router;
+  router.SetAuthenticator(&authenticator);
   http::RegisterRoutes(router, &ctx);
   // The web dashboard (docs/dashboard.md) and its history, sampled on the scheduler; not on the
   // test clock, where one advance of a year would run a sample for every 5 s of it.
@@ -256,6 +274,7 @@ int RunServe(const std::vector<std::string>& args) {
   http::RegisterMetrics(&router, &server, max_connections, registry);
   opened.serving->RegisterMetrics(registry);
   registry.Add(metrics::RenderProcess);
+  registry.Add([&authenticator](metrics::TextWriter& w) { authenticator.RenderMetrics(w); });
   registry.Add([&pusher](metrics::TextWriter& w) { RenderPusherTargets(pusher, w); });
   if (Status s = server.Start(); !s.ok()) {
     CQ_LOG_ERROR(kLog, "{}", s.message());
@@ -270,6 +289,7 @@ int RunServe(const std::vector<std::string>& args) {
     config::ParseListen(cfg.grpc_listen, &gopts.host, &gopts.port).IgnoreError();  // validated
     gopts.max_msg_bytes = cfg.max_msg_bytes;
     gopts.tls = tls_identity ? &*tls_identity : nullptr;
+    gopts.authenticator = &authenticator;
     grpc_host = gopts.host;
     auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
     if (!started.has_value()) {
@@ -283,7 +303,6 @@ int RunServe(const std::vector<std::string>& args) {
   }
   tls_identity.reset();  // the key's text: the servers hold their own copies
 
-  ReloadList reloads;
   if (tls_context) {
     // New connections get the new certificate; open ones keep theirs. A file that fails the
     // checks keeps the certificate in use.

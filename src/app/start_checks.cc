@@ -41,16 +41,23 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 bool WarnIfOpenToTheNetwork(const config::ServerConfig& cfg) {
-  std::string host;
-  uint16_t port = 0;
-  if (!config::ParseListen(cfg.listen, &host, &port).ok()) return false;  // refused earlier
-  // A later check joins here: authentication configured (no tokens exist yet).
-  if (IsLoopbackHost(host)) return false;
+  if (!cfg.auth_tokens_file.empty()) return false;  // every request needs a token
+  std::vector<std::string> open;
+  auto check = [&](std::string_view key, const std::string& listen) {
+    std::string host;
+    uint16_t port = 0;
+    if (listen.empty() || !config::ParseListen(listen, &host, &port, key).ok()) return;
+    if (!IsLoopbackHost(host)) open.push_back(fmt::format("{} {}", key, listen));
+  };
+  check("listen", cfg.listen);
+  check("grpc-listen", cfg.grpc_listen);
+  if (open.empty()) return false;
   CQ_LOG_WARN(kLog,
-              "listening on {} (beyond loopback) without authentication: anyone who can reach "
-              "this port can send, read and delete messages; listen on 127.0.0.1 or let only "
-              "trusted clients reach it (firewall, authenticating proxy)",
-              host);
+              "listening beyond loopback ({}) without authentication: anyone who can reach "
+              "the port can send, read and delete messages; set auth-tokens-file "
+              "(docs/security.md), listen on 127.0.0.1, or let only trusted clients reach it "
+              "(firewall, authenticating proxy)",
+              fmt::join(open, ", "));
   return true;
 }
 

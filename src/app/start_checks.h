@@ -29,9 +29,9 @@ int ExitCodeForStoreOpen(const Status& s);
 // 127.0.0.0/8, [::1], an IPv4-mapped 127.x address, or "localhost".
 bool IsLoopbackHost(std::string_view host);
 
-// Logs one warning when the server can be reached from other machines without authentication
-// (today: whenever `listen` is not a loopback address, since chronoq has no access control yet).
-// Returns whether it warned.
+// Logs one warning when the server can be reached from other machines without authentication:
+// no auth-tokens-file, and `listen` or `grpc-listen` is not a loopback address (one line naming
+// both when both are). Returns whether it warned.
 bool WarnIfOpenToTheNetwork(const config::ServerConfig& cfg);
 
 // The sentences of the start log for the fields of a file table [topics.<name>] that the topic's

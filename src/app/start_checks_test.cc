@@ -18,6 +18,7 @@ TEST(StartChecksTest, LoopbackHostsAreThoseOnlyThisMachineReaches) {
 
 TEST(StartChecksTest, TheWarningIsForListenAddressesBeyondLoopback) {
   config::ServerConfig cfg;
+  cfg.grpc_listen = "";
   cfg.listen = "127.0.0.1:8080";
   EXPECT_FALSE(WarnIfOpenToTheNetwork(cfg));
   cfg.listen = "[::1]:0";
@@ -26,6 +27,20 @@ TEST(StartChecksTest, TheWarningIsForListenAddressesBeyondLoopback) {
   EXPECT_TRUE(WarnIfOpenToTheNetwork(cfg));
   cfg.listen = "[::]:8080";
   EXPECT_TRUE(WarnIfOpenToTheNetwork(cfg));
+  // gRPC counts too (its default is 0.0.0.0:9090).
+  cfg.listen = "127.0.0.1:8080";
+  cfg.grpc_listen = "0.0.0.0:9090";
+  EXPECT_TRUE(WarnIfOpenToTheNetwork(cfg));
+  cfg.grpc_listen = "127.0.0.1:9090";
+  EXPECT_FALSE(WarnIfOpenToTheNetwork(cfg));
+}
+
+TEST(StartChecksTest, NoWarningWithTokens) {
+  config::ServerConfig cfg;
+  cfg.listen = "0.0.0.0:8080";
+  cfg.grpc_listen = "0.0.0.0:9090";
+  cfg.auth_tokens_file = "/etc/chronoq/tokens";
+  EXPECT_FALSE(WarnIfOpenToTheNetwork(cfg));
 }
 
 TEST(StartChecksTest, EachStoreRefusalHasItsExitCode) {

@@ -83,7 +83,11 @@ Result<Endpoint> ParseServerUrl(std::string_view url) {
 HttpConnection::~HttpConnection() { Close(); }
 
 HttpConnection::HttpConnection(HttpConnection&& o) noexcept
-    : fd_(o.fd_), ep_(std::move(o.ep_)), buf_(std::move(o.buf_)), tls_(std::move(o.tls_)) {
+    : fd_(o.fd_),
+      ep_(std::move(o.ep_)),
+      buf_(std::move(o.buf_)),
+      tls_(std::move(o.tls_)),
+      token_(std::move(o.token_)) {
   o.fd_ = -1;
 }
 
@@ -94,6 +98,7 @@ HttpConnection& HttpConnection::operator=(HttpConnection&& o) noexcept {
     ep_ = std::move(o.ep_);
     buf_ = std::move(o.buf_);
     tls_ = std::move(o.tls_);
+    token_ = std::move(o.token_);
     o.fd_ = -1;
   }
   return *this;
@@ -172,6 +177,11 @@ std::string HttpConnection::Format(std::string_view method, std::string_view tar
   out += ':';
   out += std::to_string(ep_.port);
   out += "\r\n";
+  if (!token_.empty()) {
+    out += "Authorization: Bearer ";
+    out += token_;
+    out += "\r\n";
+  }
   if (!body.empty() || method == "POST") {
     out += "Content-Type: ";
     out += content_type;

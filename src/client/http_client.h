@@ -69,6 +69,9 @@ class HttpConnection {
   std::string Format(std::string_view method, std::string_view target, std::string_view body = {},
                      std::string_view content_type = "application/x-www-form-urlencoded") const;
   Status SendRaw(std::string_view bytes);
+  // Every request from now on carries `Authorization: Bearer <token>` (docs/security.md); empty:
+  // none.
+  void set_token(std::string token) { token_ = std::move(token); }
   // Reads the next response. kTimeout when none arrives in time; kUnavailable when the server
   // closed the connection first.
   Result<Response> ReadResponse(std::chrono::milliseconds timeout = std::chrono::seconds(30));
@@ -98,6 +101,7 @@ class HttpConnection {
   Endpoint ep_;
   std::string buf_;                          // received, not yet consumed
   std::unique_ptr<tls::ClientSession> tls_;  // https only
+  std::string token_;
 };
 
 // application/x-www-form-urlencoded encoding of one value (space as %20, UTF-8 bytes as %XX).

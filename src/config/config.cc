@@ -129,6 +129,13 @@ const std::vector<Key>& Keys() {
        "*.domain:port or * (every host). Empty: push delivery is off and a send with a callback "
        "is refused (docs/push.md)",
        "", "Push delivery"},
+      {"auth-tokens-file", &ServerConfig::auth_tokens_file,
+       "File of access tokens, one per line '<token> <namespace> <role> [rate=<n>]' (role "
+       "producer, consumer or admin; namespace '*' or a name that scopes the token's topics; "
+       "rate: requests per second allowed to the token). Set: every "
+       "request but /camellia/health/check and status needs a token; re-read on SIGHUP (a file "
+       "with an error keeps the old tokens). Empty: no authentication (docs/security.md)",
+       "", "Security"},
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
   };

@@ -1,7 +1,8 @@
 // ServerConfig: every setting of `chronoq serve`, with its meaning, unit and default, in one
 // table (ConfigKeys) that the parsers, validation, `serve --help`, docs/configuration.md and the
 // sample deploy/chronoq.toml share. Keys of API.md sections 7 and 8 keep camellia's names. Every
-// setting is read once at start: changing one needs a restart.
+// setting is read once at start: changing one needs a restart (the content of auth-tokens-file is
+// re-read on SIGHUP).
 //
 // Sources, later ones winning (Load): the defaults below, the TOML file of `--config=FILE` (keys
 // as the flags, e.g. `ttl-millis = 60000`), environment variables `CHRONOQ_<KEY>` (the key
@@ -76,6 +77,8 @@ struct ServerConfig {
   int64_t metrics_max_topics = 1000;  // GET /metrics: topics with their own label; more: "_other"
   // Push delivery (docs/push.md): the targets callbacks may reach; empty: none (push is off).
   std::string push_allowed_targets;
+  // Security (docs/security.md): the tokens file; empty: no authentication. Re-read on SIGHUP.
+  std::string auth_tokens_file;
   bool test_clock = false;  // tests only: manual clock advanced over HTTP
   // The file's [topics.<name>] tables (docs/topic-config.md): per-topic defaults, under a topic's
   // stored configuration (setTopicConfig) and over the settings above. File only: no environment

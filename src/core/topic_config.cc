@@ -148,7 +148,7 @@ Status ValidateTopicConfig(std::string_view topic, const TopicConfig& c, const L
   if (c.ack_timeout) CQ_RETURN_IF_ERROR(at_most("ackTimeoutMillis", *c.ack_timeout, 1));
   if (c.retry_interval) CQ_RETURN_IF_ERROR(at_most("retryIntervalMillis", *c.retry_interval, 0));
   if (c.dead_letter_topic && !c.dead_letter_topic->empty()) {
-    CQ_RETURN_IF_ERROR(ValidateTopicParam("deadLetterTopic", *c.dead_letter_topic, limits));
+    CQ_RETURN_IF_ERROR(ValidateScopedTopicParam("deadLetterTopic", *c.dead_letter_topic, limits));
     if (*c.dead_letter_topic == topic) {
       return InvalidArgument(fmt::format(
           "deadLetterTopic must name another topic: '{}' cannot be its own dead-letter topic",

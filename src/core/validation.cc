@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/utf8.h"
+#include "core/scope.h"
 
 namespace chronoq::core {
 namespace {
@@ -36,6 +37,23 @@ Status ValidateTopic(std::string_view topic, const Limits& limits) {
 }
 
 Status ValidateTopicParam(std::string_view param, std::string_view topic, const Limits& limits) {
+  return ValidateName(param, topic, limits.max_topic_bytes, "max-topic-bytes");
+}
+
+Status ValidateScopedTopic(std::string_view topic, const Limits& limits) {
+  return ValidateScopedTopicParam("topic", topic, limits);
+}
+
+Status ValidateScopedTopicParam(std::string_view param, std::string_view topic,
+                                const Limits& limits) {
+  // An internal name of a namespace (core/scope.h; the service makes them, a client's name never
+  // holds the separator): the client's part is checked as a name of its own.
+  std::string_view ns;
+  std::string_view client;
+  if (topic.find(kScopeSeparator) != std::string_view::npos &&
+      SplitScopedTopic(topic, &ns, &client)) {
+    return ValidateName(param, client, limits.max_topic_bytes, "max-topic-bytes");
+  }
   return ValidateName(param, topic, limits.max_topic_bytes, "max-topic-bytes");
 }
 

@@ -16,6 +16,13 @@ namespace chronoq::core {
 Status ValidateTopic(std::string_view topic, const Limits& limits);
 // The same for a parameter naming a topic (deadLetterTopic).
 Status ValidateTopicParam(std::string_view param, std::string_view topic, const Limits& limits);
+// The same, but an internal name of a namespace (core/scope.h, "ns\x1Ftopic" with a valid
+// namespace) is checked by its client part, with the same sentences. The service checks topics
+// with these: it makes such names from a client's; a client's name never holds the separator
+// (service/session.h refuses it with ValidateTopicParam's sentence before anything else).
+Status ValidateScopedTopic(std::string_view topic, const Limits& limits);
+Status ValidateScopedTopicParam(std::string_view param, std::string_view topic,
+                                const Limits& limits);
 // Same rules with max_msg_id_bytes; `param` names it in the message ("msgId").
 Status ValidateMsgId(std::string_view msg_id, const Limits& limits);
 // Non-empty, at most max_msg_bytes, valid UTF-8 (any code point, NUL included).

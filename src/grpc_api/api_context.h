@@ -4,11 +4,13 @@
 
 #include <memory>
 
+#include "auth/authenticator.h"
 #include "base/clock.h"
 #include "base/scheduler.h"
 #include "grpc_api/consume_streams.h"
 #include "grpc_api/method_stats.h"
 #include "service/queue_service.h"
+#include "service/session.h"
 
 namespace grpc {
 class CallbackServerContext;
@@ -31,7 +33,17 @@ struct ApiContext {
   base::Scheduler* scheduler = nullptr;
   MethodStats* stats = nullptr;
   ConsumeStreams* streams = nullptr;
+  // Tokens (docs/security.md); null or disabled: every call is anonymous.
+  const auth::Authenticator* authenticator = nullptr;
 };
+
+// The decision for a call of `op` (grpc_auth.cc): its `authorization` metadata ("Bearer
+// <token>") checked by the authenticator, as HTTP's Authorization header.
+auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerContext* call,
+                            auth::Operation op);
+// The gRPC status code of a refusal: UNAUTHENTICATED (16), PERMISSION_DENIED (7) or
+// RESOURCE_EXHAUSTED (8, a token's rate limit).
+int RefusalCode(auth::Verdict v);
 
 // chronoq.v1.DelayQueue over ctx->service (delay_queue_service.cc).
 std::unique_ptr<grpc::Service> NewDelayQueueService(ApiContext* ctx);

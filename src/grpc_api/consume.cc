@@ -55,8 +55,10 @@ grpc::Status BadRequest(std::string sentence) {
 
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
-  Stream(ApiContext* ctx, std::chrono::system_clock::time_point deadline, Reactor* reactor)
+  Stream(ApiContext* ctx, service::Session session, std::chrono::system_clock::time_point deadline,
+         Reactor* reactor)
       : ctx_(ctx),
+        session_(std::move(session)),
         start_(std::chrono::steady_clock::now()),
         deadline_(deadline - kDeadlineMargin),
         reactor_(reactor) {
@@ -96,7 +98,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     }
     if (next.end) return End(std::move(*next.end));
     if (next.ack) {
-      ctx_->service->AckBatch(
+      session_.AckBatch(
           std::move(*next.ack),
           [self = shared_from_this()](Result<std::vector<service::AckResult>> res) mutable {
             self->OnAcked(std::move(res));
@@ -218,7 +220,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     }
     std::weak_ptr<Stream> weak = weak_from_this();
     const TimePoint start = ctx_->clock->Now();
-    service::LongPollTicket ticket = ctx_->service->LongPoll(
+    service::LongPollTicket ticket = session_.LongPoll(
         std::move(req),
         [weak] {
           auto s = weak.lock();
@@ -333,6 +335,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   }
 
   ApiContext* const ctx_;
+  const service::Session session_;  // the stream's caller (authenticated when it opened)
   const std::chrono::steady_clock::time_point start_;
   std::atomic<bool> gone_{false};  // ended: a parked poll must take nothing
   // The client's deadline less kDeadlineMargin: no message is taken for the stream later.
@@ -365,8 +368,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
 class ConsumeReactor final : public Reactor {
  public:
-  ConsumeReactor(ApiContext* ctx, std::chrono::system_clock::time_point deadline)
-      : stream_(std::make_shared<Stream>(ctx, deadline, this)) {
+  ConsumeReactor(ApiContext* ctx, service::Session session,
+                 std::chrono::system_clock::time_point deadline)
+      : stream_(std::make_shared<Stream>(ctx, std::move(session), deadline, this)) {
     stream_->Start();
   }
   void OnReadDone(bool ok) override { stream_->OnReadDone(ok); }
@@ -383,8 +387,21 @@ class ConsumeReactor final : public Reactor {
 
 }  // namespace
 
+// A stream refused by authentication: finished at once with the refusal.
+class RefusedReactor final : public Reactor {
+ public:
+  explicit RefusedReactor(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
 Reactor* NewConsumeReactor(ApiContext* ctx, grpc::CallbackServerContext* call) {
-  return new ConsumeReactor(ctx, call->deadline());
+  // Pulls and acks: consumer or admin (the same roles for both, auth/access.cc).
+  auth::Decision d = Authenticate(ctx, call, auth::Operation::kPull);
+  if (d.verdict != auth::Verdict::kAllowed) {
+    return new RefusedReactor(
+        grpc::Status(static_cast<grpc::StatusCode>(RefusalCode(d.verdict)), d.message));
+  }
+  return new ConsumeReactor(ctx, service::Session(ctx->service, d.caller), call->deadline());
 }
 
 }  // namespace chronoq::grpc_api

@@ -73,6 +73,12 @@ class LongPollReactor final : public ServerUnaryReactor {
                   v1::PullResponse* resp)
       : api_(api), state_(std::make_shared<State>()) {
     Call call(this, api->stats, Method::kPull);
+    auth::Decision admitted = Authenticate(api, ctx, auth::Operation::kLongPoll);
+    if (admitted.verdict != auth::Verdict::kAllowed) {
+      call.Finish(grpc::Status(static_cast<grpc::StatusCode>(RefusalCode(admitted.verdict)),
+                               admitted.message));
+      return;
+    }
     service::LongPollRequest lp;
     lp.pull.topic = req->topic();
     if (req->has_batch()) lp.pull.batch = req->batch();
@@ -85,15 +91,19 @@ class LongPollReactor final : public ServerUnaryReactor {
     // wait for their ack deadline: a client gone or nearly out of time takes nothing. (gRPC
     // cancels the call at the deadline, but asynchronously.)
     const auto deadline = ctx->deadline() - kDeadlineMargin;
-    service::LongPollTicket ticket = api->service->LongPoll(
-        std::move(lp),
-        [weak = std::weak_ptr<State>(state), deadline] {  // weak: the state holds the ticket
-          std::shared_ptr<State> s = weak.lock();
-          return s != nullptr && !s->gone.load() && std::chrono::system_clock::now() < deadline;
-        },
-        call.Answer<service::Messages>([resp](service::Messages& list) {
-          for (const core::Message& m : list) ToProto(m, resp->add_messages());
-        }));
+    service::LongPollTicket ticket =
+        service::Session(api->service, admitted.caller)
+            .LongPoll(
+                std::move(lp),
+                [weak = std::weak_ptr<State>(state),
+                 deadline] {  // weak: the state holds the ticket
+                  std::shared_ptr<State> s = weak.lock();
+                  return s != nullptr && !s->gone.load() &&
+                         std::chrono::system_clock::now() < deadline;
+                },
+                call.Answer<service::Messages>([resp](service::Messages& list) {
+                  for (const core::Message& m : list) ToProto(m, resp->add_messages());
+                }));
     base::MutexLock lock(state->mu);
     state->ticket = std::move(ticket);
   }
@@ -123,16 +133,30 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
  public:
   explicit DelayQueueService(ApiContext* api) : api_(api), svc_(api->service) {}
 
+  // The service as the call's caller sees it (service/session.h), or nullopt when the call is
+  // refused (401/403's gRPC twins, finished here).
+  std::optional<service::Session> Admit(CallbackServerContext* ctx, const Call& call,
+                                        auth::Operation op) const {
+    auth::Decision d = Authenticate(api_, ctx, op);
+    if (d.verdict != auth::Verdict::kAllowed) {
+      call.Finish(grpc::Status(static_cast<grpc::StatusCode>(RefusalCode(d.verdict)), d.message));
+      return std::nullopt;
+    }
+    return service::Session(svc_, d.caller);
+  }
+
   ServerUnaryReactor* Send(CallbackServerContext* ctx, const v1::SendRequest* req,
                            v1::SendResponse* resp) override {
     Call call(ctx, api_, Method::kSend);
+    auto svc = Admit(ctx, call, auth::Operation::kSend);
+    if (!svc) return call.reactor();
     Status unreadable;
     service::SendRequest s = FromProto(*req, &unreadable);
     if (!unreadable.ok()) {
       call.Fail(unreadable);
       return call.reactor();
     }
-    svc_->Send(std::move(s), call.Answer<backend::Sent>([resp](backend::Sent& sent) {
+    svc->Send(std::move(s), call.Answer<backend::Sent>([resp](backend::Sent& sent) {
       ToProto(sent.message, resp->mutable_message());
       resp->set_existing(sent.existing);
     }));
@@ -142,7 +166,9 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* SendBatch(CallbackServerContext* ctx, const v1::SendBatchRequest* req,
                                 v1::SendBatchResponse* resp) override {
     Call call(ctx, api_, Method::kSendBatch);
-    if (Status size = svc_->CheckSendBatchSize(static_cast<size_t>(req->msgs_size())); !size.ok()) {
+    auto svc = Admit(ctx, call, auth::Operation::kSendBatch);
+    if (!svc) return call.reactor();
+    if (Status size = svc->CheckSendBatchSize(static_cast<size_t>(req->msgs_size())); !size.ok()) {
       call.Fail(size);
       return call.reactor();
     }
@@ -153,7 +179,7 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
       batch.msgs.push_back(FromProtoItem(req->msgs(i), batch.topic, &batch.unreadable[i]));
     }
     using Items = std::vector<Result<backend::Sent>>;
-    svc_->SendBatch(std::move(batch), call.Answer<Items>([resp](Items& items) {
+    svc->SendBatch(std::move(batch), call.Answer<Items>([resp](Items& items) {
       for (size_t i = 0; i < items.size(); ++i) {
         v1::ItemResult* out = resp->add_results();
         if (items[i].has_value()) {
@@ -172,21 +198,27 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* Get(CallbackServerContext* ctx, const v1::MessageRef* req,
                           v1::Message* resp) override {
     Call call(ctx, api_, Method::kGet);
-    svc_->Get(service::MessageRef{req->topic(), req->msg_id()}, MessageAnswer(call, resp));
+    auto svc = Admit(ctx, call, auth::Operation::kGet);
+    if (!svc) return call.reactor();
+    svc->Get(service::MessageRef{req->topic(), req->msg_id()}, MessageAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* Delete(CallbackServerContext* ctx, const v1::DeleteRequest* req,
                              v1::DeleteResponse*) override {
     Call call(ctx, api_, Method::kDelete);
-    svc_->Delete(service::DeleteRequest{{req->topic(), req->msg_id()}, req->release()},
-                 call.StatusAnswer());
+    auto svc = Admit(ctx, call, auth::Operation::kDelete);
+    if (!svc) return call.reactor();
+    svc->Delete(service::DeleteRequest{{req->topic(), req->msg_id()}, req->release()},
+                call.StatusAnswer());
     return call.reactor();
   }
 
   ServerUnaryReactor* Update(CallbackServerContext* ctx, const v1::UpdateRequest* req,
                              v1::Message* resp) override {
     Call call(ctx, api_, Method::kUpdate);
+    auto svc = Admit(ctx, call, auth::Operation::kUpdate);
+    if (!svc) return call.reactor();
     service::UpdateRequest u;
     u.ref = {req->topic(), req->msg_id()};
     if (req->has_delay_millis()) u.delay_millis = req->delay_millis();
@@ -195,37 +227,43 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
     if (req->has_ttl_millis()) u.ttl_millis = req->ttl_millis();
     if (req->has_max_retry()) u.max_retry = req->max_retry();
     if (req->has_priority()) u.priority = req->priority();
-    svc_->Update(std::move(u), MessageAnswer(call, resp));
+    svc->Update(std::move(u), MessageAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* Touch(CallbackServerContext* ctx, const v1::TouchRequest* req,
                             v1::Message* resp) override {
     Call call(ctx, api_, Method::kTouch);
+    auto svc = Admit(ctx, call, auth::Operation::kTouch);
+    if (!svc) return call.reactor();
     service::TouchRequest t{{req->topic(), req->msg_id()}};
     if (req->has_ack_timeout_millis()) t.ack_timeout_millis = req->ack_timeout_millis();
-    svc_->Touch(std::move(t), MessageAnswer(call, resp));
+    svc->Touch(std::move(t), MessageAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* Count(CallbackServerContext* ctx, const v1::CountRequest* req,
                             v1::Message* resp) override {
     Call call(ctx, api_, Method::kCount);
+    auto svc = Admit(ctx, call, auth::Operation::kCount);
+    if (!svc) return call.reactor();
     service::CountRequest c{{req->topic(), req->msg_id()}};
     if (req->has_count()) c.count = req->count();
-    svc_->Count(std::move(c), MessageAnswer(call, resp));
+    svc->Count(std::move(c), MessageAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* List(CallbackServerContext* ctx, const v1::ListRequest* req,
                            v1::ListResponse* resp) override {
     Call call(ctx, api_, Method::kList);
+    auto svc = Admit(ctx, call, auth::Operation::kList);
+    if (!svc) return call.reactor();
     service::ListRequest l;
     l.topic = req->topic();
     if (req->has_status()) l.status = req->status();
     if (req->has_limit()) l.limit = req->limit();
     l.cursor = req->cursor();
-    svc_->List(std::move(l), call.Answer<backend::ListPage>([resp](backend::ListPage& page) {
+    svc->List(std::move(l), call.Answer<backend::ListPage>([resp](backend::ListPage& page) {
       for (const core::Message& m : page.messages) ToProto(m, resp->add_messages());
       resp->set_next_cursor(page.next_cursor);
     }));
@@ -236,11 +274,13 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
                            v1::PullResponse* resp) override {
     if (req->has_wait_millis()) return new LongPollReactor(api_, ctx, req, resp);
     Call call(ctx, api_, Method::kPull);
+    auto svc = Admit(ctx, call, auth::Operation::kPull);
+    if (!svc) return call.reactor();
     service::PullRequest p;
     p.topic = req->topic();
     if (req->has_batch()) p.batch = req->batch();
     if (req->has_ack_timeout_millis()) p.ack_timeout_millis = req->ack_timeout_millis();
-    svc_->Pull(std::move(p), call.Answer<service::Messages>([resp](service::Messages& list) {
+    svc->Pull(std::move(p), call.Answer<service::Messages>([resp](service::Messages& list) {
       for (const core::Message& m : list) ToProto(m, resp->add_messages());
     }));
     return call.reactor();
@@ -249,25 +289,31 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* Ack(CallbackServerContext* ctx, const v1::AckRequest* req,
                           v1::AckResponse* resp) override {
     Call call(ctx, api_, Method::kAck);
+    auto svc = Admit(ctx, call, auth::Operation::kAckBatch);
+    if (!svc) return call.reactor();
     using Results = std::vector<service::AckResult>;
-    svc_->AckBatch(FromProto(*req),
-                   call.Answer<Results>([resp](Results& results) { ToProto(results, resp); }));
+    svc->AckBatch(FromProto(*req),
+                  call.Answer<Results>([resp](Results& results) { ToProto(results, resp); }));
     return call.reactor();
   }
 
   ServerUnaryReactor* TopicInfo(CallbackServerContext* ctx, const v1::TopicRef* req,
                                 v1::TopicInfoResponse* resp) override {
     Call call(ctx, api_, Method::kTopicInfo);
-    svc_->GetTopicInfo(req->topic(), call.Answer<core::TopicInfo>(
-                                         [resp](core::TopicInfo& t) { ToProto(t, resp); }));
+    auto svc = Admit(ctx, call, auth::Operation::kTopicInfo);
+    if (!svc) return call.reactor();
+    svc->GetTopicInfo(req->topic(), call.Answer<core::TopicInfo>(
+                                        [resp](core::TopicInfo& t) { ToProto(t, resp); }));
     return call.reactor();
   }
 
   ServerUnaryReactor* ListTopics(CallbackServerContext* ctx, const v1::ListTopicsRequest*,
                                  v1::ListTopicsResponse* resp) override {
     Call call(ctx, api_, Method::kListTopics);
+    auto svc = Admit(ctx, call, auth::Operation::kTopicInfo);
+    if (!svc) return call.reactor();
     using Infos = std::vector<core::TopicInfo>;
-    svc_->ListTopics(call.Answer<Infos>([resp](Infos& all) {
+    svc->ListTopics(call.Answer<Infos>([resp](Infos& all) {
       for (const core::TopicInfo& t : all) ToProto(t, resp->add_topics());
     }));
     return call.reactor();
@@ -276,46 +322,56 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* GetTopicConfig(CallbackServerContext* ctx, const v1::TopicRef* req,
                                      v1::TopicConfig* resp) override {
     Call call(ctx, api_, Method::kGetTopicConfig);
-    svc_->GetTopicConfig(req->topic(), ConfigAnswer(call, resp));
+    auto svc = Admit(ctx, call, auth::Operation::kReadTopicConfig);
+    if (!svc) return call.reactor();
+    svc->GetTopicConfig(req->topic(), ConfigAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* SetTopicConfig(CallbackServerContext* ctx, const v1::TopicConfig* req,
                                      v1::TopicConfig* resp) override {
     Call call(ctx, api_, Method::kSetTopicConfig);
+    auto svc = Admit(ctx, call, auth::Operation::kWriteTopicConfig);
+    if (!svc) return call.reactor();
     Result<service::TopicConfigRequest> c = FromProto(*req);
     if (!c.has_value()) {
       call.Fail(c.error());
       return call.reactor();
     }
-    svc_->SetTopicConfig(std::move(*c), ConfigAnswer(call, resp));
+    svc->SetTopicConfig(std::move(*c), ConfigAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* DeleteTopicConfig(CallbackServerContext* ctx, const v1::TopicRef* req,
                                         v1::DeleteResponse*) override {
     Call call(ctx, api_, Method::kDeleteTopicConfig);
-    svc_->DeleteTopicConfig(req->topic(), call.StatusAnswer());
+    auto svc = Admit(ctx, call, auth::Operation::kWriteTopicConfig);
+    if (!svc) return call.reactor();
+    svc->DeleteTopicConfig(req->topic(), call.StatusAnswer());
     return call.reactor();
   }
 
   ServerUnaryReactor* Purge(CallbackServerContext* ctx, const v1::PurgeRequest* req,
                             v1::CountResponse* resp) override {
     Call call(ctx, api_, Method::kPurge);
+    auto svc = Admit(ctx, call, auth::Operation::kPurge);
+    if (!svc) return call.reactor();
     service::PurgeRequest p{req->topic()};
     if (req->has_status()) p.status = req->status();
-    svc_->Purge(std::move(p), CountAnswer(call, resp));
+    svc->Purge(std::move(p), CountAnswer(call, resp));
     return call.reactor();
   }
 
   ServerUnaryReactor* Redrive(CallbackServerContext* ctx, const v1::RedriveRequest* req,
                               v1::CountResponse* resp) override {
     Call call(ctx, api_, Method::kRedrive);
+    auto svc = Admit(ctx, call, auth::Operation::kRedrive);
+    if (!svc) return call.reactor();
     service::RedriveRequest d{req->topic()};
     if (req->has_msg_id()) d.msg_id = req->msg_id();
     if (req->has_limit()) d.limit = req->limit();
     if (req->has_delay_millis()) d.delay_millis = req->delay_millis();
-    svc_->Redrive(std::move(d), CountAnswer(call, resp));
+    svc->Redrive(std::move(d), CountAnswer(call, resp));
     return call.reactor();
   }
 

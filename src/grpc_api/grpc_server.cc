@@ -22,13 +22,15 @@ namespace {
 
 class Server final : public GrpcServer {
  public:
-  Server(service::QueueService* service, const base::Clock* clock, base::Scheduler* scheduler)
+  Server(service::QueueService* service, const base::Clock* clock, base::Scheduler* scheduler,
+         const auth::Authenticator* authenticator)
       : stats_(std::make_shared<MethodStats>()) {
     api_.service = service;
     api_.clock = clock;
     api_.scheduler = scheduler;
     api_.stats = stats_.get();
     api_.streams = &streams_;
+    api_.authenticator = authenticator;
     delay_queue_ = NewDelayQueueService(&api_);
   }
 
@@ -116,7 +118,7 @@ Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
                                                     const base::Clock* clock,
                                                     base::Scheduler* scheduler,
                                                     metrics::Registry* registry) {
-  auto server = std::make_unique<Server>(service, clock, scheduler);
+  auto server = std::make_unique<Server>(service, clock, scheduler, options.authenticator);
   CQ_RETURN_IF_ERROR(server->Start(options));
   if (registry != nullptr) server->AddMetrics(*registry);
   return std::unique_ptr<GrpcServer>(std::move(server));

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/authenticator.h"
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/scheduler.h"
@@ -41,6 +42,9 @@ struct GrpcOptions {
   // TLS (the files of tls-cert-file, tls-key-file and tls-client-ca-file, checked); nullptr:
   // plain. With a client CA every client must present a certificate it signed.
   const tls::TlsIdentity* tls = nullptr;
+  // Tokens (docs/security.md): each call is authenticated from its `authorization` metadata.
+  // Null: none. REQUIRES: outlives the server.
+  const auth::Authenticator* authenticator = nullptr;
 };
 
 class GrpcServer {

@@ -251,6 +251,10 @@ std::string_view ReasonPhrase(int http_status) {
       return "Not Modified";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:
@@ -259,6 +263,8 @@ std::string_view ReasonPhrase(int http_status) {
       return "Request Timeout";
     case 413:
       return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:

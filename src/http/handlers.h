@@ -11,6 +11,7 @@
 #include "http/router.h"
 #include "metrics/registry.h"
 #include "service/queue_service.h"
+#include "service/session.h"
 
 namespace chronoq::base {
 class ManualScheduler;
@@ -63,6 +64,11 @@ void RegisterTestRoutes(Router& router, base::ManualScheduler* scheduler, const 
                         const service::QueueService* service);
 
 // Helpers shared by the handler files.
+// The service as the request's caller sees it (its namespace: service/session.h). Every handler
+// of a queue or topic operation calls the service through this.
+inline service::Session Svc(const HandlerContext* ctx, const HttpRequest& req) {
+  return service::Session(ctx->service, req.caller);
+}
 // A handler that needs neither the connection nor anything but the context.
 using SimpleHandler = void (*)(const HandlerContext* ctx, HttpRequest& req, Reply reply);
 // Registers `fn` for kQueueBase + `op` and `methods`.

@@ -123,7 +123,7 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (error.ok() && body->if_contains("msgs") == nullptr) {
     error = InvalidArgument("required parameter 'msgs' is missing");
   }
-  if (error.ok()) error = ctx->service->CheckSendBatchSize(msgs->size());
+  if (error.ok()) error = Svc(ctx, req).CheckSendBatchSize(msgs->size());
   if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
 
   // Decode each item. One that cannot be read still goes to the service, marked so: it is
@@ -150,7 +150,7 @@ void SendMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
       if (s.ok()) s = r.status();
     }
   }
-  ctx->service->SendBatch(
+  Svc(ctx, req).SendBatch(
       std::move(batch), [reply = std::move(reply), path = std::string(req.path())](
                             Result<std::vector<Result<backend::Sent>>> res) mutable {
         if (!res.has_value()) {
@@ -204,7 +204,7 @@ void AckMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (!error.ok()) return reply(RequestError(400, error.message(), req.path()));
   batch.topic = std::move(*topic);
   batch.reason = reason.value_or("");
-  ctx->service->AckBatch(
+  Svc(ctx, req).AckBatch(
       std::move(batch), [reply = std::move(reply), path = std::string(req.path())](
                             Result<std::vector<service::AckResult>> res) mutable {
         if (!res.has_value()) {
@@ -266,7 +266,7 @@ void UpdateMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
                               req.path()));
   }
   u.ref = std::move(*ref);
-  ctx->service->Update(std::move(u), MessageAnswer(std::move(reply)));
+  Svc(ctx, req).Update(std::move(u), MessageAnswer(std::move(reply)));
 }
 
 void TouchMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
@@ -276,7 +276,7 @@ void TouchMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<service::MessageRef> ref = Ref(r);
   std::optional<int64_t> ack_timeout = r.Long("ackTimeoutMillis", false);
   if (ReaderFailed(r, req, reply)) return;
-  ctx->service->Touch(service::TouchRequest{std::move(*ref), ack_timeout},
+  Svc(ctx, req).Touch(service::TouchRequest{std::move(*ref), ack_timeout},
                       MessageAnswer(std::move(reply)));
 }
 
@@ -287,7 +287,7 @@ void CountMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<service::MessageRef> ref = Ref(r);
   std::optional<int64_t> count = r.Long("count", false);
   if (ReaderFailed(r, req, reply)) return;
-  ctx->service->Count(service::CountRequest{std::move(*ref), count},
+  Svc(ctx, req).Count(service::CountRequest{std::move(*ref), count},
                       MessageAnswer(std::move(reply)));
 }
 
@@ -304,7 +304,7 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
-  ctx->service->List(std::move(l), [reply = std::move(reply),
+  Svc(ctx, req).List(std::move(l), [reply = std::move(reply),
                                     export_fields](Result<backend::ListPage> res) mutable {
     reply(JsonResponse(res.has_value()
                            ? EncodeListPageAnswer(res->messages, res->next_cursor, export_fields)

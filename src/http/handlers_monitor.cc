@@ -12,7 +12,7 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);
   if (ReaderFailed(r, req, reply)) return;
-  ctx->service->GetTopicInfo(
+  Svc(ctx, req).GetTopicInfo(
       std::move(*topic), [reply = std::move(reply)](Result<core::TopicInfo> res) mutable {
         if (!res.has_value()) {
           reply(JsonResponse(
@@ -27,7 +27,7 @@ void GetTopicInfo(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 // unknown ones are ignored, malformed ones are a request error.
 void GetTopicInfoList(const HandlerContext* ctx, const HttpRequest& req, Reply reply) {
   if (!ParseParams(req, reply)) return;
-  ctx->service->ListTopics(
+  Svc(ctx, req).ListTopics(
       [reply = std::move(reply)](Result<std::vector<core::TopicInfo>> res) mutable {
         if (!res.has_value()) {
           reply(JsonResponse(

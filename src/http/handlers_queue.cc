@@ -32,7 +32,7 @@ void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
     return;
   }
   s.topic = std::move(*topic);
-  ctx->service->Send(std::move(s), [reply = std::move(reply)](Result<backend::Sent> res) mutable {
+  Svc(ctx, req).Send(std::move(s), [reply = std::move(reply)](Result<backend::Sent> res) mutable {
     if (!res.has_value()) {
       reply(JsonResponse(
           EncodeMessageAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));
@@ -78,7 +78,7 @@ void PullMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   ParamReader r(*params);
   std::optional<service::LongPollRequest> p = ReadPull(r, req, reply, false);
   if (!p) return;
-  ctx->service->Pull(std::move(p->pull), ListAnswer(std::move(reply)));
+  Svc(ctx, req).Pull(std::move(p->pull), ListAnswer(std::move(reply)));
 }
 
 void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext& rc, Reply reply) {
@@ -88,7 +88,7 @@ void LongPollingMsg(const HandlerContext* ctx, HttpRequest& req, RequestContext&
   std::optional<service::LongPollRequest> p = ReadPull(r, req, reply, true);
   if (!p) return;
   RequestContext* conn = &rc;  // valid until the reply is given (http_types.h)
-  service::LongPollTicket ticket = ctx->service->LongPoll(
+  service::LongPollTicket ticket = Svc(ctx, req).LongPoll(
       std::move(*p), [conn] { return conn->PeerAlive(); }, ListAnswer(std::move(reply)));
   if (ticket) {
     rc.OnPeerGone([service = ctx->service, ticket] { service->CancelLongPoll(ticket); });
@@ -125,7 +125,7 @@ void AckMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
     reason = r.String("reason", false);
   });
   if (!ref) return;
-  ctx->service->Ack(service::AckRequest{std::move(*ref), *ack, reason.value_or("")},
+  Svc(ctx, req).Ack(service::AckRequest{std::move(*ref), *ack, reason.value_or("")},
                     StatusAnswer(std::move(reply)));
 }
 
@@ -136,7 +136,7 @@ void DeleteMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<bool> release;
   auto ref = ReadRef(r, req, reply, [&] { release = r.Bool("release", false); });
   if (!ref) return;
-  ctx->service->Delete(service::DeleteRequest{std::move(*ref), release.value_or(false)},
+  Svc(ctx, req).Delete(service::DeleteRequest{std::move(*ref), release.value_or(false)},
                        StatusAnswer(std::move(reply)));
 }
 
@@ -146,7 +146,7 @@ void GetMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   ParamReader r(*params);
   auto ref = ReadRef(r, req, reply, [] {});
   if (!ref) return;
-  ctx->service->Get(std::move(*ref), [reply = std::move(reply)](Result<Message> res) mutable {
+  Svc(ctx, req).Get(std::move(*ref), [reply = std::move(reply)](Result<Message> res) mutable {
     reply(JsonResponse(res.has_value() ? EncodeMessageAnswer(200, "success", &*res)
                                        : EncodeMessageAnswer(AppCode(res.error().code()),
                                                              res.error().message(), nullptr)));

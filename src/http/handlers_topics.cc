@@ -78,7 +78,7 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
                               req.path()));
   }
   c.topic = std::move(*topic);
-  ctx->service->SetTopicConfig(std::move(c), ConfigAnswer(std::move(reply)));
+  Svc(ctx, req).SetTopicConfig(std::move(c), ConfigAnswer(std::move(reply)));
 }
 
 // pauseTopic / resumeTopic: setTopicConfig with `paused` alone.
@@ -91,7 +91,7 @@ void SetPaused(const HandlerContext* ctx, HttpRequest& req, Reply reply, bool pa
   service::TopicConfigRequest c;
   c.topic = std::move(*topic);
   c.paused = paused;
-  ctx->service->SetTopicConfig(std::move(c), ConfigAnswer(std::move(reply)));
+  Svc(ctx, req).SetTopicConfig(std::move(c), ConfigAnswer(std::move(reply)));
 }
 
 void PauseTopic(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
@@ -115,13 +115,13 @@ std::optional<std::string> TopicOnly(HttpRequest& req, Reply& reply) {
 void GetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<std::string> topic = TopicOnly(req, reply);
   if (!topic) return;
-  ctx->service->GetTopicConfig(std::move(*topic), ConfigAnswer(std::move(reply)));
+  Svc(ctx, req).GetTopicConfig(std::move(*topic), ConfigAnswer(std::move(reply)));
 }
 
 void DeleteTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<std::string> topic = TopicOnly(req, reply);
   if (!topic) return;
-  ctx->service->DeleteTopicConfig(std::move(*topic), [reply = std::move(reply)](Status s) mutable {
+  Svc(ctx, req).DeleteTopicConfig(std::move(*topic), [reply = std::move(reply)](Status s) mutable {
     reply(JsonResponse(
         EncodeStatusAnswer(AppCode(s.code()), s.ok() ? std::string_view("success") : s.message())));
   });
@@ -136,7 +136,7 @@ void PurgeTopic(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   p.status = r.Long("status", false);
   if (ReaderFailed(r, req, reply)) return;
   p.topic = std::move(*topic);
-  ctx->service->Purge(std::move(p), CountAnswer(std::move(reply), "purged"));
+  Svc(ctx, req).Purge(std::move(p), CountAnswer(std::move(reply), "purged"));
 }
 
 void RedriveMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
@@ -150,7 +150,7 @@ void RedriveMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   d.delay_millis = r.Long("delayMillis", false);
   if (ReaderFailed(r, req, reply)) return;
   d.topic = std::move(*topic);
-  ctx->service->Redrive(std::move(d), CountAnswer(std::move(reply), "redriven"));
+  Svc(ctx, req).Redrive(std::move(d), CountAnswer(std::move(reply), "redriven"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "auth/access.h"
 #include "base/unique_function.h"
 
 namespace chronoq::http {
@@ -17,8 +18,13 @@ struct HttpRequest {
   std::string_view target;         // origin-form: path plus optional "?query"
   std::string_view content_type;   // the Content-Type header, or empty
   std::string_view if_none_match;  // the first If-None-Match header, or empty (dashboard assets)
+  std::string_view authorization;  // the first Authorization header (has_authorization)
   std::string body;
   bool has_content_type = false;
+  bool has_authorization = false;
+  // Who sent it: set by the router's authentication (anonymous without tokens). Handlers call the
+  // service through a Session of this caller (handlers.h Svc).
+  auth::Caller caller{};
 
   std::string_view path() const { return target.substr(0, target.find('?')); }
   std::string_view query() const {

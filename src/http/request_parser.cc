@@ -30,6 +30,8 @@ struct Header {
   std::string target;  // as received (absolute-form too)
   std::string content_type;
   std::string if_none_match;
+  std::string authorization;  // the first Authorization header (docs/security.md)
+  bool has_authorization = false;
   bhttp::verb verb = bhttp::verb::unknown;
   unsigned version = 11;
   bool request_line_read = false;
@@ -44,6 +46,8 @@ struct Header {
     target.clear();
     content_type.clear();
     if_none_match.clear();
+    authorization.clear();
+    has_authorization = false;
     verb = bhttp::verb::unknown;
     version = 11;
     request_line_read = has_content_type = has_transfer_encoding = false;
@@ -83,6 +87,12 @@ class BeastParser final : public bhttp::basic_parser<true> {
       case bhttp::field::if_none_match:
         if (header_->if_none_match.empty()) {
           header_->if_none_match.assign(value.data(), value.size());
+        }
+        break;
+      case bhttp::field::authorization:
+        if (!header_->has_authorization) {
+          header_->has_authorization = true;
+          header_->authorization.assign(value.data(), value.size());
         }
         break;
       case bhttp::field::transfer_encoding:
@@ -228,6 +238,8 @@ RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
   req.has_content_type = header.has_content_type;
   req.content_type = header.content_type;
   req.if_none_match = header.if_none_match;
+  req.authorization = header.authorization;
+  req.has_authorization = header.has_authorization;
   parsed.version = header.version;
   parsed.keep_alive = beast->keep_alive();
   parsed.head = header.verb == bhttp::verb::head;
@@ -273,8 +285,9 @@ void RequestParser::Reset() {
   m.phase = Impl::Phase::kHeader;
   m.tried = m.scanned = 0;
   HttpRequest& req = m.parsed.request;  // no views into the last request's header
-  req.method = req.target = req.content_type = req.if_none_match = {};
-  req.has_content_type = false;
+  req.method = req.target = req.content_type = req.if_none_match = req.authorization = {};
+  req.has_content_type = req.has_authorization = false;
+  req.caller = {};
   // The body buffer stays for the next request, unless it grew large.
   req.body.clear();
   if (req.body.capacity() > kKeptBodyCapacity) std::string().swap(req.body);

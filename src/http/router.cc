@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "http/codec.h"
+#include "http/route_access.h"
 
 namespace chronoq::http {
 
@@ -73,10 +74,20 @@ void Router::RenderMetrics(metrics::TextWriter& w) const {
 }
 
 void Router::Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const {
+  std::optional<HttpResponse> refused;
+  if (auth_ != nullptr) refused = Admit(*auth_, req);  // strips a /t/<token> prefix
   std::string_view path = req.path();
   auto it = routes_.find(path);
   reply =
       Counted(it == routes_.end() ? unmatched_.get() : it->second.stats.get(), std::move(reply));
+  if (refused) {
+    reply(std::move(*refused));
+    return;
+  }
+  if (it != routes_.end() && !req.caller.anonymous && !RouteOperation(path)) {
+    reply(RequestError(403, "this endpoint has no access rule (route_access.cc): refused", path));
+    return;
+  }
   if (it == routes_.end()) {
     reply(RequestError(404, fmt::format("no such endpoint: {}", path), path));
     return;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "auth/authenticator.h"
 #include "http/http_types.h"
 #include "metrics/exposition.h"
 #include "metrics/instruments.h"
@@ -28,6 +29,13 @@ class Router {
   // `methods` empty: any method.
   void Add(std::string path, std::vector<std::string> methods, Handler handler);
   void Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const;
+
+  // Authentication (docs/security.md, route_access.h): with an enabled authenticator, each
+  // request is admitted (401/403 otherwise, counted under its route) and carries its caller; an
+  // endpoint without an operation in route_access.cc is refused (403) rather than left open.
+  // Null (the default) or disabled: every request is anonymous, as without tokens.
+  // REQUIRES: set before serving; outlives the router.
+  void SetAuthenticator(const auth::Authenticator* authenticator) { auth_ = authenticator; }
 
   // cq_http_requests_total, cq_http_app_errors_total and cq_http_request_duration_seconds.
   void RenderMetrics(metrics::TextWriter& w) const;
@@ -54,6 +62,7 @@ class Router {
   };
   std::unordered_map<std::string, Route, PathHash, std::equal_to<>> routes_;
   std::unique_ptr<RouteStats> unmatched_ = std::make_unique<RouteStats>("other");
+  const auth::Authenticator* auth_ = nullptr;
 };
 
 // An HTTP error response with the standard five-field body.

@@ -31,6 +31,10 @@ std::string Escape(std::string_view v, bool quote) {
       out += "\\n";
     } else if (c == '"' && quote) {
       out += "\\\"";
+    } else if (c == '\x1F' && quote) {
+      // The namespace separator of an internal topic name (core/scope.h: "shop\x1Forders"):
+      // shown as "shop/orders". No other label value holds a control character.
+      out += '/';
     } else {
       out += c;
     }

@@ -23,7 +23,8 @@ struct Label {
   std::string_view value;
 };
 
-// A label value with backslash, double quote and newline escaped (\\, \", \n).
+// A label value with backslash, double quote and newline escaped (\\, \", \n), and the
+// namespace separator of topic names (0x1F) shown as '/'.
 std::string EscapeLabelValue(std::string_view v);
 // HELP text with backslash and newline escaped.
 std::string EscapeHelp(std::string_view v);

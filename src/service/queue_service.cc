@@ -12,7 +12,7 @@ namespace {
 
 // Shared by Pull and LongPoll: the checked request, or the error.
 Result<PollSpec> CheckPull(PullRequest& req, const ServiceOptions& o) {
-  CQ_RETURN_IF_ERROR(core::ValidateTopic(req.topic, o.limits));
+  CQ_RETURN_IF_ERROR(core::ValidateScopedTopic(req.topic, o.limits));
   PollSpec spec;
   spec.topic = std::move(req.topic);
   spec.batch = req.batch && *req.batch > 0 ? std::min(*req.batch, o.limits.max_pull_batch) : 1;
@@ -58,7 +58,7 @@ void QueueService::Shutdown(Millis push_grace) {
 }
 
 void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
-  if (Status v = core::ValidateTopic(req.topic, options_.limits); !v.ok())
+  if (Status v = core::ValidateScopedTopic(req.topic, options_.limits); !v.ok())
     return done(std::move(v));
   std::string topic = std::move(req.topic);
   Result<core::NewMessage> m = CheckSend(std::move(req), topic);
@@ -73,7 +73,7 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
 }
 
 Status QueueService::CheckRef(const MessageRef& ref) const {
-  Status s = core::ValidateTopic(ref.topic, options_.limits);
+  Status s = core::ValidateScopedTopic(ref.topic, options_.limits);
   if (s.ok()) s = core::ValidateMsgId(ref.msg_id, options_.limits);
   return s;
 }
@@ -200,7 +200,8 @@ void QueueService::Get(MessageRef req, Callback<Result<core::Message>> done) {
 }
 
 void QueueService::GetTopicInfo(std::string topic, Callback<Result<core::TopicInfo>> done) {
-  if (Status v = core::ValidateTopic(topic, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(topic, options_.limits); !v.ok())
+    return done(std::move(v));
   backend_->GetTopicInfo(std::move(topic), std::move(done));
 }
 

@@ -143,6 +143,7 @@ class QueueService {
   // input order. The whole request is refused (kInvalidArgument) when it has no item or more
   // than max-send-batch; a failed write fails the whole call.
   void Import(ImportRequest req, Callback<Result<std::vector<Result<ImportOutcome>>>> done);
+  const core::Limits& limits() const { return options_.limits; }
 
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();

@@ -36,7 +36,7 @@ Status QueueService::CheckSendBatchSize(size_t n) const {
 void QueueService::SendBatch(SendBatchRequest req,
                              Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   const core::Limits& limits = options_.limits;
-  if (Status v = core::ValidateTopic(req.topic, limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(req.topic, limits); !v.ok()) return done(std::move(v));
   const size_t n = req.msgs.size();
   if (Status v = CheckSendBatchSize(n); !v.ok()) return done(std::move(v));
   std::unordered_set<std::string_view> ids;
@@ -91,7 +91,7 @@ void QueueService::SendBatch(SendBatchRequest req,
 
 void QueueService::AckBatch(AckBatchRequest req, Callback<Result<std::vector<AckResult>>> done) {
   const core::Limits& limits = options_.limits;
-  if (Status v = core::ValidateTopic(req.topic, limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(req.topic, limits); !v.ok()) return done(std::move(v));
   const size_t n = req.ack.size() + req.nack.size();
   if (n == 0) return done(InvalidArgument("ack and nack are both empty; give at least one msgId"));
   if (n > static_cast<size_t>(limits.max_pull_batch)) {
@@ -199,7 +199,7 @@ void QueueService::Count(CountRequest req, Callback<Result<core::Message>> done)
 
 void QueueService::List(ListRequest req, Callback<Result<backend::ListPage>> done) {
   const core::Limits& limits = options_.limits;
-  if (Status v = core::ValidateTopic(req.topic, limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(req.topic, limits); !v.ok()) return done(std::move(v));
   if (req.status && (*req.status < 1 || *req.status > 7)) {
     return done(InvalidArgument(
         fmt::format("status must be between 1 and 7 (API.md section 5), got {}", *req.status)));

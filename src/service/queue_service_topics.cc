@@ -55,7 +55,7 @@ TopicConfigView QueueService::ViewOf(const std::string& topic,
 }
 
 void QueueService::SetTopicConfig(TopicConfigRequest req, Callback<Result<TopicConfigView>> done) {
-  if (Status v = core::ValidateTopic(req.topic, options_.limits); !v.ok()) {
+  if (Status v = core::ValidateScopedTopic(req.topic, options_.limits); !v.ok()) {
     return done(std::move(v));
   }
   Result<core::TopicConfig> change = CheckConfig(req, options_.limits, options_.push_allowed);
@@ -70,7 +70,8 @@ void QueueService::SetTopicConfig(TopicConfigRequest req, Callback<Result<TopicC
 }
 
 void QueueService::GetTopicConfig(std::string topic, Callback<Result<TopicConfigView>> done) {
-  if (Status v = core::ValidateTopic(topic, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(topic, options_.limits); !v.ok())
+    return done(std::move(v));
   std::string name = topic;
   backend_->GetTopicConfig(std::move(topic), [this, name = std::move(name), done = std::move(done)](
                                                  Result<core::TopicConfig> stored) mutable {
@@ -80,12 +81,13 @@ void QueueService::GetTopicConfig(std::string topic, Callback<Result<TopicConfig
 }
 
 void QueueService::DeleteTopicConfig(std::string topic, Callback<Status> done) {
-  if (Status v = core::ValidateTopic(topic, options_.limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(topic, options_.limits); !v.ok())
+    return done(std::move(v));
   backend_->DeleteTopicConfig(std::move(topic), std::move(done));
 }
 
 void QueueService::Purge(PurgeRequest req, Callback<Result<int64_t>> done) {
-  if (Status v = core::ValidateTopic(req.topic, options_.limits); !v.ok()) {
+  if (Status v = core::ValidateScopedTopic(req.topic, options_.limits); !v.ok()) {
     return done(std::move(v));
   }
   std::optional<core::MsgStatus> status;
@@ -101,7 +103,7 @@ void QueueService::Purge(PurgeRequest req, Callback<Result<int64_t>> done) {
 
 void QueueService::Redrive(RedriveRequest req, Callback<Result<int64_t>> done) {
   const core::Limits& limits = options_.limits;
-  if (Status v = core::ValidateTopic(req.topic, limits); !v.ok()) return done(std::move(v));
+  if (Status v = core::ValidateScopedTopic(req.topic, limits); !v.ok()) return done(std::move(v));
   if (req.msg_id) {
     if (Status v = core::ValidateMsgId(*req.msg_id, limits); !v.ok()) return done(std::move(v));
   }

@@ -85,6 +85,8 @@ inline void ExpectRequestError(const ApiResponse& r, int status, std::string_vie
   EXPECT_FALSE(r.msg().empty()) << r.Describe();
   EXPECT_EQ(Str(r.at("path")), path) << r.Describe();
   const char* reason = status == 400   ? "Bad Request"
+                       : status == 401 ? "Unauthorized"
+                       : status == 403 ? "Forbidden"
                        : status == 404 ? "Not Found"
                        : status == 405 ? "Method Not Allowed"
                        : status == 413 ? "Payload Too Large"

@@ -568,6 +568,7 @@ Status ApiClient::BeginOn(bool peer, std::string_view method, std::string_view t
   const uint16_t port = peer ? peer_port_ : ep_.port;
   client::HttpConnection& c = Connection(peer);
   if (!c.connected()) return Unavailable(fmt::format("cannot connect to port {}", port));
+  c.set_token(token_);
   Status s = c.SendRaw(c.Format(method, target, body, content_type));
   if (!s.ok()) {
     // The server may have closed an idle keep-alive connection: retry once on a new one.

@@ -207,6 +207,8 @@ class ApiClient {
   // Two nodes: from now on every request goes to the first node (clock moves still reach both).
   // For what is per node by design (getMonitorData) and for raw connections to the first node.
   void OneNode() { one_node_ = true; }
+  // Every request from now on carries `Authorization: Bearer <token>`; empty: none.
+  void set_token(std::string token) { token_ = std::move(token); }
 
   // The connection of the last request (two nodes: maybe the peer's); connects when needed.
   client::HttpConnection& connection() { return Connection(last_on_peer_); }
@@ -227,6 +229,7 @@ class ApiClient {
   client::HttpConnection peer_conn_;
   bool last_on_peer_ = false;  // where the request Finish() reads came from
   bool one_node_ = false;
+  std::string token_;
 };
 
 // Parses an answer (status, headers, body) into an ApiResponse.
