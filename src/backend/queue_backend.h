@@ -116,6 +116,14 @@ class ReadyListener {
   virtual void OnPushReady(std::string_view /*topic*/) {}
 };
 
+// What an online backup wrote (QueueBackend::Backup).
+struct BackupInfo {
+  std::string dir;    // where the copy is
+  int64_t bytes = 0;  // its size
+  int64_t files = 0;
+  Millis took{0};  // how long the copy took
+};
+
 class QueueBackend {
  public:
   virtual ~QueueBackend() = default;
@@ -250,6 +258,16 @@ class QueueBackend {
   // consumable now, and that the listener will hear when that changes. A long poll then parks
   // without pulling first. False when unsure (the default).
   virtual bool KnownIdle(const std::string& /*topic*/) { return false; }
+
+  // Online backup (docs/operations.md): a consistent copy of the backend's store in `dir` (an
+  // absolute path on the server's machine that does not exist yet), taken while requests go on.
+  // A server started on the copy has every message whose operation was answered before the call.
+  // One backup at a time. Errors: kInvalidArgument (a backend whose data lives elsewhere, a bad
+  // `dir`, with a sentence naming it), kConflict (a backup is running), kIOError.
+  virtual void Backup(std::string dir, Callback<Result<BackupInfo>> done) {
+    (void)dir;
+    done(InvalidArgument("this server's storage cannot be backed up by chronoq"));
+  }
 };
 
 }  // namespace chronoq::backend

@@ -27,6 +27,7 @@ Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::
 }
 
 Engine::~Engine() {
+  JoinBackup();
   store_->kv()->SetFailureHandler(nullptr);  // waits for a call in progress
   for (auto& shard : shards_) {
     base::MutexLock lock(shard->mu);

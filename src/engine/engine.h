@@ -31,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -107,6 +108,8 @@ class Engine final : public backend::QueueBackend {
              Callback<Result<int64_t>> done) override;
   void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
   bool KnownIdle(const std::string& topic) override;
+  // engine_backup.cc: a checkpoint of the store (KvStore::Checkpoint) on a thread of its own.
+  void Backup(std::string dir, Callback<Result<backend::BackupInfo>> done) override;
   // Also tells the new listener OnPushReady for every topic whose push lane holds messages.
   void SetReadyListener(ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
@@ -354,6 +357,14 @@ class Engine final : public backend::QueueBackend {
   std::atomic<bool> rebuilding_{false};
   base::Mutex rebuild_mu_;
   base::TimerId rebuild_timer_ CQ_GUARDED_BY(rebuild_mu_) = 0;  // cancelled by the destructor
+
+  // Online backup (engine_backup.cc): one at a time, on its own thread. Declared last: the
+  // thread is joined before anything else of the engine goes away.
+  base::Mutex backup_mu_;
+  bool backup_running_ CQ_GUARDED_BY(backup_mu_) = false;
+  std::thread backup_thread_ CQ_GUARDED_BY(backup_mu_);
+  // Joins the backup thread (the destructor).
+  void JoinBackup() CQ_EXCLUDES(backup_mu_);
 };
 
 }  // namespace chronoq::engine

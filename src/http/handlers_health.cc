@@ -73,6 +73,7 @@ void RegisterRoutes(Router& router, const HandlerContext* ctx) {
   RegisterQueueRoutes(router, ctx);
   RegisterManageRoutes(router, ctx);
   RegisterTopicRoutes(router, ctx);
+  RegisterDataRoutes(router, ctx);
   RegisterMonitorRoutes(router, ctx);
   RegisterHealthRoutes(router, ctx);
   RegisterMetricsRoute(router, ctx);

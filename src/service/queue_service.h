@@ -135,6 +135,10 @@ class QueueService {
   void Redrive(RedriveRequest req, Callback<Result<int64_t>> done);
   const core::TopicDefaults& topic_defaults() const { return topic_defaults_; }
 
+  // --- API-EXTENSIONS.md section 8 (queue_service_data.cc)
+  // Online backup of the backend's store into `dir` (backend::QueueBackend::Backup).
+  void Backup(std::string dir, Callback<Result<backend::BackupInfo>> done);
+
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();
 
