@@ -27,6 +27,7 @@
 #include "backend/events.h"
 #include "base/result.h"
 #include "base/unique_function.h"
+#include "core/history.h"
 #include "core/message.h"
 #include "core/state_machine.h"
 #include "core/topic_config.h"
@@ -264,6 +265,18 @@ class QueueBackend {
   // A server started on the copy has every message whose operation was answered before the call.
   // One backup at a time. Errors: kInvalidArgument (a backend whose data lives elsewhere, a bad
   // `dir`, with a sentence naming it), kConflict (a backup is running), kIOError.
+  // getMsgHistory (core/history.h): the recorded transitions of a message of a topic whose
+  // effective configuration has history on, oldest first (at most the backend's bound; an empty
+  // list for a message sent while history was off). Errors: kInvalidArgument (the topic's history
+  // is off, or the backend does not record histories), kNotFound (no such message, or past its
+  // retention).
+  virtual void GetHistory(std::string topic, std::string msg_id,
+                          Callback<Result<std::vector<core::HistoryEntry>>> done) {
+    (void)topic;
+    (void)msg_id;
+    done(InvalidArgument("this server's storage does not record message history"));
+  }
+
   virtual void Backup(std::string dir, Callback<Result<BackupInfo>> done) {
     (void)dir;
     done(InvalidArgument("this server's storage cannot be backed up by chronoq"));

@@ -164,6 +164,8 @@ std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
       .Str("deadLetterTopic", e.dead_letter_topic)
       .Key("paused")
       .Bool(e.paused)
+      .Key("history")
+      .Bool(e.history)
       .Key("callback");
   if (e.callback) {
     WriteCallbackJson(w, *e.callback);

@@ -38,7 +38,8 @@ void RegisterManageRoutes(Router& router, const HandlerContext* ctx);
 // setTopicConfig, deleteTopicConfig, pauseTopic, resumeTopic, purgeTopic, redriveMsg (POST),
 // getTopicConfig (GET): API-EXTENSIONS.md section 4.
 void RegisterTopicRoutes(Router& router, const HandlerContext* ctx);
-// POST /chronoq/admin/backup (API-EXTENSIONS.md section 8, docs/operations.md).
+// POST /chronoq/admin/backup and getMsgHistory (POST) (API-EXTENSIONS.md section 8,
+// docs/operations.md).
 void RegisterDataRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);

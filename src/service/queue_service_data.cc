@@ -8,4 +8,10 @@ void QueueService::Backup(std::string dir, Callback<Result<backend::BackupInfo>>
   backend_->Backup(std::move(dir), std::move(done));
 }
 
+void QueueService::GetMsgHistory(MessageRef req,
+                                 Callback<Result<std::vector<core::HistoryEntry>>> done) {
+  if (Status s = CheckRef(req); !s.ok()) return done(std::move(s));
+  backend_->GetHistory(std::move(req.topic), std::move(req.msg_id), std::move(done));
+}
+
 }  // namespace chronoq::service
