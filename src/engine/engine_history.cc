@@ -34,6 +34,17 @@ void Engine::RecordHistory(Batch& batch, const core::MessageRecord* before,
       Result<core::StoredHistory> decoded = core::DecodeHistory(**value);
       if (decoded.has_value()) stored = std::move(*decoded);
     }
+  } else if (cause == core::HistoryCause::kRedriven) {
+    // Back from its dead-letter topic: the history of its first life goes on (while its ended
+    // record is retained in the source topic).
+    Result<std::optional<std::string>> value = store_->GetHistory(after.topic, after.msg_id);
+    if (value.has_value() && *value) {
+      Result<core::StoredHistory> decoded = core::DecodeHistory(**value);
+      if (decoded.has_value()) {
+        stored = std::move(*decoded);
+        stored->seq = after.seq;
+      }
+    }
   }
   store_->PutHistory(
       batch, after.topic, after.msg_id,
