@@ -164,14 +164,13 @@ std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
       .Str("deadLetterTopic", e.dead_letter_topic)
       .Key("paused")
       .Bool(e.paused)
-      .Key("history")
-      .Bool(e.history)
       .Key("callback");
   if (e.callback) {
     WriteCallbackJson(w, *e.callback);
   } else {
     w.Null();
   }
+  w.Key("history").Bool(e.history);
   w.Key("sources").BeginObject();
   for (int f = 0; f < core::kTopicFieldCount; ++f) {
     w.Str(core::TopicFieldName(static_cast<core::TopicField>(f)),
