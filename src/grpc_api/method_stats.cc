@@ -24,6 +24,7 @@ constexpr std::array<std::string_view, kMethodCount> kMethodNames = {
     "Purge",
     "Redrive",
     "Consume",
+    "GetMsgHistory",
 };
 
 constexpr std::array<std::string_view, kStatusCodeCount> kCodeNames = {

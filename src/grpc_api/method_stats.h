@@ -36,8 +36,9 @@ enum class Method {
   kPurge,
   kRedrive,
   kConsume,
+  kGetMsgHistory,
 };
-inline constexpr int kMethodCount = 18;
+inline constexpr int kMethodCount = 19;
 std::string_view MethodName(Method m);  // "Send", ...
 
 // gRPC status codes 0..16 by name ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN" beyond.
