@@ -10,6 +10,8 @@
 #                                                     send in the same millisecond)
 #   CONNECTIONS=16 bench/callgrind-send.sh ...       (connections with a request in flight each;
 #                                                     default 1: one message per group commit)
+#   TOPIC=t SERVER_ARGS=--config=f.toml ...          (one topic for both runs, extra server flags:
+#                                                     e.g. a [topics.t] table with history = true)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
 # `chronoq bench produce` (one connection, 100-byte payloads), and prints the instructions of the
@@ -27,7 +29,7 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
-  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= ${SERVE_FLAGS:-} \
+  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= ${SERVE_FLAGS:-} ${SERVER_ARGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 600); do
@@ -48,10 +50,10 @@ counts() {  # the instructions of each thread in dump number $1
   done
 }
 
-"$BIN" bench --server="$server" --no-progress produce --count="$N1" --connections="${CONNECTIONS:-1}" \
+"$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N1" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
-"$BIN" bench --server="$server" --no-progress produce --count="$N2" --connections="${CONNECTIONS:-1}" \
+"$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N2" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')

@@ -98,6 +98,8 @@ export const api = {
   listMsg: (topic, status, cursor, limit) =>
     get('listMsg', {topic, status: status || undefined, cursor: cursor || undefined, limit}),
   getMsg: (topic, msgId) => post('getMsg', {topic, msgId}).then((a) => a.delayMsg),
+  getMsgHistory: (topic, msgId) =>
+    post('getMsgHistory', {topic, msgId}).then((a) => a.history),
   updateMsg: (topic, msgId, fields) =>
     post('updateMsg', {topic, msgId, ...fields}).then((a) => a.delayMsg),
   deleteMsg: (topic, msgId, release) => post('deleteMsg', {topic, msgId, release: !!release}),

@@ -19,12 +19,13 @@ export class MessageView {
     this.head = h('div', {class: 'title-row'});
     this.fields = h('div', {class: 'card'});
     this.payload = h('div', {class: 'card'});
+    this.history = h('div', {class: 'card', testid: 'msg-history', hidden: true});
     this.actions = h('div', {class: 'card'});
     this.el = h('section', {testid: 'message-view'},
         h('nav', {class: 'crumbs'}, h('a', {href: '#/'}, 'Overview'), ' / ',
             h('a', {href: route('topic', topic)}, topic), ' / '),
         this.head, this.problem, h('div', {class: 'two'}, this.fields, this.actions),
-        this.payload);
+        this.payload, this.history);
   }
 
   async refresh() {
@@ -32,6 +33,7 @@ export class MessageView {
       const m = await api.getMsg(this.topic, this.msgId);
       fill(this.problem);
       this.render(m);
+      this.renderHistory(await api.getMsgHistory(this.topic, this.msgId).catch(() => null));
     } catch (e) {
       fill(this.head, h('h1', {class: 'mono'}, this.msgId));
       fill(this.problem, errorBox(e));
@@ -74,6 +76,17 @@ export class MessageView {
         `${fmtInt(bytes(m.msg))} bytes${p.json ? ', JSON' : ''}`)),
     h('pre', {class: 'payload', testid: 'msg-payload'}, p.text));
     if (changed) this.renderActions(m);
+  }
+
+  // The topic's message history (getMsgHistory), when the topic records one; hidden otherwise.
+  renderHistory(entries) {
+    this.history.hidden = !entries;
+    if (!entries) return fill(this.history);
+    fill(this.history, h('h2', {}, 'History'), entries.length ?
+      table(['Time', 'Event', 'Attempt', 'Reason', 'Node'], entries.map((e) => h('tr', {},
+          h('td', {}, timeCell(e.time)), h('td', {}, e.event), h('td', {}, fmtInt(e.attempt)),
+          h('td', {}, e.reason || ''), h('td', {class: 'mono'}, e.node)))) :
+      h('p', {class: 'muted'}, 'Nothing recorded yet: it was sent before the topic\'s history was on.'));
   }
 
   renderActions(m) {

@@ -26,6 +26,7 @@ const CONFIG = [
   ['paused', 'Paused', 'bool', 'Sends are stored; pulls get nothing.'],
   ['callback', 'Push callback', 'json',
     'Where chronoq pushes this topic\'s messages (a JSON object, see docs/push.md); empty: none.'],
+  ['history', 'History', 'bool', 'Record every transition of each message (shown in its view).'],
 ];
 
 // A callback as the text of its edit box ('' when none).

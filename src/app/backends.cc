@@ -1,5 +1,7 @@
 #include "app/backends.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <future>
 #include <memory>
@@ -26,6 +28,14 @@ namespace {
 
 constexpr const char* kLog = "cq.app";
 
+// The node's name in message histories: node-id, else the host name.
+std::string NodeName(const config::ServerConfig& cfg) {
+  if (!cfg.node_id.empty()) return cfg.node_id;
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "chronoq";
+  return host;
+}
+
 class EngineServing final : public ServingBackend {
  public:
   EngineServing(const config::ServerConfig& cfg, std::unique_ptr<storage::KvStore> kv,
@@ -35,6 +45,8 @@ class EngineServing final : public ServingBackend {
     eopts.retention = Millis(cfg.end_life_msg_expire_millis);
     eopts.topic_inactive = Millis(cfg.topic_inactive_millis);
     eopts.memory_horizon = Millis(cfg.memory_horizon_millis);
+    eopts.node = NodeName(cfg);
+    eopts.history_max_entries = cfg.history_max_entries;
     engine_ = std::make_unique<engine::Engine>(eopts, &store_, clock, scheduler);
   }
   Status Recover() { return engine_->Recover(); }

@@ -81,6 +81,8 @@ std::string FieldText(const core::TopicConfig& c, core::TopicField f) {
       return fmt::format("'{}'", c.dead_letter_topic.value_or(""));
     case F::kPaused:
       return c.paused.value_or(false) ? "true" : "false";
+    case F::kHistory:
+      return c.history.value_or(false) ? "true" : "false";
     case F::kCallback:  // never in the file
       return "";
   }
@@ -96,7 +98,8 @@ std::vector<std::string> ShadowedTopicSettings(
   const core::TopicConfig stored{effective.capacity,       effective.ttl,
                                  effective.max_retry,      effective.ack_timeout,
                                  effective.retry_interval, effective.dead_letter_topic,
-                                 effective.paused,         effective.callback};
+                                 effective.paused,         effective.callback,
+                                 effective.history};
   std::vector<std::string> out;
   for (int i = 0; i < core::kTopicFieldCount; ++i) {
     const auto f = static_cast<core::TopicField>(i);

@@ -27,6 +27,7 @@
 #include "backend/events.h"
 #include "base/result.h"
 #include "base/unique_function.h"
+#include "core/history.h"
 #include "core/message.h"
 #include "core/state_machine.h"
 #include "core/topic_config.h"
@@ -114,6 +115,14 @@ class ReadyListener {
   // tells every node, whichever node made them due; every backend tells it at start (or when
   // the listener is set) for each topic whose push lane holds messages.
   virtual void OnPushReady(std::string_view /*topic*/) {}
+};
+
+// What an online backup wrote (QueueBackend::Backup).
+struct BackupInfo {
+  std::string dir;    // where the copy is
+  int64_t bytes = 0;  // its size
+  int64_t files = 0;
+  Millis took{0};  // how long the copy took
 };
 
 class QueueBackend {
@@ -266,6 +275,28 @@ class QueueBackend {
   // consumable now, and that the listener will hear when that changes. A long poll then parks
   // without pulling first. False when unsure (the default).
   virtual bool KnownIdle(const std::string& /*topic*/) { return false; }
+
+  // Online backup (docs/operations.md): a consistent copy of the backend's store in `dir` (an
+  // absolute path on the server's machine that does not exist yet), taken while requests go on.
+  // A server started on the copy has every message whose operation was answered before the call.
+  // One backup at a time. Errors: kInvalidArgument (a backend whose data lives elsewhere, a bad
+  // `dir`, with a sentence naming it), kConflict (a backup is running), kIOError.
+  // getMsgHistory (core/history.h): the recorded transitions of a message of a topic whose
+  // effective configuration has history on, oldest first (at most the backend's bound; an empty
+  // list for a message sent while history was off). Errors: kInvalidArgument (the topic's history
+  // is off, or the backend does not record histories), kNotFound (no such message, or past its
+  // retention).
+  virtual void GetHistory(std::string topic, std::string msg_id,
+                          Callback<Result<std::vector<core::HistoryEntry>>> done) {
+    (void)topic;
+    (void)msg_id;
+    done(InvalidArgument("this server's storage does not record message history"));
+  }
+
+  virtual void Backup(std::string dir, Callback<Result<BackupInfo>> done) {
+    (void)dir;
+    done(InvalidArgument("this server's storage cannot be backed up by chronoq"));
+  }
 };
 
 }  // namespace chronoq::backend

@@ -119,8 +119,10 @@ Answer Send(const Session& s, std::string_view method, const std::string& target
 
 Answer Session::Post(std::string_view op, const Params& params,
                      std::chrono::milliseconds extra_wait) const {
-  return Send(*this, "POST", fmt::format("{}{}", kQueuePath, op), client::FormEncode(params),
-              kFormType, timeout + std::min(extra_wait, kMaxWait));
+  // An op that starts with '/' is a path of its own (/chronoq/admin/backup).
+  std::string target = op.starts_with('/') ? std::string(op) : fmt::format("{}{}", kQueuePath, op);
+  return Send(*this, "POST", target, client::FormEncode(params), kFormType,
+              timeout + std::min(extra_wait, kMaxWait));
 }
 
 Answer Session::PostJson(std::string_view op, std::string_view json) const {

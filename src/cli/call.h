@@ -50,8 +50,8 @@ struct Session {
   // kInvalidArgument naming the option when one is malformed.
   static Result<Session> FromArgs(const ParsedArgs& args);
 
-  // POST /camellia/delayQueue/<op> with `params` form-encoded. `extra_wait` lengthens the timeout
-  // (a long poll holds the answer that long).
+  // POST /camellia/delayQueue/<op> (or <op> itself when it starts with '/') with `params`
+  // form-encoded. `extra_wait` lengthens the timeout (a long poll holds the answer that long).
   Answer Post(std::string_view op, const Params& params,
               std::chrono::milliseconds extra_wait = std::chrono::milliseconds(0)) const;
   // POST /camellia/delayQueue/<op> with `json` as the body (application/json).

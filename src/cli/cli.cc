@@ -17,7 +17,7 @@ const std::vector<Command>& Commands() {
       TouchCommand(),      GetCommand(),         ListCommand(),   PeekCommand(),   UpdateCommand(),
       TriggerNowCommand(), CountCommand(),       DeleteCommand(), TopicsCommand(), TopicCommand(),
       MonitorCommand(),    TopicConfigCommand(), PauseCommand(),  ResumeCommand(), PurgeCommand(),
-      RedriveCommand(),
+      RedriveCommand(),    BackupCommand(),
   };
   return commands;
 }

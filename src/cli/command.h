@@ -79,6 +79,7 @@ Command PauseCommand();        // topic_config.cc
 Command ResumeCommand();       // topic_config.cc
 Command PurgeCommand();        // topic_config.cc
 Command RedriveCommand();      // topic_config.cc
+Command BackupCommand();       // backup.cc
 
 // Every subcommand, in the order `chronoq --help` lists them.
 const std::vector<Command>& Commands();

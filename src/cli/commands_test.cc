@@ -490,6 +490,18 @@ TEST(InputTest, NonBlankLinesKeepTheirNumbers) {
   EXPECT_TRUE(NonBlankLines("").empty());
 }
 
+TEST(CommandsTest, BackupPostsTheTargetToTheAdminPathAndTellsWhereAndHowMuch) {
+  Request backup = BuildOne("backup", {"--to=/var/backups/cq"});
+  EXPECT_EQ(backup.op, "/chronoq/admin/backup");
+  EXPECT_EQ(backup.params, P({{"to", "/var/backups/cq"}}));
+  EXPECT_GT(backup.extra_wait.count(), 0) << "a large store takes longer than --timeout";
+  EXPECT_EQ(Cmd("backup").render(
+                J(R"({"code":200,"msg":"success","dir":"/var/backups/cq","bytes":3145728,)"
+                  R"("files":9,"millis":412})"),
+                backup, Args("backup", {"--to=/var/backups/cq"})),
+            "backup written to /var/backups/cq: 3.0 MiB in 9 files, 412 ms\n");
+}
+
 TEST(InputTest, JsonStringEscapes) {
   EXPECT_EQ(JsonString("plain é"), "\"plain é\"");
   EXPECT_EQ(JsonString(std::string("q\"b\\n\nt\tc\x01", 10)), "\"q\\\"b\\\\n\\nt\\tc\\u0001\"");

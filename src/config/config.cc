@@ -77,6 +77,12 @@ const std::vector<Key>& Keys() {
        "ms"},
       {"namespace", &ServerConfig::ns,
        "Namespace isolating servers that share one storage backend"},
+      {"history-max-entries", &ServerConfig::history_max_entries,
+       "Message history (a topic's history=true): entries kept per message, the oldest dropped "
+       "first (1..10000)",
+       "entries"},
+      {"node-id", &ServerConfig::node_id,
+       "This node's name in message histories; empty: the host name"},
       {"ttl-millis", &ServerConfig::ttl_millis,
        "Default ttl of a message after its trigger time (sendMsg ttlMillis <= 0 or absent)", "ms",
        "Queue defaults (camellia's keys)"},
@@ -301,6 +307,10 @@ std::vector<std::string> Validate(const ServerConfig& c) {
   }
   positive("long-polling-timeout-millis", c.long_polling_timeout_millis);
   positive("monitor-interval-seconds", c.monitor_interval_seconds);
+  if (c.history_max_entries < 1 || c.history_max_entries > 10'000) {
+    errors.push_back(fmt::format("history-max-entries must be between 1 and 10000, got {}",
+                                 c.history_max_entries));
+  }
   if (c.metrics_max_topics < 0) {
     errors.push_back(fmt::format("metrics-max-topics must be >= 0, got {}", c.metrics_max_topics));
   }

@@ -50,6 +50,10 @@ struct ServerConfig {
   bool sync_writes = false;                // embedded storage: fsync the WAL before answering
   int64_t memory_horizon_millis = 60'000;  // pending messages due later stay on disk only
   std::string ns = "default";              // key "namespace": isolates servers sharing a backend
+  // Message history (topic configuration `history`, getMsgHistory): the entries kept per message
+  // (oldest dropped first), and the node name written in each entry ("": the host name).
+  int64_t history_max_entries = 32;
+  std::string node_id;
   // Queue semantics (camellia keys).
   int64_t ttl_millis = 3'600'000;
   int64_t max_retry = 10;

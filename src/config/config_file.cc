@@ -87,11 +87,12 @@ std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::To
     return "callback cannot be set in the config file: a topic's callback is set with "
            "setTopicConfig (docs/push.md)";
   }
+  const bool boolean = f == F::kPaused || f == F::kHistory;
   const std::string_view want = f == F::kDeadLetterTopic ? "a string"
-                                : f == F::kPaused        ? "a boolean"
+                                : boolean                ? "a boolean"
                                                          : "an integer";
   const bool fits = f == F::kDeadLetterTopic ? node.is_string()
-                    : f == F::kPaused        ? node.is_boolean()
+                    : boolean                ? node.is_boolean()
                                              : node.is_integer();
   if (!fits) return fmt::format("{} must be {}, got {}", key, want, TomlTypeName(node));
   const int64_t n = node.is_integer() ? node.as_integer()->get() : 0;
@@ -119,6 +120,9 @@ std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::To
       break;
     case F::kPaused:
       c->paused = node.as_boolean()->get();
+      break;
+    case F::kHistory:
+      c->history = node.as_boolean()->get();
       break;
     case F::kCallback:
       break;

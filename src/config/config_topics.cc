@@ -40,6 +40,8 @@ std::string_view TopicFileKey(core::TopicField f) {
       return "paused";
     case core::TopicField::kCallback:
       return "callback";
+    case core::TopicField::kHistory:
+      return "history";
   }
   return "?";
 }
@@ -85,6 +87,7 @@ std::string TopicTablesToml(const ServerConfig& cfg) {
     if (c.retry_interval) line(F::kRetryInterval, std::to_string(c.retry_interval->count()));
     if (c.dead_letter_topic) line(F::kDeadLetterTopic, internal::TomlString(*c.dead_letter_topic));
     if (c.paused) line(F::kPaused, *c.paused ? "true" : "false");
+    if (c.history) line(F::kHistory, *c.history ? "true" : "false");
   }
   return out;
 }

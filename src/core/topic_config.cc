@@ -26,6 +26,7 @@ TopicConfig Overlay(const TopicConfig& top, const TopicConfig& below) {
   out.dead_letter_topic = Pick(top.dead_letter_topic, below.dead_letter_topic);
   out.paused = Pick(top.paused, below.paused);
   out.callback = Pick(top.callback, below.callback);
+  out.history = Pick(top.history, below.history);
   return out;
 }
 
@@ -47,6 +48,8 @@ std::string_view TopicFieldName(TopicField f) {
       return "paused";
     case TopicField::kCallback:
       return "callback";
+    case TopicField::kHistory:
+      return "history";
   }
   return "unknown";
 }
@@ -69,6 +72,8 @@ bool IsSet(const TopicConfig& c, TopicField f) {
       return c.paused.has_value();
     case TopicField::kCallback:
       return c.callback.has_value();
+    case TopicField::kHistory:
+      return c.history.has_value();
   }
   return false;
 }
@@ -100,6 +105,7 @@ TopicConfig TopicDefaults::For(std::string_view topic) const {
   server.dead_letter_topic = std::string();
   server.paused = false;
   server.callback = std::optional<Callback>();
+  server.history = false;
   return Overlay(File(topic), server);
 }
 
@@ -130,6 +136,7 @@ EffectiveTopicConfig Effective(const TopicConfig& full) {
   e.dead_letter_topic = full.dead_letter_topic.value();
   e.paused = full.paused.value();
   e.callback = full.callback.value();
+  e.history = full.history.value();
   return e;
 }
 

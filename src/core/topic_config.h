@@ -46,6 +46,9 @@ struct TopicConfig {
   // their own go. Set to an empty inner value: none (shadows the layers below). Only the stored
   // layer sets it: the file and the server have none.
   std::optional<std::optional<Callback>> callback{};
+  // Message history (core/history.h, getMsgHistory): record every transition of the topic's
+  // messages. Off by default.
+  std::optional<bool> history{};
 
   bool empty() const { return *this == TopicConfig{}; }
   bool operator==(const TopicConfig&) const = default;
@@ -63,10 +66,11 @@ enum class TopicField {
   kRetryInterval,
   kDeadLetterTopic,
   kPaused,
-  kCallback
+  kCallback,
+  kHistory
 };
-inline constexpr int kTopicFieldCount = 8;
-std::string_view TopicFieldName(TopicField f);  // "capacity", "ttlMillis", ..., "callback"
+inline constexpr int kTopicFieldCount = 9;
+std::string_view TopicFieldName(TopicField f);  // "capacity", "ttlMillis", ..., "history"
 bool IsSet(const TopicConfig& c, TopicField f);
 
 // Where an effective value came from.
@@ -83,6 +87,7 @@ struct EffectiveTopicConfig {
   std::string dead_letter_topic;
   bool paused = false;
   std::optional<Callback> callback{};  // absent: none
+  bool history = false;
 
   bool operator==(const EffectiveTopicConfig&) const = default;
 };

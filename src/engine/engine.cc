@@ -27,6 +27,7 @@ Engine::Engine(EngineOptions options, storage::MessageStore* store, const base::
 }
 
 Engine::~Engine() {
+  JoinBackup();
   store_->kv()->SetFailureHandler(nullptr);  // waits for a call in progress
   for (auto& shard : shards_) {
     base::MutexLock lock(shard->mu);
@@ -79,8 +80,11 @@ TimePoint Engine::PurgeTime(const MessageRecord& ended) const {
   return SaturatingAdd(core::NaturalEndTime(ended), options_.retention);
 }
 
-void Engine::WriteTransition(Batch& batch, const MessageRecord* before,
-                             const MessageRecord& after) {
+void Engine::WriteTransition(Batch& batch, const MessageRecord* before, const MessageRecord& after,
+                             core::HistoryCause cause) {
+  if (any_history_.load(std::memory_order_relaxed)) [[unlikely]] {
+    RecordHistory(batch, before, after, cause);
+  }
   if (before == nullptr) {
     batch.PutNew(after);  // metadata and payload in one value (docs/storage-format.md)
   } else {
@@ -343,6 +347,7 @@ void Engine::Delete(std::string topic, std::string msg_id, bool release, Callbac
     } else {
       if (release) {
         batch.DeleteRecord(topic, msg_id);
+        DeleteHistory(batch, topic, msg_id);
         batch.MoveVis(&*before, nullptr);
         if (InHistogram(*before)) batch.HistAdd(topic, before->visible_at, -1);
       } else {

@@ -31,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -62,6 +63,10 @@ struct EngineOptions {
   size_t purge_chunk = 100;
   double purge_pause = 1.0;
   int shards = 16;
+  // Message history (core/history.h): the node name written in entries, and the entries kept per
+  // message (oldest dropped first).
+  std::string node = "chronoq";
+  int64_t history_max_entries = 32;
 };
 
 class Engine final : public backend::QueueBackend {
@@ -100,6 +105,10 @@ class Engine final : public backend::QueueBackend {
   // engine_topics.cc
   void SetTopicDefaults(const core::TopicDefaults* defaults) override {
     topic_defaults_.store(defaults);
+    {
+      base::MutexLock lock(config_mu_);
+      NoteHistoryTopics();
+    }
     config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   void SetTopicConfig(std::string topic, core::TopicConfig change,
@@ -110,6 +119,11 @@ class Engine final : public backend::QueueBackend {
              Callback<Result<int64_t>> done) override;
   void Redrive(backend::RedriveRequest req, Callback<Result<int64_t>> done) override;
   bool KnownIdle(const std::string& topic) override;
+  // engine_history.cc
+  void GetHistory(std::string topic, std::string msg_id,
+                  Callback<Result<std::vector<core::HistoryEntry>>> done) override;
+  // engine_backup.cc: a checkpoint of the store (KvStore::Checkpoint) on a thread of its own.
+  void Backup(std::string dir, Callback<Result<backend::BackupInfo>> done) override;
   // Also tells the new listener OnPushReady for every topic whose push lane holds messages.
   void SetReadyListener(ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
@@ -200,8 +214,21 @@ class Engine final : public backend::QueueBackend {
   // Writes the change of one message: record, visibility entry, histogram, retention. A new
   // message (no `before`) is written with its payload (MessageStore::Batch::PutNew); a new
   // message taking an ended one's msgId deletes that one's record meta first (DeleteRecordMeta).
+  // With history on for the topic, also the history entries of the change (RecordHistory).
   void WriteTransition(Batch& batch, const core::MessageRecord* before,
-                       const core::MessageRecord& after);
+                       const core::MessageRecord& after,
+                       core::HistoryCause cause = core::HistoryCause::kAuto);
+  // --- engine_history.cc
+  // Appends the entries of the change to the message's stored history, in `batch`, when the
+  // topic's history is on. REQUIRES: any_history_.
+  void RecordHistory(Batch& batch, const core::MessageRecord* before,
+                     const core::MessageRecord& after, core::HistoryCause cause);
+  // With a record deleted in `batch`: its history too (when some topic records histories).
+  void DeleteHistory(Batch& batch, std::string_view topic, std::string_view msg_id) {
+    if (any_history_.load(std::memory_order_relaxed)) store_->DeleteHistory(batch, topic, msg_id);
+  }
+  // Sets any_history_ from the stored and node-local layers.
+  void NoteHistoryTopics() CQ_REQUIRES(config_mu_);
   // Reserves `n` consecutive sequence numbers (writing a reservation into `batch` when the
   // reserved block runs out) and returns the first.
   uint64_t AllocSeqs(Batch& batch, uint64_t n) CQ_EXCLUDES(seq_mu_);
@@ -362,6 +389,9 @@ class Engine final : public backend::QueueBackend {
   base::Mutex config_write_mu_;  // serializes SetTopicConfig / DeleteTopicConfig
   mutable base::Mutex config_mu_;
   std::unordered_map<std::string, core::TopicConfig> configs_ CQ_GUARDED_BY(config_mu_);
+  // Whether some topic may have history on (a stored or file layer sets it): when false, no
+  // change looks for a history (the cost of history when nobody uses it: one relaxed load).
+  std::atomic<bool> any_history_{false};
   // Bumped after every change of configs_ or of the node's layers: invalidates Slot::config.
   std::atomic<uint64_t> config_version_{1};
 
@@ -378,6 +408,14 @@ class Engine final : public backend::QueueBackend {
   std::atomic<bool> rebuilding_{false};
   base::Mutex rebuild_mu_;
   base::TimerId rebuild_timer_ CQ_GUARDED_BY(rebuild_mu_) = 0;  // cancelled by the destructor
+
+  // Online backup (engine_backup.cc): one at a time, on its own thread. Declared last: the
+  // thread is joined before anything else of the engine goes away.
+  base::Mutex backup_mu_;
+  bool backup_running_ CQ_GUARDED_BY(backup_mu_) = false;
+  std::thread backup_thread_ CQ_GUARDED_BY(backup_mu_);
+  // Joins the backup thread (the destructor).
+  void JoinBackup() CQ_EXCLUDES(backup_mu_);
 };
 
 }  // namespace chronoq::engine

@@ -183,13 +183,14 @@ Status Engine::RedriveOne(const std::string& topic, const std::string& msg_id, M
         MessageRecord back = core::RedriveOf(dead, config, delay, now, AllocSeq(batch));
         // The dead letter goes (DELETE, released at once); the message is back in its source.
         batch.DeleteRecord(topic, msg_id);
+        DeleteHistory(batch, topic, msg_id);
         batch.MoveVis(&*before, nullptr);
         if (InHistogram(*before)) batch.HistAdd(topic, before->visible_at, -1);
         if (replaced) {
           batch.DeleteEnded(*replaced, PurgeTime(*replaced));
           batch.DeleteRecordMeta(source, msg_id);
         }
-        WriteTransition(batch, nullptr, back);
+        WriteTransition(batch, nullptr, back, core::HistoryCause::kRedriven);
         if (CommitFor(
                 nullptr, std::move(batch), [waiter](Status st) { waiter->set_value(st); },
                 &outcome)) {

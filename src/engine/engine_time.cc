@@ -171,6 +171,7 @@ void Engine::PurgeRetained() {
       Result<std::optional<MessageRecord>> rec = store_->GetRecord(e.topic, e.msg_id, false);
       if (rec.has_value() && *rec && (*rec)->seq == e.seq) {
         batch.DeleteRecord(e.topic, e.msg_id);
+        DeleteHistory(batch, e.topic, e.msg_id);
         if ((*rec)->phase == core::Phase::kEnded) batch.DeleteEnded(**rec, e.purge_at);
       }
       batch.DeleteRetentionEntry(e.purge_at, e.seq);

@@ -42,6 +42,7 @@ Status Engine::LoadTopicConfigs() {
       [&](std::string topic, core::TopicConfig c) { loaded.emplace(std::move(topic), c); }));
   base::MutexLock lock(config_mu_);
   configs_ = std::move(loaded);
+  NoteHistoryTopics();
   config_version_.fetch_add(1, std::memory_order_acq_rel);
   return Status::Ok();
 }
@@ -69,6 +70,7 @@ void Engine::WriteTopicConfig(const std::string& topic, const core::TopicConfig&
     } else {
       configs_[topic] = after;
     }
+    NoteHistoryTopics();
     config_version_.fetch_add(1, std::memory_order_acq_rel);
   }
   if (was_paused && !ConfigOf(topic).paused) {

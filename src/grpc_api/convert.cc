@@ -160,6 +160,7 @@ Result<service::TopicConfigRequest> FromProto(const v1::TopicConfig& p) {
   c.retry_interval_millis = Opt<int64_t>(p.has_retry_interval_millis(), p.retry_interval_millis());
   if (p.has_dead_letter_topic()) c.dead_letter_topic = p.dead_letter_topic();
   if (p.has_paused()) c.paused = p.paused();
+  if (p.has_history()) c.history = p.history();
   return c;
 }
 
@@ -212,6 +213,7 @@ void ToProto(const service::TopicConfigView& v, v1::TopicConfig* out) {
   out->set_retry_interval_millis(c.retry_interval.count());
   out->set_dead_letter_topic(c.dead_letter_topic);
   out->set_paused(c.paused);
+  out->set_history(c.history);
   if (c.callback) ToProto(*c.callback, out->mutable_callback());
   for (int f = 0; f < core::kTopicFieldCount; ++f) {
     (*out->mutable_sources())[std::string(core::TopicFieldName(static_cast<core::TopicField>(f)))] =

@@ -204,6 +204,24 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
     return call.reactor();
   }
 
+  ServerUnaryReactor* GetMsgHistory(CallbackServerContext* ctx, const v1::MessageRef* req,
+                                    v1::MsgHistory* resp) override {
+    Call call(ctx, api_, Method::kGetMsgHistory);
+    using Entries = std::vector<core::HistoryEntry>;
+    svc_->GetMsgHistory(service::MessageRef{req->topic(), req->msg_id()},
+                        call.Answer<Entries>([resp](Entries& entries) {
+                          for (const core::HistoryEntry& e : entries) {
+                            v1::HistoryEntry* out = resp->add_entries();
+                            out->set_time(ToEpochMs(e.time));
+                            out->set_node(e.node);
+                            out->set_event(std::string(core::HistoryEventName(e.event)));
+                            out->set_attempt(e.attempt);
+                            out->set_reason(e.reason);
+                          }
+                        }));
+    return call.reactor();
+  }
+
   ServerUnaryReactor* Delete(CallbackServerContext* ctx, const v1::DeleteRequest* req,
                              v1::DeleteResponse*) override {
     Call call(ctx, api_, Method::kDelete);

@@ -25,6 +25,7 @@ constexpr std::array<std::string_view, kMethodCount> kMethodNames = {
     "Redrive",
     "Consume",
     "GetMonitorData",
+    "GetMsgHistory",
 };
 
 constexpr std::array<std::string_view, kStatusCodeCount> kCodeNames = {

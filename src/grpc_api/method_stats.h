@@ -37,8 +37,9 @@ enum class Method {
   kRedrive,
   kConsume,
   kGetMonitorData,
+  kGetMsgHistory,
 };
-inline constexpr int kMethodCount = 19;
+inline constexpr int kMethodCount = 20;
 std::string_view MethodName(Method m);  // "Send", ...
 
 // gRPC status codes 0..16 by name ("OK", "INVALID_ARGUMENT", ...); "UNKNOWN" beyond.

@@ -178,6 +178,7 @@ std::string EncodeTopicConfigAnswer(int code, std::string_view msg,
   } else {
     w.Null();
   }
+  w.Key("history").Bool(e.history);
   w.Key("sources").BeginObject();
   for (int f = 0; f < core::kTopicFieldCount; ++f) {
     w.Str(core::TopicFieldName(static_cast<core::TopicField>(f)),

@@ -41,6 +41,9 @@ void RegisterManageRoutes(Router& router, const HandlerContext* ctx);
 void RegisterTopicRoutes(Router& router, const HandlerContext* ctx);
 // importMsgBatch (POST, JSON body {"msgs":[...]}): docs/api-extensions.md "Export and import".
 void RegisterImportRoutes(Router& router, const HandlerContext* ctx);
+// POST /chronoq/admin/backup and getMsgHistory (POST) (API-EXTENSIONS.md section 8,
+// docs/operations.md).
+void RegisterDataRoutes(Router& router, const HandlerContext* ctx);
 // getMonitorData, getTopicInfo, getTopicInfoList (GET).
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx);
 // GET /metrics: Prometheus text format (docs/metrics.md): the service's queue figures, then the

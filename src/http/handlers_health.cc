@@ -74,6 +74,7 @@ void RegisterRoutes(Router& router, const HandlerContext* ctx) {
   RegisterManageRoutes(router, ctx);
   RegisterTopicRoutes(router, ctx);
   RegisterImportRoutes(router, ctx);
+  RegisterDataRoutes(router, ctx);
   RegisterMonitorRoutes(router, ctx);
   RegisterHealthRoutes(router, ctx);
   RegisterMetricsRoute(router, ctx);

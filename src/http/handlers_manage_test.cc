@@ -225,7 +225,7 @@ TEST_F(ManageHandlersTest, ListMsgPagesWithACursorAndNullAtTheEnd) {
 
 const std::string kServerConfig =
     R"("capacity":0,"ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
-    R"("retryIntervalMillis":0,"deadLetterTopic":"","paused":false,"callback":null,)";
+    R"("retryIntervalMillis":0,"deadLetterTopic":"","paused":false,"callback":null,"history":false,)";
 
 TEST_F(ManageHandlersTest, GetTopicConfigAnswersEveryFieldAndWhereItCameFrom) {
   auto r = Do("GET", "getTopicConfig?topic=t", "", "");
@@ -234,7 +234,7 @@ TEST_F(ManageHandlersTest, GetTopicConfigAnswersEveryFieldAndWhereItCameFrom) {
                           R"("sources":{"capacity":"server","ttlMillis":"server",)"
                           R"("maxRetry":"server","ackTimeoutMillis":"server",)"
                           R"("retryIntervalMillis":"server","deadLetterTopic":"server",)"
-                          R"("paused":"server","callback":"server"}}})");
+                          R"("paused":"server","callback":"server","history":"server"}}})");
   EXPECT_EQ(Do("POST", "getTopicConfig?topic=t", "", "").first, 405);
   auto missing = Do("GET", "getTopicConfig", "", "");
   EXPECT_EQ(missing.first, 400);
@@ -245,13 +245,15 @@ TEST_F(ManageHandlersTest, SetTopicConfigTakesJsonOrFormAndAnswersTheEffectiveCo
   auto json = Json("setTopicConfig", R"({"topic":"t","capacity":1000,"retryIntervalMillis":500,)"
                                      R"("deadLetterTopic":"t.dlq","paused":true})");
   EXPECT_EQ(json.first, 200);
-  EXPECT_EQ(json.second,
-            R"({"code":200,"msg":"success","topicConfig":{"topic":"t","capacity":1000,)"
-            R"("ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
-            R"("retryIntervalMillis":500,"deadLetterTopic":"t.dlq","paused":true,"callback":null,)"
-            R"("sources":{"capacity":"topic","ttlMillis":"server","maxRetry":"server",)"
-            R"("ackTimeoutMillis":"server","retryIntervalMillis":"topic",)"
-            R"("deadLetterTopic":"topic","paused":"topic","callback":"server"}}})");
+  EXPECT_EQ(
+      json.second,
+      R"({"code":200,"msg":"success","topicConfig":{"topic":"t","capacity":1000,)"
+      R"("ttlMillis":3600000,"maxRetry":10,"ackTimeoutMillis":30000,)"
+      R"("retryIntervalMillis":500,"deadLetterTopic":"t.dlq","paused":true,"callback":null,)"
+      R"("history":false,)"
+      R"("sources":{"capacity":"topic","ttlMillis":"server","maxRetry":"server",)"
+      R"("ackTimeoutMillis":"server","retryIntervalMillis":"topic",)"
+      R"("deadLetterTopic":"topic","paused":"topic","callback":"server","history":"server"}}})");
   auto form = Form("setTopicConfig", "topic=t&ttlMillis=5000&maxRetry=2&ackTimeoutMillis=700");
   EXPECT_NE(form.second.find(R"("capacity":1000,"ttlMillis":5000,"maxRetry":2,)"
                              R"("ackTimeoutMillis":700,"retryIntervalMillis":500)"),
@@ -345,12 +347,13 @@ TEST_F(ManageHandlersTest, ATopicCallbackIsSetShownAndRemoved) {
             std::string::npos)
       << set.second;
   EXPECT_NE(set.second.find(R"("timeoutMillis":1500)"), std::string::npos) << set.second;
-  EXPECT_NE(set.second.find(R"("paused":"server","callback":"topic"})"), std::string::npos)
+  EXPECT_NE(set.second.find(R"("paused":"server","callback":"topic","history":"server"})"),
+            std::string::npos)
       << set.second;
   // "" removes it: none, and the layer is still the topic's (it shadows nothing below).
   auto removed = Form("setTopicConfig", "topic=t&callback=");
   EXPECT_NE(removed.second.find(R"("callback":null,)"), std::string::npos) << removed.second;
-  EXPECT_NE(removed.second.find(R"("callback":"topic"})"), std::string::npos) << removed.second;
+  EXPECT_NE(removed.second.find(R"("callback":"topic",)"), std::string::npos) << removed.second;
 }
 
 TEST_F(ManageHandlersTest, PauseAndResumeSetPausedAlone) {

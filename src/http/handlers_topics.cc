@@ -35,14 +35,14 @@ backend::Callback<Result<int64_t>> CountAnswer(Reply reply, std::string_view key
 void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
-  if (const std::string* unknown =
-          params->FirstUnknown({"topic", "capacity", "ttlMillis", "maxRetry", "ackTimeoutMillis",
-                                "retryIntervalMillis", "deadLetterTopic", "paused", "callback"})) {
+  if (const std::string* unknown = params->FirstUnknown(
+          {"topic", "capacity", "ttlMillis", "maxRetry", "ackTimeoutMillis", "retryIntervalMillis",
+           "deadLetterTopic", "paused", "callback", "history"})) {
     return reply(RequestError(
         400,
         fmt::format("unknown parameter '{}': setTopicConfig takes topic, capacity, ttlMillis, "
                     "maxRetry, ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused, "
-                    "callback",
+                    "callback, history",
                     unknown->substr(0, 64)),
         req.path()));
   }
@@ -56,6 +56,7 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   c.retry_interval_millis = r.Long("retryIntervalMillis", false);
   c.dead_letter_topic = r.String("deadLetterTopic", false);
   c.paused = r.Bool("paused", false);
+  c.history = r.Bool("history", false);
   // callback: a JSON object (or its text in a form field) sets it; "" removes it (none, which
   // shadows nothing below: the file and server layers have no callback).
   if (const std::string* cb = params->Find("callback")) {
@@ -70,11 +71,11 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   // What the request must give (API.md section 2, layer 1), like updateMsg's "nothing to update".
   if (!c.capacity && !c.ttl_millis && !c.max_retry && !c.ack_timeout_millis &&
-      !c.retry_interval_millis && !c.dead_letter_topic && !c.paused && !c.callback) {
+      !c.retry_interval_millis && !c.dead_letter_topic && !c.paused && !c.callback && !c.history) {
     return reply(RequestError(400,
                               "nothing to set: give at least one of 'capacity', 'ttlMillis', "
                               "'maxRetry', 'ackTimeoutMillis', 'retryIntervalMillis', "
-                              "'deadLetterTopic', 'paused', 'callback'",
+                              "'deadLetterTopic', 'paused', 'callback', 'history'",
                               req.path()));
   }
   c.topic = std::move(*topic);

@@ -97,6 +97,12 @@ class RedisBackend final : public backend::QueueBackend {
   // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
   // (a bound on what a node that died before its wake-up could hide).
   bool KnownIdle(const std::string& topic) override CQ_EXCLUDES(mu_);
+  // Refused: the messages live in Redis, which is backed up by its own means (docs/operations.md).
+  void Backup(std::string, backend::Callback<Result<backend::BackupInfo>> done) override {
+    done(InvalidArgument(
+        "this server stores its messages in Redis (storage=redis): back up Redis itself (its RDB "
+        "snapshots or AOF, e.g. BGSAVE); chronoq backup copies the embedded store only"));
+  }
 
   // The channel every node publishes sends and nacks on, and subscribes to (subscriber.h).
   std::string ReadyChannel() const;

@@ -82,6 +82,7 @@ core::TopicConfig ParseStoredConfig(const RedisReply& pairs) {
     if (name == "dlt") c.dead_letter_topic = value;
     if (name == "pz") c.paused = value == "1";
     if (name == "cb") c.callback = CallbackOfBytes(value);
+    if (name == "hs") c.history = value == "1";
   }
   return c;
 }
@@ -100,6 +101,7 @@ std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c) {
   if (c.dead_letter_topic) add("dlt", *c.dead_letter_topic);
   if (c.paused) add("pz", *c.paused ? "1" : "0");
   if (c.callback) add("cb", CallbackBytes(*c.callback));
+  if (c.history) add("hs", *c.history ? "1" : "0");
   return out;
 }
 

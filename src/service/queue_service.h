@@ -145,6 +145,12 @@ class QueueService {
   void Import(ImportRequest req, Callback<Result<std::vector<Result<ImportOutcome>>>> done);
   const core::Limits& limits() const { return options_.limits; }
 
+  // --- API-EXTENSIONS.md section 8 (queue_service_data.cc)
+  // Online backup of the backend's store into `dir` (backend::QueueBackend::Backup).
+  void Backup(std::string dir, Callback<Result<backend::BackupInfo>> done);
+  // getMsgHistory: the recorded transitions of a message (backend::QueueBackend::GetHistory).
+  void GetMsgHistory(MessageRef req, Callback<Result<std::vector<core::HistoryEntry>>> done);
+
   // camellia's getMonitorData: the statistics of the last completed interval.
   metrics::MonitorSnapshot MonitorData();
 

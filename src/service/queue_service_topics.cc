@@ -28,6 +28,7 @@ Result<core::TopicConfig> CheckConfig(const TopicConfigRequest& req, const core:
   if (req.retry_interval_millis) c.retry_interval = Millis(*req.retry_interval_millis);
   if (req.dead_letter_topic) c.dead_letter_topic = *req.dead_letter_topic;
   if (req.paused) c.paused = *req.paused;
+  if (req.history) c.history = *req.history;
   if (req.callback) {
     if (*req.callback) CQ_RETURN_IF_ERROR(core::ValidateCallback(**req.callback, push_allowed));
     c.callback = *req.callback;
@@ -35,7 +36,7 @@ Result<core::TopicConfig> CheckConfig(const TopicConfigRequest& req, const core:
   if (c.empty()) {
     return InvalidArgument(
         "no configuration field given; give at least one of capacity, ttlMillis, maxRetry, "
-        "ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused, callback");
+        "ackTimeoutMillis, retryIntervalMillis, deadLetterTopic, paused, callback, history");
   }
   CQ_RETURN_IF_ERROR(core::ValidateTopicConfig(req.topic, c, limits));
   return c;

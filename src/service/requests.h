@@ -120,6 +120,7 @@ struct TopicConfigRequest {
   std::optional<int64_t> retry_interval_millis{};  // >= 0
   std::optional<std::string> dead_letter_topic{};  // "": none
   std::optional<bool> paused{};
+  std::optional<bool> history{};
   // Push delivery (docs/push.md): set (checked like a message's callback), or an empty inner
   // value: none.
   std::optional<std::optional<core::Callback>> callback{};

@@ -392,11 +392,14 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   return Status::Ok();
 }
 
+// The fields whose presence the mask byte holds (capacity .. callback); later ones are tagged.
+constexpr int kTopicConfigMaskFields = 8;
+
 std::string EncodeTopicConfig(const core::TopicConfig& c) {
   std::string out;
   out.push_back(static_cast<char>(kTopicConfigV1));
   uint8_t present = 0;
-  for (int i = 0; i < core::kTopicFieldCount; ++i) {
+  for (int i = 0; i < kTopicConfigMaskFields; ++i) {
     if (core::IsSet(c, static_cast<core::TopicField>(i))) present |= uint8_t{1} << i;
   }
   out.push_back(static_cast<char>(present));
@@ -412,6 +415,8 @@ std::string EncodeTopicConfig(const core::TopicConfig& c) {
     out.push_back(static_cast<char>(c.callback->has_value() ? 1 : 0));
     if (c.callback->has_value()) AppendBytes(out, core::EncodeCallback(**c.callback));
   }
+  // Fields after the eighth (the mask's bits) follow as tagged bytes: history 0x80 | value.
+  if (c.history) out.push_back(static_cast<char>(0x80 | (*c.history ? 1 : 0)));
   return out;
 }
 
@@ -421,7 +426,7 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
   }
   const auto present = static_cast<uint8_t>(in[1]);
   in.remove_prefix(2);
-  if (present >> core::kTopicFieldCount != 0) return Corrupt("topic configuration");
+  // (Every bit of the mask names a field: capacity .. callback.)
   auto has = [&](core::TopicField f) { return (present >> static_cast<int>(f) & 1) != 0; };
   core::TopicConfig c;
   bool ok = true;
@@ -466,6 +471,10 @@ Result<core::TopicConfig> DecodeTopicConfig(std::string_view in) {
         if (ok) *c.callback = std::move(*cb);
       }
     }
+  }
+  if (ok && !in.empty() && (static_cast<uint8_t>(in[0]) & 0xfe) == 0x80) {
+    c.history = (in[0] & 1) != 0;
+    in.remove_prefix(1);
   }
   if (!ok || !in.empty()) return Corrupt("topic configuration");
   return c;

@@ -106,6 +106,8 @@ std::string EncodeTopicConfig(const core::TopicConfig& c);
 Result<core::TopicConfig> DecodeTopicConfig(std::string_view bytes);
 // The `meta` names of stored topic configurations: this prefix, then the topic.
 inline constexpr std::string_view kTopicConfigMetaPrefix = "topic-config/";
+// A message's history (core/history.h): `meta` name "history/" str(topic) msgId.
+inline constexpr std::string_view kHistoryMetaPrefix = "history/";
 
 // sent values: a message as it was sent, its metadata (str) then its payload, in one value, so
 // that a send writes one key for both (format 4). `meta` and `payload` point into the bytes.

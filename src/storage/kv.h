@@ -134,6 +134,24 @@ class KvStore {
   // bulk writes now would soon make it stop every writer. Cheap, never blocks. A store that
   // writes at once has no backlog.
   virtual bool WriteBacklog() { return false; }
+
+  // Online backup (docs/operations.md): writes a consistent copy of the store into `dir`, an
+  // absolute path that does not exist yet (its parent must), while other threads go on reading
+  // and writing. The copy holds every batch whose Commit had completed (durably) when the call
+  // began, and opens as a complete store. Answers what was written. Errors: kInvalidArgument (a
+  // store that keeps nothing on disk, a relative or existing `dir`, a parent that is missing or
+  // not a writable directory), kIOError.
+  struct CheckpointInfo {
+    std::string dir;
+    int64_t bytes = 0;  // the copy's size (hard-linked files included)
+    int64_t files = 0;
+  };
+  virtual Result<CheckpointInfo> Checkpoint(const std::string& dir) {
+    (void)dir;
+    return InvalidArgument(
+        "this server keeps its messages in memory (storage=memory): there is no store on disk "
+        "to back up");
+  }
 };
 
 }  // namespace chronoq::storage

@@ -146,6 +146,27 @@ void MessageStore::Batch::DeleteMeta(std::string_view name) {
   kv_.Delete(Cf::kMeta, s_->MetaKey(name));
 }
 
+namespace {
+std::string HistoryName(std::string_view topic, std::string_view msg_id) {
+  return std::string(kHistoryMetaPrefix) + RecordKey("", topic, msg_id);
+}
+}  // namespace
+
+void MessageStore::PutHistory(Batch& batch, std::string_view topic, std::string_view msg_id,
+                              std::string value) const {
+  batch.PutMeta(HistoryName(topic, msg_id), std::move(value));
+}
+
+void MessageStore::DeleteHistory(Batch& batch, std::string_view topic,
+                                 std::string_view msg_id) const {
+  batch.DeleteMeta(HistoryName(topic, msg_id));
+}
+
+Result<std::optional<std::string>> MessageStore::GetHistory(std::string_view topic,
+                                                            std::string_view msg_id) {
+  return GetMeta(HistoryName(topic, msg_id));
+}
+
 void MessageStore::PutTopicConfig(Batch& batch, std::string_view topic,
                                   const core::TopicConfig& c) const {
   batch.PutMeta(std::string(kTopicConfigMetaPrefix) + std::string(topic), EncodeTopicConfig(c));

@@ -122,6 +122,14 @@ class MessageStore {
 
   Result<std::optional<std::string>> GetMeta(std::string_view name);
 
+  // Message histories (core/history.h; `meta` entries under kHistoryMetaPrefix), written in the
+  // batch of the change they record and deleted with the record.
+  void PutHistory(Batch& batch, std::string_view topic, std::string_view msg_id,
+                  std::string value) const;
+  void DeleteHistory(Batch& batch, std::string_view topic, std::string_view msg_id) const;
+  // The stored history value (core::EncodeHistory), or nullopt. Errors: kIOError.
+  Result<std::optional<std::string>> GetHistory(std::string_view topic, std::string_view msg_id);
+
   // Stored topic configurations (setTopicConfig; `meta` entries, docs/storage-format.md).
   void PutTopicConfig(Batch& batch, std::string_view topic, const core::TopicConfig& c) const;
   void DeleteTopicConfig(Batch& batch, std::string_view topic) const;

@@ -94,10 +94,10 @@ TEST(CliUsageTest, UsageErrorsExit2NamingTheOption) {
 }
 
 TEST(CliUsageTest, HelpForEachSubcommand) {
-  for (const char* cmd :
-       {"send",  "send-batch", "pull",         "ack",         "nack",   "touch",  "get",
-        "list",  "peek",       "update",       "trigger-now", "count",  "delete", "topics",
-        "topic", "monitor",    "topic-config", "pause",       "resume", "purge",  "redrive"}) {
+  for (const char* cmd : {"send",   "send-batch", "pull",    "ack",     "nack",         "touch",
+                          "get",    "list",       "peek",    "update",  "trigger-now",  "count",
+                          "delete", "topics",     "topic",   "monitor", "topic-config", "pause",
+                          "resume", "purge",      "redrive", "backup"}) {
     ExitResult r = RunBinary({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_TRUE(Contains(r.out, std::string("Usage: chronoq ") + cmd + " ")) << r.out;

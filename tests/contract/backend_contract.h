@@ -151,6 +151,10 @@ class BackendContractTest : public ::testing::TestWithParam<BackendFactory*> {
   // setTopicConfig; it must succeed. Answers the stored layer.
   core::TopicConfig SetConfig(const std::string& topic, core::TopicConfig change);
   core::TopicConfig GetConfig(const std::string& topic);
+  // Issue 21 (backend_contract_history_test.cc): history on for `topic` (with c's other fields);
+  // getMsgHistory, which must succeed.
+  void HistoryOn(const std::string& topic, core::TopicConfig c = {});
+  std::vector<core::HistoryEntry> History(const std::string& topic, const std::string& id);
 
   HarnessOptions options_;
   std::unique_ptr<BackendHarness> h_;

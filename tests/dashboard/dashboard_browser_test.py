@@ -294,8 +294,19 @@ class Test:
         self.testid("pause")
         assert self.s.get("getTopicConfig", topic="jobs")["topicConfig"]["paused"] is False
 
+        # Message history: shown for a topic that records it, hidden for one that does not.
+        assert self.s.call("setTopicConfig", topic="hist", history="true")["code"] == 200
+        assert self.s.call("sendMsg", topic="hist", msgId="h1", msg="x", delayMillis=0)["code"] == 200
+        assert self.s.call("pullMsg", topic="hist", batch=1)["code"] == 200
+        self.open(route("topic", "hist", "msg", "h1"))
+        self.until("the history with its delivery", lambda: any(
+            e.is_displayed() and "sent" in e.text and "delivered" in e.text
+            for e in self.q("[data-testid='msg-history']")))
+
         self.open(route("topic", "jobs", "msg", "job-1"))
         self.text_of("msg-status", "READY")
+        assert not any(e.is_displayed() for e in self.q("[data-testid='msg-history']")), \
+            "jobs records no history"
         box = self.testid("edit-payload")
         box.clear()
         box.send_keys('{"edited":true}')

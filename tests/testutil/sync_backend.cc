@@ -127,6 +127,12 @@ Result<core::TopicConfig> SyncBackend::GetTopicConfig(const std::string& topic) 
       [&](auto cb) { b_->GetTopicConfig(topic, std::move(cb)); });
 }
 
+Result<std::vector<core::HistoryEntry>> SyncBackend::History(const std::string& topic,
+                                                             const std::string& msg_id) {
+  return Wait<Result<std::vector<core::HistoryEntry>>>(
+      [&](auto cb) { b_->GetHistory(topic, msg_id, std::move(cb)); });
+}
+
 Status SyncBackend::DeleteTopicConfig(const std::string& topic) {
   return Wait<Status>([&](auto cb) { b_->DeleteTopicConfig(topic, std::move(cb)); });
 }

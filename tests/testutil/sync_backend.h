@@ -51,6 +51,9 @@ class SyncBackend {
   Status DeleteTopicConfig(const std::string& topic);
   Result<int64_t> Purge(const std::string& topic, std::optional<core::MsgStatus> status = {});
   Result<int64_t> Redrive(backend::RedriveRequest req);
+  // Issue 21: getMsgHistory.
+  Result<std::vector<core::HistoryEntry>> History(const std::string& topic,
+                                                  const std::string& msg_id);
 
  private:
   backend::QueueBackend* b_;

@@ -54,6 +54,9 @@ class RocksKv final : public KvStore {
   void Close() override;
   std::vector<std::pair<std::string, int64_t>> Stats() override;
   bool WriteBacklog() override;
+  // A RocksDB checkpoint (hard links to the table files, copies of the rest) plus the marker,
+  // built in `<dir>.partial` and renamed to `dir` once complete (rocks_checkpoint.cc).
+  Result<CheckpointInfo> Checkpoint(const std::string& dir) override;
 
   struct Impl;
 
