@@ -36,12 +36,16 @@ constexpr std::array<Rule, kOperationCount> kRules = {{
     {kA, false, "change a topic's configuration", "admin"},                     // kWriteTopicConfig
     {kA, false, "purge a topic", "admin"},                                      // kPurge
     {kA, false, "redrive dead letters", "admin"},                               // kRedrive
-    {kA, true, "read the monitor data", "admin of namespace '*'"},              // kMonitorData
-    {kA, true, "read the metrics", "admin of namespace '*'"},                   // kMetrics
-    {kA, true, "set the node online or offline", "admin of namespace '*'"},     // kSetHealth
-    {kA, true, "use the dashboard", "admin of namespace '*'"},                  // kDashboard
-    {kP | kC | kA, true, "use the test controls", "anyone"},                    // kTestControl
-    {kP | kC | kA, false, "check health", "anyone"},                            // kHealthCheck
+    {kP | kC | kA, false, "read message histories", "producer, consumer or admin"},  // kHistory
+    {kA, true, "import messages", "admin of namespace '*'"},                         // kImport
+    {kA, true, "back up the store", "admin of namespace '*'"},                       // kBackup
+    {kA, true, "read the monitor data", "admin of namespace '*'"},                   // kMonitorData
+    {kA, true, "read the metrics", "admin of namespace '*'"},                        // kMetrics
+    {kA, true, "set the node online or offline", "admin of namespace '*'"},          // kSetHealth
+    {kA, true, "use the dashboard", "admin of namespace '*'"},                       // kDashboard
+    {kP | kC | kA, true, "use the test controls", "anyone"},                         // kTestControl
+    {kP | kC | kA, false, "check health", "anyone"},                                 // kHealthCheck
+    {kP | kC | kA, false, "load the dashboard's files", "anyone"},  // kDashboardAssets
 }};
 
 const Rule& RuleOf(Operation op) { return kRules[static_cast<size_t>(op)]; }

@@ -36,6 +36,9 @@ enum class Operation : uint8_t {
   kWriteTopicConfig,  // setTopicConfig, deleteTopicConfig, pauseTopic, resumeTopic
   kPurge,             // purgeTopic
   kRedrive,           // redriveMsg
+  kHistory,           // getMsgHistory, GetMsgHistory: a message's transitions
+  kImport,            // importMsgBatch (server-wide: restores stored state, docs/export-import.md)
+  kBackup,            // POST /chronoq/admin/backup (server-wide: the whole store)
   kMonitorData,       // getMonitorData (server-wide)
   kMetrics,           // GET /metrics (server-wide)
   kSetHealth,         // /camellia/health/online, offline (server-wide)

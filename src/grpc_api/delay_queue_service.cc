@@ -207,18 +207,20 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* GetMsgHistory(CallbackServerContext* ctx, const v1::MessageRef* req,
                                     v1::MsgHistory* resp) override {
     Call call(ctx, api_, Method::kGetMsgHistory);
+    auto svc = Admit(ctx, call, auth::Operation::kHistory);
+    if (!svc) return call.reactor();
     using Entries = std::vector<core::HistoryEntry>;
-    svc_->GetMsgHistory(service::MessageRef{req->topic(), req->msg_id()},
-                        call.Answer<Entries>([resp](Entries& entries) {
-                          for (const core::HistoryEntry& e : entries) {
-                            v1::HistoryEntry* out = resp->add_entries();
-                            out->set_time(ToEpochMs(e.time));
-                            out->set_node(e.node);
-                            out->set_event(std::string(core::HistoryEventName(e.event)));
-                            out->set_attempt(e.attempt);
-                            out->set_reason(e.reason);
-                          }
-                        }));
+    svc->GetMsgHistory(service::MessageRef{req->topic(), req->msg_id()},
+                       call.Answer<Entries>([resp](Entries& entries) {
+                         for (const core::HistoryEntry& e : entries) {
+                           v1::HistoryEntry* out = resp->add_entries();
+                           out->set_time(ToEpochMs(e.time));
+                           out->set_node(e.node);
+                           out->set_event(std::string(core::HistoryEventName(e.event)));
+                           out->set_attempt(e.attempt);
+                           out->set_reason(e.reason);
+                         }
+                       }));
     return call.reactor();
   }
 
@@ -396,6 +398,7 @@ class DelayQueueService final : public v1::DelayQueue::CallbackService {
   ServerUnaryReactor* GetMonitorData(CallbackServerContext* ctx, const v1::GetMonitorDataRequest*,
                                      v1::MonitorData* resp) override {
     Call call(ctx, api_, Method::kGetMonitorData);
+    if (!Admit(ctx, call, auth::Operation::kMonitorData)) return call.reactor();
     ToProto(svc_->MonitorData(), resp);
     call.Ok();
     return call.reactor();

@@ -57,7 +57,7 @@ void GetMsgHistory(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<std::string> topic = r.String("topic", true);
   std::optional<std::string> msg_id = r.String("msgId", true);
   if (ReaderFailed(r, req, reply)) return;
-  ctx->service->GetMsgHistory(
+  Svc(ctx, req).GetMsgHistory(
       service::MessageRef{std::move(*topic), std::move(*msg_id)},
       [reply = std::move(reply)](Result<std::vector<core::HistoryEntry>> res) mutable {
         reply(JsonResponse(EncodeHistoryAnswer(res)));

@@ -12,7 +12,7 @@ using auth::Operation;
 
 // Every endpoint and its operation (the endpoint walk of tests/integration/auth_test.cc covers
 // each one with every role).
-constexpr std::array<std::pair<std::string_view, Operation>, 33> kRoutes = {{
+constexpr std::array<std::pair<std::string_view, Operation>, 36> kRoutes = {{
     {"/camellia/delayQueue/sendMsg", Operation::kSend},
     {"/camellia/delayQueue/pullMsg", Operation::kPull},
     {"/camellia/delayQueue/longPollingMsg", Operation::kLongPoll},
@@ -32,6 +32,9 @@ constexpr std::array<std::pair<std::string_view, Operation>, 33> kRoutes = {{
     {"/camellia/delayQueue/resumeTopic", Operation::kWriteTopicConfig},
     {"/camellia/delayQueue/purgeTopic", Operation::kPurge},
     {"/camellia/delayQueue/redriveMsg", Operation::kRedrive},
+    {"/camellia/delayQueue/getMsgHistory", Operation::kHistory},
+    {"/camellia/delayQueue/importMsgBatch", Operation::kImport},
+    {"/chronoq/admin/backup", Operation::kBackup},
     {"/camellia/delayQueue/getTopicInfo", Operation::kTopicInfo},
     {"/camellia/delayQueue/getTopicInfoList", Operation::kTopicInfo},
     {"/camellia/delayQueue/getMonitorData", Operation::kMonitorData},

@@ -266,6 +266,12 @@ void Session::Redrive(RedriveRequest req, Callback<Result<int64_t>> done) const 
   service_->Redrive(std::move(req), CleanedIn(ns_, std::move(done)));
 }
 
+void Session::GetMsgHistory(MessageRef req,
+                            Callback<Result<std::vector<core::HistoryEntry>>> done) const {
+  CQ_SESSION_IN("topic", req.topic);
+  service_->GetMsgHistory(std::move(req), CleanedIn(ns_, std::move(done)));
+}
+
 #undef CQ_SESSION_IN
 
 }  // namespace chronoq::service

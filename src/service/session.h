@@ -60,6 +60,7 @@ class Session {
   void DeleteTopicConfig(std::string topic, Callback<Status> done) const;
   void Purge(PurgeRequest req, Callback<Result<int64_t>> done) const;
   void Redrive(RedriveRequest req, Callback<Result<int64_t>> done) const;
+  void GetMsgHistory(MessageRef req, Callback<Result<std::vector<core::HistoryEntry>>> done) const;
 
  private:
   // The internal name of the client's `topic` (in place), or the error for a name holding the

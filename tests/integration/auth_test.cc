@@ -52,12 +52,14 @@ std::vector<Endpoint> Endpoints(const std::string& topic) {
       {"POST", q + "resumeTopic", {{"topic", topic}}, "AR"},
       {"POST", q + "purgeTopic", {{"topic", topic}}, "AR"},
       {"POST", q + "redriveMsg", {{"topic", topic}}, "AR"},
+      {"POST", q + "getMsgHistory", ref, "PCAR"},
       {"GET", q + "getMonitorData", {}, "R"},
       {"GET", "/metrics", {}, "R"},
       {"GET", "/camellia/health/online", {}, "R"},
       {"GET", "/camellia/health/offline", {}, "R"},
       {"GET", "/dashboard/api/topics", {}, "R"},
       {"GET", "/dashboard/api/history", {}, "R"},
+      {"POST", "/chronoq/admin/backup", {{"to", "relative/refused"}}, "R"},
   };
 }
 
@@ -113,6 +115,21 @@ TEST_F(AuthTest, EveryEndpointEveryRoleEveryCredential) {
   // An unknown endpoint: 401 before 404 (it tells nothing to who has no token).
   ExpectRefused(none->Get("/camellia/delayQueue/nothing"), 401, "/camellia/delayQueue/nothing");
   EXPECT_EQ(As(kShopConsumer)->Get("/camellia/delayQueue/nothing").status, 404);
+}
+
+// importMsgBatch (a JSON body) restores stored state in any namespace: an admin of '*' only.
+TEST_F(AuthTest, ImportIsForTheAdminOfTheUnnamedNamespaceOnly) {
+  const std::string path = "/camellia/delayQueue/importMsgBatch";
+  const std::string body = R"({"msgs":[]})";
+  ExpectRefused(As("")->PostJson(path, body), 401, path);
+  ExpectRefused(As(kWrong)->PostJson(path, body), 401, path);
+  for (const std::string& token : {kShopProducer, kShopConsumer, kShopAdmin}) {
+    ExpectRefused(As(token)->PostJson(path, body), 403, path);
+  }
+  ApiResponse root = As(kRoot)->PostJson(path, body);
+  EXPECT_NE(root.status, 401) << root.Describe();
+  EXPECT_NE(root.status, 403) << root.Describe();
+  EXPECT_LT(root.status, 500) << root.Describe();
 }
 
 TEST_F(AuthTest, TokenPathPrefixForTheJavaSdk) {
