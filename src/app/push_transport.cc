@@ -3,13 +3,36 @@
 #include <utility>
 
 #include "base/base64.h"
+#include "core/scope.h"
 #include "http/codec.h"
 
 namespace chronoq::app {
 
+namespace {
+
+// The message as its namespace's clients know it (core/scope.h): a scoped topic's client name,
+// never the internal "ns\x1Ftopic" (a control character is not allowed in a header value).
+core::Message AsClientSees(const core::Message& m) {
+  std::string_view ns;
+  std::string_view topic;
+  if (!core::SplitScopedTopic(m.record.topic, &ns, &topic) || ns.empty()) return m;
+  core::Message shown = m;
+  shown.record.topic = std::string(topic);
+  if (shown.record.dead_letter) {
+    if (std::optional<std::string_view> source =
+            core::ClientTopic(ns, m.record.dead_letter->topic)) {
+      shown.record.dead_letter->topic = std::string(*source);
+    }
+  }
+  return shown;
+}
+
+}  // namespace
+
 push::PushCall MakePushCall(const service::PushJob& job) {
   const core::Callback& cb = *job.callback;
-  const core::MessageRecord& r = job.message.record;
+  const core::Message shown = AsClientSees(job.message);
+  const core::MessageRecord& r = shown.record;
   push::PushCall call;
   call.msg_id = r.msg_id;
   call.topic = r.topic;
@@ -26,7 +49,7 @@ push::PushCall MakePushCall(const service::PushJob& job) {
         call.body = r.payload;
       } else {
         call.content_type = "application/json";
-        call.body = http::EncodeMessageObject(job.message);
+        call.body = http::EncodeMessageObject(shown);
       }
       break;
     case core::CallbackType::kGrpc:

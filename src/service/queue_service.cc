@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/base64.h"
+#include "core/scope.h"
 #include "core/validation.h"
 #include "metrics/exposition.h"
 
@@ -228,7 +229,12 @@ void QueueService::RemoveOnlineWatcher(uint64_t id) {
 }
 
 metrics::MonitorSnapshot QueueService::MonitorData() {
-  return recorder_.monitor().LastCompleted(clock_->Now());
+  metrics::MonitorSnapshot s = recorder_.monitor().LastCompleted(clock_->Now());
+  // Operators read scoped topics as "shop/orders" (core/scope.h), as on /metrics.
+  for (metrics::RequestStats& r : s.request_stats) r.topic = core::DisplayTopic(r.topic);
+  for (metrics::GapStats& g : s.pull_gaps) g.topic = core::DisplayTopic(g.topic);
+  for (metrics::GapStats& g : s.ready_gaps) g.topic = core::DisplayTopic(g.topic);
+  return s;
 }
 
 void QueueService::Scrape(const metrics::Registry* others, UniqueFunction<void(std::string)> done) {

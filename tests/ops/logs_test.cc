@@ -201,9 +201,9 @@ TEST(LogsTest, TheStartLineNamesEachSettingOnce) {
   }
 }
 
-// chronoq has no access control yet: a server others can reach says so, once, at warn.
+// Without auth-tokens-file, a server others can reach says so, once, at warn.
 TEST(LogsTest, ListeningBeyondLoopbackWarnsThatAnyoneCanReadAndDelete) {
-  constexpr std::string_view kWarning = "anyone who can reach this port can send, read and delete";
+  constexpr std::string_view kWarning = "anyone who can reach the port can send, read and delete";
   {
     ServerProcess s;  // the harness listens on 127.0.0.1
     ASSERT_TRUE(s.Start({"--log-format=json", "--max-connections=100"}).ok());
@@ -214,7 +214,7 @@ TEST(LogsTest, ListeningBeyondLoopbackWarnsThatAnyoneCanReadAndDelete) {
   std::vector<json::object> warnings = AtLevel(JsonLines(s.Stderr()), "warn");
   ASSERT_EQ(warnings.size(), 1u) << s.Stderr();
   const std::string msg = Str(warnings[0].at("msg"));
-  EXPECT_NE(msg.find("listening on 0.0.0.0 (beyond loopback) without authentication"),
+  EXPECT_NE(msg.find("listening beyond loopback (listen 0.0.0.0:0) without authentication"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find(kWarning), std::string::npos) << msg;
