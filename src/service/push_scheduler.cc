@@ -63,11 +63,11 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
     CQ_LOG_WARN(kLog, "taking due pushes of topic '{}' failed: {}", topic, res.error().ToString());
   }
   bool again = false;
+  bool stopping = false;
   std::vector<std::string> starved;
   {
     base::MutexLock lock(mu_);
     in_flight_ -= asked - static_cast<int64_t>(jobs.size());
-    stats_.in_flight = in_flight_;
     TopicState& st = topics_.find(topic)->second;
     st.taking = false;
     if (--taking_ == 0) idle_.SignalAll();
@@ -77,10 +77,6 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
     st.again = false;
     if (static_cast<int32_t>(jobs.size()) < asked) starved = TakeStarved();
     if (in_flight_ == 0 && finishing_ == 0) idle_.SignalAll();
-  }
-  bool stopping = false;
-  {
-    base::MutexLock lock(mu_);
     stopping = shutdown_;
   }
   // (A take that answers during Shutdown hands its messages back below; Shutdown waits for it.)
@@ -130,7 +126,6 @@ void PushScheduler::Complete(const std::string& topic, PushResult result) {
   {
     base::MutexLock lock(mu_);
     --in_flight_;
-    stats_.in_flight = in_flight_;
     if (abandoned_ && result.verdict == PushVerdict::kNack) {
       // Shutdown gave up waiting: most likely an attempt the transport cut short, whose outcome
       // is unknown. Not counted as a failure: the lease decides (pushed again when it ends).
@@ -214,7 +209,9 @@ void PushScheduler::Shutdown(Millis wait) {
 
 PushScheduler::Stats PushScheduler::stats() const {
   base::MutexLock lock(mu_);
-  return stats_;
+  Stats stats = stats_;
+  stats.in_flight = in_flight_;
+  return stats;
 }
 
 }  // namespace chronoq::service
