@@ -3,35 +3,14 @@
 #include <utility>
 
 #include "base/base64.h"
-#include "core/scope.h"
 #include "http/codec.h"
+#include "service/session.h"
 
 namespace chronoq::app {
 
-namespace {
-
-// The message as its namespace's clients know it (core/scope.h): a scoped topic's client name,
-// never the internal "ns\x1Ftopic" (a control character is not allowed in a header value).
-core::Message AsClientSees(const core::Message& m) {
-  std::string_view ns;
-  std::string_view topic;
-  if (!core::SplitScopedTopic(m.record.topic, &ns, &topic) || ns.empty()) return m;
-  core::Message shown = m;
-  shown.record.topic = std::string(topic);
-  if (shown.record.dead_letter) {
-    if (std::optional<std::string_view> source =
-            core::ClientTopic(ns, m.record.dead_letter->topic)) {
-      shown.record.dead_letter->topic = std::string(*source);
-    }
-  }
-  return shown;
-}
-
-}  // namespace
-
 push::PushCall MakePushCall(const service::PushJob& job) {
   const core::Callback& cb = *job.callback;
-  const core::Message shown = AsClientSees(job.message);
+  const core::Message shown = service::AsItsClientsSeeIt(job.message);
   const core::MessageRecord& r = shown.record;
   push::PushCall call;
   call.msg_id = r.msg_id;

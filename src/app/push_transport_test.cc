@@ -112,5 +112,26 @@ TEST(PushTransportTest, GrpcAndKafkaCallsCarryThePayloadBytes) {
   EXPECT_EQ(call.attempt, 2);
 }
 
+TEST(PushTransportTest, AScopedTopicIsPushedUnderTheNameItsClientsKnow) {
+  core::Callback cb;
+  cb.url = "http://127.0.0.1:1/hook";
+  service::PushJob job = Job(cb);
+  job.message.record.topic =
+      "shop\x1F"
+      "orders.dlq";
+  job.message.record.dead_letter = core::DeadLetter{};
+  job.message.record.dead_letter->topic =
+      "shop\x1F"
+      "orders";
+  push::PushCall call = MakePushCall(job);
+  EXPECT_EQ(call.topic, "orders.dlq");
+  EXPECT_NE(call.body.find(R"("topic":"orders.dlq")"), std::string::npos) << call.body;
+  EXPECT_EQ(call.body.find("shop"), std::string::npos) << call.body;
+  EXPECT_EQ(call.body.find("u001f"), std::string::npos) << call.body;
+  EXPECT_EQ(job.message.record.topic,
+            "shop\x1F"
+            "orders.dlq");  // the job itself is untouched
+}
+
 }  // namespace
 }  // namespace chronoq::app

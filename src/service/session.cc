@@ -29,6 +29,21 @@ void Session::Out(core::Message& m) const {
   if (m.record.dead_letter) Out(m.record.dead_letter->topic);
 }
 
+core::Message AsItsClientsSeeIt(const core::Message& m) {
+  std::string_view ns;
+  std::string_view topic;
+  if (!core::SplitScopedTopic(m.record.topic, &ns, &topic) || ns.empty()) return m;
+  core::Message shown = m;
+  shown.record.topic = std::string(topic);
+  if (shown.record.dead_letter) {
+    if (std::optional<std::string_view> source =
+            core::ClientTopic(ns, m.record.dead_letter->topic)) {
+      shown.record.dead_letter->topic = std::string(*source);
+    }
+  }
+  return shown;
+}
+
 namespace {
 
 // An error sentence in client names: the service names the internal topic ("... in topic

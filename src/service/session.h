@@ -74,4 +74,9 @@ class Session {
   std::string ns_;  // "" : the unnamed namespace
 };
 
+// The message as the clients of its own namespace know it: a scoped topic's client name (and its
+// dead letter's source topic), never the internal "ns\x1Ftopic". For what the server sends on
+// its own, outside any session: push deliveries.
+core::Message AsItsClientsSeeIt(const core::Message& m);
+
 }  // namespace chronoq::service
