@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "base/json_string.h"
+
 namespace chronoq::cli {
 
 namespace {
@@ -57,34 +59,8 @@ std::vector<InputLine> NonBlankLines(std::string_view text) {
 }
 
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  out.reserve(s.size() + 2);
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out += "\"";
+  std::string out;
+  base::AppendJsonString(out, s);
   return out;
 }
 
