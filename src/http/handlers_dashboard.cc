@@ -236,16 +236,17 @@ void RegisterDashboardRoutes(Router& router, Dashboard* dashboard) {
       reply(AssetResponse(a, req));
     };
     if (a.path == "index.html") {
-      router.Add("/dashboard", {"GET", "HEAD"}, serve);
-      router.Add("/dashboard/", {"GET", "HEAD"}, serve);
+      router.Add("/dashboard", auth::Operation::kDashboardAssets, {"GET", "HEAD"}, serve);
+      router.Add("/dashboard/", auth::Operation::kDashboardAssets, {"GET", "HEAD"}, serve);
     }
-    router.Add(fmt::format("/dashboard/{}", a.path), {"GET", "HEAD"}, serve);
+    router.Add(fmt::format("/dashboard/{}", a.path), auth::Operation::kDashboardAssets,
+               {"GET", "HEAD"}, serve);
   }
-  router.Add("/dashboard/api/topics", {"GET"},
+  router.Add("/dashboard/api/topics", auth::Operation::kDashboard, {"GET"},
              [dashboard](HttpRequest& req, RequestContext&, Reply reply) {
                Topics(dashboard, req, std::move(reply));
              });
-  router.Add("/dashboard/api/history", {"GET"},
+  router.Add("/dashboard/api/history", auth::Operation::kDashboard, {"GET"},
              [dashboard](HttpRequest& req, RequestContext&, Reply reply) {
                History(dashboard, req, std::move(reply));
              });
