@@ -10,8 +10,8 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "tests/integration/auth_util.h"
 
@@ -219,21 +219,21 @@ TEST_F(AuthTest, TheDashboardShowsEachAdminItsNamespaceOnly) {
   auto shop_admin = As(kShopAdmin);
   auto bank_admin = As(kBankAdmin);
   auto root = As(kRoot);
-  ExpectAppCode(As(kShopProducer)->Queue("sendMsg", {{"topic", mine}, {"msg", "x"},
-                                                     {"delayMillis", "60000"}}),
+  ExpectAppCode(As(kShopProducer)
+                    ->Queue("sendMsg", {{"topic", mine}, {"msg", "x"}, {"delayMillis", "60000"}}),
                 200);
-  ExpectAppCode(As(kBankProducer)->Queue("sendMsg", {{"topic", theirs}, {"msg", "x"},
-                                                     {"delayMillis", "0"}}),
-                200);
+  ExpectAppCode(
+      As(kBankProducer)->Queue("sendMsg", {{"topic", theirs}, {"msg", "x"}, {"delayMillis", "0"}}),
+      200);
   // A dead letter in shop: one delivery, not acked in time.
   ExpectAppCode(shop_admin->Post(q + "setTopicConfig", {{"topic", dead},
-                                                         {"maxRetry", "0"},
-                                                         {"ackTimeoutMillis", "1000"},
-                                                         {"deadLetterTopic", dead + ".dlq"}}),
+                                                        {"maxRetry", "0"},
+                                                        {"ackTimeoutMillis", "1000"},
+                                                        {"deadLetterTopic", dead + ".dlq"}}),
                 200);
-  ExpectAppCode(As(kShopProducer)->Queue("sendMsg", {{"topic", dead}, {"msg", "x"},
-                                                     {"delayMillis", "0"}}),
-                200);
+  ExpectAppCode(
+      As(kShopProducer)->Queue("sendMsg", {{"topic", dead}, {"msg", "x"}, {"delayMillis", "0"}}),
+      200);
   ApiResponse pulled = As(kShopConsumer)->Queue("pullMsg", {{"topic", dead}});
   ExpectAppCode(pulled, 200);
   ASSERT_EQ(pulled.at("delayMsgList").as_array().size(), 1u) << pulled.Describe();
@@ -282,9 +282,9 @@ TEST_F(AuthTest, TheDashboardShowsEachAdminItsNamespaceOnly) {
     EXPECT_TRUE(hist.at("total").is_null()) << hist.Describe();
     EXPECT_EQ(Str(hist.at("topic")), own);
     // A name that spells another namespace's internal name is refused.
-    ExpectRequestError(c->Get("/dashboard/api/history", {{"topic", std::string(other_ns) +
-                                                                       "\x1f" + other}}),
-                       400, "/dashboard/api/history");
+    ExpectRequestError(
+        c->Get("/dashboard/api/history", {{"topic", std::string(other_ns) + "\x1f" + other}}), 400,
+        "/dashboard/api/history");
   }
   // shop's dead-letter topic is shop's, with its dead letter (the dead-letter counts of the
   // overview come from the history, which is not sampled on the test clock: the unit test
