@@ -455,6 +455,8 @@ TEST_F(AuthTest, BadInputTableAuthRows) {
        "Bearer " + kBankAdmin, 200, ""},  // admitted, but purges bank's topic: nothing of shop's
       {"a namespace's admin sets the node offline", "/camellia/health/offline",
        "Bearer " + kShopAdmin, 403, "admin of namespace '*'"},
+      {"a producer reads the dashboard's API", "/dashboard/api/topics", "Bearer " + kShopProducer,
+       403, "a producer token of namespace 'shop' may not use the dashboard: that needs admin"},
       {"prefix with an unknown token", "/t/" + kWrong + del, "", 401, "not valid"},
       {"prefix with an empty token", "/t/" + del, "", 401, "not valid"},
       {"prefix with a consumer token", "/t/" + kShopConsumer + del, "", 403, "may not"},
