@@ -95,7 +95,6 @@ bool ContainsFolded(std::string_view hay, std::string_view needle) {
   return it != hay.end();
 }
 
-// The overview's sort keys: name ascending, the others largest first (unknown rates last).
 // The namespace whose topics the request's caller sees ("": every namespace: an admin of `*`,
 // or no tokens).
 std::string ViewerNamespace(const HttpRequest& req) {
@@ -122,6 +121,7 @@ bool Visible(std::string_view ns, core::TopicInfo& t, TopicRow& row) {
   return true;
 }
 
+// The overview's sort keys: name ascending, the others largest first (unknown rates last).
 double SortValue(const TopicRow& r, std::string_view key) {
   if (key == "waiting") return static_cast<double>(r.waiting);
   if (key == "ready") return static_cast<double>(r.ready);
