@@ -74,7 +74,7 @@ void Prefix(std::string_view target) {
   FUZZ_CHECK(token.find('/') == std::string_view::npos);
   FUZZ_CHECK(token.find('?') == std::string_view::npos);
   FUZZ_CHECK(rest.starts_with("/"));
-  (void)chronoq::http::RouteOperation(rest.substr(0, rest.find('?')));
+  (void)chronoq::http::UnroutedOperation(rest.substr(0, rest.find('?')));
 }
 
 }  // namespace

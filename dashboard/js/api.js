@@ -3,6 +3,11 @@
 // (docs/dashboard.md) for the overview and the charts. When the user gave a token, every call
 // carries it as `Authorization: Bearer <token>`; the token lives in sessionStorage only (gone
 // when the tab closes, never in a URL or a cookie).
+//
+// Names: every topic name the dashboard sends is one the server gave it for this token (a
+// namespace's admin reads and acts on its own topics under their client names, as its clients
+// do). An admin of '*' also sees other namespaces' topics, as `ns/topic` with a `namespace`
+// member: those are shown only, never sent back (its token addresses the unnamed namespace).
 
 const BASE = '/camellia/delayQueue/';
 const TOKEN_KEY = 'chronoq.token';

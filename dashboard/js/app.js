@@ -15,6 +15,7 @@ const updated = document.getElementById('updated');
 let view = null;
 let busy = false;
 let online = null;
+let scope = '*';  // the token's namespace, as /dashboard/api/history tells it ('*': every one)
 
 function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '')
@@ -53,7 +54,9 @@ async function tick(force) {
 
 async function refreshNode() {
   try {
-    online = (await api.node()).online;
+    const state = await api.node();
+    online = state.online;
+    scope = state.namespace || '*';
   } catch (e) {
     online = null;
   }
@@ -62,11 +65,14 @@ async function refreshNode() {
 
 function renderNode() {
   const label = online === null ? 'unknown' : online ? 'online' : 'offline';
-  fillIfChanged(node, label, () => [
+  // Setting the node online or offline is the operator's (an admin of '*').
+  fillIfChanged(node, [label, scope], () => [
+    scope === '*' ? null : h('span', {class: 'pill', testid: 'namespace',
+      title: 'This token sees and acts on this namespace\'s topics only'}, `Namespace ${scope}`),
     h('span', {class: `pill ${label}`, testid: 'node-state',
       title: 'What /camellia/health/status tells load balancers'}, `Node ${label}`),
-    online === null ? null : h('button', {class: 'btn small', testid: 'node-toggle',
-      onclick: toggleNode}, online ? 'Set offline…' : 'Set online')]);
+    online === null || scope !== '*' ? null : h('button', {class: 'btn small',
+      testid: 'node-toggle', onclick: toggleNode}, online ? 'Set offline…' : 'Set online')]);
 }
 
 async function toggleNode() {

@@ -1,5 +1,7 @@
 // Overview: the node's totals and charts of the last hour, and the topics a page at a time
-// (search, sort, paging: never every topic at once; the server pages them).
+// (search, sort, paging: never every topic at once; the server pages them). A namespace's admin
+// sees its namespace's topics and their sums, without the node's charts (they span every
+// namespace: the server gives them to an admin of '*' only).
 import {api} from './api.js';
 import {lineChart, sparkline} from './charts.js';
 import {errorBox, fill, fillIfChanged, fmtDuration, fmtInt, fmtRate, h, route, stat,
@@ -97,24 +99,31 @@ export class OverviewView {
         stat('Waiting', fmtInt(page.sum.waiting), {testid: 'stat-waiting'}),
         stat('Ready', fmtInt(page.sum.ready), {testid: 'stat-ready'}),
         stat('Consuming', fmtInt(page.sum.consuming), {testid: 'stat-consuming'}),
-        stat('Sends', fmtRate(last(t.sends))),
-        stat('Deliveries', fmtRate(last(t.deliveries))),
-        stat('Lateness p99', fmtDuration(last(t.latenessP99Millis))));
-    fill(this.charts, totalCharts(hist));
+        t ? [stat('Sends', fmtRate(last(t.sends))),
+          stat('Deliveries', fmtRate(last(t.deliveries))),
+          stat('Lateness p99', fmtDuration(last(t.latenessP99Millis)))] : null);
+    fill(this.charts, t ? totalCharts(hist) : null);
     fillIfChanged(this.rows, [page.topics, this.q], () => this.table(page));
     this.pages(page);
   }
 
   table(page) {
+    // Another namespace's topic (an admin of '*' sees every one) is shown, not opened: this
+    // token's calls address its own namespace.
+    const other = (r) => `A topic of namespace ${r.namespace}: open it with an admin token of ` +
+        `that namespace`;
     const rows = page.topics.map((r) => h('tr', {testid: 'topic-row', dataset: {topic: r.topic}},
-        h('th', {scope: 'row'}, h('a', {href: route('topic', r.topic), class: 'topic-link'}, r.topic)),
+        h('th', {scope: 'row'}, r.namespace ? h('span', {class: 'topic-link muted',
+          title: other(r)}, r.topic) : h('a', {href: route('topic', r.topic),
+          class: 'topic-link'}, r.topic)),
         h('td', {class: 'num'}, fmtInt(r.waiting)),
         h('td', {class: 'num'}, fmtInt(r.ready)),
         h('td', {class: 'num'}, fmtInt(r.consuming)),
         h('td', {class: 'num'}, fmtRate(r.sends)),
         h('td', {class: 'num'}, fmtRate(r.deliveries)),
-        h('td', {class: 'num'}, r.deadLettersTotal ? h('a', {href: route('topic', r.topic)},
-            fmtInt(r.deadLettersTotal)) : fmtInt(r.deadLettersTotal)),
+        h('td', {class: 'num'}, r.deadLettersTotal && !r.namespace ?
+          h('a', {href: route('topic', r.topic)}, fmtInt(r.deadLettersTotal)) :
+          fmtInt(r.deadLettersTotal)),
         h('td', {}, r.activity ? sparkline(r.activity) : h('span', {class: 'muted',
           title: 'History is kept for the busiest topics and those you open'}, '—'))));
     return page.topics.length ? table(['Topic', 'Waiting', 'Ready', 'Consuming',

@@ -42,9 +42,9 @@ constexpr std::array<Rule, kOperationCount> kRules = {{
     {kA, true, "read the monitor data", "admin of namespace '*'"},                   // kMonitorData
     {kA, true, "read the metrics", "admin of namespace '*'"},                        // kMetrics
     {kA, true, "set the node online or offline", "admin of namespace '*'"},          // kSetHealth
-    {kA, true, "use the dashboard", "admin of namespace '*'"},                       // kDashboard
-    {kP | kC | kA, true, "use the test controls", "anyone"},                         // kTestControl
-    {kP | kC | kA, false, "check health", "anyone"},                                 // kHealthCheck
+    {kA, false, "use the dashboard", "admin"},                // kDashboard: scoped by its handlers
+    {kP | kC | kA, true, "use the test controls", "anyone"},  // kTestControl
+    {kP | kC | kA, false, "check health", "anyone"},          // kHealthCheck
     {kP | kC | kA, false, "load the dashboard's files", "anyone"},  // kDashboardAssets
 }};
 

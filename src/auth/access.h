@@ -16,8 +16,8 @@ namespace chronoq::auth {
 enum class Role : uint8_t { kProducer, kConsumer, kAdmin };
 
 // Every operation a protocol serves. "Server-wide" ones see every namespace (metrics, the
-// monitor data, the dashboard's API, the node's health state): only an admin of the unnamed
-// namespace `*` may do them.
+// monitor data, the node's health state): only an admin of the unnamed namespace `*` may do
+// them.
 enum class Operation : uint8_t {
   kSend,              // sendMsg, Send
   kSendBatch,         // sendMsgBatch, SendBatch
@@ -42,7 +42,7 @@ enum class Operation : uint8_t {
   kMonitorData,       // getMonitorData (server-wide)
   kMetrics,           // GET /metrics (server-wide)
   kSetHealth,         // /camellia/health/online, offline (server-wide)
-  kDashboard,         // /dashboard/api/* (server-wide)
+  kDashboard,         // /dashboard/api/*: an admin's; lists the caller's namespace only
   kTestControl,       // /chronoq/test/*: open (they exist only in test mode, --test-clock)
   kHealthCheck,       // /camellia/health/check, status: open to everyone, no token
   kDashboardAssets,   // /dashboard's static files (no data): open to everyone, no token

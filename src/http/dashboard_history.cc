@@ -257,7 +257,7 @@ void DashboardHistory::Add(const HistorySample& s) {
   prev_lateness_ = s.lateness;
 }
 
-void DashboardHistory::WriteHistory(JsonWriter& w, std::string_view topic) const {
+void DashboardHistory::WriteHistory(JsonWriter& w, std::string_view topic, bool totals) const {
   base::MutexLock lock(mu_);
   const std::vector<size_t> slots = Slots();
   const size_t n = options_.points;
@@ -275,8 +275,11 @@ void DashboardHistory::WriteHistory(JsonWriter& w, std::string_view topic) const
     w.EndObject();
   };
   w.Key("total");
-  write_series(total_, kTotalFields);
-  w.Str("topic", topic);
+  if (totals) {
+    write_series(total_, kTotalFields);
+  } else {
+    w.Null();
+  }
   auto it = topic.empty() ? series_.end() : series_.find(topic);
   w.Key("tracked").Bool(it != series_.end());
   w.Key("series");

@@ -62,7 +62,9 @@ inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // One row of the overview: a topic's depth (read now) and its last rates.
 struct TopicRow {
-  std::string topic;
+  std::string topic;  // the internal name (core/scope.h), as the history keys it
+  std::string name;   // as the dashboard's caller reads it (handlers_dashboard.cc)
+  std::string ns;     // set when the topic is in another namespace than the caller's
   int64_t waiting = 0;
   int64_t ready = 0;
   int64_t consuming = 0;
@@ -99,9 +101,11 @@ class DashboardHistory {
   void Viewed(std::string_view topic, TimePoint now) CQ_EXCLUDES(mu_);
 
   // Writes the members "intervalMillis", "times" (ms epoch, oldest first), "total" (one array per
-  // figure, null where unknown), "topic", "tracked" and "series" (the topic's arrays, or null
-  // when it has no series) into the open object of `w`. `topic` empty: the totals only.
-  void WriteHistory(JsonWriter& w, std::string_view topic) const CQ_EXCLUDES(mu_);
+  // figure, null where unknown; null itself unless `totals`: the node's totals span every
+  // namespace), "tracked" and "series" (the arrays of `topic`, an internal name, or null when it
+  // has no series) into the open object of `w`. `topic` empty: no topic.
+  void WriteHistory(JsonWriter& w, std::string_view topic, bool totals = true) const
+      CQ_EXCLUDES(mu_);
   // Fills the rates and `tracked` of each row from the last sample.
   void Annotate(std::vector<TopicRow>& rows) const CQ_EXCLUDES(mu_);
   // The topic's sends plus deliveries per second over the last hour, averaged into at most

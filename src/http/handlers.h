@@ -74,9 +74,9 @@ inline service::Session Svc(const HandlerContext* ctx, const HttpRequest& req) {
 }
 // A handler that needs neither the connection nor anything but the context.
 using SimpleHandler = void (*)(const HandlerContext* ctx, HttpRequest& req, Reply reply);
-// Registers `fn` for kQueueBase + `op` and `methods`.
-void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view op,
-                   std::vector<std::string> methods, SimpleHandler fn);
+// Registers `fn` for kQueueBase + `name`, the operation `op` (who may call it) and `methods`.
+void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view name,
+                   auth::Operation op, std::vector<std::string> methods, SimpleHandler fn);
 HttpResponse JsonResponse(std::string body);
 // The request's parameters (API.md section 1); on a request error (broken percent-encoding, a
 // parameter twice, malformed JSON) replies HTTP 400 and returns nullopt.

@@ -1,11 +1,20 @@
 // The dashboard's routes (dashboard.h, docs/dashboard.md): its compiled-in files, and the two
 // read-only endpoints it polls. Actions are not here: the dashboard calls the public API.
+//
+// Namespaces (docs/security.md): the two endpoints answer what the caller's namespace holds. An
+// admin of namespace N sees N's topics under its client names (as N's clients name them in the
+// public API), their series, and no node totals (they span every namespace). An admin of `*`
+// (or anyone, without tokens) sees every namespace's topics, another namespace's as `ns/topic`
+// with a "namespace" member (core::DisplayTopic, as /metrics shows them: names the public API
+// does not take from this caller), and the node's totals.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "core/scope.h"
+#include "core/validation.h"
 #include "http/dashboard.h"
 #include "http/dashboard_assets.h"
 #include "http/handlers.h"
@@ -86,6 +95,32 @@ bool ContainsFolded(std::string_view hay, std::string_view needle) {
   return it != hay.end();
 }
 
+// The namespace whose topics the request's caller sees ("": every namespace: an admin of `*`,
+// or no tokens).
+std::string ViewerNamespace(const HttpRequest& req) {
+  return req.caller.anonymous ? std::string() : req.caller.ns;
+}
+
+// `t` as a row for a viewer of namespace `ns`: its name there, or false when the viewer does not
+// see it.
+bool Visible(std::string_view ns, core::TopicInfo& t, TopicRow& row) {
+  if (!ns.empty()) {
+    std::optional<std::string_view> client = core::ClientTopic(ns, t.topic);
+    if (!client) return false;
+    row.name = std::string(*client);
+  } else {
+    row.name = core::DisplayTopic(t.topic);
+    std::string_view topic_ns;
+    std::string_view client;
+    if (core::SplitScopedTopic(t.topic, &topic_ns, &client)) row.ns = std::string(topic_ns);
+  }
+  row.topic = std::move(t.topic);
+  row.waiting = t.waiting;
+  row.ready = t.ready;
+  row.consuming = t.consuming;
+  return true;
+}
+
 // The overview's sort keys: name ascending, the others largest first (unknown rates last).
 double SortValue(const TopicRow& r, std::string_view key) {
   if (key == "waiting") return static_cast<double>(r.waiting);
@@ -126,8 +161,8 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
                               "sends, deliveries, deadLetters",
                               req.path()));
   }
-  d->service()->ListTopics([d, q = std::move(q), offset, limit, sort = std::move(sort), dead_only,
-                            reply = std::move(reply)](
+  d->service()->ListTopics([d, ns = ViewerNamespace(req), q = std::move(q), offset, limit,
+                            sort = std::move(sort), dead_only, reply = std::move(reply)](
                                Result<std::vector<core::TopicInfo>> res) mutable {
     if (!res.has_value()) {
       JsonWriter w;
@@ -135,23 +170,22 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
       return reply(ApiResponse(w.Take()));
     }
     int64_t sum[3] = {0, 0, 0};
+    int64_t visible = 0;
     std::vector<TopicRow> rows;
     for (core::TopicInfo& t : *res) {
-      sum[0] += t.waiting;
-      sum[1] += t.ready;
-      sum[2] += t.consuming;
-      if (!ContainsFolded(t.topic, q)) continue;
-      TopicRow& row = rows.emplace_back();
-      row.topic = std::move(t.topic);
-      row.waiting = t.waiting;
-      row.ready = t.ready;
-      row.consuming = t.consuming;
+      TopicRow row;
+      if (!Visible(ns, t, row)) continue;
+      ++visible;
+      sum[0] += row.waiting;
+      sum[1] += row.ready;
+      sum[2] += row.consuming;
+      if (ContainsFolded(row.name, q)) rows.push_back(std::move(row));
     }
     d->history().Annotate(rows);
     if (dead_only) {
       std::erase_if(rows, [](const TopicRow& row) { return row.dead_letters_total <= 0; });
     }
-    auto by_name = [](const TopicRow& a, const TopicRow& b) { return a.topic < b.topic; };
+    auto by_name = [](const TopicRow& a, const TopicRow& b) { return a.name < b.name; };
     const size_t end = std::min(rows.size(), static_cast<size_t>(offset + limit));
     const size_t begin = std::min(rows.size(), static_cast<size_t>(offset));
     auto order = [&](const TopicRow& a, const TopicRow& b) {
@@ -163,7 +197,7 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
 
     JsonWriter w;
     w.BeginObject().Num("code", 200).Str("msg", "success");
-    w.Num("topicCount", static_cast<int64_t>(res->size()));
+    w.Num("topicCount", visible);
     w.Num("total", static_cast<int64_t>(rows.size()));
     w.Num("offset", offset).Num("limit", limit);
     w.Key("sum").BeginObject().Num("waiting", sum[0]).Num("ready", sum[1]).Num("consuming", sum[2]);
@@ -171,7 +205,8 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
     w.Key("topics").BeginArray();
     for (size_t i = begin; i < end; ++i) {
       const TopicRow& row = rows[i];
-      w.BeginObject().Str("topic", row.topic);
+      w.BeginObject().Str("topic", row.name);
+      if (!row.ns.empty()) w.Str("namespace", row.ns);
       w.Num("waiting", row.waiting).Num("ready", row.ready).Num("consuming", row.consuming);
       WriteRate(w, "sends", row.sends);
       WriteRate(w, "deliveries", row.deliveries);
@@ -204,9 +239,11 @@ void Topics(Dashboard* d, HttpRequest& req, Reply reply) {
   });
 }
 
-// GET /dashboard/api/history?topic=&series=: the node's online state and time, and (unless
-// series=false) the charts' series (DashboardHistory::WriteHistory). Asking for a topic's series
-// gives it one from the next sample on.
+// GET /dashboard/api/history?topic=&series=: the node's online state and time, the caller's
+// namespace ("*": every one), and (unless series=false) the charts' series
+// (DashboardHistory::WriteHistory): the topic's (named as the caller names it in the public API)
+// and, for a caller of `*`, the node's totals. Asking for a topic's series gives it one from the
+// next sample on.
 void History(Dashboard* d, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
@@ -214,15 +251,24 @@ void History(Dashboard* d, HttpRequest& req, Reply reply) {
   std::string topic = r.String("topic", false).value_or("");
   const bool series = r.Bool("series", false).value_or(true);
   if (ReaderFailed(r, req, reply)) return;
+  if (topic.find(core::kScopeSeparator) != std::string::npos) {
+    // Never a client's name (as the public API, service/session.h).
+    Status bad = core::ValidateTopicParam("topic", topic, d->service()->limits());
+    return reply(RequestError(400, bad.message(), req.path()));
+  }
+  const std::string ns = ViewerNamespace(req);
+  const std::string internal = topic.empty() ? topic : core::ScopedTopic(ns, topic);
   const TimePoint now = d->clock()->Now();
   JsonWriter w;
   w.BeginObject().Num("code", 200).Str("msg", "success");
   w.Num("now", ToEpochMs(now));
   w.Key("online").Bool(d->service()->online());
+  w.Str("namespace", ns.empty() ? "*" : ns);
   if (series) {
-    d->history().Viewed(topic, now);
+    d->history().Viewed(internal, now);
     w.Reserve(64 * 1024);
-    d->history().WriteHistory(w, topic);
+    d->history().WriteHistory(w, internal, ns.empty());
+    w.Str("topic", topic);
   }
   w.EndObject();
   reply(ApiResponse(w.Take()));
@@ -236,16 +282,17 @@ void RegisterDashboardRoutes(Router& router, Dashboard* dashboard) {
       reply(AssetResponse(a, req));
     };
     if (a.path == "index.html") {
-      router.Add("/dashboard", {"GET", "HEAD"}, serve);
-      router.Add("/dashboard/", {"GET", "HEAD"}, serve);
+      router.Add("/dashboard", auth::Operation::kDashboardAssets, {"GET", "HEAD"}, serve);
+      router.Add("/dashboard/", auth::Operation::kDashboardAssets, {"GET", "HEAD"}, serve);
     }
-    router.Add(fmt::format("/dashboard/{}", a.path), {"GET", "HEAD"}, serve);
+    router.Add(fmt::format("/dashboard/{}", a.path), auth::Operation::kDashboardAssets,
+               {"GET", "HEAD"}, serve);
   }
-  router.Add("/dashboard/api/topics", {"GET"},
+  router.Add("/dashboard/api/topics", auth::Operation::kDashboard, {"GET"},
              [dashboard](HttpRequest& req, RequestContext&, Reply reply) {
                Topics(dashboard, req, std::move(reply));
              });
-  router.Add("/dashboard/api/history", {"GET"},
+  router.Add("/dashboard/api/history", auth::Operation::kDashboard, {"GET"},
              [dashboard](HttpRequest& req, RequestContext&, Reply reply) {
                History(dashboard, req, std::move(reply));
              });

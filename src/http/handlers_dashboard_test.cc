@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "core/scope.h"
 #include "http/dashboard.h"
 #include "http/dashboard_assets.h"
 #include "http/handlers.h"
@@ -54,6 +55,7 @@ class DashboardRoutesTest : public ::testing::Test {
     req.has_content_type = !body.empty();
     req.content_type = "application/x-www-form-urlencoded";
     req.body = std::move(body);
+    req.caller = caller_;  // no authenticator on this router: the caller stays as set
     std::optional<HttpResponse> out;
     NoConnection conn;
     router_.Dispatch(req, conn, Reply([&out](HttpResponse r) { out.emplace(std::move(r)); }));
@@ -80,6 +82,11 @@ class DashboardRoutesTest : public ::testing::Test {
   Router router_;
   std::unique_ptr<Dashboard> dashboard_;
   std::string method_, target_, etag_;
+  auth::Caller caller_;  // anonymous: a server without tokens
+
+  static auth::Caller AdminOf(std::string ns) {
+    return auth::Caller{.anonymous = false, .ns = std::move(ns), .role = auth::Role::kAdmin};
+  }
 };
 
 TEST_F(DashboardRoutesTest, ThePageIsServedFromTheBinaryWithItsTypeAndValidator) {
@@ -174,6 +181,97 @@ TEST_F(DashboardRoutesTest, TheHistoryIsSampledEveryIntervalOnTheScheduler) {
   dashboard_->Stop();
   sched_.Advance(Millis(20'000));
   EXPECT_EQ(dashboard_->history().samples(), 3u);
+}
+
+// An admin of a namespace sees its topics only, under the names its clients use, and no node
+// totals; an admin of '*' (here: no tokens) sees every namespace's, another's as ns/topic.
+TEST_F(DashboardRoutesTest, AnAdminSeesItsNamespaceOnlyAndTheOperatorSeesEveryOne) {
+  dashboard_->Start();
+  caller_ = AdminOf("shop");
+  Send("orders", "a", 60'000);
+  caller_ = AdminOf("bank");
+  Send("orders", "a", 0);
+  Send("ledger", "a", 0);
+  caller_ = {};
+  Send("plain", "a", 0);
+  sched_.Advance(Millis(5'000));
+
+  caller_ = AdminOf("shop");
+  HttpResponse raw = Do("GET", "/dashboard/api/topics");
+  EXPECT_EQ(raw.body.find("\\u001f"), std::string::npos) << raw.body;
+  EXPECT_EQ(raw.body.find("bank"), std::string::npos) << raw.body;
+  EXPECT_EQ(raw.body.find("ledger"), std::string::npos) << raw.body;
+  EXPECT_EQ(raw.body.find("plain"), std::string::npos) << raw.body;
+  boost::json::object page = boost::json::parse(raw.body).as_object();
+  EXPECT_EQ(page["topicCount"].as_int64(), 1);
+  EXPECT_EQ(page["sum"].as_object().at("waiting").as_int64(), 1);
+  EXPECT_EQ(page["sum"].as_object().at("ready").as_int64(), 0);
+  ASSERT_EQ(page["topics"].as_array().size(), 1u);
+  const boost::json::object& row = page["topics"].as_array()[0].as_object();
+  EXPECT_EQ(row.at("topic").as_string(), "orders");
+  EXPECT_FALSE(row.contains("namespace"));
+  EXPECT_TRUE(row.at("tracked").as_bool());  // its series is found by its internal name
+  EXPECT_EQ(Json("/dashboard/api/topics?q=ledger")["total"].as_int64(), 0);
+  HttpResponse hist = Do("GET", "/dashboard/api/history?topic=orders");
+  EXPECT_EQ(hist.body.find("\\u001f"), std::string::npos) << hist.body;
+  boost::json::object h = boost::json::parse(hist.body).as_object();
+  EXPECT_EQ(h["namespace"].as_string(), "shop");
+  EXPECT_EQ(h["topic"].as_string(), "orders");
+  EXPECT_TRUE(h["total"].is_null());  // the node's totals span every namespace
+  EXPECT_TRUE(h["tracked"].as_bool());
+  EXPECT_EQ(h["series"].as_object().at("waiting").as_array().back().to_number<double>(), 1);
+  // Another namespace's internal name is never a name a client gives.
+  HttpResponse bad = Do("GET", "/dashboard/api/history?topic=bank%1Fledger");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("control character"), std::string::npos) << bad.body;
+
+  caller_ = {};
+  raw = Do("GET", "/dashboard/api/topics");
+  EXPECT_EQ(raw.body.find("\\u001f"), std::string::npos) << raw.body;
+  page = boost::json::parse(raw.body).as_object();
+  EXPECT_EQ(page["topicCount"].as_int64(), 4);
+  EXPECT_EQ(page["sum"].as_object().at("ready").as_int64(), 3);
+  std::vector<std::string> names;
+  for (const auto& t : page["topics"].as_array()) {
+    const boost::json::object& o = t.as_object();
+    names.emplace_back(o.at("topic").as_string());
+    const std::string_view ns = names.back().substr(0, names.back().find('/'));
+    if (names.back().find('/') == std::string::npos) {
+      EXPECT_FALSE(o.contains("namespace")) << names.back();
+    } else {
+      EXPECT_EQ(o.at("namespace").as_string(), ns);
+    }
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"bank/ledger", "bank/orders", "plain", "shop/orders"}));
+  EXPECT_EQ(Json("/dashboard/api/topics?q=bank/")["total"].as_int64(), 2);
+  h = Json("/dashboard/api/history?topic=plain");
+  EXPECT_EQ(h["namespace"].as_string(), "*");
+  EXPECT_TRUE(h["total"].is_object());
+  EXPECT_EQ(h["total"].as_object().at("topics").as_array().back().to_number<double>(), 4);
+
+  // Dead letters (the counters of a sample): bank's are listed to bank and to the operator only.
+  HistorySample s;
+  s.at = clock_.Now() + Millis(1'000);
+  metrics::TopicCounts& c = s.counts.emplace_back();
+  c.topic = core::ScopedTopic("bank", "ledger");
+  c.counts[static_cast<int>(metrics::QueueEvent::kDeadLetter)] = 2;
+  for (std::string_view t : {"shop\x1Forders", "bank\x1Forders", "bank\x1Fledger", "plain"}) {
+    s.topics.push_back(core::TopicInfo{.topic = std::string(t)});
+  }
+  dashboard_->history().Add(s);
+  const std::string dead = "/dashboard/api/topics?deadLetters=true&sort=deadLetters";
+  caller_ = AdminOf("shop");
+  EXPECT_EQ(Json(dead)["total"].as_int64(), 0);
+  caller_ = AdminOf("bank");
+  page = Json(dead);
+  ASSERT_EQ(page["total"].as_int64(), 1);
+  EXPECT_EQ(page["topics"].as_array()[0].as_object().at("topic").as_string(), "ledger");
+  EXPECT_EQ(page["topics"].as_array()[0].as_object().at("deadLettersTotal").as_int64(), 2);
+  caller_ = {};
+  page = Json(dead);
+  ASSERT_EQ(page["total"].as_int64(), 1);
+  EXPECT_EQ(page["topics"].as_array()[0].as_object().at("topic").as_string(), "bank/ledger");
 }
 
 }  // namespace

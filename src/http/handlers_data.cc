@@ -79,8 +79,8 @@ void Backup(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 }  // namespace
 
 void RegisterDataRoutes(Router& router, const HandlerContext* ctx) {
-  AddQueueRoute(router, ctx, "getMsgHistory", {"POST"}, GetMsgHistory);
-  router.Add(std::string(kBackupPath), {"POST"},
+  AddQueueRoute(router, ctx, "getMsgHistory", auth::Operation::kHistory, {"POST"}, GetMsgHistory);
+  router.Add(std::string(kBackupPath), auth::Operation::kBackup, {"POST"},
              [ctx](HttpRequest& req, RequestContext&, Reply reply) {
                Backup(ctx, req, std::move(reply));
              });

@@ -19,25 +19,28 @@ HttpResponse Code(int code) {
 
 void RegisterHealthRoutes(Router& router, const HandlerContext* ctx) {
   service::QueueService* service = ctx->service;
-  router.Add("/camellia/health/check", {},
+  router.Add("/camellia/health/check", auth::Operation::kHealthCheck, {},
              [](HttpRequest&, RequestContext&, Reply reply) { reply(Code(200)); });
-  router.Add("/camellia/health/status", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
-    reply(Code(service->online() ? 200 : 500));
-  });
-  router.Add("/camellia/health/online", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
-    service->SetOnline(true);
-    reply(Code(200));
-  });
-  router.Add("/camellia/health/offline", {}, [service](HttpRequest&, RequestContext&, Reply reply) {
-    service->SetOnline(false);
-    reply(Code(200));
-  });
+  router.Add("/camellia/health/status", auth::Operation::kHealthCheck, {},
+             [service](HttpRequest&, RequestContext&, Reply reply) {
+               reply(Code(service->online() ? 200 : 500));
+             });
+  router.Add("/camellia/health/online", auth::Operation::kSetHealth, {},
+             [service](HttpRequest&, RequestContext&, Reply reply) {
+               service->SetOnline(true);
+               reply(Code(200));
+             });
+  router.Add("/camellia/health/offline", auth::Operation::kSetHealth, {},
+             [service](HttpRequest&, RequestContext&, Reply reply) {
+               service->SetOnline(false);
+               reply(Code(200));
+             });
 }
 
 void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
                              const base::Clock* clock) {
   router.Add(
-      "/chronoq/test/advanceClock", {"POST"},
+      "/chronoq/test/advanceClock", auth::Operation::kTestControl, {"POST"},
       [scheduler, clock](HttpRequest& req, RequestContext&, Reply reply) {
         Result<Params> p =
             Params::Parse(req.query(), req.has_content_type, req.content_type, req.body);
@@ -61,7 +64,7 @@ void RegisterTestClockRoutes(Router& router, base::ManualScheduler* scheduler,
 }
 
 void RegisterTestLongPollRoutes(Router& router, const service::QueueService* service) {
-  router.Add("/chronoq/test/longPolls", {"GET"},
+  router.Add("/chronoq/test/longPolls", auth::Operation::kTestControl, {"GET"},
              [service](HttpRequest&, RequestContext&, Reply reply) {
                const service::LongPollWaiters& w = service->long_polls();
                reply(JsonResponse(fmt::format("{{\"code\":200,\"parked\":{},\"draining\":{}}}",

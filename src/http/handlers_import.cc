@@ -184,7 +184,7 @@ void ImportMsgBatch(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 }  // namespace
 
 void RegisterImportRoutes(Router& router, const HandlerContext* ctx) {
-  AddQueueRoute(router, ctx, "importMsgBatch", {"POST"}, ImportMsgBatch);
+  AddQueueRoute(router, ctx, "importMsgBatch", auth::Operation::kImport, {"POST"}, ImportMsgBatch);
 }
 
 }  // namespace chronoq::http

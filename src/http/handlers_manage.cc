@@ -337,12 +337,12 @@ void ReadSendFields(ParamReader& r, service::SendRequest& s) {
 }
 
 void RegisterManageRoutes(Router& router, const HandlerContext* ctx) {
-  AddQueueRoute(router, ctx, "sendMsgBatch", {"POST"}, SendMsgBatch);
-  AddQueueRoute(router, ctx, "ackMsgBatch", {"POST"}, AckMsgBatch);
-  AddQueueRoute(router, ctx, "updateMsg", {"POST"}, UpdateMsg);
-  AddQueueRoute(router, ctx, "touchMsg", {"POST"}, TouchMsg);
-  AddQueueRoute(router, ctx, "countMsg", {"POST"}, CountMsg);
-  AddQueueRoute(router, ctx, "listMsg", {"GET"}, ListMsg);
+  AddQueueRoute(router, ctx, "sendMsgBatch", auth::Operation::kSendBatch, {"POST"}, SendMsgBatch);
+  AddQueueRoute(router, ctx, "ackMsgBatch", auth::Operation::kAckBatch, {"POST"}, AckMsgBatch);
+  AddQueueRoute(router, ctx, "updateMsg", auth::Operation::kUpdate, {"POST"}, UpdateMsg);
+  AddQueueRoute(router, ctx, "touchMsg", auth::Operation::kTouch, {"POST"}, TouchMsg);
+  AddQueueRoute(router, ctx, "countMsg", auth::Operation::kCount, {"POST"}, CountMsg);
+  AddQueueRoute(router, ctx, "listMsg", auth::Operation::kList, {"GET"}, ListMsg);
 }
 
 }  // namespace chronoq::http

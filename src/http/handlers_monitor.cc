@@ -42,14 +42,15 @@ void GetTopicInfoList(const HandlerContext* ctx, const HttpRequest& req, Reply r
 
 void RegisterMonitorRoutes(Router& router, const HandlerContext* ctx) {
   std::string base(kQueueBase);
-  router.Add(base + "getTopicInfo", {"GET"}, [ctx](HttpRequest& req, RequestContext&, Reply reply) {
-    GetTopicInfo(ctx, req, std::move(reply));
-  });
-  router.Add(base + "getTopicInfoList", {"GET"},
+  router.Add(base + "getTopicInfo", auth::Operation::kTopicInfo, {"GET"},
+             [ctx](HttpRequest& req, RequestContext&, Reply reply) {
+               GetTopicInfo(ctx, req, std::move(reply));
+             });
+  router.Add(base + "getTopicInfoList", auth::Operation::kTopicInfo, {"GET"},
              [ctx](HttpRequest& req, RequestContext&, Reply reply) {
                GetTopicInfoList(ctx, req, std::move(reply));
              });
-  router.Add(base + "getMonitorData", {"GET"},
+  router.Add(base + "getMonitorData", auth::Operation::kMonitorData, {"GET"},
              [ctx](HttpRequest& req, RequestContext&, Reply reply) {
                if (!ParseParams(req, reply)) return;  // as getTopicInfoList
                reply(JsonResponse(EncodeMonitorAnswer(ctx->service->MonitorData())));

@@ -177,21 +177,21 @@ std::optional<Params> ParseParams(const HttpRequest& req, Reply& reply) {
   return std::move(p).value();
 }
 
-void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view op,
-                   std::vector<std::string> methods, SimpleHandler fn) {
-  router.Add(std::string(kQueueBase) + std::string(op), std::move(methods),
+void AddQueueRoute(Router& router, const HandlerContext* ctx, std::string_view name,
+                   auth::Operation op, std::vector<std::string> methods, SimpleHandler fn) {
+  router.Add(std::string(kQueueBase) + std::string(name), op, std::move(methods),
              [ctx, fn](HttpRequest& req, RequestContext&, Reply reply) {
                fn(ctx, req, std::move(reply));
              });
 }
 
 void RegisterQueueRoutes(Router& router, const HandlerContext* ctx) {
-  AddQueueRoute(router, ctx, "sendMsg", {"POST"}, SendMsg);
-  AddQueueRoute(router, ctx, "pullMsg", {"POST"}, PullMsg);
-  AddQueueRoute(router, ctx, "ackMsg", {"POST"}, AckMsg);
-  AddQueueRoute(router, ctx, "deleteMsg", {"POST"}, DeleteMsg);
-  AddQueueRoute(router, ctx, "getMsg", {"POST"}, GetMsg);
-  router.Add(std::string(kQueueBase) + "longPollingMsg", {"POST"},
+  AddQueueRoute(router, ctx, "sendMsg", auth::Operation::kSend, {"POST"}, SendMsg);
+  AddQueueRoute(router, ctx, "pullMsg", auth::Operation::kPull, {"POST"}, PullMsg);
+  AddQueueRoute(router, ctx, "ackMsg", auth::Operation::kAck, {"POST"}, AckMsg);
+  AddQueueRoute(router, ctx, "deleteMsg", auth::Operation::kDelete, {"POST"}, DeleteMsg);
+  AddQueueRoute(router, ctx, "getMsg", auth::Operation::kGet, {"POST"}, GetMsg);
+  router.Add(std::string(kQueueBase) + "longPollingMsg", auth::Operation::kLongPoll, {"POST"},
              [ctx](HttpRequest& req, RequestContext& rc, Reply reply) {
                LongPollingMsg(ctx, req, rc, std::move(reply));
              });

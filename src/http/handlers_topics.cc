@@ -157,13 +157,18 @@ void RedriveMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
 }  // namespace
 
 void RegisterTopicRoutes(Router& router, const HandlerContext* ctx) {
-  AddQueueRoute(router, ctx, "setTopicConfig", {"POST"}, SetTopicConfig);
-  AddQueueRoute(router, ctx, "getTopicConfig", {"GET"}, GetTopicConfig);
-  AddQueueRoute(router, ctx, "deleteTopicConfig", {"POST"}, DeleteTopicConfig);
-  AddQueueRoute(router, ctx, "pauseTopic", {"POST"}, PauseTopic);
-  AddQueueRoute(router, ctx, "resumeTopic", {"POST"}, ResumeTopic);
-  AddQueueRoute(router, ctx, "purgeTopic", {"POST"}, PurgeTopic);
-  AddQueueRoute(router, ctx, "redriveMsg", {"POST"}, RedriveMsg);
+  AddQueueRoute(router, ctx, "setTopicConfig", auth::Operation::kWriteTopicConfig, {"POST"},
+                SetTopicConfig);
+  AddQueueRoute(router, ctx, "getTopicConfig", auth::Operation::kReadTopicConfig, {"GET"},
+                GetTopicConfig);
+  AddQueueRoute(router, ctx, "deleteTopicConfig", auth::Operation::kWriteTopicConfig, {"POST"},
+                DeleteTopicConfig);
+  AddQueueRoute(router, ctx, "pauseTopic", auth::Operation::kWriteTopicConfig, {"POST"},
+                PauseTopic);
+  AddQueueRoute(router, ctx, "resumeTopic", auth::Operation::kWriteTopicConfig, {"POST"},
+                ResumeTopic);
+  AddQueueRoute(router, ctx, "purgeTopic", auth::Operation::kPurge, {"POST"}, PurgeTopic);
+  AddQueueRoute(router, ctx, "redriveMsg", auth::Operation::kRedrive, {"POST"}, RedriveMsg);
 }
 
 }  // namespace chronoq::http

@@ -9,11 +9,12 @@ namespace {
 
 Router EchoRouter() {
   Router r;
-  r.Add("/echo", {"POST"}, [](HttpRequest& req, RequestContext&, Reply reply) {
-    HttpResponse res;
-    res.body = std::string(req.target) + "|" + req.body;
-    reply(std::move(res));
-  });
+  r.Add("/echo", auth::Operation::kHealthCheck, {"POST"},
+        [](HttpRequest& req, RequestContext&, Reply reply) {
+          HttpResponse res;
+          res.body = std::string(req.target) + "|" + req.body;
+          reply(std::move(res));
+        });
   return r;
 }
 
@@ -62,7 +63,7 @@ TEST(InProcessTest, ErrorsCloseTheConnection) {
 TEST(InProcessTest, SettlesALateReply) {
   Router r;
   Reply parked;
-  r.Add("/later", {},
+  r.Add("/later", auth::Operation::kHealthCheck, {},
         [&](HttpRequest&, RequestContext&, Reply reply) { parked = std::move(reply); });
   int settles = 0;
   InProcessResult res = ServeInProcess(r, {}, "GET /later HTTP/1.1\r\nHost: h\r\n\r\n", [&] {
@@ -102,7 +103,7 @@ TEST(InProcessTest, FramingProblemsAre400AsOnTheServer) {
 // says), no body for HEAD, 100 Continue before the answer when the client waited for it.
 TEST(InProcessTest, GivesTheBytesTheServerWrites) {
   Router r = EchoRouter();
-  r.Add("/any", {}, [](HttpRequest&, RequestContext&, Reply reply) {
+  r.Add("/any", auth::Operation::kHealthCheck, {}, [](HttpRequest&, RequestContext&, Reply reply) {
     HttpResponse res;
     res.body = "{}";
     reply(std::move(res));
@@ -139,12 +140,13 @@ TEST(InProcessTest, GivesTheBytesTheServerWrites) {
 // 304 goes out without a body or a Content-Length.
 TEST(InProcessTest, IfNoneMatchReachesTheHandlerAnd304HasNoContentLength) {
   Router r;
-  r.Add("/asset", {"GET"}, [](HttpRequest& req, RequestContext&, Reply reply) {
-    HttpResponse res;
-    res.status = req.if_none_match == "\"v1\"" ? 304 : 200;
-    if (res.status == 200) res.body = "body";
-    reply(std::move(res));
-  });
+  r.Add("/asset", auth::Operation::kHealthCheck, {"GET"},
+        [](HttpRequest& req, RequestContext&, Reply reply) {
+          HttpResponse res;
+          res.status = req.if_none_match == "\"v1\"" ? 304 : 200;
+          if (res.status == 200) res.body = "body";
+          reply(std::move(res));
+        });
   InProcessResult res = ServeInProcess(
       r, {},
       "GET /asset HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"v1\"\r\nIf-None-Match: \"v2\"\r\n\r\n"

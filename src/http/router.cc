@@ -17,10 +17,11 @@ HttpResponse RequestError(int http_status, std::string_view msg, std::string_vie
   return r;
 }
 
-void Router::Add(std::string path, std::vector<std::string> methods, Handler handler) {
+void Router::Add(std::string path, auth::Operation op, std::vector<std::string> methods,
+                 Handler handler) {
   auto stats = std::make_unique<RouteStats>(path);
   routes_.insert_or_assign(std::move(path),
-                           Route{std::move(methods), std::move(handler), std::move(stats)});
+                           Route{op, std::move(methods), std::move(handler), std::move(stats)});
 }
 
 Reply Router::Counted(RouteStats* stats, Reply reply) {
@@ -74,19 +75,20 @@ void Router::RenderMetrics(metrics::TextWriter& w) const {
 }
 
 void Router::Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const {
-  std::optional<HttpResponse> refused;
-  if (auth_ != nullptr) refused = Admit(*auth_, req);  // strips a /t/<token> prefix
+  const bool check = auth_ != nullptr && auth_->enabled();
+  std::optional<auth::Credential> cred;
+  if (check) cred = TakeCredential(req);  // strips a /t/<token> prefix
   std::string_view path = req.path();
   auto it = routes_.find(path);
   reply =
       Counted(it == routes_.end() ? unmatched_.get() : it->second.stats.get(), std::move(reply));
-  if (refused) {
-    reply(std::move(*refused));
-    return;
-  }
-  if (it != routes_.end() && !req.caller.anonymous && !RouteOperation(path)) {
-    reply(RequestError(403, "this endpoint has no access rule (route_access.cc): refused", path));
-    return;
+  if (check) {
+    const std::optional<auth::Operation> op =
+        it == routes_.end() ? UnroutedOperation(path) : it->second.op;
+    if (std::optional<HttpResponse> refused = Admit(*auth_, *cred, op, req)) {
+      reply(std::move(*refused));
+      return;
+    }
   }
   if (it == routes_.end()) {
     reply(RequestError(404, fmt::format("no such endpoint: {}", path), path));

@@ -26,14 +26,16 @@ using Handler = std::function<void(HttpRequest& req, RequestContext& ctx, Reply 
 
 class Router {
  public:
+  // `op`: the operation the endpoint is (auth/access.h), which decides who may call it when
+  // tokens are on; every endpoint names one, so none is ever left without a rule.
   // `methods` empty: any method.
-  void Add(std::string path, std::vector<std::string> methods, Handler handler);
+  void Add(std::string path, auth::Operation op, std::vector<std::string> methods, Handler handler);
   void Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const;
 
   // Authentication (docs/security.md, route_access.h): with an enabled authenticator, each
-  // request is admitted (401/403 otherwise, counted under its route) and carries its caller; an
-  // endpoint without an operation in route_access.cc is refused (403) rather than left open.
-  // Null (the default) or disabled: every request is anonymous, as without tokens.
+  // request is admitted for its route's operation (401/403/429 otherwise, counted under its
+  // route) and carries its caller. Null (the default) or disabled: every request is anonymous,
+  // as without tokens.
   // REQUIRES: set before serving; outlives the router.
   void SetAuthenticator(const auth::Authenticator* authenticator) { auth_ = authenticator; }
 
@@ -50,6 +52,7 @@ class Router {
     metrics::DurationHistogram latency;
   };
   struct Route {
+    auth::Operation op;
     std::vector<std::string> methods;
     Handler handler;
     std::unique_ptr<RouteStats> stats;

@@ -10,6 +10,9 @@ What a user does, checked on the screen:
 - the topic configuration form sets a dead-letter topic and maxRetry 0; a nacked message becomes
   a dead letter, listed in the dead-letter views, and "Redrive" sends it back (the API agrees);
 - the node can be set offline and online again;
+- with tokens (a second server): a namespace's admin sees and acts on its own topics only, under
+  their client names, without the node toggle; the admin of '*' sees every namespace's topics as
+  ns/topic, shown but not opened;
 - the browser logged no error (console or network) on the way.
 
 Every wait is an explicit wait on an element or an answer, never a fixed sleep.
@@ -42,13 +45,26 @@ XSS_PAYLOAD = "<script>window.__xss='msg'</script></div><b>\"unclosed '<!--"
 XSS_JSON = json.dumps({"html": "<script>window.__xss='json'</script>", "q": "\"quoted\" </pre>"})
 
 
+# Tokens of the scoped pass (16+ characters of [A-Za-z0-9._~-]).
+SHOP_ADMIN = "shopA-0123456789abcdef"
+BANK_ADMIN = "bankA-0123456789abcdef"
+ROOT_ADMIN = "rootA-0123456789abcdef"
+
+
 class Server:
-    def __init__(self, binary):
+    def __init__(self, binary, tokens=None):
         self.work = tempfile.mkdtemp(prefix="chronoq-dashboard-")
         self.log = open(os.path.join(self.work, "server.log"), "w")
+        self.token = None  # sent by call() and get() when set
+        flags = []
+        if tokens:
+            path = os.path.join(self.work, "tokens")
+            with open(path, "w") as f:
+                f.write(tokens)
+            flags.append("--auth-tokens-file=" + path)
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen=127.0.0.1:0",
-             "--data-dir=" + os.path.join(self.work, "data"), "--log-level=warn"],
+             "--data-dir=" + os.path.join(self.work, "data"), "--log-level=warn"] + flags,
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"chronoq listening on 127\.0\.0\.1:(\d+)$", line.strip())
@@ -61,13 +77,19 @@ class Server:
         """A queue operation (POST form), as any client sends it; the JSON answer."""
         data = urllib.parse.urlencode(params).encode()
         url = self.base + "/camellia/delayQueue/" + op
-        with urllib.request.urlopen(url, data=data, timeout=10) as r:
+        with urllib.request.urlopen(self.request(url, data), timeout=10) as r:
             return json.loads(r.read())
+
+    def request(self, url, data=None):
+        req = urllib.request.Request(url, data=data)
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        return req
 
     def get(self, op, **params):
         """A GET operation (getTopicConfig, getTopicInfo); the JSON answer."""
         url = self.base + "/camellia/delayQueue/" + op + "?" + urllib.parse.urlencode(params)
-        with urllib.request.urlopen(url, timeout=10) as r:
+        with urllib.request.urlopen(self.request(url), timeout=10) as r:
             return json.loads(r.read())
 
     def health(self, what):
@@ -365,6 +387,72 @@ class Test:
         assert self.s.health("status") == 200
 
 
+def scoped_tokens(binary, driver):
+    """A server with tokens: each admin's dashboard, through the token kept in the tab."""
+    server = Server(binary, f"{SHOP_ADMIN} shop admin\n{BANK_ADMIN} bank admin\n"
+                            f"{ROOT_ADMIN} * admin\n")
+    test = Test(server, driver, None)
+    try:
+        for token, topic in ((SHOP_ADMIN, "orders"), (BANK_ADMIN, "ledger"), (BANK_ADMIN, "orders")):
+            server.token = token
+            assert server.call("sendMsg", topic=topic, msgId="m-1", msg="x",
+                               delayMillis=60_000)["code"] == 200
+
+        def use(token):
+            # In the tab's storage before the page's scripts run: no call goes out without it
+            # (no 401 logged), as after a user entered it.
+            driver.get("about:blank")  # then a new document of the dashboard, not a new fragment
+            script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {
+                "source": f"sessionStorage.setItem('chronoq.token', {json.dumps(token)})"})
+            test.open("#/")
+            test.testid("overview")
+            driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                                   {"identifier": script["identifier"]})
+
+        def listed():
+            return sorted(e.get_attribute("data-topic") for e in test.q("[data-testid='topic-row']"))
+
+        use(SHOP_ADMIN)
+        test.text_of("namespace", "Namespace shop")
+        test.row("topic-row", "data-topic", "orders")
+        test.text_of("stat-topics", "Topics\n1")
+        assert listed() == ["orders"], listed()
+        page = driver.find_element(By.TAG_NAME, "body").text
+        assert "bank" not in page and "ledger" not in page, page
+        assert not test.q("[data-testid='node-toggle']"), "a namespace's admin cannot set the node"
+        assert not test.q("[data-testid='chart-rates']"), "the node's charts span every namespace"
+        # An action on its topic reaches shop's orders, not bank's.
+        test.click("the orders link", lambda: test.row("topic-row", "data-topic", "orders")
+                   .find_element(By.CSS_SELECTOR, "a.topic-link"))
+        test.text_of("topic-name", "orders")
+        test.row("msg-row", "data-msg-id", "m-1")
+        test.click_testid("pause")
+        test.testid("paused")
+        server.token = SHOP_ADMIN
+        assert server.get("getTopicConfig", topic="orders")["topicConfig"]["paused"] is True
+        server.token = BANK_ADMIN
+        assert server.get("getTopicConfig", topic="orders")["topicConfig"]["paused"] is False
+        test.drain_console()
+
+        use(ROOT_ADMIN)
+        test.testid("node-toggle")
+        test.row("topic-row", "data-topic", "shop/orders")
+        test.until("both namespaces' topics",
+                   lambda: listed() == ["bank/ledger", "bank/orders", "shop/orders"])
+        # Another namespace's topic is shown, not a link (this token addresses '*' only).
+        row = test.row("topic-row", "data-topic", "bank/ledger")
+        assert not row.find_elements(By.CSS_SELECTOR, "a"), row.get_attribute("outerHTML")
+        test.testid("chart-rates")
+        test.drain_console()
+        driver.execute_script("sessionStorage.removeItem('chronoq.token')")
+        return test.console
+    finally:
+        logs = server.stop()
+        for marker in SANITIZER_MARKERS:
+            if marker in logs:
+                raise AssertionError("the server with tokens wrote a sanitizer report:\n" + logs)
+
+
 def demo_shots(test):
     """With --demo: the views over a busy topic, for docs/dashboard.md."""
     test.open(route("topic", "payments"))
@@ -422,6 +510,9 @@ def main():
             scenario()
             test.drain_console()
             print(f"ok   {scenario.__name__} ({time.time() - started:.1f} s)")
+        if not args.demo:
+            test.console += scoped_tokens(args.binary, driver)
+            print(f"ok   scoped_tokens ({time.time() - started:.1f} s)")
         if args.demo and args.screenshots:
             demo_shots(test)
             test.drain_console()

@@ -8,7 +8,10 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "tests/integration/auth_util.h"
 
@@ -57,10 +60,27 @@ std::vector<Endpoint> Endpoints(const std::string& topic) {
       {"GET", "/metrics", {}, "R"},
       {"GET", "/camellia/health/online", {}, "R"},
       {"GET", "/camellia/health/offline", {}, "R"},
-      {"GET", "/dashboard/api/topics", {}, "R"},
-      {"GET", "/dashboard/api/history", {}, "R"},
+      {"GET", "/dashboard/api/topics", {}, "AR"},
+      {"GET", "/dashboard/api/history", {{"topic", topic}}, "AR"},
       {"POST", "/chronoq/admin/backup", {{"to", "relative/refused"}}, "R"},
+      {"POST", q + "importMsgBatch", {}, "R"},  // a form body: refused with 400 when admitted
   };
+}
+
+// Every route the server serves, as its metrics name them (cq_http_requests_total's `route`
+// label: one per registered route; "other" is every unknown path).
+std::set<std::string> ServedRoutes(ApiClient& root) {
+  ApiResponse m = root.Get("/metrics");
+  EXPECT_EQ(m.status, 200) << m.Describe();
+  std::set<std::string> out;
+  const std::string key = "cq_http_requests_total{route=\"";
+  for (size_t at = m.http.body.find(key); at != std::string::npos;
+       at = m.http.body.find(key, at + 1)) {
+    const size_t from = at + key.size();
+    std::string route = m.http.body.substr(from, m.http.body.find('"', from) - from);
+    if (route != "other") out.insert(std::move(route));
+  }
+  return out;
 }
 
 ApiResponse Call(ApiClient& c, const Endpoint& e, const std::string& prefix = "") {
@@ -105,6 +125,20 @@ TEST_F(AuthTest, EveryEndpointEveryRoleEveryCredential) {
   }
   ApiResponse online = As(kRoot)->Get("/camellia/health/online");
   EXPECT_EQ(online.status, 200) << online.Describe();
+  // The walk covers every route the binary serves: a route not listed above must be open (a
+  // health check, the dashboard's files, a test control), else it is missing from the walk.
+  std::set<std::string> walked;
+  for (const Endpoint& e : Endpoints(topic)) walked.insert(e.path);
+  const std::set<std::string> served = ServedRoutes(*As(kRoot));
+  EXPECT_GT(served.size(), walked.size());
+  for (const std::string& route : served) {
+    if (walked.contains(route)) continue;
+    SCOPED_TRACE("unwalked route " + route);
+    ApiResponse r = none->Get(route);
+    EXPECT_NE(r.status, 401) << "a route that needs a token is missing from Endpoints()";
+    EXPECT_NE(r.status, 403) << r.Describe();
+  }
+  for (const std::string& path : walked) EXPECT_TRUE(served.contains(path)) << path;
   // Open to everyone, without a token.
   // (The test controls exist only in test mode, and are open there: the harness's clock moves.)
   for (const char* open : {"/camellia/health/check", "/camellia/health/status", "/dashboard/",
@@ -172,6 +206,114 @@ TEST_F(AuthTest, MalformedAuthorizationIs401) {
 }
 
 TEST_F(AuthTest, NamespacesIsolateTopicsMessagesListingsAndCursors) { NamespaceIsolation(); }
+
+// The dashboard's API (docs/dashboard.md): a namespace's admin sees its own topics only, under
+// its client names, with their dead letters and series, and no node totals; every answer it
+// gets is free of the other namespace's names and of internal names. The operator (admin of
+// '*') sees both namespaces' topics as ns/topic.
+TEST_F(AuthTest, TheDashboardShowsEachAdminItsNamespaceOnly) {
+  const std::string mine = Topic("s-only");
+  const std::string dead = Topic("s-dl");
+  const std::string theirs = Topic("b-only");
+  const std::string q = "/camellia/delayQueue/";
+  auto shop_admin = As(kShopAdmin);
+  auto bank_admin = As(kBankAdmin);
+  auto root = As(kRoot);
+  ExpectAppCode(As(kShopProducer)
+                    ->Queue("sendMsg", {{"topic", mine}, {"msg", "x"}, {"delayMillis", "60000"}}),
+                200);
+  ExpectAppCode(
+      As(kBankProducer)->Queue("sendMsg", {{"topic", theirs}, {"msg", "x"}, {"delayMillis", "0"}}),
+      200);
+  // A dead letter in shop: one delivery, not acked in time.
+  ExpectAppCode(shop_admin->Post(q + "setTopicConfig", {{"topic", dead},
+                                                        {"maxRetry", "0"},
+                                                        {"ackTimeoutMillis", "1000"},
+                                                        {"deadLetterTopic", dead + ".dlq"}}),
+                200);
+  ExpectAppCode(
+      As(kShopProducer)->Queue("sendMsg", {{"topic", dead}, {"msg", "x"}, {"delayMillis", "0"}}),
+      200);
+  ApiResponse pulled = As(kShopConsumer)->Queue("pullMsg", {{"topic", dead}});
+  ExpectAppCode(pulled, 200);
+  ASSERT_EQ(pulled.at("delayMsgList").as_array().size(), 1u) << pulled.Describe();
+  Advance(2'000);
+
+  // Every answer of the dashboard's API a client of `token` gets on its pages.
+  auto answers = [&](ApiClient& c, const std::string& own) {
+    std::vector<ApiResponse> out;
+    for (const Form& f : std::vector<Form>{{},
+                                           {{"q", "TheDashboardShows"}},
+                                           {{"deadLetters", "true"}, {"sort", "deadLetters"}},
+                                           {{"sort", "waiting"}, {"limit", "100"}},
+                                           {{"q", theirs}},
+                                           {{"q", mine}}}) {
+      out.push_back(c.Get("/dashboard/api/topics", f));
+    }
+    for (const std::string& t : {std::string(), own, own + ".dlq"}) {
+      out.push_back(c.Get("/dashboard/api/history", t.empty() ? Form{} : Form{{"topic", t}}));
+    }
+    out.push_back(c.Get("/dashboard/api/history", {{"series", "false"}}));
+    for (const ApiResponse& r : out) EXPECT_EQ(r.code(), 200) << r.Describe();
+    return out;
+  };
+  auto names = [](const ApiResponse& r) {
+    std::map<std::string, json::object> out;
+    for (const auto& t : r.at("topics").as_array()) {
+      out[Str(t.as_object().at("topic"))] = t.as_object();
+    }
+    return out;
+  };
+  for (const auto& [c, own, other, other_ns] :
+       {std::tuple{shop_admin.get(), mine, theirs, "bank"},
+        std::tuple{bank_admin.get(), theirs, mine, "shop"}}) {
+    SCOPED_TRACE(std::string("the admin of the other namespace than ") + other_ns);
+    for (const ApiResponse& r : answers(*c, own)) {
+      EXPECT_EQ(r.http.body.find("\\u001f"), std::string::npos) << r.Describe();
+      EXPECT_EQ(r.http.body.find(other), std::string::npos) << r.Describe();
+      EXPECT_EQ(r.http.body.find(other_ns), std::string::npos) << r.Describe();
+      EXPECT_EQ(r.http.body.find("\"namespace\":\"*\""), std::string::npos) << r.Describe();
+    }
+    ApiResponse page = c->Get("/dashboard/api/topics", {{"q", "TheDashboardShows"}});
+    std::map<std::string, json::object> listed = names(page);
+    EXPECT_TRUE(listed.contains(own)) << page.Describe();
+    EXPECT_FALSE(listed.at(own).contains("namespace")) << page.Describe();
+    ApiResponse hist = c->Get("/dashboard/api/history", {{"topic", own}});
+    EXPECT_TRUE(hist.at("total").is_null()) << hist.Describe();
+    EXPECT_EQ(Str(hist.at("topic")), own);
+    // A name that spells another namespace's internal name is refused.
+    ExpectRequestError(
+        c->Get("/dashboard/api/history", {{"topic", std::string(other_ns) + "\x1f" + other}}), 400,
+        "/dashboard/api/history");
+  }
+  // shop's dead-letter topic is shop's, with its dead letter (the dead-letter counts of the
+  // overview come from the history, which is not sampled on the test clock: the unit test
+  // handlers_dashboard_test.cc checks them).
+  ApiResponse dl = shop_admin->Get("/dashboard/api/topics", {{"q", dead + ".dlq"}});
+  std::map<std::string, json::object> dlq = names(dl);
+  ASSERT_TRUE(dlq.contains(dead + ".dlq")) << dl.Describe();
+  EXPECT_EQ(Int(dlq.at(dead + ".dlq").at("ready")), 1) << dl.Describe();
+  EXPECT_EQ(Int(bank_admin->Get("/dashboard/api/topics", {{"q", dead}}).at("total")), 0);
+
+  // The operator: both namespaces, as ns/topic, and the node's totals.
+  for (const ApiResponse& r : answers(*root, "")) {
+    EXPECT_EQ(r.http.body.find("\\u001f"), std::string::npos) << r.Describe();
+  }
+  ApiResponse all = root->Get("/dashboard/api/topics", {{"q", "TheDashboardShows"}});
+  std::map<std::string, json::object> every = names(all);
+  ASSERT_TRUE(every.contains("shop/" + mine)) << all.Describe();
+  ASSERT_TRUE(every.contains("bank/" + theirs)) << all.Describe();
+  EXPECT_EQ(Str(every.at("shop/" + mine).at("namespace")), "shop");
+  EXPECT_EQ(Str(every.at("bank/" + theirs).at("namespace")), "bank");
+  EXPECT_FALSE(every.contains(mine)) << all.Describe();
+  ApiResponse node = root->Get("/dashboard/api/history");
+  EXPECT_EQ(Str(node.at("namespace")), "*");
+  EXPECT_TRUE(node.at("total").is_object()) << node.Describe();
+  // Producers and consumers do not get the dashboard's API.
+  for (const std::string& token : {kShopProducer, kShopConsumer, kBankProducer}) {
+    ExpectRefused(As(token)->Get("/dashboard/api/topics"), 403, "/dashboard/api/topics");
+  }
+}
 
 TEST_F(AuthTest, NoTokenTextInLogsMetricsErrorsOrPrintConfig) {
   const std::string topic = Topic();
@@ -313,6 +455,8 @@ TEST_F(AuthTest, BadInputTableAuthRows) {
        "Bearer " + kBankAdmin, 200, ""},  // admitted, but purges bank's topic: nothing of shop's
       {"a namespace's admin sets the node offline", "/camellia/health/offline",
        "Bearer " + kShopAdmin, 403, "admin of namespace '*'"},
+      {"a producer reads the dashboard's API", "/dashboard/api/topics", "Bearer " + kShopProducer,
+       403, "a producer token of namespace 'shop' may not use the dashboard: that needs admin"},
       {"prefix with an unknown token", "/t/" + kWrong + del, "", 401, "not valid"},
       {"prefix with an empty token", "/t/" + del, "", 401, "not valid"},
       {"prefix with a consumer token", "/t/" + kShopConsumer + del, "", 403, "may not"},
