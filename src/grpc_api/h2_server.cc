@@ -22,10 +22,8 @@
 #include <vector>
 
 #include "base/log.h"
-#include "chronoq/v1/delay_queue.pb.h"
 #include "grpc_api/api_context.h"
-#include "grpc_api/convert.h"
-#include "service/session.h"
+#include "grpc_api/h2_routes.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -35,8 +33,9 @@ using tcp = asio::ip::tcp;
 constexpr const char* kLog = "cq.grpc";
 
 // gRPC status codes used here.
-constexpr int kUnimplemented = 12;
 constexpr int kInternal = 13;
+// A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
+constexpr std::chrono::milliseconds kDeadlineMargin{20};
 constexpr int kResourceExhausted = 8;
 
 // gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
@@ -53,6 +52,33 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
+// grpc-timeout: 1 to 8 digits and a unit (H, M, S, m, u, n); anything else: no deadline.
+std::chrono::nanoseconds ParseTimeout(std::string_view v) {
+  constexpr auto kNever = std::chrono::nanoseconds(std::chrono::hours(24 * 365));
+  if (v.size() < 2 || v.size() > 9) return kNever;
+  int64_t n = 0;
+  for (char c : v.substr(0, v.size() - 1)) {
+    if (c < '0' || c > '9') return kNever;
+    n = n * 10 + (c - '0');
+  }
+  switch (v.back()) {
+    case 'H':
+      return std::chrono::hours(n);
+    case 'M':
+      return std::chrono::minutes(n);
+    case 'S':
+      return std::chrono::seconds(n);
+    case 'm':
+      return std::chrono::milliseconds(n);
+    case 'u':
+      return std::chrono::microseconds(n);
+    case 'n':
+      return std::chrono::nanoseconds(n);
+    default:
+      return kNever;
+  }
+}
+
 nghttp2_nv Nv(std::string_view name, std::string_view value, uint8_t flags) {
   return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
@@ -63,30 +89,18 @@ nghttp2_nv StaticNv(std::string_view name, std::string_view value) {
   return Nv(name, value, NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE);
 }
 
-// A call's answer: a gRPC status, and for OK the serialized response message.
-struct Answer {
-  int code = 0;
-  std::string message;
-  std::string body;  // the length-prefixed message (5 bytes + the proto)
-};
-
-// The length-prefixed gRPC frame of `m`.
-std::string Frame(const google::protobuf::MessageLite& m) {
-  const size_t n = m.ByteSizeLong();
-  std::string out(5 + n, '\0');
-  out[1] = static_cast<char>((n >> 24) & 0xff);
-  out[2] = static_cast<char>((n >> 16) & 0xff);
-  out[3] = static_cast<char>((n >> 8) & 0xff);
-  out[4] = static_cast<char>(n & 0xff);
-  m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 5));
-  return out;
-}
+using Answer = H2Answer;
 
 // One HTTP/2 stream: a call.
 struct Stream {
   std::string path;
   std::optional<std::string> authorization;
-  std::string body;      // the request's bytes (gRPC frames)
+  // grpc-timeout: when the client gives up (max: never).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::string body;  // the request's bytes (gRPC frames)
+  // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
+  service::LongPollTicket ticket;
+  std::shared_ptr<std::atomic<bool>> gone;
   bool refused = false;  // answered before its end (too large)
   std::string out;       // the answer's DATA
   size_t out_pos = 0;
@@ -180,7 +194,9 @@ class H2Server final : public GrpcServer {
     port_ = acceptor_->local_endpoint().port();
     Accept();
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
-    CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine: Send only, plain h2c");
+    CQ_LOG_WARN(kLog,
+                "gRPC on the experimental nghttp2 engine: unary methods only (no Consume, health, "
+                "reflection or TLS)");
     return Status::Ok();
   }
 
@@ -362,6 +378,8 @@ void Conn::Submit(int32_t id, Answer a) {
   if (closed_) return;
   auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
   if (s == nullptr) return;  // reset by the client, or closed
+  s->gone.reset();           // answered: nothing parked to cancel any more
+  s->ticket.reset();
   if (a.code == 0) {
     s->out = std::move(a.body);
     const nghttp2_nv nva[] = {StaticNv(":status", "200"),
@@ -417,6 +435,8 @@ int Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const u
     s->path = v;
   } else if (n == "authorization") {
     s->authorization = std::string(v);
+  } else if (n == "grpc-timeout") {
+    s->deadline = std::chrono::steady_clock::now() + ParseTimeout(v);
   }
   return 0;
 }
@@ -448,19 +468,20 @@ int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void
   return 0;
 }
 
-int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void*) {
-  delete static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
+int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* user) {
+  auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
+  if (s != nullptr && s->gone != nullptr) {
+    // A Pull still parked (its answer not written): the client went, or its deadline passed.
+    s->gone->store(true);
+    static_cast<Conn*>(user)->server_->api()->service->CancelLongPoll(s->ticket);
+  }
+  delete s;
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
 }
 
-// The one method of the prototype: Send, as delay_queue_service.cc's.
+// A request complete: its one message to the method of its path (h2_routes.h).
 void Conn::Dispatch(int32_t id, Stream* s) {
-  const auto start = std::chrono::steady_clock::now();
-  const ApiContext* api = server_->api();
-  if (s->path != "/chronoq.v1.DelayQueue/Send") {
-    return Submit(id, Answer{kUnimplemented, fmt::format("unknown method {}", s->path), {}});
-  }
   // One length-prefixed message, uncompressed.
   const std::string& b = s->body;
   if (b.size() < 5 || b[0] != 0 ||
@@ -470,37 +491,21 @@ void Conn::Dispatch(int32_t id, Stream* s) {
        static_cast<size_t>(static_cast<uint8_t>(b[4]))) != b.size() - 5) {
     return Submit(id, Answer{kInternal, "the request is not one uncompressed gRPC message", {}});
   }
-  v1::SendRequest req;
-  if (!req.ParseFromArray(b.data() + 5, static_cast<int>(b.size() - 5))) {
-    return Submit(id, Answer{kInternal, "the request cannot be parsed as a SendRequest", {}});
+  H2Call call;
+  call.api = server_->api();
+  call.authorization = std::move(s->authorization);
+  call.request = std::string_view(b).substr(5);
+  call.reply = [self = shared_from_this(), id](Answer a) { self->Complete(id, std::move(a)); };
+  if (s->path == "/chronoq.v1.DelayQueue/Pull") {
+    s->gone = std::make_shared<std::atomic<bool>>(false);
+    const auto until = s->deadline == std::chrono::steady_clock::time_point::max()
+                           ? s->deadline
+                           : s->deadline - kDeadlineMargin;
+    call.alive = [gone = s->gone, until] {
+      return !gone->load() && std::chrono::steady_clock::now() < until;
+    };
   }
-  auto self = shared_from_this();
-  auto finish = [self, id, start, stats = api->stats](Answer a) {
-    stats->Record(Method::kSend, a.code,
-                  std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - start)
-                      .count());
-    self->Complete(id, std::move(a));
-  };
-  std::optional<std::string_view> header;
-  if (s->authorization) header = *s->authorization;
-  auth::Decision d = AuthenticateHeader(api, header, auth::Operation::kSend);
-  if (d.verdict != auth::Verdict::kAllowed) {
-    return finish(Answer{RefusalCode(d.verdict), d.message, {}});
-  }
-  Status unreadable;
-  service::SendRequest sr = FromProto(req, &unreadable);
-  if (!unreadable.ok())
-    return finish(Answer{GrpcCode(unreadable.code()), unreadable.message(), {}});
-  service::Session(api->service, d.caller)
-      .Send(std::move(sr), [finish](Result<backend::Sent> r) mutable {
-        if (!r.has_value())
-          return finish(Answer{GrpcCode(r.error().code()), r.error().message(), {}});
-        v1::SendResponse resp;
-        ToProto(r->message, resp.mutable_message());
-        resp.set_existing(r->existing);
-        finish(Answer{0, {}, Frame(resp)});
-      });
+  RunUnary(s->path, std::move(call), &s->ticket);
 }
 
 }  // namespace
