@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -134,6 +135,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   void Flush();
   void Submit(int32_t id, Answer a);
   void Dispatch(int32_t id, Stream* s);
+  void CancelParked(Stream& s);
   void Refuse(int32_t id, Stream* s, int code, std::string message) {
     s->refused = true;
     Submit(id, Answer{code, std::move(message), {}});
@@ -159,6 +161,9 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool writing_ = false;
   bool in_recv_ = false;
   bool closed_ = false;
+  // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
+  // report the streams it drops).
+  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   static constexpr size_t kReadBytes = 64 * 1024;
 };
 
@@ -316,6 +321,7 @@ void Conn::Close() {
   boost::system::error_code ec;
   sock_.shutdown(tcp::socket::shutdown_both, ec);
   sock_.close(ec);
+  for (auto& [id, stream] : streams_) CancelParked(*stream);
   server_->Unlist(ioc_, this);
 }
 
@@ -416,9 +422,11 @@ ssize_t Conn::ReadBody(nghttp2_session* session, int32_t id, uint8_t* buf, size_
   return static_cast<ssize_t>(n);
 }
 
-int Conn::OnBeginHeaders(nghttp2_session* session, const nghttp2_frame* frame, void*) {
+int Conn::OnBeginHeaders(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
   if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-    nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, new Stream());
+    auto& slot = static_cast<Conn*>(user)->streams_[frame->hd.stream_id];
+    slot = std::make_unique<Stream>();
+    nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, slot.get());
   }
   return 0;
 }
@@ -469,15 +477,22 @@ int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void
 }
 
 int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* user) {
-  auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
-  if (s != nullptr && s->gone != nullptr) {
-    // A Pull still parked (its answer not written): the client went, or its deadline passed.
-    s->gone->store(true);
-    static_cast<Conn*>(user)->server_->api()->service->CancelLongPoll(s->ticket);
-  }
-  delete s;
+  auto* c = static_cast<Conn*>(user);
+  auto it = c->streams_.find(id);
+  if (it == c->streams_.end()) return 0;
+  c->CancelParked(*it->second);
+  c->streams_.erase(it);
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
+}
+
+// A Pull still parked (its answer not written) when its stream or connection closes: the client
+// went, or its deadline passed; it takes nothing more.
+void Conn::CancelParked(Stream& s) {
+  if (s.gone == nullptr) return;
+  s.gone->store(true);
+  server_->api()->service->CancelLongPoll(s.ticket);
+  s.gone.reset();
 }
 
 // A request complete: its one message to the method of its path (h2_routes.h).
