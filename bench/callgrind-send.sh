@@ -10,6 +10,9 @@
 #                                                     send in the same millisecond)
 #   CONNECTIONS=16 bench/callgrind-send.sh ...       (connections with a request in flight each;
 #                                                     default 1: one message per group commit)
+#   GRPC=grpc++ or GRPC=nghttp2 ...                 (gRPC Send on that grpc-engine instead of
+#                                                     HTTP sendMsg; CALLS=N: calls in flight on
+#                                                     each connection)
 #   TOPIC=t SERVER_ARGS=--config=f.toml ...          (one topic for both runs, extra server flags:
 #                                                     e.g. a [topics.t] table with history = true)
 #
@@ -29,7 +32,7 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
 valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
-  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn --grpc-listen= ${SERVE_FLAGS:-} ${SERVER_ARGS:-} \
+  --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn ${GRPC:+--grpc-engine=$GRPC} --grpc-listen=${GRPC:+127.0.0.1:0} ${SERVE_FLAGS:-} ${SERVER_ARGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 600); do
@@ -39,6 +42,12 @@ done
 port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$work/out")
 [ -n "$port" ] || { echo "callgrind-send: the server did not start" >&2; cat "$work/err" >&2; exit 1; }
 server=http://127.0.0.1:$port
+grpc=()
+if [ -n "${GRPC:-}" ]; then
+  for _ in $(seq 1 100); do grep -q 'gRPC listening' "$work/out" && break; sleep 0.1; done
+  grpc=(--grpc="127.0.0.1:$(sed -n 's/^chronoq gRPC listening on .*:\([0-9]*\)$/\1/p' "$work/out")"
+        --calls-per-connection="${CALLS:-1}")
+fi
 
 dump() {  # writes the counts since the last dump, one file per thread: cg.<pid>.<n>-<thread>
   callgrind_control -d "$pid" >/dev/null 2>&1
@@ -51,13 +60,13 @@ counts() {  # the instructions of each thread in dump number $1
 }
 
 "$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N1" --connections="${CONNECTIONS:-1}" \
-  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" "${grpc[@]}" >/dev/null 2>&1
 dump
 "$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N2" --connections="${CONNECTIONS:-1}" \
-  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" >/dev/null 2>&1
+  --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" "${grpc[@]}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')
 busiest=$(counts 2 | sort -n | tail -1)
 [ -n "${VERBOSE:-}" ] && counts 2 | awk -v n="$N2" '{printf "  thread: %d per send\n", $1 / n}'
 echo "instructions per send: $((all / N2)) in all threads, $((busiest / N2)) in the busiest" \
-  "($STORAGE, $BIN, $N2 sends)"
+  "($STORAGE, ${GRPC:+gRPC $GRPC, }$BIN, $N2 sends)"

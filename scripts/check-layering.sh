@@ -47,8 +47,15 @@ for dir in src/*/; do
       fi
     done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
     # Third-party types stay inside the module that wraps them.
-    if grep -qE '^#include <(boost)/' "$file" && [ "$module" != "http" ] && [ "$module" != "push" ]; then
-      echo "layering: $file includes Boost; only src/http and src/push may"
+    # (src/grpc_api's .cc files too: the experimental nghttp2 engine serves on Asio.)
+    if grep -qE '^#include <(boost)/' "$file" && [ "$module" != "http" ] && [ "$module" != "push" ] &&
+       { [ "$module" != "grpc_api" ] || [[ "$file" == *.h ]]; }; then
+      echo "layering: $file includes Boost; only src/http and src/push (and src/grpc_api .cc files) may"
+      fail=1
+    fi
+    # nghttp2: only in src/grpc_api's .cc files (the experimental HTTP/2 engine of the gRPC API).
+    if grep -qE '^#include <nghttp2/' "$file" && { [ "$module" != "grpc_api" ] || [[ "$file" == *.h ]]; }; then
+      echo "layering: $file includes nghttp2; only src/grpc_api's .cc files may"
       fail=1
     fi
     # gRPC and librdkafka: only in src/push's .cc files (push delivery's clients) and gRPC in
@@ -69,7 +76,7 @@ for dir in src/*/; do
       fail=1
     fi
     if [[ "$file" == *.h ]] &&
-       grep -qE '^#include [<"](boost/|grpc/|grpcpp/|librdkafka/|google/protobuf/|chronoq/v1/)' "$file" &&
+       grep -qE '^#include [<"](boost/|grpc/|grpcpp/|librdkafka/|google/protobuf/|chronoq/v1/|nghttp2/)' "$file" &&
        { [ "$module" = "push" ] || [ "$module" = "grpc_api" ] || [ "$module" = "bench" ]; }; then
       echo "layering: header $file includes a third-party client; keep it in a .cc file"
       fail=1

@@ -9,6 +9,7 @@ PACKAGES=(
   librocksdb-dev libhiredis-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev
   libjemalloc-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler librdkafka-dev libssl-dev
+  libnghttp2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libclang-rt-14-dev
   redis-server curl systemd prometheus python3 python3-grpcio

@@ -290,6 +290,8 @@ int RunServe(const std::vector<std::string>& args) {
     gopts.max_msg_bytes = cfg.max_msg_bytes;
     gopts.tls = tls_identity ? &*tls_identity : nullptr;
     gopts.authenticator = &authenticator;
+    gopts.engine = cfg.grpc_engine;
+    gopts.threads = static_cast<int>(cfg.http_threads);
     grpc_host = gopts.host;
     auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
     if (!started.has_value()) {

@@ -144,6 +144,10 @@ const std::vector<Key>& Keys() {
        "", "Security"},
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
+      {"grpc-engine", &ServerConfig::grpc_engine,
+       "Experimental: the gRPC server, grpc++ or nghttp2 (plain h2c, Send only; "
+       "docs/benchmarks.md)",
+       "", "", true},
   };
   return keys;
 }
@@ -257,6 +261,9 @@ std::vector<std::string> Validate(const ServerConfig& c) {
     if (Status s = ParseListen(c.grpc_listen, &host, &port, "grpc-listen"); !s.ok()) {
       errors.push_back(s.message());
     }
+  }
+  if (c.grpc_engine != "grpc++" && c.grpc_engine != "nghttp2") {
+    errors.push_back(fmt::format("grpc-engine must be grpc++ or nghttp2, got '{}'", c.grpc_engine));
   }
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));

@@ -289,6 +289,15 @@ TEST(ConfigLoadTest, GrpcListenIsCheckedAndEmptyTurnsTheGrpcServerOff) {
   EXPECT_EQ(r.config.grpc_listen, "127.0.0.1:0");
 }
 
+TEST(ConfigLoadTest, GrpcEngineIsGrpcppUnlessTheExperimentalNghttp2IsAsked) {
+  EXPECT_EQ(ServerConfig{}.grpc_engine, "grpc++");
+  LoadResult r = Load({"--grpc-engine=nghttp2"}, Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.grpc_engine, "nghttp2");
+  r = Load({"--grpc-engine=h2"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("grpc-engine must be grpc++ or nghttp2, got 'h2'"));
+}
+
 TEST(ConfigLoadTest, TlsNeedsCertAndKeyTogetherAndTheClientCaNeedsBoth) {
   LoadResult r = Load({}, Env({}).get());
   EXPECT_TRUE(r.config.tls_cert_file.empty());  // plain by default

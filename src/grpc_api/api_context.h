@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "auth/authenticator.h"
 #include "base/clock.h"
@@ -41,6 +43,9 @@ struct ApiContext {
 // <token>") checked by the authenticator, as HTTP's Authorization header.
 auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerContext* call,
                             auth::Operation op);
+// The same from the metadata's value (nullopt: no `authorization` metadata).
+auth::Decision AuthenticateHeader(const ApiContext* api, std::optional<std::string_view> header,
+                                  auth::Operation op);
 // The gRPC status code of a refusal: UNAUTHENTICATED (16), PERMISSION_DENIED (7) or
 // RESOURCE_EXHAUSTED (8, a token's rate limit).
 int RefusalCode(auth::Verdict v);

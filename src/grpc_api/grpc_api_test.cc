@@ -41,7 +41,9 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
 
 class GrpcApiTest : public ::testing::Test {
  protected:
-  GrpcApiTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
+  // `engine`: grpc-engine (the experimental nghttp2 engine runs the tests of the unary methods).
+  explicit GrpcApiTest(const char* engine = "grpc++")
+      : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
     engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
     EXPECT_TRUE(engine_->Recover().ok());
     service::ServiceOptions o;
@@ -51,6 +53,7 @@ class GrpcApiTest : public ::testing::Test {
     g.host = "127.0.0.1";
     g.port = 0;
     g.max_msg_bytes = kMaxMsgBytes;
+    g.engine = engine;
     auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
     EXPECT_TRUE(started.has_value()) << started.error().message();
     server_ = std::move(*started);
@@ -135,7 +138,18 @@ class GrpcApiTest : public ::testing::Test {
   std::unique_ptr<v1::DelayQueue::Stub> stub_;
 };
 
-TEST_F(GrpcApiTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
+// The tests of the unary methods, on both engines (docs/grpc.md: the nghttp2 engine serves them
+// through the same unary_methods.h).
+class GrpcEnginesTest : public GrpcApiTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  GrpcEnginesTest() : GrpcApiTest(GetParam()) {}
+};
+INSTANTIATE_TEST_SUITE_P(Engines, GrpcEnginesTest, ::testing::Values("grpc++", "nghttp2"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param[0] == 'g' ? "grpcpp" : "nghttp2");
+                         });
+
+TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
   v1::SendResponse sent;
   ASSERT_TRUE(Send("a", 5'000, &sent).ok());
   EXPECT_EQ(sent.message().status(), 1);      // waiting
@@ -213,7 +227,7 @@ TEST_F(GrpcApiTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
             std::string::npos);
 }
 
-TEST_F(GrpcApiTest, ARequestBeyondMaxMsgBytesIsRefusedAndAPayloadOverTheLimitGetsTheSentence) {
+TEST_P(GrpcEnginesTest, ARequestBeyondMaxMsgBytesIsRefusedAndAPayloadOverTheLimitGetsTheSentence) {
   v1::SendRequest req;
   req.set_topic("t");
   req.set_delay_millis(0);
@@ -300,7 +314,7 @@ TEST_F(GrpcApiTest, ABadRequestOnTheStreamEndsItWithTheSentence) {
             "the first request of a Consume stream must be a subscribe");
 }
 
-TEST_F(GrpcApiTest, AWaitingPullPastItsDeadlineTakesNothing) {
+TEST_P(GrpcEnginesTest, AWaitingPullPastItsDeadlineTakesNothing) {
   v1::PullRequest req;
   req.set_topic("t");
   req.set_wait_millis(60'000);
@@ -495,7 +509,7 @@ TEST_F(GrpcApiTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
   ctx.TryCancel();
 }
 
-TEST_F(GrpcApiTest, GetMonitorDataAnswersTheLastCompletedIntervalAsGetMonitorDataDoes) {
+TEST_P(GrpcEnginesTest, GetMonitorDataAnswersTheLastCompletedIntervalAsGetMonitorDataDoes) {
   grpc::ClientContext empty_ctx;
   v1::MonitorData empty;
   ASSERT_TRUE(stub_->GetMonitorData(&empty_ctx, v1::GetMonitorDataRequest(), &empty).ok());

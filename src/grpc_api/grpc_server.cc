@@ -16,6 +16,7 @@
 
 #include "grpc_api/api_context.h"
 #include "grpc_api/grpc_tls.h"
+#include "grpc_api/h2_server.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -118,6 +119,7 @@ Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
                                                     const base::Clock* clock,
                                                     base::Scheduler* scheduler,
                                                     metrics::Registry* registry) {
+  if (options.engine == "nghttp2") return StartH2Server(options, service, registry);
   auto server = std::make_unique<Server>(service, clock, scheduler, options.authenticator);
   CQ_RETURN_IF_ERROR(server->Start(options));
   if (registry != nullptr) server->AddMetrics(*registry);

@@ -14,6 +14,7 @@ The stubs: `protoc` (protobuf-compiler) with grpc_python_plugin (protobuf-compil
 protoc is recent enough.
 
 Usage: grpc_client_test.py --binary build/chronoq --proto-dir proto --storage memory|embedded|redis
+       [--grpc-engine grpc++|nghttp2]
 """
 import argparse
 import json
@@ -68,7 +69,8 @@ class Server:
         self.work = work
         self.redis = None
         args = [ARGS.binary, "serve", "--listen=127.0.0.1:0", "--grpc-listen=127.0.0.1:0",
-                "--test-clock", "--log-level=warn", "--storage=" + ARGS.storage]
+                "--test-clock", "--log-level=warn", "--storage=" + ARGS.storage,
+                "--grpc-engine=" + ARGS.grpc_engine]
         if ARGS.storage == "embedded":
             args.append("--data-dir=" + os.path.join(work, "data"))
         if ARGS.storage == "redis":
@@ -467,6 +469,8 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--proto-dir", required=True)
     parser.add_argument("--storage", default="memory")
+    # The experimental nghttp2 engine (docs/grpc.md): this test is its acceptance test.
+    parser.add_argument("--grpc-engine", default="grpc++")
     ARGS, rest = parser.parse_known_args()
     stubs = tempfile.mkdtemp(prefix="chronoq-stubs-")
     try:

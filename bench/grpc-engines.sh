@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Server CPU per send of HTTP sendMsg, gRPC Send on gRPC's C++ server (grpc-engine=grpc++) and gRPC
+# Send on the experimental nghttp2 engine (grpc-engine=nghttp2), one message per call, runs
+# interleaved on two identical memory-storage servers (docs/benchmarks.md, gRPC "Third look").
+# CPU is utime + stime of /proc/<pid>/stat around each run (clock ticks of 10 ms).
+# Usage: bench/grpc-engines.sh [build/chronoq] [rounds] [count] [connections]
+set -euo pipefail
+BIN=${1:-build/chronoq}
+ROUNDS=${2:-3}
+COUNT=${3:-40000}
+CONNS=${4:-16}
+DIR=$(mktemp -d)
+trap 'kill $PA $PB 2>/dev/null; rm -rf "$DIR"' EXIT
+"$BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
+  >"$DIR/a.out" 2>"$DIR/a.err" &
+PA=$!
+"$BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
+  --grpc-engine=nghttp2 >"$DIR/b.out" 2>"$DIR/b.err" &
+PB=$!
+for f in a b; do
+  for _ in $(seq 100); do grep -qs "gRPC listening" "$DIR/$f.out" && break; sleep 0.1; done
+done
+port() { sed -n "s/^chronoq $2listening on [^:]*:\([0-9]*\)$/\1/p" "$DIR/$1.out"; }
+HA=$(port a ""); GA=$(port a "gRPC "); GB=$(port b "gRPC ")
+ticks() { awk '{print $14+$15, $14, $15}' "/proc/$1/stat"; }
+switches() {  # context switches of all the server's threads
+  cat /proc/"$1"/task/*/status | awk '/ctxt_switches/{s += $2} END {print s}'
+}
+run() {  # label pid [produce options...]
+  local label=$1 pid=$2; shift 2
+  local a b out
+  a=$(ticks "$pid")
+  local sa sb
+  sa=$(switches "$pid")
+  out=$("$BIN" bench --server="http://127.0.0.1:$HA" produce --count="$COUNT" \
+    --connections="$CONNS" "$@" 2>&1)
+  b=$(ticks "$pid")
+  sb=$(switches "$pid")
+  read -r a au as <<<"$a"
+  read -r b bu bs <<<"$b"
+  printf '%-28s cpu_us_per_send %5.1f (user %5.1f, sys %5.1f) cs/send %4.2f %s  %s\n' "$label" \
+    "$(echo "($b-$a)*10000/$COUNT" | bc -l)" "$(echo "($bu-$au)*10000/$COUNT" | bc -l)" \
+    "$(echo "($bs-$as)*10000/$COUNT" | bc -l)" "$(echo "($sb-$sa)/$COUNT" | bc -l)" \
+    "$(echo "$out" | awk '/throughput/{print $2, $3}')" \
+    "$(echo "$out" | awk '/client_cpu_percent/{print "client", $2, "%"}')"
+}
+for r in $(seq "$ROUNDS"); do
+  echo "round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  run "http sendMsg" "$PA"
+  run "grpc++ Send" "$PA" --grpc="127.0.0.1:$GA"
+  run "nghttp2 Send" "$PB" --grpc="127.0.0.1:$GB"
+  for k in 4 16; do
+    run "grpc++ Send, $k per conn" "$PA" --grpc="127.0.0.1:$GA" --calls-per-connection="$k"
+    run "nghttp2 Send, $k per conn" "$PB" --grpc="127.0.0.1:$GB" --calls-per-connection="$k"
+  done
+done

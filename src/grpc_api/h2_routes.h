@@ -1,0 +1,40 @@
+// The nghttp2 engine's (h2_server.h) table of methods: a request path to the unary method of
+// unary_methods.h that serves it, with the request's decoding and the answer's encoding (gRPC's
+// length-prefixed messages). Names no protobuf or nghttp2 type.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/unique_function.h"
+#include "grpc_api/api_context.h"
+#include "service/queue_service.h"
+
+namespace chronoq::grpc_api {
+
+// A call's answer: a gRPC status, and for OK the length-prefixed response message.
+struct H2Answer {
+  int code = 0;
+  std::string message;
+  std::string body;
+};
+
+struct H2Call {
+  const ApiContext* api = nullptr;
+  std::optional<std::string> authorization;  // the `authorization` header
+  std::string_view request;                  // the request message (without its 5-byte prefix)
+  // Called once, from any thread.
+  UniqueFunction<void(H2Answer)> reply;
+  // Pull with wait_millis: whether the client is still there (its stream open, its deadline
+  // not about to pass).
+  std::function<bool()> alive;
+};
+
+// Runs the method of `path` ("/chronoq.v1.DelayQueue/Send"): UNIMPLEMENTED when no unary method
+// has that path. A parked Pull's ticket goes to `*ticket` (to cancel it when the stream closes
+// first).
+void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticket);
+
+}  // namespace chronoq::grpc_api
