@@ -165,6 +165,34 @@ class RedisBackend final : public backend::QueueBackend {
   std::string TopicsKey() const;
   // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
   void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // The same for sends, pulls and acks (`add`: a send, which lists a new topic; else only a
+  // listed topic's activity is raised): skipped when this node listed the topic less than
+  // kTopicListedFor ago (nothing takes a topic off the key), so a busy topic costs one ZADD
+  // per interval, not one per operation. `then` (may be empty) once answered or skipped.
+  void TouchTopic(const std::string& topic, TimePoint now, bool add, UniqueFunction<void()> then)
+      CQ_EXCLUDES(mu_);
+  static constexpr Millis kTopicListedFor{1000};
+  // redis_send.cc. Sends are coalesced per topic (group commit): at most kSendsInFlight send
+  // scripts of a topic are in flight from this node; requests arriving meanwhile wait and go,
+  // merged, in one script when one answers (at most kMergedSendItems messages, kMergedSendBytes
+  // of payload, whole requests: a sendMsgBatch is never split). One script and one publication
+  // for many sends: the Lua prelude, the configuration read and the statistics are paid once.
+  struct SendPart {
+    std::vector<std::string> items;  // 9 script arguments per message (scripts.cc kSend)
+    std::vector<core::MessageRecord> recs;
+    size_t payload_bytes = 0;
+    backend::Callback<Result<std::vector<Result<backend::Sent>>>> done;
+  };
+  static constexpr int kSendsInFlight = 2;
+  static constexpr size_t kMergedSendItems = 256;
+  static constexpr size_t kMergedSendBytes = 1 << 20;
+  void QueueSend(const std::string& topic, SendPart part) CQ_EXCLUDES(mu_);
+  void RunSends(const std::string& topic, std::vector<SendPart> parts) CQ_EXCLUDES(mu_);
+  // A send script of `topic` answered: runs the waiting requests (merged), or frees the slot.
+  void SendsDone(const std::string& topic) CQ_EXCLUDES(mu_);
+  // Answers every part of a merged send from the script's reply (run at `now`).
+  void AnswerSends(const std::string& topic, std::vector<SendPart> parts, TimePoint now,
+                   Result<RedisReply> r);
   // Answers an updated, touched or counted message. `changed_visibility`: it may have become
   // consumable or got a new trigger time, which this node's timers, its listener and the other
   // nodes (a publication) hear of.
@@ -286,6 +314,13 @@ class RedisBackend final : public backend::QueueBackend {
   std::set<std::string> push_watched_ CQ_GUARDED_BY(mu_);
   std::map<std::string, TimePoint> push_listed_ CQ_GUARDED_BY(mu_);
   std::map<std::string, TimePoint> unlist_tried_ CQ_GUARDED_BY(mu_);
+  // When this node last listed each topic in the topics key (TouchTopic).
+  std::map<std::string, TimePoint> topic_listed_ CQ_GUARDED_BY(mu_);
+  struct SendQueue {
+    int inflight = 0;               // send scripts of the topic in flight from this node
+    std::vector<SendPart> waiting;  // requests waiting for a slot, in arrival order
+  };
+  std::map<std::string, SendQueue> sends_ CQ_GUARDED_BY(mu_);
 };
 
 }  // namespace chronoq::redis

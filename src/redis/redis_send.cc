@@ -1,0 +1,177 @@
+// RedisBackend's send path after the request is built (redis_manage.cc SendBatch): sends of a
+// topic coalesced into few scripts (group commit, docs/redis.md "Sizing"), and the topics key
+// written once per topic per interval instead of once per operation.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "core/state_machine.h"
+#include "redis/redis_backend.h"
+#include "redis/script_reply.h"
+
+namespace chronoq::redis {
+
+using core::Message;
+using core::MessageRecord;
+using core::MsgStatus;
+
+void RedisBackend::TouchTopic(const std::string& topic, TimePoint now, bool add,
+                              UniqueFunction<void()> then) {
+  {
+    base::MutexLock lock(mu_);
+    auto it = topic_listed_.find(topic);
+    if (it != topic_listed_.end() && now - it->second < kTopicListedFor && now >= it->second) {
+      lock.Unlock();
+      if (then) then();
+      return;
+    }
+  }
+  std::vector<std::string> cmd = {"ZADD", TopicsKey()};
+  if (!add) cmd.push_back("XX");
+  cmd.push_back(Ms(now));
+  cmd.push_back(topic);
+  conn_->Command(TopicsKey(), std::move(cmd),
+                 [this, topic, now, add, then = std::move(then)](Result<RedisReply> r) mutable {
+                   // Only an answered ZADD without XX is sure to have listed the topic.
+                   if (add && r.has_value() && !r->is_error()) {
+                     base::MutexLock lock(mu_);
+                     TimePoint& at = topic_listed_[topic];
+                     if (at < now) at = now;
+                   }
+                   if (then) then();
+                 });
+}
+
+void RedisBackend::QueueSend(const std::string& topic, SendPart part) {
+  {
+    base::MutexLock lock(mu_);
+    SendQueue& q = sends_[topic];
+    if (q.inflight >= kSendsInFlight) {
+      q.waiting.push_back(std::move(part));
+      return;
+    }
+    ++q.inflight;
+  }
+  std::vector<SendPart> parts;
+  parts.push_back(std::move(part));
+  RunSends(topic, std::move(parts));
+}
+
+void RedisBackend::SendsDone(const std::string& topic) {
+  std::vector<SendPart> parts;
+  {
+    base::MutexLock lock(mu_);
+    auto it = sends_.find(topic);
+    if (it == sends_.end()) return;
+    SendQueue& q = it->second;
+    if (q.waiting.empty()) {
+      if (--q.inflight == 0) sends_.erase(it);
+      return;
+    }
+    // Whole requests in arrival order, up to the bounds (at least one).
+    size_t n = 0, items = 0, bytes = 0;
+    while (n < q.waiting.size()) {
+      const SendPart& p = q.waiting[n];
+      if (n > 0 && (items + p.recs.size() > kMergedSendItems ||
+                    bytes + p.payload_bytes > kMergedSendBytes)) {
+        break;
+      }
+      items += p.recs.size();
+      bytes += p.payload_bytes;
+      ++n;
+    }
+    parts.assign(std::make_move_iterator(q.waiting.begin()),
+                 std::make_move_iterator(q.waiting.begin() + static_cast<ptrdiff_t>(n)));
+    q.waiting.erase(q.waiting.begin(), q.waiting.begin() + static_cast<ptrdiff_t>(n));
+  }
+  RunSends(topic, std::move(parts));
+}
+
+void RedisBackend::RunSends(const std::string& topic, std::vector<SendPart> parts) {
+  const TimePoint now = clock_->Now();
+  size_t size = 2;
+  for (const SendPart& p : parts) size += p.items.size();
+  std::vector<std::string> args;
+  args.reserve(size);
+  args.push_back(Ms(now));
+  args.push_back(std::to_string(options_.retention.count()));
+  for (SendPart& p : parts) {
+    for (std::string& a : p.items) args.push_back(std::move(a));
+    p.items.clear();
+  }
+  Eval(kSendScript, topic, std::move(args),
+       AfterReplicas(
+           topic, [this, topic, parts = std::move(parts), now](Result<RedisReply> r) mutable {
+             SendsDone(topic);  // the next merged send goes first, so Redis has work meanwhile
+             AnswerSends(topic, std::move(parts), now, std::move(r));
+           }));
+}
+
+void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> parts, TimePoint now,
+                               Result<RedisReply> r) {
+  size_t total = 0;
+  for (const SendPart& p : parts) total += p.recs.size();
+  Status failed;
+  if (!r.has_value()) {
+    failed = r.error();
+  } else if (r->type != RedisReply::Type::kArray || r->elements.size() != total + 1) {
+    failed = Unexpected(*r, "send");
+  }
+  if (!failed.ok()) {
+    for (SendPart& p : parts) p.done(failed);
+    return;
+  }
+  const auto& e = r->elements;
+  std::vector<std::vector<Result<backend::Sent>>> outs(parts.size());
+  bool ready = false, due = false, push = false;
+  size_t at = 1;
+  for (size_t k = 0; k < parts.size() && failed.ok(); ++k) {
+    std::vector<Result<backend::Sent>>& out = outs[k];
+    out.reserve(parts[k].recs.size());
+    for (MessageRecord& rec : parts[k].recs) {
+      const auto& item = e[at++].elements;
+      if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
+        MessageRecord old = ParseRecord(topic, item, 1);
+        MsgStatus st = core::StatusAt(old, now);
+        out.push_back(backend::Sent{Message{std::move(old), st}, true});
+        continue;
+      }
+      if (item.size() == 3 && item[0].str == "FULL") {
+        out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
+        continue;
+      }
+      if (item.size() != 5 || item[0].str != "NEW") {
+        failed = Unexpected(*r, "send");
+        break;
+      }
+      rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
+      rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
+      rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
+      rec.push = Str(item[4]) == "1";
+      MsgStatus st = core::StatusAt(rec, now);
+      push |= rec.push;
+      (rec.push ? due : ready) |= st == MsgStatus::kReady;
+      out.push_back(backend::Sent{Message{std::move(rec), st}, false});
+    }
+  }
+  if (!failed.ok()) {
+    for (SendPart& p : parts) p.done(failed);
+    return;
+  }
+  const std::string next = Str(e[0]);
+  if (push) PushWatched(topic, /*add=*/true);
+  if (ready) {
+    News(topic);
+    NotifyReady(topic);
+  }
+  if (due) NotifyPush(topic);
+  if (!next.empty()) {
+    ArmWake(topic, next);
+    Publish(topic,
+            (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
+            next);
+  }
+  for (size_t k = 0; k < parts.size(); ++k) parts[k].done(std::move(outs[k]));
+}
+
+}  // namespace chronoq::redis
