@@ -150,60 +150,69 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
                             Callback<Result<std::vector<Status>>> done) {
   if (items.empty()) return done(std::vector<Status>());
   const TimePoint now = clock_->Now();
-  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
-                                   std::to_string(core::kReleaseBackoff.count())};
-  args.reserve(3 + 4 * items.size());
+  std::vector<std::string> args;  // the items' arguments; RunAcks puts now and the rest first
+  args.reserve(4 * items.size());
   for (const backend::AckItem& it : items) {
     args.push_back(it.msg_id);
     args.push_back(it.ack ? "1" : it.release ? "r" : "0");
     args.push_back(it.ack || it.release ? std::string() : it.reason);
     args.push_back(std::to_string(std::max<int64_t>(0, it.attempt)));
   }
-  Eval(kAckScript, topic, std::move(args),
-       AfterReplicas(topic, [this, topic, items = std::move(items), now,
-                             done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         const auto& e = r->elements;
-         if (r->type != RedisReply::Type::kArray || e.size() != items.size() + 1) {
-           return done(Unexpected(*r, "ack"));
-         }
-         std::vector<Status> out;
-         out.reserve(items.size());
-         bool ready = false, due = false, pending = false, push = false;
-         backend::TopicEvents events;
-         for (size_t i = 0; i < items.size(); ++i) {
-           const RedisReply& item = e[i + 1];
-           const backend::AckItem& it = items[i];
-           out.push_back(AckOutcome(item, topic, it, now));
-           if (!out.back().ok() || item.elements.size() != 3) continue;
-           const std::string& what = item.elements[1].str;
-           const bool in_push = item.elements[2].str == "1";
-           if (what == "READY") (in_push ? due : ready) = true;
-           if (what == "READY" || what == "WAITING") {
-             pending = true;
-             push |= in_push;
-           }
-           if (what == "EXHAUSTED") ++events.retries_exhausted;
-         }
-         Report(topic, events);  // the nacks of last deliveries
-         const std::string next = Str(e[0]);
-         if (ready) {
-           News(topic);
-           NotifyReady(topic);
-         }
-         if (due) NotifyPush(topic);
-         // Nacked or released for later: the other nodes' long polls and push lanes need the
-         // time (this node may be gone by then).
-         if (pending) {
-           Publish(
-               topic,
-               (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
-               next);
-         }
-         ArmWake(topic, next);
-         done(std::move(out));
-       }));
+  QueueAck(topic, AckPart{std::move(args), std::move(items), std::move(done)});
   TouchTopic(topic, now, /*add=*/false, nullptr);
+}
+
+void RedisBackend::AnswerAcks(const std::string& topic, std::vector<AckSize> parts, TimePoint now,
+                              Result<RedisReply> r) {
+  size_t total = 0;
+  for (const AckSize& p : parts) total += p.part.items.size();
+  Status failed;
+  if (!r.has_value()) {
+    failed = r.error();
+  } else if (r->type != RedisReply::Type::kArray || r->elements.size() != total + 1) {
+    failed = Unexpected(*r, "ack");
+  }
+  if (!failed.ok()) {
+    for (AckSize& p : parts) p.part.done(failed);
+    return;
+  }
+  const auto& e = r->elements;
+  bool ready = false, due = false, pending = false, push = false;
+  backend::TopicEvents events;
+  std::vector<std::vector<Status>> outs(parts.size());
+  size_t at = 1;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    outs[k].reserve(parts[k].part.items.size());
+    for (const backend::AckItem& it : parts[k].part.items) {
+      const RedisReply& item = e[at++];
+      outs[k].push_back(AckOutcome(item, topic, it, now));
+      if (!outs[k].back().ok() || item.elements.size() != 3) continue;
+      const std::string& what = item.elements[1].str;
+      const bool in_push = item.elements[2].str == "1";
+      if (what == "READY") (in_push ? due : ready) = true;
+      if (what == "READY" || what == "WAITING") {
+        pending = true;
+        push |= in_push;
+      }
+      if (what == "EXHAUSTED") ++events.retries_exhausted;
+    }
+  }
+  Report(topic, events);  // the nacks of last deliveries
+  const std::string next = Str(e[0]);
+  if (ready) {
+    News(topic);
+    NotifyReady(topic);
+  }
+  if (due) NotifyPush(topic);
+  // Nacked or released for later: the other nodes' long polls and push lanes need the time
+  // (this node may be gone by then).
+  if (pending) {
+    Publish(topic,
+            (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
+            next);
+  }
+  ArmWake(topic, next);
+  for (size_t k = 0; k < parts.size(); ++k) parts[k].part.done(std::move(outs[k]));
 }
 
 void RedisBackend::Answer(const std::string& topic, MessageRecord rec, TimePoint now,

@@ -1,6 +1,7 @@
-// RedisBackend's send path after the request is built (redis_manage.cc SendBatch): sends of a
-// topic coalesced into few scripts (group commit, docs/redis.md "Sizing"), and the topics key
-// written once per topic per interval instead of once per operation.
+// RedisBackend's sends and acks after the request is built (redis_manage.cc SendBatch,
+// AckBatch): coalesced per topic into few scripts (group commit, coalescer.h, docs/redis.md
+// "Sizing"), and the topics key written once per topic per interval instead of once per
+// operation.
 #include <fmt/format.h>
 
 #include <utility>
@@ -43,74 +44,58 @@ void RedisBackend::TouchTopic(const std::string& topic, TimePoint now, bool add,
 }
 
 void RedisBackend::QueueSend(const std::string& topic, SendPart part) {
-  {
-    base::MutexLock lock(mu_);
-    SendQueue& q = sends_[topic];
-    if (q.inflight >= kSendsInFlight) {
-      q.waiting.push_back(std::move(part));
-      return;
-    }
-    ++q.inflight;
-  }
-  std::vector<SendPart> parts;
-  parts.push_back(std::move(part));
-  RunSends(topic, std::move(parts));
+  std::vector<SendSize> run = sends_.Admit(topic, SendSize{std::move(part)});
+  if (!run.empty()) RunSends(topic, std::move(run));
 }
 
-void RedisBackend::SendsDone(const std::string& topic) {
-  std::vector<SendPart> parts;
-  {
-    base::MutexLock lock(mu_);
-    auto it = sends_.find(topic);
-    if (it == sends_.end()) return;
-    SendQueue& q = it->second;
-    if (q.waiting.empty()) {
-      if (--q.inflight == 0) sends_.erase(it);
-      return;
-    }
-    // Whole requests in arrival order, up to the bounds (at least one).
-    size_t n = 0, items = 0, bytes = 0;
-    while (n < q.waiting.size()) {
-      const SendPart& p = q.waiting[n];
-      if (n > 0 && (items + p.recs.size() > kMergedSendItems ||
-                    bytes + p.payload_bytes > kMergedSendBytes)) {
-        break;
-      }
-      items += p.recs.size();
-      bytes += p.payload_bytes;
-      ++n;
-    }
-    parts.assign(std::make_move_iterator(q.waiting.begin()),
-                 std::make_move_iterator(q.waiting.begin() + static_cast<ptrdiff_t>(n)));
-    q.waiting.erase(q.waiting.begin(), q.waiting.begin() + static_cast<ptrdiff_t>(n));
-  }
-  RunSends(topic, std::move(parts));
-}
-
-void RedisBackend::RunSends(const std::string& topic, std::vector<SendPart> parts) {
+void RedisBackend::RunSends(const std::string& topic, std::vector<SendSize> parts) {
   const TimePoint now = clock_->Now();
   size_t size = 2;
-  for (const SendPart& p : parts) size += p.items.size();
+  for (const SendSize& p : parts) size += p.part.items.size();
   std::vector<std::string> args;
   args.reserve(size);
   args.push_back(Ms(now));
   args.push_back(std::to_string(options_.retention.count()));
-  for (SendPart& p : parts) {
-    for (std::string& a : p.items) args.push_back(std::move(a));
-    p.items.clear();
+  for (SendSize& p : parts) {
+    for (std::string& a : p.part.items) args.push_back(std::move(a));
+    p.part.items.clear();
   }
   Eval(kSendScript, topic, std::move(args),
-       AfterReplicas(
-           topic, [this, topic, parts = std::move(parts), now](Result<RedisReply> r) mutable {
-             SendsDone(topic);  // the next merged send goes first, so Redis has work meanwhile
-             AnswerSends(topic, std::move(parts), now, std::move(r));
-           }));
+       AfterReplicas(topic,
+                     [this, topic, parts = std::move(parts), now](Result<RedisReply> r) mutable {
+                       // The next merged send goes first, so that Redis has work meanwhile.
+                       std::vector<SendSize> next = sends_.Done(topic);
+                       if (!next.empty()) RunSends(topic, std::move(next));
+                       AnswerSends(topic, std::move(parts), now, std::move(r));
+                     }));
 }
 
-void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> parts, TimePoint now,
+void RedisBackend::QueueAck(const std::string& topic, AckPart part) {
+  std::vector<AckSize> run = acks_.Admit(topic, AckSize{std::move(part)});
+  if (!run.empty()) RunAcks(topic, std::move(run));
+}
+
+void RedisBackend::RunAcks(const std::string& topic, std::vector<AckSize> parts) {
+  const TimePoint now = clock_->Now();
+  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
+                                   std::to_string(core::kReleaseBackoff.count())};
+  for (AckSize& p : parts) {
+    for (std::string& a : p.part.args) args.push_back(std::move(a));
+    p.part.args.clear();
+  }
+  Eval(kAckScript, topic, std::move(args),
+       AfterReplicas(topic,
+                     [this, topic, parts = std::move(parts), now](Result<RedisReply> r) mutable {
+                       std::vector<AckSize> next = acks_.Done(topic);
+                       if (!next.empty()) RunAcks(topic, std::move(next));
+                       AnswerAcks(topic, std::move(parts), now, std::move(r));
+                     }));
+}
+
+void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendSize> parts, TimePoint now,
                                Result<RedisReply> r) {
   size_t total = 0;
-  for (const SendPart& p : parts) total += p.recs.size();
+  for (const SendSize& p : parts) total += p.part.recs.size();
   Status failed;
   if (!r.has_value()) {
     failed = r.error();
@@ -118,7 +103,7 @@ void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> p
     failed = Unexpected(*r, "send");
   }
   if (!failed.ok()) {
-    for (SendPart& p : parts) p.done(failed);
+    for (SendSize& p : parts) p.part.done(failed);
     return;
   }
   const auto& e = r->elements;
@@ -127,8 +112,8 @@ void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> p
   size_t at = 1;
   for (size_t k = 0; k < parts.size() && failed.ok(); ++k) {
     std::vector<Result<backend::Sent>>& out = outs[k];
-    out.reserve(parts[k].recs.size());
-    for (MessageRecord& rec : parts[k].recs) {
+    out.reserve(parts[k].part.recs.size());
+    for (MessageRecord& rec : parts[k].part.recs) {
       const auto& item = e[at++].elements;
       if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
         MessageRecord old = ParseRecord(topic, item, 1);
@@ -155,7 +140,7 @@ void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> p
     }
   }
   if (!failed.ok()) {
-    for (SendPart& p : parts) p.done(failed);
+    for (SendSize& p : parts) p.part.done(failed);
     return;
   }
   const std::string next = Str(e[0]);
@@ -171,7 +156,7 @@ void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendPart> p
             (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
             next);
   }
-  for (size_t k = 0; k < parts.size(); ++k) parts[k].done(std::move(outs[k]));
+  for (size_t k = 0; k < parts.size(); ++k) parts[k].part.done(std::move(outs[k]));
 }
 
 }  // namespace chronoq::redis
