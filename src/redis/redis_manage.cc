@@ -166,12 +166,7 @@ void RedisBackend::AnswerAcks(const std::string& topic, std::vector<AckSize> par
                               Result<RedisReply> r) {
   size_t total = 0;
   for (const AckSize& p : parts) total += p.part.items.size();
-  Status failed;
-  if (!r.has_value()) {
-    failed = r.error();
-  } else if (r->type != RedisReply::Type::kArray || r->elements.size() != total + 1) {
-    failed = Unexpected(*r, "ack");
-  }
+  Status failed = BatchReplyError(r, total, "ack");
   if (!failed.ok()) {
     for (AckSize& p : parts) p.part.done(failed);
     return;

@@ -96,12 +96,7 @@ void RedisBackend::AnswerSends(const std::string& topic, std::vector<SendSize> p
                                Result<RedisReply> r) {
   size_t total = 0;
   for (const SendSize& p : parts) total += p.part.recs.size();
-  Status failed;
-  if (!r.has_value()) {
-    failed = r.error();
-  } else if (r->type != RedisReply::Type::kArray || r->elements.size() != total + 1) {
-    failed = Unexpected(*r, "send");
-  }
+  Status failed = BatchReplyError(r, total, "send");
   if (!failed.ok()) {
     for (SendSize& p : parts) p.part.done(failed);
     return;
