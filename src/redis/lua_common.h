@@ -1,10 +1,11 @@
 // The Lua every script of the Redis backend starts with (docs/redis.md), as a string-literal
 // macro that scripts*.cc paste in front of each script's own text. Private to src/redis/.
 //
-// What it defines: the record (a hash), its status at `now` (core::StatusAt), its natural end
-// (core::NaturalEndTime), moves between the sets, the statistics every reply starts with. Times
-// are epoch milliseconds; records keep them as the strings the node sent (exact beyond 2^53);
-// numbers are only compared, and sums go through the decimal helpers of CQ_LUA_DECIMAL.
+// What it defines: the record (a packed string since issue 20; a hash before, still read), its
+// status at `now` (core::StatusAt), its natural end (core::NaturalEndTime), moves between the sets,
+// the statistics every reply starts with. Times are epoch milliseconds; records keep them as the
+// strings the node sent (exact beyond 2^53); numbers are only compared, and sums go through the
+// decimal helpers of CQ_LUA_DECIMAL.
 //
 // Record fields: p payload, pt produce, tt trigger, et expire, mr maxRetry, r deliveries,
 // ph phase (0 pending, 1 delivered, 2 ended), es end status, va visible at, ea ended at, sq seq,
@@ -13,7 +14,9 @@
 // since issue 15 ri retry interval of a delivery (visible at = ack deadline + ri), dt/ds/dr/de
 // a dead letter's source topic, status, deliveries and end time there; since issue 16 cb the
 // message's own callback (core::EncodeCallback's bytes, absent: none) and pu, '1' in the push
-// lane (absent: the pull lane).
+// lane (absent: the pull lane); rv a redriven message's origin. Since issue 20 a record is one
+// string, a MessagePack array of these values in PF's order (trailing defaults left out); a
+// hash written before is read (load) and written packed at its next change (set_fields).
 //
 // Configuration: every call's first argument is the node-local layers of the topic's
 // configuration (RedisBackend::Eval); cfg() resolves the stored hash 'cfg' over them. A message
@@ -188,20 +191,43 @@
   "-- deliveries and end time there (absent on other messages).\n"                                 \
   "local F = "                                                                                     \
   "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'," \
-  "'cb','pu'}"                                                                                     \
-  "\n"                                                                                             \
-  "local FP = "                                                                                    \
-  "{'pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','de'," \
-  "'cb','pu',"                                                                                     \
-  "'p'}\n"                                                                                         \
+  "'cb','pu'}\n"                                                                                   \
+  "-- The stored fields, in the order of the packed record: the payload, F, and rv (a redriven\n"  \
+  "-- message's origin, read by the redrive-in script only).\n"                                    \
+  "local PF = "                                                                                    \
+  "{'p','pt','tt','et','mr','r','ph','es','va','ea','sq','pr','ct','c','le','ri','dt','ds','dr','" \
+  "de','cb','pu','rv'}\n"                                                                          \
   "local DEF = {pr='0', ct='0', c='0', le='', ri='0', dt='', ds='0', dr='0', de='0', cb='', "      \
-  "pu='0'}\n"                                                                                      \
+  "pu='0', rv=''}\n"                                                                               \
+  "-- A record is a string since issue 20: a MessagePack array of PF's values (strings), the\n"    \
+  "-- trailing ones that have their default left out. One written before is a hash with a field "  \
+  "per\n"                                                                                          \
+  "-- name: read as such, and written packed at its next change.\n"                                \
+  "local function pack(m)\n"                                                                       \
+  "  local t, n = {m.pl}, 11\n"                                                                    \
+  "  for i = 2, #PF do\n"                                                                          \
+  "    local f = PF[i]\n"                                                                          \
+  "    local x = m.raw[f]\n"                                                                       \
+  "    t[i] = x\n"                                                                                 \
+  "    if x ~= DEF[f] then n = i end\n"                                                            \
+  "  end\n"                                                                                        \
+  "  for i = n + 1, #PF do t[i] = nil end\n"                                                       \
+  "  return cmsgpack.pack(t)\n"                                                                    \
+  "end\n"                                                                                          \
   "local function load(id, with_payload)\n"                                                        \
-  "  local v = redis.call('HMGET', P..'r:'..id, unpack(FP))\n"                                     \
-  "  if not v[1] then return nil end\n"                                                            \
-  "  local m = {id=id, raw={}}\n"                                                                  \
-  "  for i, f in ipairs(F) do local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = tonumber(x) end\n"    \
-  "  m.raw.p = with_payload and v[#FP] or ''\n"                                                    \
+  "  local k = P..'r:'..id\n"                                                                      \
+  "  local s = redis.pcall('GET', k)\n"                                                            \
+  "  local v\n"                                                                                    \
+  "  if type(s) == 'string' then v = cmsgpack.unpack(s)\n"                                         \
+  "  elseif not s then return nil\n"                                                               \
+  "  else -- WRONGTYPE: a hash of before issue 20\n"                                               \
+  "    v = redis.call('HMGET', k, unpack(PF))\n"                                                   \
+  "    if not v[2] then return nil end\n"                                                          \
+  "  end\n"                                                                                        \
+  "  local m = {id=id, raw={}, pl=v[1] or ''}\n"                                                   \
+  "  for i = 2, #PF do local f = PF[i]; local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = "           \
+  "tonumber(x) end\n"                                                                              \
+  "  m.raw.p = with_payload and m.pl or ''\n"                                                      \
   "  m.member = string.format('%016d', m.sq)..id\n"                                                \
   "  return m\n"                                                                                   \
   "end\n"                                                                                          \
@@ -241,8 +267,11 @@
   "end\n"                                                                                          \
   "local function set_fields(m, ...)\n"                                                            \
   "  local a = {...}\n"                                                                            \
-  "  for i = 1, #a, 2 do m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1]) end\n"                   \
-  "  redis.call('HSET', P..'r:'..m.id, ...)\n"                                                     \
+  "  for i = 1, #a, 2 do\n"                                                                        \
+  "    m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1])\n"                                         \
+  "    if a[i] == 'p' then m.pl = a[i+1] end\n"                                                    \
+  "  end\n"                                                                                        \
+  "  redis.call('SET', P..'r:'..m.id, pack(m), 'KEEPTTL')\n"                                       \
   "end\n"                                                                                          \
   "local function trim_ended(st, now, retention)\n"                                                \
   "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n"   \
@@ -256,8 +285,7 @@
   "  local dlt = cfg().dlt\n"                                                                      \
   "  if (st ~= 5 and st ~= 6) or not dlt or dlt == '' then return end\n"                           \
   "  local k = P..'ob:'..m.member\n"                                                               \
-  "  redis.call('HSET', k, 'k', 'dl', 'id', m.id, 'to', dlt, 'p', redis.call('HGET', "             \
-  "P..'r:'..m.id, 'p') or '',\n"                                                                   \
+  "  redis.call('HSET', k, 'k', 'dl', 'id', m.id, 'to', dlt, 'p', m.pl,\n"                         \
   "             'pr', m.raw.pr, 'le', m.raw.le, 'ds', tostring(st), 'dr', m.raw.r, 'de', "         \
   "at_raw, 'cb', m.raw.cb)\n"                                                                      \
   "  redis.call('ZADD', P..'ob', string.format('%d', now), m.member)\n"                            \
@@ -281,27 +309,60 @@
   "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                           \
   "end\n"                                                                                          \
   "-- Stores a new pending record (`fields`: name/value pairs beyond the common ones, values\n"    \
-  "-- already strings) consumable from `va`; replaces an ended one. Returns its seq.\n"            \
-  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields)\n"                   \
+  "-- already strings) consumable from `va`; replaces an ended one. Returns its seq. With `D` "    \
+  "(a\n"                                                                                           \
+  "-- batch, new_batch) its writes wait in D for flush_batch: one MSET and one ZADD per set for "  \
+  "the\n"                                                                                          \
+  "-- whole batch instead of five commands per message. The caller flushes before it loads a "     \
+  "msgId\n"                                                                                        \
+  "-- stored in D (D.mem) and at the end.\n"                                                       \
+  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields, D)\n"                \
   "  if old then unindex(old) end\n"                                                               \
-  "  local seq = redis.call('INCR', P..'seq')\n"                                                   \
-  "  local key = P..'r:'..id\n"                                                                    \
-  "  if old then redis.call('DEL', key) end -- its fields, which the new record may not all set\n" \
-  "  local h = {'p', payload, 'pt', pt, 'tt', tt, 'et', et, 'mr', mr, 'r', '0', 'ph', '0', 'es', " \
-  "'1',\n"                                                                                         \
-  "             'va', va, 'ea', '0', 'sq', tostring(seq)}\n"                                       \
-  "  if pr ~= '0' then h[#h+1] = 'pr'; h[#h+1] = pr end\n"                                         \
-  "  for i = 1, #fields, 2 do -- the others only when not their default, in the same command\n"    \
-  "    if fields[i+1] ~= DEF[fields[i]] then h[#h+1] = fields[i]; h[#h+1] = fields[i+1] end\n"     \
+  "  local seq\n"                                                                                  \
+  "  if D then\n"                                                                                  \
+  "    if not D.seq then D.seq = redis.call('INCRBY', P..'seq', D.left) - D.left end\n"            \
+  "    D.seq = D.seq + 1\n"                                                                        \
+  "    seq = D.seq\n"                                                                              \
+  "  else\n"                                                                                       \
+  "    seq = redis.call('INCR', P..'seq')\n"                                                       \
   "  end\n"                                                                                        \
-  "  redis.call('HSET', key, unpack(h))\n"                                                         \
+  "  local m = {id=id, pl=payload, raw={pt=pt, tt=tt, et=et, mr=mr, r='0', ph='0', es='1', "       \
+  "va=va,\n"                                                                                       \
+  "             ea='0', sq=tostring(seq), pr=pr, ct='0', c='0', le='', ri='0', dt='', ds='0',\n"   \
+  "             dr='0', de='0', cb='', pu='0', rv=''}}\n"                                          \
+  "  for i = 1, #fields, 2 do m.raw[fields[i]] = fields[i+1] end\n"                                \
   "  local member = string.format('%016d', seq)..id\n"                                             \
   "  local l = tonumber(pr)\n"                                                                     \
-  "  for i = 1, #fields, 2 do if fields[i] == 'pu' and fields[i+1] == '1' then l = l + 10 end "    \
-  "end\n"                                                                                          \
+  "  if m.raw.pu == '1' then l = l + 10 end\n"                                                     \
+  "  if D then\n"                                                                                  \
+  "    D.sets[#D.sets+1] = P..'r:'..id\n"                                                          \
+  "    D.sets[#D.sets+1] = pack(m)\n"                                                              \
+  "    D.mem[id] = true\n"                                                                         \
+  "    local ps = D.p[l] or {}\n"                                                                  \
+  "    D.p[l] = ps\n"                                                                              \
+  "    ps[#ps+1] = va; ps[#ps+1] = member\n"                                                       \
+  "    D.e[#D.e+1] = et; D.e[#D.e+1] = member\n"                                                   \
+  "    return seq\n"                                                                               \
+  "  end\n"                                                                                        \
+  "  -- SET replaces an old record (of either form) with its expiry.\n"                            \
+  "  redis.call('SET', P..'r:'..id, pack(m))\n"                                                    \
   "  zadd_level('p', l, va, member)\n"                                                             \
   "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
   "  return seq\n"                                                                                 \
+  "end\n"                                                                                          \
+  "-- A batch of stores for `left` messages at most (store_new's D).\n"                            \
+  "local function new_batch(left)\n"                                                               \
+  "  return {left=left, sets={}, p={}, e={}, mem={}}\n"                                            \
+  "end\n"                                                                                          \
+  "local function flush_batch(D)\n"                                                                \
+  "  if #D.sets == 0 then return end\n"                                                            \
+  "  redis.call('MSET', unpack(D.sets)) -- like SET, drops a replaced record's expiry\n"           \
+  "  for l, ps in pairs(D.p) do\n"                                                                 \
+  "    if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                    \
+  "    redis.call('ZADD', pk(l), unpack(ps))\n"                                                    \
+  "  end\n"                                                                                        \
+  "  redis.call('ZADD', P..'e', unpack(D.e))\n"                                                    \
+  "  D.sets, D.p, D.e, D.mem = {}, {}, {}, {}\n"                                                   \
   "end\n"                                                                                          \
   "-- The in-life messages now: those whose natural end is after now.\n"                           \
   "local function in_life(now_arg)\n"                                                              \

@@ -433,8 +433,7 @@ void RedisBackend::Pull(backend::PullRequest req, Callback<Result<std::vector<Me
              ArmWake(topic, Str(e[1]));
              done(std::move(out));
            }));
-  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
-                 [](Result<RedisReply>) {});
+  TouchTopic(topic, now, /*add=*/false, nullptr);
 }
 
 void RedisBackend::Delete(std::string topic, std::string msg_id, bool release,

@@ -29,6 +29,7 @@
 #include "base/clock.h"
 #include "base/mutex.h"
 #include "base/scheduler.h"
+#include "redis/coalescer.h"
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 
@@ -165,6 +166,47 @@ class RedisBackend final : public backend::QueueBackend {
   std::string TopicsKey() const;
   // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
   void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // The same for sends, pulls and acks (`add`: a send, which lists a new topic; else only a
+  // listed topic's activity is raised): skipped when this node listed the topic less than
+  // kTopicListedFor ago (nothing takes a topic off the key), so a busy topic costs one ZADD
+  // per interval, not one per operation. `then` (may be empty) once answered or skipped.
+  void TouchTopic(const std::string& topic, TimePoint now, bool add, UniqueFunction<void()> then)
+      CQ_EXCLUDES(mu_);
+  static constexpr Millis kTopicListedFor{1000};
+  // redis_send.cc. Sends and acks are coalesced per topic (group commit, coalescer.h): one
+  // script for the requests that arrive while kInFlightPerTopic of the topic's run. A
+  // sendMsgBatch or ackMsgBatch is never split.
+  struct SendPart {
+    std::vector<std::string> items;  // 9 script arguments per message (scripts.cc kSend)
+    std::vector<core::MessageRecord> recs;
+    size_t payload_bytes = 0;
+    backend::Callback<Result<std::vector<Result<backend::Sent>>>> done;
+  };
+  struct AckPart {
+    std::vector<std::string> args;  // 4 script arguments per item (scripts.cc kAck)
+    std::vector<backend::AckItem> items;
+    backend::Callback<Result<std::vector<Status>>> done;
+  };
+  struct SendSize {  // Coalescer's view of a part
+    SendPart part;
+    size_t items() const { return part.recs.size(); }
+    size_t bytes() const { return part.payload_bytes; }
+  };
+  struct AckSize {
+    AckPart part;
+    size_t items() const { return part.items.size(); }
+    size_t bytes() const { return 0; }
+  };
+  static constexpr int kInFlightPerTopic = 2;
+  void QueueSend(const std::string& topic, SendPart part);
+  void RunSends(const std::string& topic, std::vector<SendSize> parts);
+  // Answers every part of a merged send from the script's reply (run at `now`).
+  void AnswerSends(const std::string& topic, std::vector<SendSize> parts, TimePoint now,
+                   Result<RedisReply> r);
+  void QueueAck(const std::string& topic, AckPart part);
+  void RunAcks(const std::string& topic, std::vector<AckSize> parts);
+  void AnswerAcks(const std::string& topic, std::vector<AckSize> parts, TimePoint now,
+                  Result<RedisReply> r);
   // Answers an updated, touched or counted message. `changed_visibility`: it may have become
   // consumable or got a new trigger time, which this node's timers, its listener and the other
   // nodes (a publication) hear of.
@@ -286,6 +328,10 @@ class RedisBackend final : public backend::QueueBackend {
   std::set<std::string> push_watched_ CQ_GUARDED_BY(mu_);
   std::map<std::string, TimePoint> push_listed_ CQ_GUARDED_BY(mu_);
   std::map<std::string, TimePoint> unlist_tried_ CQ_GUARDED_BY(mu_);
+  // When this node last listed each topic in the topics key (TouchTopic).
+  std::map<std::string, TimePoint> topic_listed_ CQ_GUARDED_BY(mu_);
+  Coalescer<SendSize> sends_{kInFlightPerTopic, 256, 1 << 20};
+  Coalescer<AckSize> acks_{kInFlightPerTopic, 1000, 1 << 20};
 };
 
 }  // namespace chronoq::redis

@@ -94,9 +94,10 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
   const std::string topic = msgs.front().topic;
   std::vector<MessageRecord> recs;
   recs.reserve(msgs.size());
-  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count())};
-  args.reserve(2 + 9 * msgs.size());
+  std::vector<std::string> args;  // the items' arguments; RunSends puts now and retention first
+  args.reserve(9 * msgs.size());
   bool own_callback = false;
+  size_t payload_bytes = 0;
   for (core::NewMessage& m : msgs) {
     if (m.msg_id.empty()) m.msg_id = base::NewMsgId();
     // The script resolves what the request left out from the topic's configuration.
@@ -107,6 +108,7 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
     MessageRecord rec = core::CreateRecord(std::move(m), now, 0);
     args.push_back(rec.msg_id);
     args.push_back(rec.payload);  // a copy: the answer has the payload too
+    payload_bytes += rec.payload.size();
     args.push_back(Ms(rec.produce_time));
     args.push_back(Ms(rec.trigger_time));
     args.push_back(std::move(ttl));
@@ -121,66 +123,17 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
   using Answer = Result<std::vector<Result<backend::Sent>>>;
   auto join = std::make_shared<Join<Answer>>();
   join->done = std::move(done);
-  RegisterTopic(topic, now, [join] { join->Arrive(std::nullopt); });
-  auto script = [this, topic, args = std::move(args), recs = std::move(recs), now,
-                 join](Status listed) mutable {
-    // A message with its own callback goes to the push lane: its topic is in the push set
-    // before the script runs (a topic whose own callback decides is listed when that is set).
-    if (!listed.ok()) return join->Arrive(std::move(listed));
-    Eval(kSendScript, topic, std::move(args),
-         AfterReplicas(
-             topic, [this, topic, recs = std::move(recs), now, join](Result<RedisReply> r) mutable {
-               if (!r.has_value()) return join->Arrive(r.error());
-               const auto& e = r->elements;
-               if (r->type != RedisReply::Type::kArray || e.size() != recs.size() + 1) {
-                 return join->Arrive(Unexpected(*r, "send"));
-               }
-               std::vector<Result<backend::Sent>> out;
-               out.reserve(recs.size());
-               bool ready = false, due = false, push = false;
-               for (size_t i = 0; i < recs.size(); ++i) {
-                 const auto& item = e[i + 1].elements;
-                 if (!item.empty() && item[0].str == "EXISTS" && item.size() == 1 + kRecordFields) {
-                   MessageRecord old = ParseRecord(topic, item, 1);
-                   MsgStatus st = core::StatusAt(old, now);
-                   out.push_back(backend::Sent{Message{std::move(old), st}, true});
-                   continue;
-                 }
-                 if (item.size() == 3 && item[0].str == "FULL") {
-                   out.push_back(core::TopicFull(topic, item[1].integer, item[2].integer));
-                   continue;
-                 }
-                 if (item.size() != 5 || item[0].str != "NEW")
-                   return join->Arrive(Unexpected(*r, "send"));
-                 MessageRecord& rec = recs[i];
-                 rec.seq = static_cast<uint64_t>(ToInt(Str(item[1])));
-                 rec.expire_time = FromEpochMs(ToInt(Str(item[2])));
-                 rec.max_retry = static_cast<int32_t>(ToInt(Str(item[3])));
-                 rec.push = Str(item[4]) == "1";
-                 MsgStatus st = core::StatusAt(rec, now);
-                 push |= rec.push;
-                 (rec.push ? due : ready) |= st == MsgStatus::kReady;
-                 out.push_back(backend::Sent{Message{std::move(rec), st}, false});
-               }
-               const std::string next = Str(e[0]);
-               if (push) PushWatched(topic, /*add=*/true);
-               if (ready) {
-                 News(topic);
-                 NotifyReady(topic);
-               }
-               if (due) NotifyPush(topic);
-               if (!next.empty()) {
-                 ArmWake(topic, next);
-                 Publish(topic,
-                         (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) |
-                             (push ? kPubPushLane : 0),
-                         next);
-               }
-               join->Arrive(std::move(out));
-             }));
-  };
-  if (!own_callback) return script(Status::Ok());
-  EnsurePushListed(topic, /*force=*/false, std::move(script));
+  TouchTopic(topic, now, /*add=*/true, [join] { join->Arrive(std::nullopt); });
+  SendPart part{std::move(args), std::move(recs), payload_bytes,
+                [join](Answer a) { join->Arrive(std::move(a)); }};
+  if (!own_callback) return QueueSend(topic, std::move(part));
+  // A message with its own callback goes to the push lane: its topic is in the push set before
+  // the script runs (a topic whose own callback decides is listed when that is set).
+  EnsurePushListed(topic, /*force=*/false,
+                   [this, topic, part = std::move(part)](Status listed) mutable {
+                     if (!listed.ok()) return part.done(std::move(listed));
+                     QueueSend(topic, std::move(part));
+                   });
 }
 
 void RedisBackend::Ack(std::string topic, std::string msg_id, bool ack, Callback<Status> done) {
@@ -197,61 +150,64 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
                             Callback<Result<std::vector<Status>>> done) {
   if (items.empty()) return done(std::vector<Status>());
   const TimePoint now = clock_->Now();
-  std::vector<std::string> args = {Ms(now), std::to_string(options_.retention.count()),
-                                   std::to_string(core::kReleaseBackoff.count())};
-  args.reserve(3 + 4 * items.size());
+  std::vector<std::string> args;  // the items' arguments; RunAcks puts now and the rest first
+  args.reserve(4 * items.size());
   for (const backend::AckItem& it : items) {
     args.push_back(it.msg_id);
     args.push_back(it.ack ? "1" : it.release ? "r" : "0");
     args.push_back(it.ack || it.release ? std::string() : it.reason);
     args.push_back(std::to_string(std::max<int64_t>(0, it.attempt)));
   }
-  Eval(kAckScript, topic, std::move(args),
-       AfterReplicas(topic, [this, topic, items = std::move(items), now,
-                             done = std::move(done)](Result<RedisReply> r) mutable {
-         if (!r.has_value()) return done(r.error());
-         const auto& e = r->elements;
-         if (r->type != RedisReply::Type::kArray || e.size() != items.size() + 1) {
-           return done(Unexpected(*r, "ack"));
-         }
-         std::vector<Status> out;
-         out.reserve(items.size());
-         bool ready = false, due = false, pending = false, push = false;
-         backend::TopicEvents events;
-         for (size_t i = 0; i < items.size(); ++i) {
-           const RedisReply& item = e[i + 1];
-           const backend::AckItem& it = items[i];
-           out.push_back(AckOutcome(item, topic, it, now));
-           if (!out.back().ok() || item.elements.size() != 3) continue;
-           const std::string& what = item.elements[1].str;
-           const bool in_push = item.elements[2].str == "1";
-           if (what == "READY") (in_push ? due : ready) = true;
-           if (what == "READY" || what == "WAITING") {
-             pending = true;
-             push |= in_push;
-           }
-           if (what == "EXHAUSTED") ++events.retries_exhausted;
-         }
-         Report(topic, events);  // the nacks of last deliveries
-         const std::string next = Str(e[0]);
-         if (ready) {
-           News(topic);
-           NotifyReady(topic);
-         }
-         if (due) NotifyPush(topic);
-         // Nacked or released for later: the other nodes' long polls and push lanes need the
-         // time (this node may be gone by then).
-         if (pending) {
-           Publish(
-               topic,
-               (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
-               next);
-         }
-         ArmWake(topic, next);
-         done(std::move(out));
-       }));
-  conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), "XX", Ms(now), topic},
-                 [](Result<RedisReply>) {});
+  QueueAck(topic, AckPart{std::move(args), std::move(items), std::move(done)});
+  TouchTopic(topic, now, /*add=*/false, nullptr);
+}
+
+void RedisBackend::AnswerAcks(const std::string& topic, std::vector<AckSize> parts, TimePoint now,
+                              Result<RedisReply> r) {
+  size_t total = 0;
+  for (const AckSize& p : parts) total += p.part.items.size();
+  Status failed = BatchReplyError(r, total, "ack");
+  if (!failed.ok()) {
+    for (AckSize& p : parts) p.part.done(failed);
+    return;
+  }
+  const auto& e = r->elements;
+  bool ready = false, due = false, pending = false, push = false;
+  backend::TopicEvents events;
+  std::vector<std::vector<Status>> outs(parts.size());
+  size_t at = 1;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    outs[k].reserve(parts[k].part.items.size());
+    for (const backend::AckItem& it : parts[k].part.items) {
+      const RedisReply& item = e[at++];
+      outs[k].push_back(AckOutcome(item, topic, it, now));
+      if (!outs[k].back().ok() || item.elements.size() != 3) continue;
+      const std::string& what = item.elements[1].str;
+      const bool in_push = item.elements[2].str == "1";
+      if (what == "READY") (in_push ? due : ready) = true;
+      if (what == "READY" || what == "WAITING") {
+        pending = true;
+        push |= in_push;
+      }
+      if (what == "EXHAUSTED") ++events.retries_exhausted;
+    }
+  }
+  Report(topic, events);  // the nacks of last deliveries
+  const std::string next = Str(e[0]);
+  if (ready) {
+    News(topic);
+    NotifyReady(topic);
+  }
+  if (due) NotifyPush(topic);
+  // Nacked or released for later: the other nodes' long polls and push lanes need the time
+  // (this node may be gone by then).
+  if (pending) {
+    Publish(topic,
+            (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
+            next);
+  }
+  ArmWake(topic, next);
+  for (size_t k = 0; k < parts.size(); ++k) parts[k].part.done(std::move(outs[k]));
 }
 
 void RedisBackend::Answer(const std::string& topic, MessageRecord rec, TimePoint now,

@@ -110,6 +110,14 @@ Status Unexpected(const RedisReply& r, std::string_view what) {
   return Internal(fmt::format("unexpected redis reply to {}", what));
 }
 
+Status BatchReplyError(const Result<RedisReply>& r, size_t items, std::string_view what) {
+  if (!r.has_value()) return r.error();
+  if (r->type != RedisReply::Type::kArray || r->elements.size() != items + 1) {
+    return Unexpected(*r, what);
+  }
+  return Status::Ok();
+}
+
 Status NotFoundError(const std::string& topic, const std::string& msg_id) {
   return NotFound(fmt::format("message '{}' not found in topic '{}'", msg_id, topic));
 }

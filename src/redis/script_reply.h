@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "base/status.h"
 #include "base/time.h"
 #include "core/message.h"
@@ -44,6 +45,9 @@ std::vector<std::string> StoredConfigArgs(const core::TopicConfig& c);
 // A reply that is not what a script returns: Redis refused it, or it was cut short.
 Status Unexpected(const RedisReply& r, std::string_view what);
 Status NotFoundError(const std::string& topic, const std::string& msg_id);
+// Why the reply of a script answering {next change, item...} for `items` items cannot be used:
+// the command failed, or the reply is not that (`what` names the operation). OK when it can.
+Status BatchReplyError(const Result<RedisReply>& r, size_t items, std::string_view what);
 
 // One item's answer {'NF'}, {'IS', record...}, {'OK', ...} of a script that applies `event`
 // (ack, nack, delete, touch, count): kNotFound, kInvalidState worded by the state machine (which

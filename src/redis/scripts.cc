@@ -22,10 +22,12 @@ local cap = tonumber(c.cap) or 0
 local n
 local out = {''}
 local tcb = topic_cb()
+local D = new_batch((#ARGV - 2) / 9)
 for i = 3, #ARGV, 9 do
   local id, tt, ttl, mr, pr, ct = ARGV[i], ARGV[i+3], ARGV[i+4], ARGV[i+5], ARGV[i+6], ARGV[i+7]
   local cb = ARGV[i+8]
   local pu = (cb ~= '' or tcb) and '1' or '0'
+  if D.mem[id] then flush_batch(D) end -- the same msgId twice in one batch
   local old = load(id, true)
   if old and not purged(old, now, retention) and status(old, now) <= 3 then
     out[#out+1] = with_tag('EXISTS', old)
@@ -38,7 +40,7 @@ for i = 3, #ARGV, 9 do
       if mr == '' then mr = c.mr end
       local et = dadd(tt, ttl)
       local seq = store_new(id, old, ARGV[i+1], ARGV[i+2], tt, et, mr, pr, tt,
-                            {'ct', ct, 'cb', cb, 'pu', pu})
+                            {'ct', ct, 'cb', cb, 'pu', pu}, D)
       if n then n = n + 1 end
       out[#out+1] = {'NEW', tostring(seq), et, mr, pu}
       -- The next change it can bring: its trigger time, else its end. Nodes keep the earliest of
@@ -48,7 +50,9 @@ for i = 3, #ARGV, 9 do
       if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end
     end
   end
+  D.left = D.left - 1
 end
+flush_batch(D)
 return reply(out)
 )lua";
 

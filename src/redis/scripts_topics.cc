@@ -200,7 +200,7 @@ for i = 4, #ARGV, 5 do
   local id, token, cb = ARGV[i], ARGV[i+3], ARGV[i+4]
   local old = load(id, false)
   local live = old and not purged(old, now, retention)
-  if (live and redis.call('HGET', P..'r:'..id, 'rv') == token) or inbox_has(token) then
+  if (live and old.raw.rv == token) or inbox_has(token) then
     out[#out+1] = {'DONE'}
   elseif live and status(old, now) <= 3 then
     out[#out+1] = {'EXISTS'}
