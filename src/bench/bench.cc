@@ -104,6 +104,10 @@ int RunBench(const std::vector<std::string>& args) {
   backlog->add_option("--payload-bytes", ko.payload_bytes, "Payload size")->capture_default_str();
   backlog->add_option("--delay-ms", ko.delay_ms, "Delay of every message")->capture_default_str();
   backlog
+      ->add_option("--delay-max-ms", ko.delay_max_ms,
+                   "Above --delay-ms: each message's delay at random in [delay-ms, this]")
+      ->capture_default_str();
+  backlog
       ->add_option("--topics", ko.topics,
                    "Topics the messages are spread over (round robin; --topic names the first)")
       ->check(CLI::Range(1, 10000))

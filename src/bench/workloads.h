@@ -62,9 +62,10 @@ struct BacklogOptions {
   int connections = 64;
   size_t payload_bytes = 100;
   int64_t delay_ms = 3'600'000;
-  int topics = 1;           // messages spread round robin over topic, topic-1, topic-2, ...
-  std::string data_dir;     // for disk bytes per message
-  std::string restart_cmd;  // shell command that restarts the server (then time to serving)
+  int64_t delay_max_ms = 0;  // > delay_ms: each message's delay at random in [delay_ms, this]
+  int topics = 1;            // messages spread round robin over topic, topic-1, topic-2, ...
+  std::string data_dir;      // for disk bytes per message
+  std::string restart_cmd;   // shell command that restarts the server (then time to serving)
 };
 
 struct LongPollOptions {

@@ -1,6 +1,7 @@
 // produce, backlog and longpoll: workloads that send.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -104,13 +105,15 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
   r.Str("topic", topic);
   r.Int("messages", o.count);
   r.Int("delay_ms", o.delay_ms);
+  const int64_t delay_max = std::max(o.delay_ms, o.delay_max_ms);
+  if (delay_max > o.delay_ms) r.Int("delay_max_ms", delay_max);
   int64_t rss0 = c.server_pid > 0 ? ProcessRssBytes(c.server_pid) : -1;
   int64_t disk0 = o.data_dir.empty() ? -1 : DirectoryBytes(o.data_dir);
 
   ProduceState ps;
   ps.endpoint = c.endpoint;
   ps.count = o.count;
-  SetUpSends(ps, topic, o.payload_bytes, o.delay_ms, o.delay_ms);
+  SetUpSends(ps, topic, o.payload_bytes, o.delay_ms, delay_max);
   if (o.topics > 1) {
     r.Int("topics", o.topics);
     auto rng = std::make_shared<std::mt19937_64>(42);
@@ -119,10 +122,14 @@ Result<Report> RunBacklog(const CommonOptions& c, const BacklogOptions& o) {
     for (int t = 0; t < o.topics; ++t) {
       heads.push_back(
           "topic=" + client::UrlEncode(t == 0 ? topic : fmt::format("{}-{}", topic, t)) +
-          "&msg=" + *payload + "&delayMillis=" + std::to_string(o.delay_ms));
+          "&msg=" + *payload + "&delayMillis=");
     }
-    ps.make_body = [heads = std::move(heads)](int64_t i, std::string* body) {
+    const int64_t lo = o.delay_ms;
+    ps.make_body = [heads = std::move(heads), rng, lo, delay_max](int64_t i, std::string* body) {
       body->append(heads[static_cast<size_t>(i) % heads.size()]);
+      const int64_t delay =
+          delay_max == lo ? lo : lo + static_cast<int64_t>((*rng)() % (delay_max - lo + 1));
+      body->append(std::to_string(delay));
     };
   }
   CQ_ASSIGN_OR_RETURN(

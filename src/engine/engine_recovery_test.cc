@@ -282,6 +282,36 @@ TEST_P(EngineRecoveryTest, CountsAndBucketsAfterRestart) {
   }
 }
 
+TEST_P(EngineRecoveryTest, FarBucketsStayExactToTheMillisecondAcrossEveryBoundary) {
+  // Messages a few milliseconds either side of each bucket bound as of kT0 + 10 s, in two
+  // topics and at many times per millisecond: stepping the clock one millisecond at a time
+  // through kT0 + 10 s moves each across its bound at its own millisecond, restarts included.
+  constexpr int64_t kCross = 10 * kSec;
+  int i = 0;
+  for (int k = 1; k < core::kBucketCount; ++k) {
+    for (int64_t d = -3; d <= 3; ++d) {
+      for (int copy = 0; copy <= (d == 0 ? 2 : 0); ++copy) {
+        const int64_t delay = core::kBucketLowerBounds[k].count() + kCross + d;
+        MustSend(i % 2 ? "t" : "u", "b" + std::to_string(i), delay, 1000 * kDay);
+        ++i;
+      }
+    }
+  }
+  EXPECT_GT(engine_->TEST_Tiers("t").far, 0);
+  EXPECT_EQ(Info("t"), CountedInfo("t"));
+  sched_.AdvanceTo(kT0 + Millis(kCross - 4));
+  for (int64_t at = kCross - 4; at <= kCross + 4; ++at) {
+    sched_.AdvanceTo(kT0 + Millis(at));
+    EXPECT_EQ(Info("t"), CountedInfo("t")) << "at +" << at;
+    EXPECT_EQ(Info("u"), CountedInfo("u")) << "at +" << at;
+    if (at == kCross - 1 || at == kCross + 1) {
+      Restart(1);  // down for one millisecond: back at the next step's time
+      EXPECT_EQ(Info("t"), CountedInfo("t")) << "after the restart at +" << at + 1;
+      EXPECT_EQ(Info("u"), CountedInfo("u")) << "after the restart at +" << at + 1;
+    }
+  }
+}
+
 TEST_P(EngineRecoveryTest, FarMessagesLoadAsTimeAdvancesAndPullInOrder) {
   std::mt19937 rng(11);
   std::vector<std::pair<int64_t, std::string>> want;  // (trigger offset, id), send order = seq

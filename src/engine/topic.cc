@@ -87,24 +87,19 @@ void Topic::Insert(MessageRecord rec, TimePoint now) {
 bool Topic::LoadFar(MessageRecord rec, TimePoint now) {
   CQ_DCHECK(now == processed_, "LoadFar at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
-  IndexKey slot{rec.visible_at, 0};
-  int64_t* n = far_.Find(slot);
-  if (n == nullptr) {
+  if (!far_.Remove(rec.visible_at, 1)) {
     Insert(std::move(rec), now);  // not counted as far: count it now
     return false;
   }
-  if (--*n == 0) far_.Erase(slot);
-  --far_total_;
   Hold(std::move(rec));  // counted already, as a far waiting message
   return true;
 }
 
 int64_t Topic::DropFarBefore(TimePoint t, TimePoint now) {
+  std::vector<std::pair<TimePoint, int64_t>> before;
+  far_.ForEach(kTimeMin, t, [&](TimePoint at, int64_t n) { before.emplace_back(at, n); });
   int64_t dropped = 0;
-  while (!far_.empty() && far_.begin().key().t < t) {
-    auto first = far_.begin();
-    const TimePoint at = first.key().t;
-    const int64_t n = first.value();
+  for (const auto& [at, n] : before) {
     AddFar(at, -n, now);
     dropped += n;
   }
@@ -114,16 +109,13 @@ int64_t Topic::DropFarBefore(TimePoint t, TimePoint now) {
 void Topic::AddFar(TimePoint t, int64_t n, TimePoint now) {
   CQ_DCHECK(now == processed_, "AddFar at {} but processed {}", ToEpochMs(now),
             ToEpochMs(processed_));
-  IndexKey slot{t, 0};
-  if (int64_t* c = far_.Find(slot)) {
-    *c += n;
-    CQ_CHECK(*c >= 0, "far count of {} below zero", ToEpochMs(t));
-    if (*c == 0) far_.Erase(slot);
+  if (n == 0) return;
+  if (n > 0) {
+    far_.Add(t, n);
   } else {
-    CQ_CHECK(n > 0, "removing far messages that are not there");
-    far_.Insert(slot, n);
+    CQ_CHECK(far_.Remove(t, -n), "removing {} far messages at {} that are not there", -n,
+             ToEpochMs(t));
   }
-  far_total_ += n;
   Count(t, /*pending=*/true, processed_, n);
 }
 
@@ -212,8 +204,22 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
         if (e.pending || (e.waits && e.rec->ack_deadline() <= from)) shift(it.key().t, 1);
       }
     }
-    for (auto it = far_.LowerBound(IndexKey{lo, 0}); it != far_.end() && it.key().t < hi; ++it) {
-      shift(it.key().t, it.value());
+    // The far tier by pieces between the points where a bucket changes (at `from` or at `to`),
+    // each counted at once: the cost grows with the bucket bounds crossed, not with messages.
+    std::array<TimePoint, 2 * core::kBucketCount + 2> cuts{};
+    size_t m = 0;
+    cuts[m++] = lo;
+    cuts[m++] = hi;
+    for (int k = 1; k < core::kBucketCount; ++k) {
+      for (TimePoint at : {SaturatingAdd(from, core::kBucketLowerBounds[k]),
+                           SaturatingAdd(to, core::kBucketLowerBounds[k])}) {
+        if (at > lo && at < hi) cuts[m++] = at;
+      }
+    }
+    std::sort(cuts.begin(), cuts.begin() + static_cast<std::ptrdiff_t>(m));
+    for (size_t j = 0; j + 1 < m; ++j) {
+      if (cuts[j] == cuts[j + 1]) continue;
+      if (int64_t c = far_.CountIn(cuts[j], cuts[j + 1])) shift(cuts[j], c);
     }
   }
 }
@@ -282,15 +288,14 @@ void Topic::AdvanceTo(TimePoint now, AdvanceResult* out) {
       triggered(r->visible_at, 1, r->push);
     }
   }
-  for (auto it = far_.UpperBound(IndexKey{from, UINT64_MAX}); it != far_.end() && it.key().t <= now;
-       ++it) {
+  far_.ForEach(from + Millis(1), SaturatingAdd(now, Millis(1)), [&](TimePoint t, int64_t n) {
     // Far messages are loaded before they are due; should some not be (a failed load), their
     // lane is not known here: both are told.
-    Count(it.key().t, true, from, -it.value());
-    Count(it.key().t, true, now, it.value());
-    triggered(it.key().t, it.value(), false);
+    Count(t, true, from, -n);
+    Count(t, true, now, n);
+    triggered(t, n, false);
     became_ready(true);
-  }
+  });
 
   // 2. Waiting messages that moved to a nearer bucket.
   ShiftBuckets(from, now);
@@ -363,8 +368,7 @@ TimePoint Topic::NextDue(Millis inactive_after) const {
   if (!exp_.empty()) next = std::min(next, exp_.begin().key().t);
   auto deadline = deadlines_.UpperBound(IndexKey{processed_, UINT64_MAX});
   if (deadline != deadlines_.end()) next = std::min(next, deadline.key().t);
-  auto far = far_.UpperBound(IndexKey{processed_, UINT64_MAX});
-  if (far != far_.end()) next = std::min(next, far.key().t);
+  next = std::min(next, far_.FirstAfter(processed_));
   if (empty()) next = std::min(next, SaturatingAdd(last_active_, inactive_after));
   return next;
 }

@@ -16,9 +16,10 @@
 //
 // Tiers. Every delivered message and every pending message whose (visible_at, seq) is before the
 // load cursor is held here (the "near" tier). Pending messages at or after the cursor are "far":
-// only their trigger times are counted, in a histogram (memory per distinct trigger millisecond,
-// not per message). The owner moves the cursor forward and loads far messages in time order as
-// they come near (LoadFar), so that nothing due is ever far.
+// only their trigger times are kept, as a multiset of milliseconds (FarTimes: about four bytes
+// per message whatever the spread of trigger times, exact to the millisecond). The owner moves the
+// cursor forward and loads far messages in time order as they come near (LoadFar), so that nothing
+// due is ever far.
 //
 // Counts are kept "as of" processed(): a message counts as ready when its visible_at <=
 // processed(), else as waiting (pending, in the bucket of visible_at - processed()) or consuming
@@ -43,6 +44,7 @@
 #include "core/message.h"
 #include "core/topic_info.h"
 #include "engine/btree_index.h"
+#include "engine/far_times.h"
 
 namespace chronoq::engine {
 
@@ -157,9 +159,11 @@ class Topic {
   // Every in-life message, near and far (what a topic's capacity counts).
   int64_t in_life() const { return waiting_ + ready_ + consuming_; }
   bool empty() const { return live_.empty() && far_.empty(); }
-  int64_t far_count() const { return far_total_; }
+  int64_t far_count() const { return far_.size(); }
   // The earliest trigger time in the far tier, or kTimeMax.
-  TimePoint FirstFar() const { return far_.empty() ? kTimeMax : far_.begin().key().t; }
+  TimePoint FirstFar() const { return far_.First(); }
+  // The far tier's trigger times (memory accounting, tests).
+  const FarTimes& far_times() const { return far_; }
   TimePoint last_active() const { return last_active_; }
   void Touch(TimePoint now) {
     if (now > last_active_) last_active_ = now;
@@ -210,8 +214,7 @@ class Topic {
   BTreeIndex<core::MessageRecord*> exp_;  // (NaturalEndTime, seq) of every near record
   // (ack deadline, seq) of every delivered record with a retry interval (VisEntry::waits).
   BTreeIndex<core::MessageRecord*> deadlines_;
-  BTreeIndex<int64_t> far_;  // (trigger time, 0) -> far waiting messages
-  int64_t far_total_ = 0;
+  FarTimes far_;  // the trigger times of the far waiting messages
 
   // Invariant: counts equal the classification of every in-life message, near and far, as of
   // processed_.
