@@ -403,6 +403,8 @@ asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn&
                      }
                      resume(std::move(r));
                    }));
+  // Between two requests, no lock held: store writes asked for now run here (base/turn_end.h).
+  base::TurnSafePoint();
   {
     std::lock_guard lock(slot->mu);
     if (slot->early) co_return std::move(*slot->early);

@@ -26,6 +26,12 @@ namespace {
 // hands the queue to the committer and goes back to its own connections.
 constexpr int kLoopRounds = 4;
 
+// Deferrable batches a loop thread queues before it asks to write them without waiting for the
+// end of its turn: a turn of many ready connections would otherwise hold all their answers (and
+// the clients, which then send their next requests in one burst) until its end.
+constexpr int kTurnBatches = 8;
+thread_local int t_deferred = 0;  // deferrable batches this thread queued since its last flush
+
 // The stores (Impl::uid, never reused) for which this thread's loop has a flush posted and not yet
 // run; one left behind by a loop that stopped before its turn's end matches no later store.
 thread_local std::vector<uint64_t> t_flush_posted;
@@ -74,11 +80,13 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
     t_flush_posted.push_back(uid);
     base::RunAtTurnEnd([this] { FlushAtTurnEnd(); });
   }
+  if (++t_deferred >= kTurnBatches) base::EndTurnSoon();
   return std::nullopt;
 }
 
 void RocksKv::Impl::FlushAtTurnEnd() {
   t_flush_posted.erase(std::find(t_flush_posted.begin(), t_flush_posted.end(), uid));
+  t_deferred = 0;
   DisablePerfCounting();
   rocksdb::WriteOptions wo;
   wo.sync = options.sync_writes;
