@@ -105,6 +105,8 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
     const core::EffectiveTopicConfig& config = ConfigOf(slot);
     Topic& t = *slot.topic;
     Batch batch = store_->NewBatch();
+    // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
+    batch.SetDeferrable();
     TimePoint now = Advance(slot, fx, batch);
     t.Touch(now);
 

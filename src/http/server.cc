@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "base/log.h"
+#include "base/turn_end.h"
 #include "http/codec.h"
 #include "http/request_parser.h"
 #include "http/response_writer.h"
@@ -170,7 +171,12 @@ Status HttpServer::Start() {
   asio::co_spawn(m.workers[0]->ioc, m.Accept(), asio::detached);
   for (auto& w : m.workers) asio::co_spawn(w->ioc, m.Sweep(w.get()), asio::detached);
   for (auto& w : m.workers) {
-    w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+    w->thread = std::thread([w = w.get()] {
+      // Store writes of this turn's requests go out together at its end (base/turn_end.h).
+      base::SetTurnEndPoster([w](UniqueFunction<void()> fn) { asio::post(w->ioc, std::move(fn)); });
+      w->ioc.run();
+      base::SetTurnEndPoster(nullptr);
+    });
   }
   return Status::Ok();
 }
@@ -397,6 +403,8 @@ asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn&
                      }
                      resume(std::move(r));
                    }));
+  // Between two requests, no lock held: store writes asked for now run here (base/turn_end.h).
+  base::TurnSafePoint();
   {
     std::lock_guard lock(slot->mu);
     if (slot->early) co_return std::move(*slot->early);

@@ -64,8 +64,16 @@ class KvBatch {
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
 
+  // The caller never blocks its thread on this batch's outcome (it learns it in Commit's `done`
+  // and returns to its event loop): a store that writes later may then write the batch at the
+  // end of the calling thread's loop turn (base/turn_end.h), with the batches of that turn, on
+  // that thread, and run `done` there. Stores ignore it on threads without a loop.
+  void set_deferrable(bool v) { deferrable_ = v; }
+  bool deferrable() const { return deferrable_; }
+
  private:
   std::vector<Op> ops_;
+  bool deferrable_ = false;
 };
 
 // Walks the keys of one column family in [lower, upper), in order.

@@ -60,6 +60,8 @@ class MessageStore {
 
     bool empty() const { return kv_.empty(); }
     size_t size() const { return kv_.size(); }
+    // See KvBatch::set_deferrable: the committer never blocks its thread on the outcome.
+    void SetDeferrable() { kv_.set_deferrable(true); }
     // The batch to commit, with one histogram addition per key (see CoalesceCounters).
     KvBatch Take() {
       if (hist_adds_ > 1 || (hist_adds_ == 1 && kv_.ops()[last_hist_].delta == 0)) {

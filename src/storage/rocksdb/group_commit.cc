@@ -1,20 +1,51 @@
-// RocksKv's group commit: batches queue here, and a committer thread writes everything queued as
-// one WriteBatch (one WAL append, and with sync_writes one fsync), then hands the callbacks to a
-// completion thread and writes the next group. Until
-// then, reads see queued batches through the overlay. Callers never write under their own locks,
-// and many requests share one write. A failed write fails every queued batch, empties the
-// overlay (reads see only what is durable) and refuses new batches until ResumeAfterFailure.
-// While RocksDB refuses writes (rocks_faults.cc) and resuming cannot help yet, new batches are
-// refused at once.
+// RocksKv's group commit: batches queue here, and one thread at a time writes everything queued
+// as one WriteBatch (one WAL append, and with sync_writes one fsync). That thread is the
+// committer, or, for deferrable batches (KvBatch::set_deferrable) queued on a thread that runs an
+// event loop (base/turn_end.h: an HTTP worker), that thread itself at the end of its loop turn:
+// it writes the batches of its whole turn (and whatever else is queued) as one group and runs
+// their callbacks, so that a send needs no thread hand-off at all (docs/benchmarks.md, "Issue
+// 20", second session). The committer hands its callbacks to a completion thread and writes the
+// next group. Until a batch is written, reads see it through the overlay. Callers never write
+// under their own locks (a loop writes at its turn's end, outside every handler), and many
+// requests share one write. A failed write fails every queued batch, empties the overlay (reads
+// see only what is durable) and refuses new batches until ResumeAfterFailure. While RocksDB
+// refuses writes (rocks_faults.cc) and resuming cannot help yet, new batches are refused at once.
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
 
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/turn_end.h"
 #include "storage/rocksdb/rocks_kv_impl.h"
 
 namespace chronoq::storage {
+namespace {
+
+// Groups a loop thread writes in a row at most (what others queued while it wrote) before it
+// hands the queue to the committer and goes back to its own connections.
+constexpr int kLoopRounds = 4;
+
+// Deferrable batches a loop thread queues before it asks to write them without waiting for the
+// end of its turn: a turn of many ready connections would otherwise hold all their answers (and
+// the clients, which then send their next requests in one burst) until its end.
+constexpr int kTurnBatches = 8;
+thread_local int t_deferred = 0;  // deferrable batches this thread queued since its last flush
+
+// The stores (Impl::uid, never reused) for which this thread's loop has a flush posted and not yet
+// run; one left behind by a loop that stopped before its turn's end matches no later store.
+thread_local std::vector<uint64_t> t_flush_posted;
+
+// No perf-context counting on a writing thread: RocksDB counts every key comparison of a memtable
+// insert in a thread-local context by default, which nothing here reads.
+void DisablePerfCounting() {
+  thread_local bool done = false;
+  if (done) return;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  done = true;
+}
+
+}  // namespace
 
 std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) {
   if (stopped.load()) {
@@ -26,7 +57,10 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
   if (failed) return failure;
   if (stop) return Unavailable("the store is closing");
   uint64_t id = next_id++;
-  const bool was_empty = queue.empty();
+  // Written at this thread's turn end (FlushAtTurnEnd), unless the writes stopped (the committer
+  // resumes them) or sync_writes (an fsync would hold the loop's other connections).
+  const bool defer =
+      batch.deferrable() && !options.sync_writes && !stopped.load() && base::HasTurnEnd();
   queue.push_back(Queued{std::move(batch), std::move(done), id});
   for (const KvBatch::Op& op : queue.back().batch.ops()) {
     if (op.kind == KvBatch::Kind::kAdd) continue;  // not read through the overlay (kv.h)
@@ -37,8 +71,47 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
       overlay.emplace(OverlayKey{op.cf, op.key}, Overlay{&op, id});
     }
   }
-  if (was_empty) cv.Signal();  // the committer waits only on an empty queue
+  if (!defer) {
+    // The committer waits while the queue is empty or another thread writes (which takes it).
+    if (!writing) cv.Signal();
+    return std::nullopt;
+  }
+  if (std::find(t_flush_posted.begin(), t_flush_posted.end(), uid) == t_flush_posted.end()) {
+    t_flush_posted.push_back(uid);
+    base::RunAtTurnEnd([this] { FlushAtTurnEnd(); });
+  }
+  if (++t_deferred >= kTurnBatches) base::EndTurnSoon();
   return std::nullopt;
+}
+
+void RocksKv::Impl::FlushAtTurnEnd() {
+  t_flush_posted.erase(std::find(t_flush_posted.begin(), t_flush_posted.end(), uid));
+  t_deferred = 0;
+  DisablePerfCounting();
+  rocksdb::WriteOptions wo;
+  wo.sync = options.sync_writes;
+  std::deque<Queued> group;
+  {
+    base::MutexLock lock(mu);
+    // Another thread writes: it takes what is queued once its write is done.
+    if (writing || queue.empty()) return;
+    if (stopped.load()) {
+      cv.Signal();  // the committer resumes the store first
+      return;
+    }
+    writing = true;
+    group.swap(queue);
+  }
+  for (int round = 1;; ++round) {
+    WriteGroup(wo, group, /*complete_inline=*/true);
+    base::MutexLock lock(mu);
+    if (queue.empty() || stop || stopped.load() || round == kLoopRounds) {
+      writing = false;
+      if (!queue.empty() || stop) cv.Signal();  // the rest is the committer's
+      return;
+    }
+    group.swap(queue);
+  }
 }
 
 void RocksKv::Impl::StartCommitter() {
@@ -86,9 +159,7 @@ void RocksKv::Impl::CompleterLoop() {
 }
 
 void RocksKv::Impl::CommitterLoop() {
-  // No perf-context counting on this thread: RocksDB counts every key comparison of a memtable
-  // insert in a thread-local context by default, which nothing here reads.
-  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  DisablePerfCounting();
   rocksdb::WriteOptions wo;
   wo.sync = options.sync_writes;
   for (;;) {
@@ -98,45 +169,61 @@ void RocksKv::Impl::CommitterLoop() {
       if (stopped.load()) {
         // And retry resuming at least once a second meanwhile.
         const auto retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        while (!stop && queue.empty() && cv.WaitUntil(mu, retry_at)) {
+        while (!stop && (queue.empty() || writing) && cv.WaitUntil(mu, retry_at)) {
         }
       } else {
-        while (!stop && queue.empty()) cv.Wait(mu);
+        while (!stop && (queue.empty() || writing)) cv.Wait(mu);
       }
+      while (writing) cv.Wait(mu);        // stopping: a loop thread finishes its write
       if (stop && queue.empty()) return;  // stopping, and everything is written
+      writing = true;
       group.swap(queue);
     }
     MaybeResume();
-    if (group.empty()) continue;
-    rocksdb::WriteBatch wb;
-    std::vector<const KvBatch*> batches;
-    batches.reserve(group.size());
-    for (const Queued& q : group) batches.push_back(&q.batch);
-    AppendGroupToWriteBatch(batches, cfs, &wb);
-    Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
-    std::deque<Queued> also_failed;
-    {
-      base::MutexLock lock(mu);
-      if (s.ok()) {
-        for (const Queued& q : group) {
-          for (const KvBatch::Op& op : q.batch.ops()) {
-            if (op.kind == KvBatch::Kind::kAdd) continue;
-            auto it = overlay.find(OverlayKey{op.cf, op.key});
-            if (it != overlay.end() && it->second.id == q.id) overlay.erase(it);
-          }
+    if (!group.empty()) {
+      WriteGroup(wo, group, /*complete_inline=*/false);
+    }
+    base::MutexLock lock(mu);
+    writing = false;
+  }
+}
+
+void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queued>& group,
+                               bool complete_inline) {
+  rocksdb::WriteBatch wb;
+  std::vector<const KvBatch*> batches;
+  batches.reserve(group.size());
+  for (const Queued& q : group) batches.push_back(&q.batch);
+  AppendGroupToWriteBatch(batches, cfs, &wb);
+  Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
+  std::deque<Queued> also_failed;
+  {
+    base::MutexLock lock(mu);
+    if (s.ok()) {
+      for (const Queued& q : group) {
+        for (const KvBatch::Op& op : q.batch.ops()) {
+          if (op.kind == KvBatch::Kind::kAdd) continue;
+          auto it = overlay.find(OverlayKey{op.cf, op.key});
+          if (it != overlay.end() && it->second.id == q.id) overlay.erase(it);
         }
-      } else {
-        failed = true;
-        failure = s;
-        overlay.clear();
-        also_failed.swap(queue);
       }
+    } else {
+      failed = true;
+      failure = s;
+      overlay.clear();
+      also_failed.swap(queue);
     }
-    if (!s.ok()) {
-      // The owner hears first, so that its recovery is under way before any client hears.
-      base::MutexLock lock(handler_mu);
-      if (on_failure) on_failure(s);
-    }
+  }
+  if (!s.ok()) {
+    // The owner hears first, so that its recovery is under way before any client hears.
+    base::MutexLock lock(handler_mu);
+    if (on_failure) on_failure(s);
+  }
+  if (complete_inline) {
+    for (Queued& q : group) q.done(s);
+    for (Queued& q : also_failed) q.done(s);
+    group.clear();
+  } else {
     Complete(group, s);
     Complete(also_failed, s);
   }

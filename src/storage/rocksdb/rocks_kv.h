@@ -3,7 +3,10 @@
 //
 // Durability. Commit queues the batch; a committer thread writes everything queued as one batch
 // (group commit); the callbacks then run on a completion thread, in write order, while the next
-// group is written. An answer given in a callback is in the WAL, so a
+// group is written. A deferrable batch (KvBatch::set_deferrable) queued on a thread that runs an
+// event loop (base/turn_end.h) is written instead by that thread at the end of its turn, with
+// everything else queued, and its callbacks run there (not with sync_writes: an fsync would hold
+// the loop). An answer given in a callback is in the WAL, so a
 // kill -9 loses nothing that was answered; with sync_writes=true the WAL is also fsynced first,
 // once per group. Until a batch is written, reads see it through an in-memory overlay.
 //

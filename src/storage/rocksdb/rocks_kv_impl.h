@@ -43,6 +43,12 @@ std::shared_ptr<rocksdb::Logger> NewInfoLog(const std::string& dir, size_t max_b
 
 struct RocksKv::Impl {
   RocksOptions options;
+  // This store among every RocksKv of the process, never reused (group_commit.cc).
+  const uint64_t uid = NextUid();
+  static uint64_t NextUid() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1);
+  }
   int lock_fd = -1;
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;  // indexed by Cf
@@ -77,6 +83,9 @@ struct RocksKv::Impl {
   // one hash per key and copies nothing); range reads, which are rare, sort what they find.
   std::unordered_map<OverlayKey, Overlay, OverlayKeyHash> overlay CQ_GUARDED_BY(mu);
   uint64_t next_id CQ_GUARDED_BY(mu) = 1;
+  // A thread is writing a group (the committer, or a loop thread at its turn's end): the others
+  // leave the queue to it; it takes what was queued meanwhile when its write is done.
+  bool writing CQ_GUARDED_BY(mu) = false;
   bool failed CQ_GUARDED_BY(mu) = false;
   Status failure CQ_GUARDED_BY(mu);
   bool stop CQ_GUARDED_BY(mu) = false;
@@ -120,6 +129,14 @@ struct RocksKv::Impl {
   void CommitterLoop() CQ_EXCLUDES(mu, handler_mu);
   void CompleterLoop() CQ_EXCLUDES(done_mu);
   void Complete(std::deque<Queued>& group, const Status& s) CQ_EXCLUDES(done_mu);
+  // Writes one group and removes it from the overlay; on failure fails the rest of the queue
+  // too. The callbacks run here (complete_inline) or on the completion thread. REQUIRES: this
+  // thread set `writing`.
+  void WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queued>& group, bool complete_inline)
+      CQ_EXCLUDES(mu, handler_mu, done_mu);
+  // A loop thread at the end of its turn (base/turn_end.h): writes what is queued, unless
+  // another thread writes, for at most kLoopRounds groups, then leaves the rest to the committer.
+  void FlushAtTurnEnd() CQ_EXCLUDES(mu, handler_mu, done_mu);
   std::optional<Status> Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) CQ_EXCLUDES(mu);
   // The overlay's view of a key: nullopt when the overlay does not know it.
   std::optional<std::optional<std::string>> OverlayGet(Cf cf, std::string_view key) CQ_EXCLUDES(mu);

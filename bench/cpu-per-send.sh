@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Server CPU per send of several chronoq builds, interleaved: for each connection count, ROUNDS x
+# (each binary in turn), each run on a fresh server and data dir, `chronoq bench produce` (one
+# message per request) from the first binary. Prints per run the sends/s, the server's CPU-us per
+# send (utime + stime from /proc/PID/stat over the run, user and system apart) and its context
+# switches per send (voluntary + involuntary, all threads), then the medians per binary. The load
+# average is printed with every run: on a shared machine CPU per send is the comparable figure.
+#
+# Usage: bench/cpu-per-send.sh BIN_A [BIN_B ...]
+# Environment: ROUNDS (3), CONNECTIONS ("16 64"), COUNT (200000), PAYLOAD (100), CQ_FLAGS (extra
+# `serve` flags, e.g. --storage=memory).
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: bench/cpu-per-send.sh BIN_A [BIN_B ...]" >&2; exit 2; }
+BINS=()
+for b in "$@"; do BINS+=("$(realpath "$b")"); done
+ROUNDS=${ROUNDS:-3}
+CONNECTIONS=${CONNECTIONS:-16 64}
+COUNT=${COUNT:-200000}
+PAYLOAD=${PAYLOAD:-100}
+CQ_FLAGS=${CQ_FLAGS:-}
+WORK=$(mktemp -d /tmp/cq-cpu.XXXXXX)
+PID=
+trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+HZ=$(getconf CLK_TCK)
+switches() {  # voluntary + involuntary context switches of all threads of $1
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'
+}
+for c in $CONNECTIONS; do
+  for r in $(seq 1 "$ROUNDS"); do
+    for b in "${BINS[@]}"; do
+      rm -rf "$WORK/data"
+      # shellcheck disable=SC2086
+      "$b" serve --listen=127.0.0.1:0 --grpc-listen= --data-dir="$WORK/data" --log-level=warn \
+        $CQ_FLAGS >"$WORK/out" 2>>"$WORK/err" &
+      PID=$!
+      for _ in $(seq 1 200); do
+        grep -q 'listening on' "$WORK/out" 2>/dev/null && break
+        sleep 0.05
+      done
+      port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$WORK/out")
+      read -r u0 s0 < <(awk '{print $14, $15}' /proc/$PID/stat)
+      x0=$(switches $PID)
+      out=$("${BINS[0]}" bench --server=http://127.0.0.1:"$port" --no-progress --json produce \
+        --count="$COUNT" --connections="$c" --payload-bytes="$PAYLOAD" 2>/dev/null)
+      read -r u1 s1 < <(awk '{print $14, $15}' /proc/$PID/stat)
+      x1=$(switches $PID)
+      kill -TERM "$PID"
+      wait "$PID" 2>/dev/null || true
+      PID=
+      python3 - "$out" "$b" "$c" "$r" "$((u1 - u0))" "$((s1 - s0))" "$((x1 - x0))" "$HZ" <<'PY' | tee -a "$WORK/runs"
+import json, sys
+d = json.loads(sys.argv[1]); b, c, r = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+u, s, x, hz = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+n = d["sent_ok"]
+load = open("/proc/loadavg").read().split()[0]
+print(f"c={c} round {r} {b}: {d['throughput']:.0f} sends/s  CPU-us/send {(u + s) * 1e6 / hz / n:.1f} "
+      f"(user {u * 1e6 / hz / n:.1f}, sys {s * 1e6 / hz / n:.1f})  switches/send {x / n:.2f}  load {load}")
+PY
+    done
+  done
+done
+python3 - "$WORK/runs" <<'PY'
+import re, statistics, sys
+from collections import defaultdict
+m = defaultdict(list)
+for line in open(sys.argv[1]):
+    g = re.match(r"c=(\d+) round \d+ (\S+): (\d+) sends/s  CPU-us/send ([\d.]+) \(user ([\d.]+), sys ([\d.]+)\)  switches/send ([\d.]+)", line)
+    m[(int(g[1]), g[2])].append([float(v) for v in g.groups()[2:]])
+for (c, b), rows in sorted(m.items()):
+    med = [statistics.median(col) for col in zip(*rows)]
+    print(f"median c={c} {b}: {med[0]:.0f} sends/s, CPU-us/send {med[1]:.1f} (user {med[2]:.1f}, "
+          f"sys {med[3]:.1f}), switches/send {med[4]:.2f}  ({len(rows)} runs)")
+PY
