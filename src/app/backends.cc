@@ -95,6 +95,8 @@ class RedisServing final : public ServingBackend {
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
     bo.publish = true;
     bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
+    bo.node = NodeName(cfg);
+    bo.history_max_entries = cfg.history_max_entries;
     backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler);
     // Long polls parked here hear of sends and nacks made through other nodes. In a cluster any
     // node relays every publication: subscribe on the seeds in turn, the next after a failure.

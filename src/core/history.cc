@@ -16,9 +16,9 @@ void Entry(std::vector<HistoryEntry>& out, TimePoint t, HistoryEvent e, int64_t 
 void Ended(std::vector<HistoryEntry>& out, const MessageRecord& before, const MessageRecord& after,
            std::string_view node, std::string_view dead_letter_topic) {
   const TimePoint at = after.ended_at;
-  // A delivery whose deadline had passed before the end (and was not redelivered).
-  if (before.phase == Phase::kDelivered && before.ack_deadline() <= at &&
-      after.end_status != MsgStatus::kConsumeOk) {
+  // A delivery whose deadline had passed before the end (and was not redelivered; a late ack
+  // too: HistoryAsOf showed the timeout before it came).
+  if (before.phase == Phase::kDelivered && before.ack_deadline() <= at) {
     Entry(out, before.ack_deadline(), HistoryEvent::kTimedOut, before.retry, "", node);
   }
   switch (after.end_status) {
@@ -51,6 +51,14 @@ void Ended(std::vector<HistoryEntry>& out, const MessageRecord& before, const Me
 }
 
 }  // namespace
+
+Status HistoryOff(std::string_view topic) {
+  return Status(Errc::kInvalidArgument,
+                fmt::format("topic '{}' does not record message history (its configuration has "
+                            "history=false); setTopicConfig with history=true records the changes "
+                            "from then on",
+                            topic));
+}
 
 std::string_view HistoryEventName(HistoryEvent e) {
   switch (e) {
@@ -201,6 +209,15 @@ Result<StoredHistory> DecodeHistory(std::string_view in) {
   }
   if (!in.empty()) return corrupt();
   return h;
+}
+
+std::vector<HistoryEntry> HistoryAsOf(std::vector<HistoryEntry> stored, const MessageRecord& m,
+                                      TimePoint now, std::string_view node) {
+  const TimePoint deadline = m.ack_deadline();
+  if (m.phase == Phase::kDelivered && deadline <= now && deadline <= NaturalEndTime(m)) {
+    Entry(stored, deadline, HistoryEvent::kTimedOut, m.retry, "", node);
+  }
+  return stored;
 }
 
 StoredHistory AppendHistory(std::optional<StoredHistory> stored, uint64_t seq,

@@ -6,7 +6,9 @@
 //
 // What the records cannot show is not recorded when it happens but when it is next observed: an
 // ack deadline that passes writes nothing (DESIGN.md section 3), so "timed out" is recorded, with
-// the deadline as its time, by the next delivery or end of that message.
+// the deadline as its time, by the next delivery or end of that message (a late ack included).
+// Until then getMsgHistory adds it to its answer (HistoryAsOf), so a reader sees it as soon as
+// the deadline has passed, with the same time and attempt the write will have.
 //
 // Plain value types and pure functions.
 #pragma once
@@ -40,6 +42,10 @@ enum class HistoryEvent : uint8_t {
   kDeadLettered = 14,    // reason: "to <topic>" (the source) or "from <topic>" (the dead letter)
   kRedriven = 15,        // back in its source topic; reason: "from <dead-letter topic>"
 };
+// getMsgHistory's refusal of a topic whose effective configuration has history off
+// (kInvalidArgument, the same sentence on every backend).
+Status HistoryOff(std::string_view topic);
+
 // "sent", "updated", "counted", "touched", "delivered", "nacked", "timedOut", "pushFailed",
 // "released", "acked", "deleted", "expired", "retryExhausted", "deadLettered", "redriven".
 std::string_view HistoryEventName(HistoryEvent e);
@@ -69,6 +75,11 @@ struct StoredHistory {
   std::vector<HistoryEntry> entries;
 };
 std::string EncodeHistory(const StoredHistory& h);
+// getMsgHistory's answer for the message `m` at `now`: its stored entries, plus the "timed out"
+// its next write will record when its delivery's ack deadline has passed (and came before its
+// natural end); that entry names `node` (the reader's).
+std::vector<HistoryEntry> HistoryAsOf(std::vector<HistoryEntry> stored, const MessageRecord& m,
+                                      TimePoint now, std::string_view node);
 Result<StoredHistory> DecodeHistory(std::string_view in);
 // `stored` (of the message `seq`; a history of another seq is dropped) plus `added`, keeping the
 // newest `max_entries` (>= 1).

@@ -54,12 +54,7 @@ void Engine::RecordHistory(Batch& batch, const core::MessageRecord* before,
 
 void Engine::GetHistory(std::string topic, std::string msg_id,
                         Callback<Result<std::vector<core::HistoryEntry>>> done) {
-  if (!ConfigOf(topic).history) {
-    return done(InvalidArgument(fmt::format(
-        "topic '{}' does not record message history (its configuration has history=false); "
-        "setTopicConfig with history=true records the changes from then on",
-        topic)));
-  }
+  if (!ConfigOf(topic).history) return done(core::HistoryOff(topic));
   Get(topic, msg_id,
       [this, topic, msg_id, done = std::move(done)](Result<core::Message> m) mutable {
         if (!m.has_value()) return done(m.error());
@@ -72,7 +67,7 @@ void Engine::GetHistory(std::string topic, std::string msg_id,
           // A history of an older message under this msgId is not this one's.
           if (h->seq == m->record.seq) out = std::move(h->entries);
         }
-        done(std::move(out));
+        done(core::HistoryAsOf(std::move(out), m->record, clock_->Now(), options_.node));
       });
 }
 

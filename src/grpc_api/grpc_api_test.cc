@@ -227,6 +227,59 @@ TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) 
             std::string::npos);
 }
 
+TEST_F(GrpcApiTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
+  auto history = [this](const std::string& topic, const std::string& id, v1::MsgHistory* out) {
+    v1::MessageRef ref;
+    ref.set_topic(topic);
+    ref.set_msg_id(id);
+    grpc::ClientContext ctx;
+    return stub_->GetMsgHistory(&ctx, ref, out);
+  };
+  ASSERT_TRUE(Send("a", 0).ok());
+  v1::MsgHistory h;
+  grpc::Status s = history("t", "a", &h);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("topic 't' does not record message history", 0), 0u)
+      << s.error_message();
+
+  v1::TopicConfig c;
+  c.set_topic("h");
+  c.set_history(true);
+  {
+    grpc::ClientContext ctx;
+    v1::TopicConfig answer;
+    ASSERT_TRUE(stub_->SetTopicConfig(&ctx, c, &answer).ok());
+  }
+  ASSERT_TRUE(Send("a", 0, nullptr, "h").ok());
+  const int64_t sent_at = ToEpochMs(clock_.Now());
+  clock_.Advance(milliseconds(5));
+  {
+    v1::PullRequest pull;
+    pull.set_topic("h");
+    pull.set_batch(1);
+    grpc::ClientContext ctx;
+    v1::PullResponse r;
+    ASSERT_TRUE(stub_->Pull(&ctx, pull, &r).ok());
+    ASSERT_EQ(r.messages_size(), 1);
+  }
+  ASSERT_TRUE(history("h", "a", &h).ok());
+  ASSERT_EQ(h.entries_size(), 2);
+  EXPECT_EQ(h.entries(0).event(), "sent");
+  EXPECT_EQ(h.entries(0).time(), sent_at);
+  EXPECT_EQ(h.entries(0).attempt(), 0);
+  EXPECT_EQ(h.entries(0).node(), "chronoq");  // EngineOptions' default node name
+  EXPECT_EQ(h.entries(1).event(), "delivered");
+  EXPECT_EQ(h.entries(1).time(), sent_at + 5);
+  EXPECT_EQ(h.entries(1).attempt(), 1);
+
+  s = history("h", "nope", &h);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(s.error_message(), "message 'nope' not found in topic 'h'");
+  s = history("h", "", &h);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("msgId"), std::string::npos) << s.error_message();
+}
+
 TEST_P(GrpcEnginesTest, ARequestBeyondMaxMsgBytesIsRefusedAndAPayloadOverTheLimitGetsTheSentence) {
   v1::SendRequest req;
   req.set_topic("t");

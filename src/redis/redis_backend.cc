@@ -33,7 +33,7 @@ std::string_view Source(RedisBackend::ScriptId id) {
       scripts::kTouch,       scripts::kCount,        scripts::kList,       scripts::kConfigSet,
       scripts::kConfigGet,   scripts::kConfigDelete, scripts::kPurge,      scripts::kOutboxRead,
       scripts::kOutboxDone,  scripts::kDeadLetterIn, scripts::kRedriveOut, scripts::kRedriveIn,
-      scripts::kRedriveDone, scripts::kImport,
+      scripts::kRedriveDone, scripts::kImport,       scripts::kHistory,
   };
   return sources[id];
 }
@@ -54,7 +54,11 @@ const std::string& Digest(RedisBackend::ScriptId id) {
 
 RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
                            base::Scheduler* scheduler)
-    : options_(std::move(options)), conn_(conn), clock_(clock), scheduler_(scheduler) {}
+    : options_(std::move(options)),
+      history_args_(HistoryArgs(options_.retention, options_.history_max_entries, options_.node)),
+      conn_(conn),
+      clock_(clock),
+      scheduler_(scheduler) {}
 
 void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& e) {
   if (e.empty()) return;
@@ -113,7 +117,7 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   }
   // The node-local layers of the topic's configuration go first (lua_common.h), so that every
   // script resolves the stored layer over them itself, atomically.
-  args.insert(args.begin(), EncodeLocalConfig(LocalConfigOf(topic)));
+  args.insert(args.begin(), EncodeLocalConfig(LocalConfigOf(topic)) + history_args_);
   std::vector<std::string> cmd;
   cmd.reserve(args.size() + 4);
   cmd.push_back("EVALSHA");

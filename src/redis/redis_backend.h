@@ -42,6 +42,10 @@ struct RedisBackendOptions {
   Millis wait_timeout{500};          // how long a write waits for them (< command timeout)
   Millis retention{300'000};         // end-life-msg-expire-millis
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
+  // Message history (core/history.h): this node's name in the entries it writes (node-id) and
+  // the entries kept per message (history-max-entries).
+  std::string node = "chronoq";
+  int64_t history_max_entries = 32;
 };
 
 class RedisBackend final : public backend::QueueBackend {
@@ -78,6 +82,9 @@ class RedisBackend final : public backend::QueueBackend {
   // redis_import.cc
   void Import(std::vector<core::MessageRecord> records,
               backend::Callback<Result<std::vector<bool>>> done) override;
+  // redis_history.cc: the list 'h:<msgId>' the scripts keep (lua_common.h, CQ_LUA_HISTORY).
+  void GetHistory(std::string topic, std::string msg_id,
+                  backend::Callback<Result<std::vector<core::HistoryEntry>>> done) override;
   void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
   void SetEventSink(backend::EventSink* sink) override { sink_.store(sink); }
@@ -153,6 +160,7 @@ class RedisBackend final : public backend::QueueBackend {
     kRedriveInScript,
     kRedriveDoneScript,
     kImportScript,
+    kHistoryScript,
     kScriptCount
   };
 
@@ -284,6 +292,8 @@ class RedisBackend final : public backend::QueueBackend {
                    backend::Callback<Result<std::vector<RedisReply>>> done);
 
   const RedisBackendOptions options_;
+  // What every script call adds to the node-local layers for message history (HistoryArgs).
+  const std::string history_args_;
   CommandSink* const conn_;
   const base::Clock* const clock_;
   base::Scheduler* const scheduler_;

@@ -63,9 +63,9 @@ std::optional<core::Callback> CallbackOfBytes(std::string_view bytes) {
 }
 
 std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c) {
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}", c.capacity, c.ttl.count(), c.max_retry,
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}", c.capacity, c.ttl.count(), c.max_retry,
                      c.ack_timeout.count(), c.retry_interval.count(), c.paused ? 1 : 0,
-                     c.dead_letter_topic);
+                     c.dead_letter_topic, c.history ? 1 : 0);
 }
 
 core::TopicConfig ParseStoredConfig(const RedisReply& pairs) {

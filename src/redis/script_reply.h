@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "core/history.h"
 #include "core/message.h"
 #include "core/state_machine.h"
 #include "redis/reply.h"
@@ -31,8 +32,14 @@ std::string Str(const RedisReply& r);
 core::MessageRecord ParseRecord(const std::string& topic, const std::vector<RedisReply>& e,
                                 size_t at);
 // The node-local layers of a topic's configuration as the scripts take them (lua_common.h):
-// "capacity\nttl\nmaxRetry\nackTimeout\nretryInterval\npaused\ndeadLetterTopic".
+// "capacity\nttl\nmaxRetry\nackTimeout\nretryInterval\npaused\ndeadLetterTopic\nhistory".
 std::string EncodeLocalConfig(const core::EffectiveTopicConfig& c);
+// What follows them on every call: "\n<retention ms> <history-max-entries> <node>" (a newline
+// in the node's name becomes a space).
+std::string HistoryArgs(Millis retention, int64_t max_entries, std::string_view node);
+// The entries of the list 'h:<msgId>' (lua_common.h, CQ_LUA_HISTORY) of the message `seq`,
+// oldest first; entries of another seq, or unreadable, are skipped.
+std::vector<core::HistoryEntry> ParseHistory(const RedisReply& list, uint64_t seq);
 // A stored configuration hash (name/value pairs: cap, ttl, mr, at, ri, dlt, pz, and cb: the
 // topic's callback, core::EncodeCallback's bytes, or '' for none).
 core::TopicConfig ParseStoredConfig(const RedisReply& pairs);

@@ -41,6 +41,7 @@ for i = 3, #ARGV, 9 do
       local et = dadd(tt, ttl)
       local seq = store_new(id, old, ARGV[i+1], ARGV[i+2], tt, et, mr, pr, tt,
                             {'ct', ct, 'cb', cb, 'pu', pu}, D)
+      hist_new({id, seq, et}, now, ARGV[1], 1)
       if n then n = n + 1 end
       out[#out+1] = {'NEW', tostring(seq), et, mr, pu}
       -- The next change it can bring: its trigger time, else its end. Nodes keep the earliest of
@@ -125,7 +126,9 @@ for _, l in ipairs(levels()) do
           if st == 2 then
             local _, visible, ri = timing(m)
             redis.call('ZREM', from, member)
+            local hb = hist_before(m)
             set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', visible, 'ri', ri)
+            hist_change(hb, m, now, nowarg)
             redis.call('ZADD', dkey, visible, member)
             redis.call('ZADD', P..'e', natural_end(m), member)
             for _, x in ipairs(flat(m)) do out[#out+1] = x end
@@ -188,6 +191,7 @@ for i = 4, #ARGV, 4 do
   else
     local st = status(m, now)
     local lane = m.pu == 1 and '1' or '0'
+    local hb = hist_before(m)
     if kind == '1' then
       if st == 3 or ((st == 1 or st == 2) and m.ph == 1) then
         finish(m, 4, ARGV[1], now, retention)
@@ -200,6 +204,7 @@ for i = 4, #ARGV, 4 do
     elseif kind == 'r' then
       set_fields(m, 'r', tostring(m.r > 0 and m.r - 1 or 0))
       pending_again(m, dadd(ARGV[1], ARGV[3]), ARGV[3] == '0')
+      hist_change(hb, m, now, ARGV[1])
       out[#out+1] = {'OK', ARGV[3] == '0' and 'READY' or 'WAITING', lane}
     else
       if reason ~= '' then set_fields(m, 'le', reason) end
@@ -209,6 +214,7 @@ for i = 4, #ARGV, 4 do
       else
         local ri = retry_interval_of(m)
         pending_again(m, ri == '0' and ARGV[1] or dadd(ARGV[1], ri), ri == '0')
+        hist_change(hb, m, now, ARGV[1])
         out[#out+1] = {'OK', ri == '0' and 'READY' or 'WAITING', lane}
       end
     end
@@ -224,9 +230,10 @@ account(ARGV[3], now)
 local m = load(id, false)
 if not m or purged(m, now, retention) then return reply({'NF'}) end
 if status(m, now) > 3 then return reply(with_tag('IS', m)) end
+H_SKIP = release  -- a release records nothing: its history goes with the record
 finish(m, 7, ARGV[3], now, retention)
 if release then
-  redis.call('DEL', P..'r:'..id)
+  redis.call('DEL', P..'r:'..id, P..'h:'..id)
   redis.call('ZREM', P..'x7', m.member)
 end
 return reply({'OK', ''})

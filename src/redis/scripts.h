@@ -34,5 +34,7 @@ extern const std::string_view kRedriveIn;
 extern const std::string_view kRedriveDone;
 // Issue 21 (scripts_import.cc).
 extern const std::string_view kImport;
+// Issue 21 (scripts_history.cc).
+extern const std::string_view kHistory;
 
 }  // namespace chronoq::redis::scripts

@@ -31,7 +31,9 @@ if u.pr then f[#f+1] = 'pr'; f[#f+1] = u.pr end
 -- pending again (its deliveries so far stay counted); otherwise it stays in its phase's set.
 if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0'; f[#f+1] = 'ri'; f[#f+1] = '0' end
 redis.call('ZREM', m.ph == 0 and pk(lv(m)) or dk(lv(m)), m.member)
+local hb = hist_before(m)
 set_fields(m, unpack(f))
+hist_change(hb, m, now, ARGV[2])
 zadd_level(m.ph == 0 and 'p' or 'd', lv(m), m.raw.va, m.member)
 local _, ne = natural_end(m)
 redis.call('ZADD', P..'e', ne, m.member)
@@ -49,7 +51,9 @@ if not m or purged(m, now, retention) then return reply({'NF'}) end
 if status(m, now) ~= 3 then return reply(with_tag('IS', m)) end
 local va = dadd(ARGV[2], ARGV[4] ~= '' and ARGV[4] or cfg().at)
 if m.ri ~= 0 then va = dadd(va, m.raw.ri) end
+local hb = hist_before(m)
 set_fields(m, 'va', va)
+hist_change(hb, m, now, ARGV[2])
 redis.call('ZADD', dk(lv(m)), va, m.member)
 redis.call('ZADD', P..'iv', 'GT', va, m.raw.ri)
 local _, ne = natural_end(m)
@@ -67,6 +71,7 @@ local m = load(id, true)
 if not m or purged(m, now, retention) then return reply({'NF'}) end
 if status(m, now) ~= 1 then return reply(with_tag('IS', m)) end
 local c = dadd(m.raw.c, ARGV[2])
+local hb = hist_before(m)
 if m.ct > 0 and dcmp(c, m.raw.ct) >= 0 then
   set_fields(m, 'c', c, 'va', ARGV[3])
   zadd_level('p', lv(m), ARGV[3], m.member)
@@ -75,6 +80,7 @@ if m.ct > 0 and dcmp(c, m.raw.ct) >= 0 then
 else
   set_fields(m, 'c', c)
 end
+hist_change(hb, m, now, ARGV[3])
 return reply(with_tag('OK', m))
 )lua";
 

@@ -117,9 +117,10 @@ for i = 4, #ARGV, 9 do
   else
     inbox_keep(token, now)
     local et = dadd(ARGV[1], c.ttl)
-    store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
-              {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5], 'de', ARGV[i+6],
-               'cb', ARGV[i+8]})
+    local seq = store_new(id, old, ARGV[i+1], ARGV[1], ARGV[1], et, c.mr, ARGV[i+2], ARGV[1],
+                          {'le', ARGV[i+3], 'dt', src, 'ds', ARGV[i+4], 'dr', ARGV[i+5],
+                           'de', ARGV[i+6], 'cb', ARGV[i+8]})
+    hist_new({id, seq, et}, now, ARGV[1], 14, 'from '..src)
     if out[1] == '' or tonumber(et) < tonumber(out[1]) then out[1] = et end
     out[#out+1] = 'NEW'
   end
@@ -143,7 +144,9 @@ local function take(m)
   for _, f in ipairs(F) do h[#h+1] = f; h[#h+1] = m.raw[f] end
   redis.call('HSET', k, unpack(h))
   redis.call('ZADD', P..'ob', ARGV[1], m.member)
+  H_SKIP = true  -- leaving for its source: nothing recorded here (the history waits, see below)
   finish(m, 7, ARGV[1], now, retention)
+  H_SKIP = nil
   redis.call('DEL', P..'r:'..m.id)
   redis.call('ZREM', P..'x7', m.member)
   taken[#taken+1] = {m.member, m.id, m.raw.p, m.raw.pr, m.raw.dt, m.raw.cb}
@@ -210,8 +213,9 @@ for i = 4, #ARGV, 5 do
     local tt = tonumber(delay) > 0 and dadd(ARGV[1], delay) or ARGV[1]
     local et = dadd(tt, c.ttl)
     local pu = (cb ~= '' or tcb) and '1' or '0'
-    store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt,
-              {'rv', token, 'cb', cb, 'pu', pu})
+    local seq = store_new(id, old, ARGV[i+1], ARGV[1], tt, et, c.mr, ARGV[i+2], tt,
+                          {'rv', token, 'cb', cb, 'pu', pu})
+    hist_new({id, seq, et}, now, ARGV[1], 15, nil, old and old.raw.sq)
     inbox_keep(token, now)
     n = n + 1
     local nx = tonumber(tt) > now and tt or et
@@ -245,6 +249,7 @@ for i = 2, #ARGV, 2 do
         store_new(id, old, r.p, r.pt, r.tt, r.et, r.mr, r.pr, ARGV[1],
                   {'r', r.r, 'ct', r.ct, 'c', r.c, 'le', r.le, 'dt', r.dt, 'ds', r.ds, 'dr', r.dr,
                    'de', r.de, 'cb', r.cb or ''})
+        hist_new(id, now, ARGV[1], nil, nil, r.sq)  -- its history goes on
         back = back + 1
       end
     end
