@@ -89,8 +89,9 @@ TEST_P(TwoNodesTest, ALongPollParkedOnOneNodeIsAnsweredBySendThroughTheOther) {
           ->Queue("sendMsg", {{"topic", "lp"}, {"msgId", "x"}, {"msg", "m"}, {"delayMillis", "0"}})
           .code(),
       200);
-  // Answered through the publication: no clock moves.
-  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  // Answered through the publication: no clock moves. Real seconds, as above: 5 s ran out once
+  // on a Cluster with the whole suite and benchmarks sharing two cores.
+  ApiResponse r = poller.Finish(std::chrono::seconds(20));
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_EQ(Ids(r), std::vector<std::string>{"x"});
 }
@@ -218,8 +219,9 @@ TEST_P(TwoNodesTest, ACountThroughOneNodeWakesALongPollParkedOnTheOther) {
   c = api_a_->Queue("countMsg", {{"topic", "cnt"}, {"msgId", "c"}});
   ASSERT_EQ(c.code(), 200) << c.Describe();
   EXPECT_EQ(c.at("delayMsg").at("status").as_int64(), 2);
-  // Answered through the publication: no clock moves.
-  ApiResponse r = poller.Finish(std::chrono::seconds(5));
+  // Answered through the publication: no clock moves. Real seconds, as above: 5 s ran out once
+  // on a Cluster with the whole suite and benchmarks sharing two cores.
+  ApiResponse r = poller.Finish(std::chrono::seconds(20));
   ASSERT_EQ(r.code(), 200) << r.Describe();
   EXPECT_EQ(Ids(r), std::vector<std::string>{"c"});
 }
