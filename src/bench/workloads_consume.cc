@@ -209,8 +209,8 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
     server_cpu_at_due = OtherProcessCpuSeconds(c.server_pid);
     server_cpu_from_us = NowEpochMicros();
   };
-  CQ_RETURN_IF_ERROR(RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline,
-                                 "burst", tick));
+  CQ_RETURN_IF_ERROR(
+      RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "burst", tick));
   double server_cpu_at_end = c.server_pid > 0 ? OtherProcessCpuSeconds(c.server_pid) : -1;
   int64_t end_us = NowEpochMicros();
   AddDeliveryFigures(r, p.ps, p.cs);
