@@ -70,6 +70,12 @@ void AddDeliveryFigures(Report& r, const ProduceState& ps, const ConsumeState& c
   if (cs.expected > cs.unique)
     r.Warn(fmt::format("{} messages were never delivered", cs.expected - cs.unique));
   if (cs.duplicates > 0) r.Warn(fmt::format("{} duplicate deliveries", cs.duplicates));
+  if (cs.ack && cs.acked < cs.unique) {
+    r.Warn(fmt::format(
+        "{} delivered messages were not acked ({} ack failures); an acker connection idle longer "
+        "than the server's idle-timeout-millis (e.g. during a long --lead-ms) is closed",
+        cs.unique - cs.acked, cs.ack_failures));
+  }
   if (!ps.first_failure.empty()) r.Warn("first send failure: " + ps.first_failure);
   if (!cs.first_failure.empty()) r.Warn("first pull failure: " + cs.first_failure);
 }
