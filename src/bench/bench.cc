@@ -21,7 +21,8 @@ int RunBench(const std::vector<std::string>& args) {
   app.add_option("--key-file", tls_options.key_file, "https: the client certificate's PEM key");
   app.add_option("--topic", common.topic, "Topic to use (default: a fresh one per run)");
   app.add_flag("--json", common.json, "Print the result as JSON on stdout (summary on stderr)");
-  app.add_option("--server-pid", common.server_pid, "PID of a local server, for RSS figures");
+  app.add_option("--server-pid", common.server_pid,
+                 "PID of a local server, for RSS (and burst: CPU) figures");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "Do not show the live progress line");
 

@@ -21,7 +21,7 @@ struct CommonOptions {
   std::string topic;  // empty: a fresh "bench-<workload>-<random>"
   bool json = false;
   bool progress = true;  // only shown on a terminal
-  int server_pid = 0;    // for RSS figures, when the server runs here
+  int server_pid = 0;    // for RSS (and burst: CPU) figures, when the server runs here
 };
 
 // Raw HTTP/1.1 POST of a form body, ready to send on a keep-alive connection.

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "bench/common.h"
 
@@ -71,6 +73,25 @@ double ProcessCpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double OtherProcessCpuSeconds(int pid) {
+  std::ifstream f(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(f, stat)) return -1;
+  // Fields after the command name (which may hold spaces), from field 3 on; utime and stime are
+  // fields 14 and 15, in clock ticks.
+  size_t at = stat.rfind(')');
+  if (at == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(at + 2));
+  std::string field;
+  long long utime = 0;
+  long long stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 int64_t ProcessRssBytes(int pid) {

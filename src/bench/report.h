@@ -37,6 +37,8 @@ class Report {
 
 // CPU seconds (user + system) this process has used so far.
 double ProcessCpuSeconds();
+// CPU seconds (utime + stime from /proc/PID/stat) another process has used so far, or -1.
+double OtherProcessCpuSeconds(int pid);
 // VmRSS of a process in bytes, or -1 when it cannot be read.
 int64_t ProcessRssBytes(int pid);
 // Bytes of regular files under a directory (like du --apparent-size), or -1.

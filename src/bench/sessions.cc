@@ -165,6 +165,7 @@ void AckerSession::OnResponse(int status, std::string_view body, std::chrono::mi
     st_->ack_failures += in_request_;
     return;
   }
+  st_->last_ack_us = NowEpochMicros();
   if (st_->ack_batch <= 1) {
     ++st_->acked;
     return;

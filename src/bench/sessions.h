@@ -78,6 +78,7 @@ struct ConsumeState {
   std::deque<std::string> ack_queue;
   int64_t acked = 0;
   int64_t ack_failures = 0;
+  int64_t last_ack_us = 0;  // when the last successful ack answer arrived
 };
 
 // Counts one message received by the run (seen, unique or duplicate, lateness from its trigger

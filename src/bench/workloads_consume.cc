@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <numeric>
 
@@ -22,7 +23,8 @@ struct Pipeline {
 // Producers, consumers and ackers on one loop; runs until every message was received and acked,
 // or the deadline passes.
 Status RunPipeline(const CommonOptions& c, Pipeline& p, int producers, int consumers, int ackers,
-                   SteadyClock::time_point deadline, std::string_view name) {
+                   SteadyClock::time_point deadline, std::string_view name,
+                   const std::function<void()>& tick = {}) {
   LoadLoop loop(c.endpoint);
   p.cs.loop = &loop;
   std::vector<Session*> all;
@@ -45,6 +47,7 @@ Status RunPipeline(const CommonOptions& c, Pipeline& p, int producers, int consu
   loop.Run(deadline, nullptr, [&] {
     progress.Update(p.cs.unique, p.cs.expected,
                     fmt::format("sent {}  acked {}", p.ps.ok, p.cs.acked));
+    if (tick) tick();
   });
   progress.Finish();
   p.cs.stop = true;
@@ -67,6 +70,12 @@ void AddDeliveryFigures(Report& r, const ProduceState& ps, const ConsumeState& c
   if (cs.expected > cs.unique)
     r.Warn(fmt::format("{} messages were never delivered", cs.expected - cs.unique));
   if (cs.duplicates > 0) r.Warn(fmt::format("{} duplicate deliveries", cs.duplicates));
+  if (cs.ack && cs.acked < cs.unique) {
+    r.Warn(fmt::format(
+        "{} delivered messages were not acked ({} ack failures); an acker connection idle longer "
+        "than the server's idle-timeout-millis (e.g. during a long --lead-ms) is closed",
+        cs.unique - cs.acked, cs.ack_failures));
+  }
   if (!ps.first_failure.empty()) r.Warn("first send failure: " + ps.first_failure);
   if (!cs.first_failure.empty()) r.Warn("first pull failure: " + cs.first_failure);
 }
@@ -197,8 +206,19 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
                                         : std::string("ackMsg"))
                      : std::string("no"));
   CpuMeter cpu;
+  // The server's CPU over the drain (--server-pid): from the first tick at or after the due second
+  // to the end of the run (every message received and acked, or the deadline).
+  double server_cpu_at_due = -1;
+  int64_t server_cpu_from_us = 0;
+  auto tick = [&] {
+    if (c.server_pid <= 0 || server_cpu_at_due >= 0 || NowEpochMicros() < t0_ms * 1000) return;
+    server_cpu_at_due = OtherProcessCpuSeconds(c.server_pid);
+    server_cpu_from_us = NowEpochMicros();
+  };
   CQ_RETURN_IF_ERROR(
-      RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "burst"));
+      RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "burst", tick));
+  double server_cpu_at_end = c.server_pid > 0 ? OtherProcessCpuSeconds(c.server_pid) : -1;
+  int64_t end_us = NowEpochMicros();
   AddDeliveryFigures(r, p.ps, p.cs);
   r.Int("sends_after_due_time", *late_sends);
   if (*late_sends > 0) {
@@ -209,6 +229,17 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
     double drain_secs = (p.cs.last_receive_us - std::max(t0_us, p.cs.first_receive_us)) / 1e6;
     r.Num("drain_seconds_after_first_due", (p.cs.last_receive_us - t0_us) / 1e6, "s");
     r.Num("drain_rate", drain_secs > 0 ? p.cs.unique / drain_secs : 0, "msgs/s");
+    if (o.ack && p.cs.last_ack_us > 0) {
+      double acked_secs = (p.cs.last_ack_us - std::max(t0_us, p.cs.first_receive_us)) / 1e6;
+      r.Num("drained_and_acked_rate", acked_secs > 0 ? p.cs.acked / acked_secs : 0, "msgs/s");
+    }
+  }
+  if (server_cpu_at_due >= 0 && server_cpu_at_end >= 0 && p.cs.unique > 0) {
+    double cpu = server_cpu_at_end - server_cpu_at_due;
+    double wall = (end_us - server_cpu_from_us) / 1e6;
+    r.Num("server_cpu_in_drain", cpu, "s");
+    r.Num("server_cpu_percent_in_drain", wall > 0 ? cpu / wall * 100.0 : 0, "% of one core");
+    r.Num("server_cpu_us_per_drained_msg", cpu * 1e6 / static_cast<double>(p.cs.unique), "us");
   }
   cpu.Report(r);
   return r;

@@ -268,13 +268,20 @@ void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
                  next.error().ToString());
         out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
       }
-      for (core::Message& m : out) {
-        Result<std::optional<std::string>> payload = store_->GetPayload(t.name(), m.record.msg_id);
-        if (!payload.has_value()) {
-          read = payload.error();
-          break;
+      if (!out.empty()) {
+        // The payloads of the whole pull in one batched read (RocksDB's MultiGet).
+        std::vector<std::string> ids;
+        ids.reserve(out.size());
+        for (const core::Message& m : out) ids.push_back(m.record.msg_id);
+        Result<std::vector<std::optional<std::string>>> payloads =
+            store_->GetPayloads(t.name(), ids);
+        if (!payloads.has_value()) {
+          read = payloads.error();
+        } else {
+          for (size_t i = 0; i < out.size(); ++i) {
+            if ((*payloads)[i]) out[i].record.payload = std::move(*(*payloads)[i]);
+          }
         }
-        if (*payload) m.record.payload = std::move(**payload);
       }
       if (!read.ok()) {
         // Nothing is delivered; what Advance ended on the way is written all the same.

@@ -70,6 +70,10 @@ void MessageStore::Batch::PutRecordMoveVis(const core::MessageRecord* before,
     kv_.Put(Cf::kVis, VisKey(s_->ns_, after.topic, KindOf(after), after.visible_at, after.seq),
             EncodeVisValue(after.msg_id, meta));
   }
+  // A delivered message's metadata is its kind-1 vis entry alone (docs/storage-format.md,
+  // "records and deliveries"): a delivery writes no `records` entry, whose key lies at a random
+  // position of the memtable.
+  if (after.phase == core::Phase::kDelivered) return;
   kv_.Put(Cf::kRecords, RecordKey(s_->ns_, after.topic, after.msg_id), std::move(meta));
 }
 

@@ -43,7 +43,8 @@ class MessageStore {
     // Moves a message's visibility entry: removes `before`'s (when given and in life) and adds
     // `after`'s (when given and in life).
     void MoveVis(const core::MessageRecord* before, const core::MessageRecord* after);
-    // PutRecord(after) and MoveVis(before, &after), the metadata encoded once.
+    // PutRecord(after) and MoveVis(before, &after), the metadata encoded once; no PutRecord when
+    // `after` is delivered (its vis entry holds its metadata; see GetRecord).
     void PutRecordMoveVis(const core::MessageRecord* before, const core::MessageRecord& after);
     // Adds delta waiting messages with this trigger time to the topic's histogram.
     void HistAdd(std::string_view topic, TimePoint trigger, int64_t delta);
@@ -91,7 +92,10 @@ class MessageStore {
   const std::string& ns() const { return ns_; }
   KvStore* kv() { return kv_; }
 
-  // The record topic/msg_id, with its payload when `with_payload`; nullopt when absent.
+  // The record topic/msg_id, with its payload when `with_payload`; nullopt when absent. For a
+  // message in phase delivered (written by PutRecordMoveVis) this is the metadata of its state
+  // before the delivery, never an ended one: the engine holds every delivered message in memory,
+  // loaded from its vis entry (ScanVis), and reads it there.
   // Errors: kIOError, kCorruption.
   Result<std::optional<core::MessageRecord>> GetRecord(std::string_view topic,
                                                        std::string_view msg_id, bool with_payload);

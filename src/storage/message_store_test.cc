@@ -126,14 +126,41 @@ TEST_F(MessageStoreTest, ASendIsOneValueAndChangesNeverRewriteThePayload) {
   MessageStore::Batch change = store_.NewBatch();
   change.PutRecordMoveVis(&r, delivered);
   const KvBatch changed = change.Take();
-  for (const KvBatch::Op& op : changed.ops()) EXPECT_NE(op.cf, Cf::kSent);
+  // A delivery moves the vis entry alone: the delivered metadata is the kind-1 vis value, and
+  // `records` keeps the state before the delivery.
+  for (const KvBatch::Op& op : changed.ops()) EXPECT_EQ(op.cf, Cf::kVis);
   ASSERT_TRUE(kv_.Commit(changed, [](Status) {})->ok());
   got = store_.GetRecord("t", "a", true);
   ASSERT_TRUE(got.has_value() && got->has_value());
-  EXPECT_EQ((*got)->retry, 1);
-  EXPECT_EQ((*got)->phase, Phase::kDelivered);
+  EXPECT_EQ((*got)->retry, 0);
+  EXPECT_EQ((*got)->phase, Phase::kPending);
   EXPECT_EQ((*got)->payload, "payload-a");
   EXPECT_EQ(Vis(store_, "t", VisKind::kDelivered), std::vector<std::string>{"a"});
+  std::vector<MessageRecord> in_vis;
+  ASSERT_TRUE(store_
+                  .ScanVis("t", VisKind::kDelivered, kTimeMin, 0, kTimeMax,
+                           [&](MessageRecord&& v) {
+                             in_vis.push_back(std::move(v));
+                             return true;
+                           })
+                  .ok());
+  ASSERT_EQ(in_vis.size(), 1u);
+  EXPECT_EQ(in_vis[0].retry, 1);
+  EXPECT_EQ(in_vis[0].phase, Phase::kDelivered);
+  // The next change of a delivered message (here a nack) writes `records` again.
+  MessageRecord nacked = delivered;
+  nacked.phase = Phase::kPending;
+  nacked.visible_at = kT0 + Millis(40'000);
+  change = store_.NewBatch();
+  change.PutRecordMoveVis(&delivered, nacked);
+  Commit(std::move(change));
+  got = store_.GetRecord("t", "a", false);
+  ASSERT_TRUE(got.has_value() && got->has_value());
+  EXPECT_EQ((*got)->retry, 1);
+  EXPECT_EQ((*got)->phase, Phase::kPending);
+  change = store_.NewBatch();
+  change.PutRecordMoveVis(&nacked, delivered);
+  Commit(std::move(change));
 
   // A message of an older store: records and payloads.
   MessageRecord old = Rec("t", "old", 2'000, 2);
@@ -152,7 +179,7 @@ TEST_F(MessageStoreTest, ASendIsOneValueAndChangesNeverRewriteThePayload) {
   ASSERT_TRUE(records.has_value());
   ASSERT_TRUE((*records)[0] && (*records)[2]);
   EXPECT_FALSE((*records)[1]);
-  EXPECT_EQ((*records)[0]->phase, Phase::kDelivered);
+  EXPECT_EQ((*records)[0]->retry, 1);
   EXPECT_EQ((*records)[2]->seq, 2u);
   EXPECT_EQ((*records)[2]->msg_id, "old");
   // updateMsg with a new payload: it wins over the old store's.

@@ -238,6 +238,21 @@ std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::
   return op.kind == KvBatch::Kind::kPut ? std::optional<std::string>(op.value) : std::nullopt;
 }
 
+void RocksKv::Impl::OverlayGetMany(Cf cf, const std::vector<std::string>& keys,
+                                   std::vector<std::optional<std::string>>* out,
+                                   std::vector<size_t>* unknown) {
+  base::MutexLock lock(mu);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto it = overlay.empty() ? overlay.end() : overlay.find(OverlayKey{cf, keys[i]});
+    if (it == overlay.end()) {
+      unknown->push_back(i);
+      continue;
+    }
+    const KvBatch::Op& op = *it->second.op;
+    if (op.kind == KvBatch::Kind::kPut) (*out)[i] = op.value;
+  }
+}
+
 std::vector<std::pair<std::string, std::optional<std::string>>> RocksKv::Impl::OverlayRange(
     Cf cf, const std::string& lower, const std::string& upper) {
   std::vector<std::pair<std::string, std::optional<std::string>>> out;

@@ -535,13 +535,7 @@ Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
   std::vector<std::optional<std::string>> out(keys.size());
   // The overlay's answers first (batches not yet durable), then one batched read for the rest.
   std::vector<size_t> from_db;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (auto pending = impl_->OverlayGet(cf, keys[i])) {
-      out[i] = std::move(*pending);
-    } else {
-      from_db.push_back(i);
-    }
-  }
+  impl_->OverlayGetMany(cf, keys, &out, &from_db);
   if (from_db.empty()) return out;
   std::vector<rocksdb::Slice> slices;
   slices.reserve(from_db.size());

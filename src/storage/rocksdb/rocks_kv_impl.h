@@ -140,6 +140,11 @@ struct RocksKv::Impl {
   std::optional<Status> Enqueue(KvBatch batch, UniqueFunction<void(Status)> done) CQ_EXCLUDES(mu);
   // The overlay's view of a key: nullopt when the overlay does not know it.
   std::optional<std::optional<std::string>> OverlayGet(Cf cf, std::string_view key) CQ_EXCLUDES(mu);
+  // OverlayGet of several keys under one lock: sets out[i] for the keys the overlay knows and
+  // appends the positions of the others to `unknown`.
+  void OverlayGetMany(Cf cf, const std::vector<std::string>& keys,
+                      std::vector<std::optional<std::string>>* out, std::vector<size_t>* unknown)
+      CQ_EXCLUDES(mu);
   // The overlay's entries of [lower, upper) in one column family, in key order.
   std::vector<std::pair<std::string, std::optional<std::string>>> OverlayRange(
       Cf cf, const std::string& lower, const std::string& upper) CQ_EXCLUDES(mu);
