@@ -129,8 +129,8 @@ class PushScheduler {
   }
 
   struct Stats {
-    int64_t in_flight =
-        0;  // pushes started and not ended, plus room reserved by takes still answering
+    // Pushes started and not ended, plus room reserved by takes still answering.
+    int64_t in_flight = 0;
     int64_t acked = 0;
     int64_t nacked = 0;
     int64_t released = 0;
