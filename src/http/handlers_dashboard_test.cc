@@ -235,7 +235,7 @@ TEST_F(DashboardRoutesTest, AnAdminSeesItsNamespaceOnlyAndTheOperatorSeesEveryOn
   for (const auto& t : page["topics"].as_array()) {
     const boost::json::object& o = t.as_object();
     names.emplace_back(o.at("topic").as_string());
-    const std::string_view ns = names.back().substr(0, names.back().find('/'));
+    const std::string ns = names.back().substr(0, names.back().find('/'));
     if (names.back().find('/') == std::string::npos) {
       EXPECT_FALSE(o.contains("namespace")) << names.back();
     } else {
