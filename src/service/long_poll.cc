@@ -133,11 +133,14 @@ void LongPollWaiters::Kick(const std::string& topic) {
   {
     base::MutexLock lock(mu_);
     auto it = topics_.find(topic);
-    if (it == topics_.end() || it->second.waiters.empty()) return;
+    if (it == topics_.end()) return;
     if (it->second.draining) {
+      // Even when no request is parked: the one being served may get nothing from a pull that
+      // began before this news, and must then be tried again.
       it->second.rekick = true;
       return;
     }
+    if (it->second.waiters.empty()) return;
     it->second.draining = true;
   }
   Drain(topic);

@@ -70,5 +70,39 @@ TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce)
   EXPECT_EQ(waiters.parked(), 0u);
 }
 
+// Regression: news that came while the topic's only parked request was claimed by a pull in
+// flight was dropped (Kick looked for parked requests, found none, and did not ask the drain to
+// look again). The pull, begun before the message was ready, found nothing; the request went
+// back to sleep until its timeout although its message was ready. Seen with two Redis nodes
+// under load (a count through one node, the poll parked on the other), and possible on every
+// store whose pulls complete on another thread.
+TEST(LongPollWaitersTest, NewsDuringTheOnlyRequestsPullIsNotLost) {
+  base::ManualClock clock(kT0);
+  base::ManualScheduler sched(&clock);
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters(&fake, &clock, &sched);
+  fake.SetReadyListener(&waiters);
+  fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
+            [](Result<backend::Sent>) {});
+
+  fake.Hold();  // the parked request's first pull finds nothing and stays in flight
+  std::vector<std::string> got;
+  int answers = 0;
+  waiters.Park(PollSpec{"t", 1, Millis(30'000), Millis(10'000)}, nullptr,
+               [&](Result<std::vector<core::Message>> r) {
+                 ++answers;
+                 ASSERT_TRUE(r.has_value());
+                 for (const core::Message& m : *r) got.push_back(m.record.msg_id);
+               });
+  fake.MakeReady("t", "m");  // news while that pull is in flight
+  fake.Release();            // the empty answer of the first pull, then the second pull's
+
+  EXPECT_EQ(answers, 1);
+  EXPECT_EQ(got, std::vector<std::string>{"m"});
+  EXPECT_EQ(waiters.parked(), 0u);
+  waiters.Shutdown();
+  fake.SetReadyListener(nullptr);
+}
+
 }  // namespace
 }  // namespace chronoq::service
