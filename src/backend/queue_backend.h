@@ -276,6 +276,14 @@ class QueueBackend {
   // without pulling first. False when unsure (the default).
   virtual bool KnownIdle(const std::string& /*topic*/) { return false; }
 
+  // Long polls have been parked on `topic` for a while. A backend whose news of other nodes'
+  // changes can be lost on the way (Redis pub/sub: a Cluster bus link that resets drops
+  // publications silently) looks at the topic now and tells the listener if anything is
+  // consumable, so that a lost publication costs a parked request seconds, not its whole
+  // timeout. Called every few seconds per topic with parked requests (LongPollWaiters). A
+  // backend whose news cannot be lost does nothing (the default).
+  virtual void Recheck(const std::string& /*topic*/) {}
+
   // Online backup (docs/operations.md): a consistent copy of the backend's store in `dir` (an
   // absolute path on the server's machine that does not exist yet), taken while requests go on.
   // A server started on the copy has every message whose operation was answered before the call.

@@ -105,6 +105,9 @@ class RedisBackend final : public backend::QueueBackend {
   // news came since (sends, nacks, publications, wake-ups) and that was less than a second ago
   // (a bound on what a node that died before its wake-up could hide).
   bool KnownIdle(const std::string& topic) override CQ_EXCLUDES(mu_);
+  // Pub/sub is at most once (a reset Cluster bus link drops publications): runs the wake
+  // script, which notifies the listener if the topic has consumable messages.
+  void Recheck(const std::string& topic) override { CheckTopic(topic, nullptr); }
   // Refused: the messages live in Redis, which is backed up by its own means (docs/operations.md).
   void Backup(std::string, backend::Callback<Result<backend::BackupInfo>> done) override {
     done(InvalidArgument(

@@ -76,6 +76,7 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
       parked_.fetch_add(1);
       TimePoint deadline = SaturatingAdd(clock_->Now(), w->req.timeout);
       w->timer = scheduler_->Schedule(deadline, [this, w] { Expire(w, /*cancel_timer=*/false); });
+      ArmRecheck();
       parked = true;
     } else {
       w->state = Waiter::State::kDone;
@@ -94,6 +95,26 @@ std::shared_ptr<LongPollWaiters::Waiter> LongPollWaiters::Park(PollSpec req,
   // Parked first, then asked: news of readiness after this point kicks the queue.
   if (!backend_->KnownIdle(topic)) Kick(topic);
   return w;
+}
+
+void LongPollWaiters::ArmRecheck() {
+  if (recheck_timer_ != 0) return;
+  recheck_timer_ =
+      scheduler_->Schedule(SaturatingAdd(clock_->Now(), kRecheckEvery), [this] { Recheck(); });
+}
+
+void LongPollWaiters::Recheck() {
+  std::vector<std::string> parked_on;
+  {
+    base::MutexLock lock(mu_);
+    recheck_timer_ = 0;
+    if (shutdown_) return;
+    for (const auto& [topic, q] : topics_) {
+      if (!q.waiters.empty()) parked_on.push_back(topic);
+    }
+    if (parked_.load() > 0) ArmRecheck();
+  }
+  for (const std::string& topic : parked_on) backend_->Recheck(topic);
 }
 
 size_t LongPollWaiters::draining() const {
@@ -250,15 +271,18 @@ bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<W
 
 void LongPollWaiters::Shutdown() {
   std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> all;
+  base::TimerId recheck = 0;
   {
     base::MutexLock lock(mu_);
     shutdown_ = true;
+    std::swap(recheck, recheck_timer_);
     for (auto it = topics_.begin(); it != topics_.end();) {
       for (auto& w : it->second.waiters) all.emplace_back(w, MarkDone(*w));
       it->second.waiters.clear();
       it = it->second.draining ? std::next(it) : topics_.erase(it);
     }
   }
+  if (recheck != 0) scheduler_->Cancel(recheck);
   for (auto& [w, timer] : all) {
     if (timer != 0) scheduler_->Cancel(timer);
     Finish(w, Messages{});

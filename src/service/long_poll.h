@@ -10,6 +10,9 @@
 // HTTP thread after a send or nack, the scheduler thread at a trigger time); `done` callbacks run
 // there too, never under the internal lock.
 //
+// Safety net: every kRecheckEvery, each topic with parked requests is handed to the backend's
+// Recheck (a no-op but on backends whose news can be lost, docs/redis.md).
+//
 // Lifecycle: Shutdown() answers every parked request with an empty list and makes later Park()
 // answer at once. Stop the Scheduler and detach from the backend before destroying.
 #pragma once
@@ -64,6 +67,8 @@ class LongPollWaiters final : public backend::ReadyListener {
   void OnReady(std::string_view topic) override CQ_EXCLUDES(mu_);
   void Shutdown() CQ_EXCLUDES(mu_);
 
+  static constexpr Millis kRecheckEvery{5'000};
+
   // Requests parked or being served.
   size_t parked() const { return parked_.load(); }
   // Topics whose parked requests are being served (a pull in flight) right now.
@@ -90,6 +95,9 @@ class LongPollWaiters final : public backend::ReadyListener {
   // Marks `w` done and returns its timer. REQUIRES: mu_.
   base::TimerId MarkDone(Waiter& w) CQ_REQUIRES(mu_);
   void EraseIfIdle(const std::string& topic) CQ_REQUIRES(mu_);
+  // Arms the safety net's timer unless it is armed. REQUIRES: mu_.
+  void ArmRecheck() CQ_REQUIRES(mu_);
+  void Recheck() CQ_EXCLUDES(mu_);
 
   backend::QueueBackend* const backend_;
   const base::Clock* const clock_;
@@ -101,6 +109,7 @@ class LongPollWaiters final : public backend::ReadyListener {
   mutable base::Mutex mu_;
   std::unordered_map<std::string, TopicQueue> topics_ CQ_GUARDED_BY(mu_);
   bool shutdown_ CQ_GUARDED_BY(mu_) = false;
+  base::TimerId recheck_timer_ CQ_GUARDED_BY(mu_) = 0;
 };
 
 // Identifies a parked request (to cancel it); null when the request was answered at once.

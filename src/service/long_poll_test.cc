@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -101,6 +102,44 @@ TEST(LongPollWaitersTest, NewsDuringTheOnlyRequestsPullIsNotLost) {
   EXPECT_EQ(got, std::vector<std::string>{"m"});
   EXPECT_EQ(waiters.parked(), 0u);
   waiters.Shutdown();
+  fake.SetReadyListener(nullptr);
+}
+
+// The safety net for backends whose news can be lost (Redis pub/sub): every kRecheckEvery, the
+// topics with parked requests are handed to the backend's Recheck; none once nothing is parked.
+TEST(LongPollWaitersTest, TopicsWithParkedRequestsAreRecheckedEveryFewSeconds) {
+  base::ManualClock clock(kT0);
+  base::ManualScheduler sched(&clock);
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters(&fake, &clock, &sched);
+  fake.SetReadyListener(&waiters);
+  fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
+            [](Result<backend::Sent>) {});
+  int answers = 0;
+  waiters.Park(PollSpec{"t", 1, Millis(30'000), Millis(60'000)}, nullptr,
+               [&](Result<std::vector<core::Message>>) { ++answers; });
+  waiters.Park(PollSpec{"u", 1, Millis(30'000), Millis(60'000)}, nullptr,
+               [&](Result<std::vector<core::Message>>) { ++answers; });
+
+  sched.Advance(LongPollWaiters::kRecheckEvery - Millis(1));
+  EXPECT_TRUE(fake.rechecks().empty());
+  sched.Advance(Millis(1));
+  std::vector<std::string> first = fake.rechecks();
+  std::sort(first.begin(), first.end());  // in no particular order
+  EXPECT_EQ(first, (std::vector<std::string>{"t", "u"}));
+  sched.Advance(LongPollWaiters::kRecheckEvery);
+  EXPECT_EQ(fake.rechecks().size(), 4u);
+
+  fake.MakeReady("t", "m");  // answers t's request; u's stays parked
+  EXPECT_EQ(answers, 1);
+  sched.Advance(LongPollWaiters::kRecheckEvery);
+  EXPECT_EQ(fake.rechecks().back(), "u");
+  EXPECT_EQ(fake.rechecks().size(), 5u);
+
+  waiters.Shutdown();  // answers u's: nothing parked, nothing rechecked any more
+  EXPECT_EQ(answers, 2);
+  sched.Advance(LongPollWaiters::kRecheckEvery * 3);
+  EXPECT_EQ(fake.rechecks().size(), 5u);
   fake.SetReadyListener(nullptr);
 }
 

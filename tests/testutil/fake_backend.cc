@@ -238,6 +238,16 @@ void FakeBackend::SetReadyListener(backend::ReadyListener* listener) {
   listener_ = listener;
 }
 
+void FakeBackend::Recheck(const std::string& topic) {
+  std::lock_guard lock(mu_);
+  rechecks_.push_back(topic);
+}
+
+std::vector<std::string> FakeBackend::rechecks() {
+  std::lock_guard lock(mu_);
+  return rechecks_;
+}
+
 void FakeBackend::SetEventSink(backend::EventSink* sink) {
   std::lock_guard lock(mu_);
   sink_ = sink;

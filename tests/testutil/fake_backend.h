@@ -68,6 +68,8 @@ class FakeBackend final : public backend::QueueBackend {
              backend::Callback<Result<core::Message>> done) override;
   void List(backend::ListRequest req, backend::Callback<Result<backend::ListPage>> done) override;
   void SetReadyListener(backend::ReadyListener* listener) override;
+  // Recorded apart from calls() (rechecks come with time, not with requests): see rechecks().
+  void Recheck(const std::string& topic) override;
   void SetEventSink(backend::EventSink* sink) override;
   // Topic configuration: kept in memory, resolved like a real backend (sends, pulls and touches
   // are recorded with their defaults resolved). Purge deletes; Redrive is not faked.
@@ -83,6 +85,8 @@ class FakeBackend final : public backend::QueueBackend {
 
   // The calls so far, in order.
   std::vector<Call> calls();
+  // The topics of the Recheck calls so far, in order.
+  std::vector<std::string> rechecks();
   // The next call (of any operation) answers `s` and changes nothing.
   void FailNext(Status s);
   // While held, answers are kept back; Release() gives them all, in order.
@@ -112,6 +116,7 @@ class FakeBackend final : public backend::QueueBackend {
 
   std::mutex mu_;
   std::vector<Call> calls_;
+  std::vector<std::string> rechecks_;
   std::optional<Status> fail_next_;
   bool held_ = false;
   std::deque<UniqueFunction<void()>> pending_;
