@@ -71,21 +71,31 @@ TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce)
   EXPECT_EQ(waiters.parked(), 0u);
 }
 
+// Waiters on a fake backend holding one WAITING message, "m" of topic "t".
+class OneWaitingMessageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake.SetReadyListener(&waiters);
+    fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
+              [](Result<backend::Sent>) {});
+  }
+  void TearDown() override {
+    waiters.Shutdown();
+    fake.SetReadyListener(nullptr);
+  }
+  base::ManualClock clock{kT0};
+  base::ManualScheduler sched{&clock};
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters{&fake, &clock, &sched};
+};
+
 // Regression: news that came while the topic's only parked request was claimed by a pull in
 // flight was dropped (Kick looked for parked requests, found none, and did not ask the drain to
 // look again). The pull, begun before the message was ready, found nothing; the request went
 // back to sleep until its timeout although its message was ready. Seen with two Redis nodes
 // under load (a count through one node, the poll parked on the other), and possible on every
 // store whose pulls complete on another thread.
-TEST(LongPollWaitersTest, NewsDuringTheOnlyRequestsPullIsNotLost) {
-  base::ManualClock clock(kT0);
-  base::ManualScheduler sched(&clock);
-  testutil::FakeBackend fake;
-  LongPollWaiters waiters(&fake, &clock, &sched);
-  fake.SetReadyListener(&waiters);
-  fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
-            [](Result<backend::Sent>) {});
-
+TEST_F(OneWaitingMessageTest, NewsDuringTheOnlyRequestsPullIsNotLost) {
   fake.Hold();  // the parked request's first pull finds nothing and stays in flight
   std::vector<std::string> got;
   int answers = 0;
@@ -101,20 +111,11 @@ TEST(LongPollWaitersTest, NewsDuringTheOnlyRequestsPullIsNotLost) {
   EXPECT_EQ(answers, 1);
   EXPECT_EQ(got, std::vector<std::string>{"m"});
   EXPECT_EQ(waiters.parked(), 0u);
-  waiters.Shutdown();
-  fake.SetReadyListener(nullptr);
 }
 
 // The safety net for backends whose news can be lost (Redis pub/sub): every kRecheckEvery, the
 // topics with parked requests are handed to the backend's Recheck; none once nothing is parked.
-TEST(LongPollWaitersTest, TopicsWithParkedRequestsAreRecheckedEveryFewSeconds) {
-  base::ManualClock clock(kT0);
-  base::ManualScheduler sched(&clock);
-  testutil::FakeBackend fake;
-  LongPollWaiters waiters(&fake, &clock, &sched);
-  fake.SetReadyListener(&waiters);
-  fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
-            [](Result<backend::Sent>) {});
+TEST_F(OneWaitingMessageTest, TopicsWithParkedRequestsAreRecheckedEveryFewSeconds) {
   int answers = 0;
   waiters.Park(PollSpec{"t", 1, Millis(30'000), Millis(60'000)}, nullptr,
                [&](Result<std::vector<core::Message>>) { ++answers; });
@@ -140,7 +141,6 @@ TEST(LongPollWaitersTest, TopicsWithParkedRequestsAreRecheckedEveryFewSeconds) {
   EXPECT_EQ(answers, 2);
   sched.Advance(LongPollWaiters::kRecheckEvery * 3);
   EXPECT_EQ(fake.rechecks().size(), 5u);
-  fake.SetReadyListener(nullptr);
 }
 
 }  // namespace
