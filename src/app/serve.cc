@@ -19,6 +19,7 @@
 #include "base/scheduler.h"
 #include "config/config.h"
 #include "core/callback.h"
+#include "core/scope.h"
 #include "grpc_api/grpc_server.h"
 #include "http/dashboard.h"
 #include "http/handlers.h"
@@ -88,14 +89,15 @@ int64_t FitConnectionsToFdLimit(int64_t wanted, std::string* error) {
 // shadows (start_checks.h). Asynchronous: the lines come when the backend answers; a failure to
 // read a topic's configuration is logged too, and the start goes on.
 void LogShadowedTopicSettings(service::QueueService* service, const config::ServerConfig& cfg) {
-  for (const auto& [topic, file] : cfg.topics) {
+  for (const auto& [topic, file] : config::StoreTopicTables(cfg)) {
     service->GetTopicConfig(
         topic, [topic = topic, file = file](Result<service::TopicConfigView> view) {
           if (!view.has_value()) {
             CQ_LOG_WARN(kLog,
                         "cannot read the stored configuration of topic '{}' to compare it "
-                        "with the config file's [topics.{}]: {}",
-                        topic, topic, view.error().message());
+                        "with the config file's [{}]: {}",
+                        core::DisplayTopic(topic), config::TopicTableHeader(topic),
+                        view.error().message());
             return;
           }
           for (const std::string& line :
@@ -222,7 +224,7 @@ int RunServe(const std::vector<std::string>& args) {
   so.defaults = config::ToDefaults(cfg);
   so.monitor_interval = std::chrono::seconds(cfg.monitor_interval_seconds);
   so.metrics_max_topics = static_cast<size_t>(cfg.metrics_max_topics);
-  so.topic_files = cfg.topics;
+  so.topic_files = config::StoreTopicTables(cfg);
   // Checked when the configuration was loaded.
   so.push_allowed = core::TargetAllowlist::Parse(cfg.push_allowed_targets).value();
   so.push_transport = &push_transport;

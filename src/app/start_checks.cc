@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "core/scope.h"
 
 namespace chronoq::app {
 namespace {
@@ -78,7 +79,7 @@ std::string FieldText(const core::TopicConfig& c, core::TopicField f) {
     case F::kRetryInterval:
       return std::to_string(c.retry_interval.value_or(Millis(0)).count());
     case F::kDeadLetterTopic:
-      return fmt::format("'{}'", c.dead_letter_topic.value_or(""));
+      return fmt::format("'{}'", core::DisplayTopic(c.dead_letter_topic.value_or("")));
     case F::kPaused:
       return c.paused.value_or(false) ? "true" : "false";
     case F::kHistory:
@@ -106,9 +107,9 @@ std::vector<std::string> ShadowedTopicSettings(
     if (!core::IsSet(file, f) || sources[i] != core::ConfigSource::kTopic) continue;
     out.push_back(fmt::format(
         "topic '{}': {} = {} from setTopicConfig (stored) shadows {} = {} of the config file's "
-        "[topics.{}] table; deleteTopicConfig or setTopicConfig changes it",
-        topic, core::TopicFieldName(f), FieldText(stored, f), config::TopicFileKey(f),
-        FieldText(file, f), topic));
+        "[{}] table; deleteTopicConfig or setTopicConfig changes it",
+        core::DisplayTopic(topic), core::TopicFieldName(f), FieldText(stored, f),
+        config::TopicFileKey(f), FieldText(file, f), config::TopicTableHeader(topic)));
   }
   return out;
 }

@@ -88,7 +88,9 @@ struct ServerConfig {
   bool test_clock = false;  // tests only: manual clock advanced over HTTP
   // The file's [topics.<name>] tables (docs/topic-config.md): per-topic defaults, under a topic's
   // stored configuration (setTopicConfig) and over the settings above. File only: no environment
-  // variable or flag sets them.
+  // variable or flag sets them. Keyed by internal topic name (core/scope.h): a table
+  // [namespaces.<ns>.topics.<name>] is the topic <name> of namespace <ns>. A table's
+  // dead-letter topic is its client name (StoreTopicTables gives the internal one).
   std::map<std::string, core::TopicConfig, std::less<>> topics{};
 
   bool operator==(const ServerConfig&) const = default;
@@ -175,6 +177,12 @@ std::string_view TopicFileKey(core::TopicField f);
 std::vector<std::string> ValidateTopicTables(const ServerConfig& cfg);
 // The tables as TOML (--print-config); empty when there are none.
 std::string TopicTablesToml(const ServerConfig& cfg);
+// The header of the table of the internal topic name `topic` (core/scope.h), without brackets:
+// "topics.orders", or "namespaces.shop.topics.orders" for the topic `orders` of namespace `shop`.
+std::string TopicTableHeader(std::string_view topic);
+// The tables as the store reads them (QueueService's topic_files): a namespaced table's
+// dead-letter topic is in its namespace too, so it gets its internal name.
+std::map<std::string, core::TopicConfig, std::less<>> StoreTopicTables(const ServerConfig& cfg);
 
 core::Limits ToLimits(const ServerConfig& cfg);
 core::Defaults ToDefaults(const ServerConfig& cfg);

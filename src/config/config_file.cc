@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "config/key_table.h"
+#include "core/scope.h"
 
 namespace chronoq::config {
 namespace {
@@ -130,24 +131,29 @@ std::string ApplyTopicField(core::TopicField f, const toml::node& node, core::To
   return "";
 }
 
-// The [topics.<name>] tables: each a table of known fields (values are checked by
-// ValidateTopicTables, once every source is read).
-void ApplyTopics(const toml::node& topics, std::vector<Problem>* problems, ServerConfig* cfg) {
+// The [topics.<name>] tables (of namespace `ns`: [namespaces.<ns>.topics.<name>]), each a table
+// of known fields (values are checked by ValidateTopicTables, once every source is read).
+void ApplyTopics(const toml::node& topics, std::string_view ns, std::vector<Problem>* problems,
+                 ServerConfig* cfg) {
+  const std::string prefix = ns.empty() ? "" : fmt::format("namespaces.{}.", ns);
   if (!topics.is_table()) {
-    problems->push_back(
-        {topics.source().begin.line,
-         fmt::format("topics must be tables [topics.<name>], got {}", TomlTypeName(topics))});
+    problems->push_back({topics.source().begin.line,
+                         fmt::format("{0}topics must be tables [{0}topics.<name>], got {1}", prefix,
+                                     TomlTypeName(topics))});
     return;
   }
   for (const auto& [name, table] : *topics.as_table()) {
     const int64_t line = name.source().begin.line;
     if (!table.is_table()) {
       problems->push_back(
-          {line, fmt::format("topics.{} must be a table [topics.{}] of topic settings, got {}",
-                             name.str(), name.str(), TomlTypeName(table))});
+          {line, fmt::format("{0}topics.{1} must be a table [{0}topics.{1}] of topic settings, "
+                             "got {2}",
+                             prefix, name.str(), TomlTypeName(table))});
       continue;
     }
-    core::TopicConfig& c = cfg->topics[std::string(name.str())];
+    const std::string topic = core::ScopedTopic(ns, name.str());
+    const std::string header = TopicTableHeader(topic);
+    core::TopicConfig& c = cfg->topics[topic];
     for (const auto& [key, node] : *table.as_table()) {
       const int64_t at = key.source().begin.line;
       int f = 0;
@@ -157,15 +163,51 @@ void ApplyTopics(const toml::node& topics, std::vector<Problem>* problems, Serve
       }
       std::string p = f == core::kTopicFieldCount
                           ? fmt::format(
-                                "[topics.{}]: unknown setting '{}' (topic settings: capacity, "
+                                "[{}]: unknown setting '{}' (topic settings: capacity, "
                                 "ttl-millis, max-retry, ack-timeout-millis, retry-interval-millis, "
-                                "dead-letter-topic, paused)",
-                                name.str(), key.str())
+                                "dead-letter-topic, paused, history)",
+                                header, key.str())
                           : ApplyTopicField(static_cast<core::TopicField>(f), node, &c);
-      if (!p.empty() && f < core::kTopicFieldCount) {
-        p = fmt::format("[topics.{}] {}", name.str(), p);
-      }
+      if (!p.empty() && f < core::kTopicFieldCount) p = fmt::format("[{}] {}", header, p);
       if (!p.empty()) problems->push_back({at, std::move(p)});
+    }
+  }
+}
+
+// The [namespaces.<ns>.topics.<name>] tables: per namespace, only a topics table.
+void ApplyNamespaces(const toml::node& namespaces, std::vector<Problem>* problems,
+                     ServerConfig* cfg) {
+  const char* const shape = "[namespaces.<namespace>.topics.<name>]";
+  if (!namespaces.is_table()) {
+    problems->push_back(
+        {namespaces.source().begin.line,
+         fmt::format("namespaces must be tables {}, got {}", shape, TomlTypeName(namespaces))});
+    return;
+  }
+  for (const auto& [ns, table] : *namespaces.as_table()) {
+    const int64_t line = ns.source().begin.line;
+    if (!core::IsValidNamespace(ns.str())) {
+      problems->push_back(
+          {line, fmt::format("namespaces.{}: not a valid namespace (1 to {} of A-Z a-z 0-9 '_' "
+                             "'.' '-')",
+                             ns.str(), core::kMaxNamespaceBytes)});
+      continue;
+    }
+    if (!table.is_table()) {
+      problems->push_back({line, fmt::format("namespaces.{} must be a table {}, got {}", ns.str(),
+                                             shape, TomlTypeName(table))});
+      continue;
+    }
+    for (const auto& [key, node] : *table.as_table()) {
+      if (key.str() != "topics") {
+        problems->push_back(
+            {key.source().begin.line,
+             fmt::format("namespaces.{}: unknown setting '{}' (a namespace has only topic "
+                         "tables, {})",
+                         ns.str(), key.str(), shape)});
+        continue;
+      }
+      ApplyTopics(node, ns.str(), problems, cfg);
     }
   }
 }
@@ -187,7 +229,11 @@ std::vector<std::string> ApplyToml(std::string_view text, std::string_view sourc
     int64_t line = key.source().begin.line;
     std::string_view name = key.str();
     if (name == "topics") {
-      ApplyTopics(node, &problems, cfg);
+      ApplyTopics(node, "", &problems, cfg);
+      continue;
+    }
+    if (name == "namespaces") {
+      ApplyNamespaces(node, &problems, cfg);
       continue;
     }
     const Key* k = FindKey(name);

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/scope.h"
+
 namespace chronoq::config {
 namespace {
 
@@ -161,10 +163,71 @@ dead-letter-topic = 7
                   "config file t.toml line 4: [topics.t] capacity must be an integer, got a string",
                   "config file t.toml line 5: [topics.t]: unknown setting 'capacty' (topic "
                   "settings: capacity, ttl-millis, max-retry, ack-timeout-millis, "
-                  "retry-interval-millis, dead-letter-topic, paused)",
+                  "retry-interval-millis, dead-letter-topic, paused, history)",
                   "config file t.toml line 6: [topics.t] paused must be a boolean, got an integer",
                   "config file t.toml line 7: [topics.t] dead-letter-topic must be a string, got "
                   "an integer"));
+}
+
+// Topics of a namespace (docs/security.md "Namespaces") have tables of their own, kept under
+// their internal names; a namespaced table's dead-letter topic is in its namespace too.
+TEST(ConfigFileTest, NamespacedTopicTablesAreTheTopicsOfTheirNamespace) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"([topics.orders]
+capacity = 1
+[namespaces.shop.topics.orders]
+capacity = 2
+dead-letter-topic = "orders-dlq"
+[namespaces."bank.eu".topics."ledger.v2"]
+ttl-millis = 5000
+)",
+                                          &cfg);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  ASSERT_EQ(cfg.topics.size(), 3u);
+  EXPECT_EQ(cfg.topics["orders"].capacity, 1);
+  const std::string shop_orders = core::ScopedTopic("shop", "orders");
+  EXPECT_EQ(cfg.topics[shop_orders].capacity, 2);
+  EXPECT_EQ(cfg.topics[shop_orders].dead_letter_topic, "orders-dlq");
+  EXPECT_EQ(cfg.topics[core::ScopedTopic("bank.eu", "ledger.v2")].ttl, Millis(5000));
+  EXPECT_TRUE(ValidateTopicTables(cfg).empty());
+  // The store reads the dead-letter topic by its internal name.
+  auto store = StoreTopicTables(cfg);
+  EXPECT_EQ(store[shop_orders].dead_letter_topic, core::ScopedTopic("shop", "orders-dlq"));
+  EXPECT_EQ(store["orders"].dead_letter_topic, std::nullopt);
+  // --print-config writes them back.
+  const std::string toml = PrintToml(cfg);
+  EXPECT_THAT(toml, HasSubstr("\n[namespaces.shop.topics.orders]\ncapacity = 2\n"));
+  EXPECT_THAT(toml, HasSubstr("\n[namespaces.\"bank.eu\".topics.\"ledger.v2\"]\n"));
+  ServerConfig back;
+  errors = Apply(toml, &back);
+  EXPECT_TRUE(errors.empty()) << errors.front() << "\n" << toml;
+  EXPECT_EQ(back, cfg) << toml;
+}
+
+TEST(ConfigFileTest, NamespacedTopicTableProblemsNameTheTable) {
+  ServerConfig cfg;
+  std::vector<std::string> errors = Apply(R"([namespaces."no/slash".topics.t]
+capacity = 1
+[namespaces.shop]
+paused = true
+[namespaces.shop.topics.t]
+capacity = "many"
+)",
+                                          &cfg);
+  EXPECT_THAT(errors,
+              ElementsAre(HasSubstr("line 1: namespaces.no/slash: not a valid namespace"),
+                          "config file t.toml line 4: namespaces.shop: unknown setting 'paused' "
+                          "(a namespace has only topic tables, "
+                          "[namespaces.<namespace>.topics.<name>])",
+                          "config file t.toml line 6: [namespaces.shop.topics.t] capacity must be "
+                          "an integer, got a string"));
+  ServerConfig values;
+  values.topics[core::ScopedTopic("shop", "t")].capacity = -1;
+  values.topics[core::ScopedTopic("shop", "u")].dead_letter_topic = "u";
+  EXPECT_THAT(ValidateTopicTables(values),
+              ElementsAre("[namespaces.shop.topics.t] capacity must be at least 0, got -1",
+                          HasSubstr("[namespaces.shop.topics.u] dead-letter-topic must name "
+                                    "another topic")));
 }
 
 TEST(ConfigLoadTest, TopicTableValuesAreCheckedAtStart) {

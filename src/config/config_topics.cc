@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "config/key_table.h"
+#include "core/scope.h"
 #include "core/validation.h"
 
 namespace chronoq::config {
@@ -46,11 +47,34 @@ std::string_view TopicFileKey(core::TopicField f) {
   return "?";
 }
 
+std::string TopicTableHeader(std::string_view topic) {
+  std::string_view ns, name;
+  if (!core::SplitScopedTopic(topic, &ns, &name) || ns.empty()) {
+    return fmt::format("topics.{}", TableName(topic));
+  }
+  return fmt::format("namespaces.{}.topics.{}", TableName(ns), TableName(name));
+}
+
+std::map<std::string, core::TopicConfig, std::less<>> StoreTopicTables(const ServerConfig& cfg) {
+  std::map<std::string, core::TopicConfig, std::less<>> out = cfg.topics;
+  for (auto& [topic, c] : out) {
+    std::string_view ns, name;
+    if (c.dead_letter_topic && !c.dead_letter_topic->empty() &&
+        core::SplitScopedTopic(topic, &ns, &name) && !ns.empty()) {
+      c.dead_letter_topic = core::ScopedTopic(ns, *c.dead_letter_topic);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> ValidateTopicTables(const ServerConfig& cfg) {
   std::vector<std::string> errors;
   const core::Limits limits = ToLimits(cfg);
-  for (const auto& [topic, c] : cfg.topics) {
-    const std::string table = fmt::format("[topics.{}]", TableName(topic));
+  for (const auto& [internal, c] : cfg.topics) {
+    const std::string table = fmt::format("[{}]", TopicTableHeader(internal));
+    std::string_view ns, name;
+    if (!core::SplitScopedTopic(internal, &ns, &name)) name = internal;
+    const std::string topic(name);  // the client's name: what the rules are about
     if (Status s = core::ValidateTopic(topic, limits); !s.ok()) {
       errors.push_back(
           fmt::format("{}: the table's name is not a valid topic: {}", table, s.message()));
@@ -75,7 +99,7 @@ std::vector<std::string> ValidateTopicTables(const ServerConfig& cfg) {
 std::string TopicTablesToml(const ServerConfig& cfg) {
   std::string out;
   for (const auto& [topic, c] : cfg.topics) {
-    out += fmt::format("\n[topics.{}]\n", TableName(topic));
+    out += fmt::format("\n[{}]\n", TopicTableHeader(topic));
     auto line = [&](core::TopicField f, const std::string& value) {
       out += fmt::format("{} = {}\n", TopicFileKey(f), value);
     };

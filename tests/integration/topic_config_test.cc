@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "tests/integration/auth_util.h"
 #include "tests/integration/it_util.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -228,6 +229,47 @@ TEST_F(TopicConfigTest, GetTopicConfigShowsWhatTheApiStoredOverTheFile) {
   r = c.Monitor("getTopicConfig", {{"topic", "filed"}});
   EXPECT_EQ(Int(r.at("topicConfig").as_object().at("capacity")), 7);
   EXPECT_EQ(Str(r.at("topicConfig").as_object().at("sources").as_object().at("capacity")), "topic");
+}
+
+// A namespace's topics have config-file tables of their own ([namespaces.<ns>.topics.<name>]):
+// they apply to that namespace's topic only, and their dead-letter topic is in that namespace.
+TEST(TopicConfigFileTest, ANamespacedTableAppliesToThatNamespacesTopicOnly) {
+  testutil::TempDir dir;
+  const std::string file = dir.path() + "/chronoq.toml";
+  std::ofstream(file) << "[namespaces.shop.topics.filed]\ncapacity = 50\nmax-retry = 0\n"
+                         "dead-letter-topic = \"filed-dlq\"\n";
+  ServerProcess s;
+  ASSERT_TRUE(s.Start({"--log-level=warn", "--storage=memory", "--config=" + file,
+                       "--auth-tokens-file=" + TokensPath()})
+                  .ok());
+  ApiClient shop(s.endpoint());
+  shop.set_token(kShopAdmin);
+  ApiResponse r = shop.Monitor("getTopicConfig", {{"topic", "filed"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  const json::object& cfg = r.at("topicConfig").as_object();
+  EXPECT_EQ(Int(cfg.at("capacity")), 50);
+  EXPECT_EQ(Str(cfg.at("deadLetterTopic")), "filed-dlq");  // the client's name
+  EXPECT_EQ(Str(cfg.at("sources").as_object().at("capacity")), "file");
+  for (const std::string& other : {kBankAdmin, kRoot}) {
+    ApiClient c(s.endpoint());
+    c.set_token(other);
+    r = c.Monitor("getTopicConfig", {{"topic", "filed"}});
+    ASSERT_EQ(r.code(), 200) << r.Describe();
+    EXPECT_EQ(Str(r.at("topicConfig").as_object().at("sources").as_object().at("capacity")),
+              "server");
+  }
+  // One delivery, nacked: a dead letter in shop's filed-dlq.
+  ASSERT_EQ(shop.Queue("sendMsg",
+                       {{"topic", "filed"}, {"msgId", "m"}, {"msg", "x"}, {"delayMillis", "0"}})
+                .code(),
+            200);
+  r = shop.Queue("pullMsg", {{"topic", "filed"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  ASSERT_EQ(shop.Queue("ackMsg", {{"topic", "filed"}, {"msgId", "m"}, {"ack", "false"}}).code(),
+            200);
+  r = shop.Queue("getMsg", {{"topic", "filed-dlq"}, {"msgId", "m"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Int(r.at("delayMsg").at("status")), 2);  // READY
 }
 
 TEST(TopicConfigFileTest, ABadTableRefusesTheStartAndPrintConfigShowsTheTables) {
