@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "grpc_api/api_context.h"
 #include "grpc_api/h2_routes.h"
+#include "grpc_api/h2_stream.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -38,20 +39,6 @@ constexpr int kInternal = 13;
 // A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
 constexpr std::chrono::milliseconds kDeadlineMargin{20};
 constexpr int kResourceExhausted = 8;
-
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
-std::string PercentEncode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '%') {
-      out += fmt::format("%{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 // grpc-timeout: 1 to 8 digits and a unit (H, M, S, m, u, n); anything else: no deadline.
 std::chrono::nanoseconds ParseTimeout(std::string_view v) {
@@ -105,6 +92,9 @@ struct Stream {
   bool refused = false;  // answered before its end (too large)
   std::string out;       // the answer's DATA
   size_t out_pos = 0;
+  // A call of the standard services (health, reflection; h2_stream.h): its own deframing and
+  // writing.
+  std::shared_ptr<H2StreamState> streaming;
 };
 
 class H2Server;
@@ -129,6 +119,9 @@ class Conn : public std::enable_shared_from_this<Conn> {
   }
   // The answer of stream `id`, from any thread.
   void Complete(int32_t id, Answer a);
+  // Standard services (h2_stream.h): opens the call at its HEADERS, routes its frames; true when
+  // the frame was the streaming call's.
+  bool StreamingFrame(const nghttp2_frame* frame, Stream* s);
 
  private:
   void Read();
@@ -175,6 +168,7 @@ class H2Server final : public GrpcServer {
     api_.stats = stats_.get();
     api_.authenticator = o.authenticator;
     max_request_bytes_ = o.max_msg_bytes + kEnvelopeBytes;
+    services_ = std::make_unique<H2Services>(&api_);
   }
   ~H2Server() override { Shutdown(std::chrono::milliseconds(0)); }
 
@@ -199,9 +193,7 @@ class H2Server final : public GrpcServer {
     port_ = acceptor_->local_endpoint().port();
     Accept();
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
-    CQ_LOG_WARN(kLog,
-                "gRPC on the experimental nghttp2 engine: unary methods only (no Consume, health, "
-                "reflection or TLS)");
+    CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine: no Consume yet");
     return Status::Ok();
   }
 
@@ -218,6 +210,7 @@ class H2Server final : public GrpcServer {
 
   void Shutdown(std::chrono::milliseconds deadline) override {
     if (workers_.empty() || stopping_.exchange(true)) return;
+    services_->Shutdown();  // health: NOT_SERVING
     asio::post(workers_[0]->ioc, [this] {
       boost::system::error_code ec;
       acceptor_->close(ec);
@@ -248,6 +241,7 @@ class H2Server final : public GrpcServer {
   }
 
   const ApiContext* api() const { return &api_; }
+  H2Services* services() const { return services_.get(); }
   int64_t max_request_bytes() const { return max_request_bytes_; }
   // A connection of the worker running `ioc` closed (on that worker's thread).
   void Unlist(asio::io_context* ioc, Conn* c) {
@@ -285,6 +279,7 @@ class H2Server final : public GrpcServer {
   GrpcOptions opts_;
   std::shared_ptr<MethodStats> stats_;
   ApiContext api_;
+  std::unique_ptr<H2Services> services_;  // health, reflection
   int64_t max_request_bytes_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<tcp::acceptor> acceptor_;
@@ -321,7 +316,10 @@ void Conn::Close() {
   boost::system::error_code ec;
   sock_.shutdown(tcp::socket::shutdown_both, ec);
   sock_.close(ec);
-  for (auto& [id, stream] : streams_) CancelParked(*stream);
+  for (auto& [id, stream] : streams_) {
+    CancelParked(*stream);
+    if (stream->streaming != nullptr) stream->streaming->OnClose();
+  }
   server_->Unlist(ioc_, this);
 }
 
@@ -398,7 +396,7 @@ void Conn::Submit(int32_t id, Answer a) {
   }
   // Trailers-Only: the status in the one HEADERS frame.
   const std::string code = std::to_string(a.code);
-  const std::string message = PercentEncode(a.message);
+  const std::string message = GrpcPercentEncode(a.message);
   const nghttp2_nv nva[] = {StaticNv(":status", "200"),
                             StaticNv("content-type", "application/grpc"),
                             Nv("grpc-status", code, NGHTTP2_NV_FLAG_NO_COPY_NAME),
@@ -453,6 +451,10 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
                       size_t len, void* user) {
   auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
   if (s == nullptr || s->refused) return 0;
+  if (s->streaming != nullptr) {
+    s->streaming->OnData(data, len);
+    return 0;
+  }
   auto* c = static_cast<Conn*>(user);
   if (static_cast<int64_t>(s->body.size() + len) > c->server_->max_request_bytes()) {
     // Refused before it is buffered whole; the rest of its DATA is dropped.
@@ -466,6 +468,11 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
 }
 
 int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
+  if (static_cast<Conn*>(user)->StreamingFrame(
+          frame, static_cast<Stream*>(
+                     nghttp2_session_get_stream_user_data(session, frame->hd.stream_id)))) {
+    return 0;
+  }
   if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
       (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
     return 0;
@@ -481,6 +488,7 @@ int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* us
   auto it = c->streams_.find(id);
   if (it == c->streams_.end()) return 0;
   c->CancelParked(*it->second);
+  if (it->second->streaming != nullptr) it->second->streaming->OnClose();
   c->streams_.erase(it);
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
@@ -493,6 +501,31 @@ void Conn::CancelParked(Stream& s) {
   s.gone->store(true);
   server_->api()->service->CancelLongPoll(s.ticket);
   s.gone.reset();
+}
+
+bool Conn::StreamingFrame(const nghttp2_frame* frame, Stream* s) {
+  if (s == nullptr) return false;
+  const int32_t id = frame->hd.stream_id;
+  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+    s->streaming = server_->services()->Open(
+        s->path, server_->max_request_bytes(), [weak = weak_from_this(), ioc = ioc_, id] {
+          asio::post(*ioc, [weak, id] {
+            auto self = weak.lock();
+            if (self == nullptr || self->closed_) return;
+            auto* st =
+                static_cast<Stream*>(nghttp2_session_get_stream_user_data(self->session_, id));
+            if (st == nullptr || st->streaming == nullptr) return;
+            st->streaming->Pump(self->session_, id);
+            self->Flush();
+          });
+        });
+  }
+  if (s->streaming == nullptr) return false;
+  if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
+      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+    s->streaming->OnHalfClose();
+  }
+  return true;
 }
 
 // A request complete: its one message to the method of its path (h2_routes.h).
