@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -24,8 +25,10 @@
 
 #include "base/log.h"
 #include "grpc_api/api_context.h"
+#include "grpc_api/h2_limits.h"
 #include "grpc_api/h2_routes.h"
 #include "grpc_api/h2_stream.h"
+#include "tls/server_context.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -101,8 +104,7 @@ class H2Server;
 
 class Conn : public std::enable_shared_from_this<Conn> {
  public:
-  Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
-      : server_(server), ioc_(ioc), sock_(std::move(sock)) {}
+  Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock);
   ~Conn() {
     if (session_ != nullptr) nghttp2_session_del(session_);
   }
@@ -111,9 +113,13 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   void Start();
   void Close();
+  // Each sweep of its worker (h2_limits.h): closes a connection whose TLS handshake is late, ends
+  // one with no call open for the idle timeout.
+  void Sweep(std::chrono::steady_clock::time_point now);
   // Ends the session: GOAWAY, then closes once what is in flight is written.
   void Terminate() {
     if (closed_) return;
+    if (session_ == nullptr) return Close();  // in its TLS handshake
     nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
     Flush();
   }
@@ -124,6 +130,18 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool StreamingFrame(const nghttp2_frame* frame, Stream* s);
 
  private:
+  void StartSession();
+  // The socket's or, over TLS, the TLS stream's.
+  template <class Handler>
+  void ReadSome(Handler&& h) {
+    if (tls_ != nullptr) return tls_->async_read_some(asio::buffer(rbuf_.get(), kReadBytes), h);
+    sock_.async_read_some(asio::buffer(rbuf_.get(), kReadBytes), h);
+  }
+  template <class Handler>
+  void WriteAll(Handler&& h) {
+    if (tls_ != nullptr) return asio::async_write(*tls_, asio::buffer(wbuf_), h);
+    asio::async_write(sock_, asio::buffer(wbuf_), h);
+  }
   void Read();
   void Flush();
   void Submit(int32_t id, Answer a);
@@ -158,6 +176,13 @@ class Conn : public std::enable_shared_from_this<Conn> {
   // report the streams it drops).
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   static constexpr size_t kReadBytes = 64 * 1024;
+  // Limits: TLS (null: h2c) and its handshake's deadline, since when no call is open, the
+  // client's budget of resets.
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
+  bool handshaking_ = false;
+  std::chrono::steady_clock::time_point handshake_deadline_;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
+  ResetBudget resets_;
 };
 
 class H2Server final : public GrpcServer {
@@ -173,6 +198,9 @@ class H2Server final : public GrpcServer {
   ~H2Server() override { Shutdown(std::chrono::milliseconds(0)); }
 
   Status Start() {
+    if (opts_.tls != nullptr) {
+      CQ_ASSIGN_OR_RETURN(tls_, tls::ServerContext::Create(*opts_.tls, {.alpn_h2 = true}));
+    }
     const int n = std::max(1, opts_.threads);
     for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>());
     boost::system::error_code ec;
@@ -192,7 +220,10 @@ class H2Server final : public GrpcServer {
     }
     port_ = acceptor_->local_endpoint().port();
     Accept();
-    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+    for (auto& w : workers_) {
+      Sweep(w.get());
+      w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+    }
     CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine: no Consume yet");
     return Status::Ok();
   }
@@ -204,8 +235,9 @@ class H2Server final : public GrpcServer {
   uint16_t port() const override { return port_; }
   size_t streams() const override { return 0; }
   void EndStreams() override {}
-  Status ReloadTls(const tls::TlsIdentity&) override {
-    return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
+  Status ReloadTls(const tls::TlsIdentity& identity) override {
+    if (tls_ == nullptr) return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
+    return tls_->Reload(identity);
   }
 
   void Shutdown(std::chrono::milliseconds deadline) override {
@@ -217,6 +249,7 @@ class H2Server final : public GrpcServer {
     });
     for (auto& w : workers_) {
       asio::post(w->ioc, [w = w.get()] {
+        w->sweep.cancel();
         // Terminate may close (and unlist) the connection: iterate over a copy.
         std::vector<std::shared_ptr<Conn>> conns;
         for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
@@ -242,6 +275,8 @@ class H2Server final : public GrpcServer {
 
   const ApiContext* api() const { return &api_; }
   H2Services* services() const { return services_.get(); }
+  const GrpcOptions& options() const { return opts_; }
+  const tls::ServerContext* tls() const { return tls_.get(); }
   int64_t max_request_bytes() const { return max_request_bytes_; }
   // A connection of the worker running `ioc` closed (on that worker's thread).
   void Unlist(asio::io_context* ioc, Conn* c) {
@@ -256,13 +291,35 @@ class H2Server final : public GrpcServer {
     asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
     std::thread thread;
     std::unordered_set<Conn*> conns;  // this worker's thread only
+    asio::steady_timer sweep{ioc};
   };
+
+  // Each connection's limits, a few times per the shortest timeout (at most each second).
+  void Sweep(Worker* w) {
+    const auto every = std::clamp<std::chrono::milliseconds>(
+        std::min(opts_.idle_timeout, opts_.handshake_timeout) / 4, std::chrono::milliseconds(10),
+        std::chrono::milliseconds(1000));
+    w->sweep.expires_after(every);
+    w->sweep.async_wait([this, w](boost::system::error_code ec) {
+      if (ec || stopping_.load()) return;
+      const auto now = std::chrono::steady_clock::now();
+      std::vector<std::shared_ptr<Conn>> conns;
+      for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
+      for (auto& c : conns) c->Sweep(now);
+      Sweep(w);
+    });
+  }
 
   void Accept() {
     Worker* w = workers_[next_++ % workers_.size()].get();
     acceptor_->async_accept(w->ioc, [this, w](boost::system::error_code ec, tcp::socket sock) {
       if (stopping_.load() || ec == asio::error::operation_aborted) return;
-      if (!ec) {
+      if (!ec && live_.load() >= opts_.max_connections) {
+        // max-connections: closed at once (the client sees the connection end, UNAVAILABLE).
+        boost::system::error_code ignored;
+        sock.close(ignored);
+        refused_.fetch_add(1);
+      } else if (!ec) {
         boost::system::error_code ignored;
         sock.set_option(tcp::no_delay(true), ignored);
         live_.fetch_add(1);
@@ -287,9 +344,50 @@ class H2Server final : public GrpcServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> live_{0};
+  std::atomic<uint64_t> refused_{0};         // connections beyond max_connections
+  std::unique_ptr<tls::ServerContext> tls_;  // TLS; null: h2c
 };
 
+Conn::Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
+    : server_(server),
+      ioc_(ioc),
+      sock_(std::move(sock)),
+      resets_(server->options().rst_stream_burst, server->options().rst_stream_per_second) {}
+
+// TLS first (ALPN h2, tls/server_context.h), with the context current now.
 void Conn::Start() {
+  if (server_->tls() == nullptr) return StartSession();
+  {
+    asio::ssl::context ctx(server_->tls()->Acquire());  // the stream takes its own reference
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(sock_, ctx);
+  }
+  handshaking_ = true;
+  handshake_deadline_ = std::chrono::steady_clock::now() + server_->options().handshake_timeout;
+  tls_->async_handshake(asio::ssl::stream_base::server,
+                        [self = shared_from_this()](boost::system::error_code ec) {
+                          if (self->closed_) return;
+                          self->handshaking_ = false;
+                          if (ec) {
+                            CQ_LOG_DEBUG(kLog, "TLS handshake failed: {}", ec.message());
+                            return self->Close();
+                          }
+                          self->StartSession();
+                        });
+}
+
+void Conn::Sweep(std::chrono::steady_clock::time_point now) {
+  if (closed_) return;
+  if (handshaking_) {
+    if (now >= handshake_deadline_) Close();
+    return;
+  }
+  if (session_ != nullptr && streams_.empty() &&
+      now - idle_since_ >= server_->options().idle_timeout) {
+    Terminate();
+  }
+}
+
+void Conn::StartSession() {
   nghttp2_session_callbacks* cbs = nullptr;
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, OnBeginHeaders);
@@ -297,7 +395,13 @@ void Conn::Start() {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnDataChunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrameRecv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnStreamClose);
-  nghttp2_session_server_new(&session_, cbs, this);
+  // PING and SETTINGS floods: a client that sends them without reading our acknowledgements
+  // gets the connection closed once this many wait to be written (nghttp2's default, explicit).
+  nghttp2_option* option = nullptr;
+  nghttp2_option_new(&option);
+  nghttp2_option_set_max_outbound_ack(option, 1000);
+  nghttp2_session_server_new2(&session_, cbs, this, option);
+  nghttp2_option_del(option);
   nghttp2_session_callbacks_del(cbs);
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1000},
@@ -324,21 +428,19 @@ void Conn::Close() {
 }
 
 void Conn::Read() {
-  sock_.async_read_some(asio::buffer(rbuf_.get(), kReadBytes),
-                        [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-                          if (self->closed_) return;
-                          if (ec) return self->Close();
-                          self->in_recv_ = true;
-                          ssize_t r =
-                              nghttp2_session_mem_recv(self->session_, self->rbuf_.get(), n);
-                          self->in_recv_ = false;
-                          if (r < 0) {
-                            CQ_LOG_DEBUG(kLog, "HTTP/2 error: {}", nghttp2_strerror(int(r)));
-                            return self->Close();
-                          }
-                          self->Flush();
-                          if (!self->closed_) self->Read();
-                        });
+  ReadSome([self = shared_from_this()](boost::system::error_code ec, size_t n) {
+    if (self->closed_) return;
+    if (ec) return self->Close();
+    self->in_recv_ = true;
+    ssize_t r = nghttp2_session_mem_recv(self->session_, self->rbuf_.get(), n);
+    self->in_recv_ = false;
+    if (r < 0) {
+      CQ_LOG_DEBUG(kLog, "HTTP/2 error: {}", nghttp2_strerror(int(r)));
+      return self->Close();
+    }
+    self->Flush();
+    if (!self->closed_) self->Read();
+  });
 }
 
 void Conn::Flush() {
@@ -358,12 +460,11 @@ void Conn::Flush() {
     return;
   }
   writing_ = true;
-  asio::async_write(sock_, asio::buffer(wbuf_),
-                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                      self->writing_ = false;
-                      if (ec) return self->Close();
-                      self->Flush();
-                    });
+  WriteAll([self = shared_from_this()](boost::system::error_code ec, size_t) {
+    self->writing_ = false;
+    if (ec) return self->Close();
+    self->Flush();
+  });
 }
 
 void Conn::Complete(int32_t id, Answer a) {
@@ -468,6 +569,12 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
 }
 
 int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
+  if (frame->hd.type == NGHTTP2_RST_STREAM &&
+      !static_cast<Conn*>(user)->resets_.Take(std::chrono::steady_clock::now())) {
+    CQ_LOG_DEBUG(kLog, "a client resets streams too fast: GOAWAY");
+    nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM);
+    return 0;
+  }
   if (static_cast<Conn*>(user)->StreamingFrame(
           frame, static_cast<Stream*>(
                      nghttp2_session_get_stream_user_data(session, frame->hd.stream_id)))) {
@@ -490,6 +597,7 @@ int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* us
   c->CancelParked(*it->second);
   if (it->second->streaming != nullptr) it->second->streaming->OnClose();
   c->streams_.erase(it);
+  if (c->streams_.empty()) c->idle_since_ = std::chrono::steady_clock::now();
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
 }
