@@ -149,17 +149,22 @@ const std::vector<std::string>& H2Services::Names() {
   return *names;
 }
 
+bool H2Services::Serves(std::string_view path) {
+  return path.starts_with("/grpc.") &&
+         (path == "/grpc.health.v1.Health/Check" || path == "/grpc.health.v1.Health/Watch" ||
+          path == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo");
+}
+
 std::shared_ptr<H2StreamState> H2Services::Open(std::string_view path, int64_t max_message_bytes,
                                                 std::function<void()> wake) {
+  if (!Serves(path)) return nullptr;
   std::unique_ptr<H2StreamHandler> handler;
   auto state = std::make_shared<H2StreamState>(std::move(wake), max_message_bytes);
   if (path == "/grpc.health.v1.Health/Check" || path == "/grpc.health.v1.Health/Watch") {
     handler = std::make_unique<HealthCall>(health_.get(), state->NewWriter(),
                                            path == "/grpc.health.v1.Health/Watch");
-  } else if (path == "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo") {
-    handler = NewReflectionHandler(state->NewWriter());
   } else {
-    return nullptr;
+    handler = NewReflectionHandler(state->NewWriter());
   }
   state->SetHandler(std::move(handler));
   return state;

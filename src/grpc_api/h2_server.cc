@@ -575,7 +575,8 @@ int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void
     nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM);
     return 0;
   }
-  if (static_cast<Conn*>(user)->StreamingFrame(
+  if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+      static_cast<Conn*>(user)->StreamingFrame(
           frame, static_cast<Stream*>(
                      nghttp2_session_get_stream_user_data(session, frame->hd.stream_id)))) {
     return 0;
@@ -614,7 +615,8 @@ void Conn::CancelParked(Stream& s) {
 bool Conn::StreamingFrame(const nghttp2_frame* frame, Stream* s) {
   if (s == nullptr) return false;
   const int32_t id = frame->hd.stream_id;
-  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST &&
+      H2Services::Serves(s->path)) {
     s->streaming = server_->services()->Open(
         s->path, server_->max_request_bytes(), [weak = weak_from_this(), ioc = ioc_, id] {
           asio::post(*ioc, [weak, id] {

@@ -72,6 +72,8 @@ class H2Services {
   // has something to write: the connection then runs H2StreamState::Pump on its thread.
   std::shared_ptr<H2StreamState> Open(std::string_view path, int64_t max_message_bytes,
                                       std::function<void()> wake);
+  // Whether `path` is one of these services' methods (cheap: the unary calls ask it).
+  static bool Serves(std::string_view path);
   // From now on the health service answers NOT_SERVING (as grpc++'s from Shutdown()).
   void Shutdown();
 
