@@ -529,6 +529,22 @@ class ShutdownTest(unittest.TestCase):
             server.stop()
             shutil.rmtree(work, ignore_errors=True)
 
+    def test_health_watch_says_not_serving_at_sigterm(self):
+        # A load balancer watching the health service sees the node go before its streams end.
+        work = tempfile.mkdtemp(prefix="chronoq-grpc-")
+        server = Server(work)
+        try:
+            channel = grpc.insecure_channel(server.grpc)
+            call = channel.unary_stream("/grpc.health.v1.Health/Watch")(b"", timeout=30)
+            self.assertEqual(next(call), b"\x08\x01")  # SERVING
+            server.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(next(call), b"\x08\x02")  # NOT_SERVING
+            self.assertEqual(server.stop(), 0)
+            channel.close()
+        finally:
+            server.stop()
+            shutil.rmtree(work, ignore_errors=True)
+
 
 def main():
     global ARGS, pb, pbg, refl
