@@ -18,6 +18,8 @@
 #include "chronoq/v1/delay_queue.grpc.pb.h"
 #include "engine/engine.h"
 #include "grpc_api/grpc_server.h"
+#include "metrics/exposition.h"
+#include "metrics/registry.h"
 #include "service/queue_service.h"
 #include "storage/memory/mem_kv.h"
 #include "storage/message_store.h"
@@ -128,7 +130,7 @@ class H2LimitsTest : public ::testing::Test {
     g.host = "127.0.0.1";
     g.port = 0;
     g.engine = "nghttp2";
-    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
+    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
     ASSERT_TRUE(started.has_value()) << started.error().message();
     server_ = std::move(*started);
   }
@@ -161,6 +163,7 @@ class H2LimitsTest : public ::testing::Test {
   storage::MessageStore store_{&kv_, "h2"};
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<service::QueueService> service_;
+  metrics::Registry registry_;
   std::unique_ptr<GrpcServer> server_;
 };
 
@@ -200,6 +203,9 @@ TEST_F(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
   c.Send(Preface()).IgnoreError();  // may fail: the server may have closed it already
   EXPECT_TRUE(c.WaitClosed(seconds(5)));
   EXPECT_EQ(c.received(), "");
+  metrics::TextWriter w;
+  registry_.Render(w);
+  EXPECT_NE(w.Take().find("\ncq_grpc_connections_refused_total 1\n"), std::string::npos);
   // One closes: a new connection is served (once the server has seen the close).
   a.Close();
   grpc::Status s = Call();

@@ -230,6 +230,13 @@ class H2Server final : public GrpcServer {
 
   void AddMetrics(metrics::Registry& registry) {
     registry.Add([stats = stats_](metrics::TextWriter& w) { stats->Render(w); });
+    registry.Add([refused = refused_](metrics::TextWriter& w) {
+      w.Family("cq_grpc_connections_refused_total",
+               "gRPC connections closed at once because max-connections were open (nghttp2 "
+               "engine)",
+               metrics::MetricType::kCounter);
+      w.Sample("cq_grpc_connections_refused_total", {}, static_cast<double>(refused->load()));
+    });
   }
 
   uint16_t port() const override { return port_; }
@@ -318,7 +325,7 @@ class H2Server final : public GrpcServer {
         // max-connections: closed at once (the client sees the connection end, UNAVAILABLE).
         boost::system::error_code ignored;
         sock.close(ignored);
-        refused_.fetch_add(1);
+        refused_->fetch_add(1);
       } else if (!ec) {
         boost::system::error_code ignored;
         sock.set_option(tcp::no_delay(true), ignored);
@@ -344,7 +351,8 @@ class H2Server final : public GrpcServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> live_{0};
-  std::atomic<uint64_t> refused_{0};         // connections beyond max_connections
+  // Connections beyond max_connections (shared with the registry's collector).
+  std::shared_ptr<std::atomic<uint64_t>> refused_ = std::make_shared<std::atomic<uint64_t>>(0);
   std::unique_ptr<tls::ServerContext> tls_;  // TLS; null: h2c
 };
 
