@@ -294,6 +294,9 @@ int RunServe(const std::vector<std::string>& args) {
     gopts.authenticator = &authenticator;
     gopts.engine = cfg.grpc_engine;
     gopts.threads = static_cast<int>(cfg.http_threads);
+    gopts.max_connections = max_connections;
+    gopts.idle_timeout = std::chrono::milliseconds(cfg.idle_timeout_millis);
+    gopts.handshake_timeout = std::chrono::milliseconds(cfg.tls_handshake_timeout_millis);
     grpc_host = gopts.host;
     auto started = grpc_api::StartGrpcServer(gopts, service.get(), clock, scheduler, &registry);
     if (!started.has_value()) {

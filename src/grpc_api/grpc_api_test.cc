@@ -607,7 +607,7 @@ int HealthStatus(grpc::Channel* channel) {
   return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : -1;
 }
 
-TEST_F(GrpcApiTest, TheHealthServiceFollowsTheNodesOnlineSwitch) {
+TEST_P(GrpcEnginesTest, TheHealthServiceFollowsTheNodesOnlineSwitch) {
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
                                      grpc::InsecureChannelCredentials());
   EXPECT_EQ(HealthStatus(channel.get()), 1);
@@ -617,11 +617,12 @@ TEST_F(GrpcApiTest, TheHealthServiceFollowsTheNodesOnlineSwitch) {
   EXPECT_EQ(HealthStatus(channel.get()), 1);
 }
 
-TEST_F(GrpcApiTest, AServerStartedOnAnOfflineNodeIsNotServing) {
+TEST_P(GrpcEnginesTest, AServerStartedOnAnOfflineNodeIsNotServing) {
   service_->SetOnline(false);
   GrpcOptions g;
   g.host = "127.0.0.1";
   g.port = 0;
+  g.engine = GetParam();
   auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
   ASSERT_TRUE(started.has_value()) << started.error().message();
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*started)->port()),

@@ -46,9 +46,19 @@ struct GrpcOptions {
   // Null: none. REQUIRES: outlives the server.
   const auth::Authenticator* authenticator = nullptr;
   // grpc-engine: "grpc++" (gRPC's C++ server) or, experimental, "nghttp2" (h2_server.h: our own
-  // HTTP/2 server on Asio; plain h2c, unary Send only so far).
+  // HTTP/2 server on Asio; no Consume yet).
   std::string engine = "grpc++";
   int threads = 2;  // the nghttp2 engine's threads (gRPC's server sizes its own)
+  // The nghttp2 engine's connection limits, as HTTP's (http::ServerOptions): open connections at
+  // most (one beyond is closed at once), a connection with no call open this long gets GOAWAY and
+  // is closed, a TLS handshake not done this long after the accept is closed. RST_STREAMs from
+  // one client: `rst_stream_burst` at once, refilled at `rst_stream_per_second` (beyond: GOAWAY
+  // ENHANCE_YOUR_CALM; h2_limits.h).
+  int64_t max_connections = 10'000;
+  std::chrono::milliseconds idle_timeout{120'000};
+  std::chrono::milliseconds handshake_timeout{10'000};
+  int rst_stream_burst = 1000;
+  int rst_stream_per_second = 33;
 };
 
 class GrpcServer {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -24,7 +25,10 @@
 
 #include "base/log.h"
 #include "grpc_api/api_context.h"
+#include "grpc_api/h2_limits.h"
 #include "grpc_api/h2_routes.h"
+#include "grpc_api/h2_stream.h"
+#include "tls/server_context.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -38,20 +42,6 @@ constexpr int kInternal = 13;
 // A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
 constexpr std::chrono::milliseconds kDeadlineMargin{20};
 constexpr int kResourceExhausted = 8;
-
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
-std::string PercentEncode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '%') {
-      out += fmt::format("%{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 // grpc-timeout: 1 to 8 digits and a unit (H, M, S, m, u, n); anything else: no deadline.
 std::chrono::nanoseconds ParseTimeout(std::string_view v) {
@@ -105,14 +95,16 @@ struct Stream {
   bool refused = false;  // answered before its end (too large)
   std::string out;       // the answer's DATA
   size_t out_pos = 0;
+  // A call of the standard services (health, reflection; h2_stream.h): its own deframing and
+  // writing.
+  std::shared_ptr<H2StreamState> streaming;
 };
 
 class H2Server;
 
 class Conn : public std::enable_shared_from_this<Conn> {
  public:
-  Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
-      : server_(server), ioc_(ioc), sock_(std::move(sock)) {}
+  Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock);
   ~Conn() {
     if (session_ != nullptr) nghttp2_session_del(session_);
   }
@@ -121,16 +113,35 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   void Start();
   void Close();
+  // Each sweep of its worker (h2_limits.h): closes a connection whose TLS handshake is late, ends
+  // one with no call open for the idle timeout.
+  void Sweep(std::chrono::steady_clock::time_point now);
   // Ends the session: GOAWAY, then closes once what is in flight is written.
   void Terminate() {
     if (closed_) return;
+    if (session_ == nullptr) return Close();  // in its TLS handshake
     nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
     Flush();
   }
   // The answer of stream `id`, from any thread.
   void Complete(int32_t id, Answer a);
+  // Standard services (h2_stream.h): opens the call at its HEADERS, routes its frames; true when
+  // the frame was the streaming call's.
+  bool StreamingFrame(const nghttp2_frame* frame, Stream* s);
 
  private:
+  void StartSession();
+  // The socket's or, over TLS, the TLS stream's.
+  template <class Handler>
+  void ReadSome(Handler&& h) {
+    if (tls_ != nullptr) return tls_->async_read_some(asio::buffer(rbuf_.get(), kReadBytes), h);
+    sock_.async_read_some(asio::buffer(rbuf_.get(), kReadBytes), h);
+  }
+  template <class Handler>
+  void WriteAll(Handler&& h) {
+    if (tls_ != nullptr) return asio::async_write(*tls_, asio::buffer(wbuf_), h);
+    asio::async_write(sock_, asio::buffer(wbuf_), h);
+  }
   void Read();
   void Flush();
   void Submit(int32_t id, Answer a);
@@ -165,6 +176,13 @@ class Conn : public std::enable_shared_from_this<Conn> {
   // report the streams it drops).
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   static constexpr size_t kReadBytes = 64 * 1024;
+  // Limits: TLS (null: h2c) and its handshake's deadline, since when no call is open, the
+  // client's budget of resets.
+  std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
+  bool handshaking_ = false;
+  std::chrono::steady_clock::time_point handshake_deadline_;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
+  ResetBudget resets_;
 };
 
 class H2Server final : public GrpcServer {
@@ -175,10 +193,14 @@ class H2Server final : public GrpcServer {
     api_.stats = stats_.get();
     api_.authenticator = o.authenticator;
     max_request_bytes_ = o.max_msg_bytes + kEnvelopeBytes;
+    services_ = std::make_unique<H2Services>(&api_);
   }
   ~H2Server() override { Shutdown(std::chrono::milliseconds(0)); }
 
   Status Start() {
+    if (opts_.tls != nullptr) {
+      CQ_ASSIGN_OR_RETURN(tls_, tls::ServerContext::Create(*opts_.tls, {.alpn_h2 = true}));
+    }
     const int n = std::max(1, opts_.threads);
     for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>());
     boost::system::error_code ec;
@@ -198,32 +220,43 @@ class H2Server final : public GrpcServer {
     }
     port_ = acceptor_->local_endpoint().port();
     Accept();
-    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
-    CQ_LOG_WARN(kLog,
-                "gRPC on the experimental nghttp2 engine: unary methods only (no Consume, health, "
-                "reflection or TLS)");
+    for (auto& w : workers_) {
+      Sweep(w.get());
+      w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+    }
+    CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine: no Consume yet");
     return Status::Ok();
   }
 
   void AddMetrics(metrics::Registry& registry) {
     registry.Add([stats = stats_](metrics::TextWriter& w) { stats->Render(w); });
+    registry.Add([refused = refused_](metrics::TextWriter& w) {
+      w.Family("cq_grpc_connections_refused_total",
+               "gRPC connections closed at once because max-connections were open (nghttp2 "
+               "engine)",
+               metrics::MetricType::kCounter);
+      w.Sample("cq_grpc_connections_refused_total", {}, static_cast<double>(refused->load()));
+    });
   }
 
   uint16_t port() const override { return port_; }
   size_t streams() const override { return 0; }
   void EndStreams() override {}
-  Status ReloadTls(const tls::TlsIdentity&) override {
-    return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
+  Status ReloadTls(const tls::TlsIdentity& identity) override {
+    if (tls_ == nullptr) return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
+    return tls_->Reload(identity);
   }
 
   void Shutdown(std::chrono::milliseconds deadline) override {
     if (workers_.empty() || stopping_.exchange(true)) return;
+    services_->Shutdown();  // health: NOT_SERVING
     asio::post(workers_[0]->ioc, [this] {
       boost::system::error_code ec;
       acceptor_->close(ec);
     });
     for (auto& w : workers_) {
       asio::post(w->ioc, [w = w.get()] {
+        w->sweep.cancel();
         // Terminate may close (and unlist) the connection: iterate over a copy.
         std::vector<std::shared_ptr<Conn>> conns;
         for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
@@ -248,6 +281,9 @@ class H2Server final : public GrpcServer {
   }
 
   const ApiContext* api() const { return &api_; }
+  H2Services* services() const { return services_.get(); }
+  const GrpcOptions& options() const { return opts_; }
+  const tls::ServerContext* tls() const { return tls_.get(); }
   int64_t max_request_bytes() const { return max_request_bytes_; }
   // A connection of the worker running `ioc` closed (on that worker's thread).
   void Unlist(asio::io_context* ioc, Conn* c) {
@@ -262,13 +298,35 @@ class H2Server final : public GrpcServer {
     asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
     std::thread thread;
     std::unordered_set<Conn*> conns;  // this worker's thread only
+    asio::steady_timer sweep{ioc};
   };
+
+  // Each connection's limits, a few times per the shortest timeout (at most each second).
+  void Sweep(Worker* w) {
+    const auto every = std::clamp<std::chrono::milliseconds>(
+        std::min(opts_.idle_timeout, opts_.handshake_timeout) / 4, std::chrono::milliseconds(10),
+        std::chrono::milliseconds(1000));
+    w->sweep.expires_after(every);
+    w->sweep.async_wait([this, w](boost::system::error_code ec) {
+      if (ec || stopping_.load()) return;
+      const auto now = std::chrono::steady_clock::now();
+      std::vector<std::shared_ptr<Conn>> conns;
+      for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
+      for (auto& c : conns) c->Sweep(now);
+      Sweep(w);
+    });
+  }
 
   void Accept() {
     Worker* w = workers_[next_++ % workers_.size()].get();
     acceptor_->async_accept(w->ioc, [this, w](boost::system::error_code ec, tcp::socket sock) {
       if (stopping_.load() || ec == asio::error::operation_aborted) return;
-      if (!ec) {
+      if (!ec && live_.load() >= opts_.max_connections) {
+        // max-connections: closed at once (the client sees the connection end, UNAVAILABLE).
+        boost::system::error_code ignored;
+        sock.close(ignored);
+        refused_->fetch_add(1);
+      } else if (!ec) {
         boost::system::error_code ignored;
         sock.set_option(tcp::no_delay(true), ignored);
         live_.fetch_add(1);
@@ -285,6 +343,7 @@ class H2Server final : public GrpcServer {
   GrpcOptions opts_;
   std::shared_ptr<MethodStats> stats_;
   ApiContext api_;
+  std::unique_ptr<H2Services> services_;  // health, reflection
   int64_t max_request_bytes_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<tcp::acceptor> acceptor_;
@@ -292,9 +351,51 @@ class H2Server final : public GrpcServer {
   uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> live_{0};
+  // Connections beyond max_connections (shared with the registry's collector).
+  std::shared_ptr<std::atomic<uint64_t>> refused_ = std::make_shared<std::atomic<uint64_t>>(0);
+  std::unique_ptr<tls::ServerContext> tls_;  // TLS; null: h2c
 };
 
+Conn::Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
+    : server_(server),
+      ioc_(ioc),
+      sock_(std::move(sock)),
+      resets_(server->options().rst_stream_burst, server->options().rst_stream_per_second) {}
+
+// TLS first (ALPN h2, tls/server_context.h), with the context current now.
 void Conn::Start() {
+  if (server_->tls() == nullptr) return StartSession();
+  {
+    asio::ssl::context ctx(server_->tls()->Acquire());  // the stream takes its own reference
+    tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(sock_, ctx);
+  }
+  handshaking_ = true;
+  handshake_deadline_ = std::chrono::steady_clock::now() + server_->options().handshake_timeout;
+  tls_->async_handshake(asio::ssl::stream_base::server,
+                        [self = shared_from_this()](boost::system::error_code ec) {
+                          if (self->closed_) return;
+                          self->handshaking_ = false;
+                          if (ec) {
+                            CQ_LOG_DEBUG(kLog, "TLS handshake failed: {}", ec.message());
+                            return self->Close();
+                          }
+                          self->StartSession();
+                        });
+}
+
+void Conn::Sweep(std::chrono::steady_clock::time_point now) {
+  if (closed_) return;
+  if (handshaking_) {
+    if (now >= handshake_deadline_) Close();
+    return;
+  }
+  if (session_ != nullptr && streams_.empty() &&
+      now - idle_since_ >= server_->options().idle_timeout) {
+    Terminate();
+  }
+}
+
+void Conn::StartSession() {
   nghttp2_session_callbacks* cbs = nullptr;
   nghttp2_session_callbacks_new(&cbs);
   nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, OnBeginHeaders);
@@ -302,7 +403,13 @@ void Conn::Start() {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnDataChunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrameRecv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnStreamClose);
-  nghttp2_session_server_new(&session_, cbs, this);
+  // PING and SETTINGS floods: a client that sends them without reading our acknowledgements
+  // gets the connection closed once this many wait to be written (nghttp2's default, explicit).
+  nghttp2_option* option = nullptr;
+  nghttp2_option_new(&option);
+  nghttp2_option_set_max_outbound_ack(option, 1000);
+  nghttp2_session_server_new2(&session_, cbs, this, option);
+  nghttp2_option_del(option);
   nghttp2_session_callbacks_del(cbs);
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1000},
@@ -321,26 +428,27 @@ void Conn::Close() {
   boost::system::error_code ec;
   sock_.shutdown(tcp::socket::shutdown_both, ec);
   sock_.close(ec);
-  for (auto& [id, stream] : streams_) CancelParked(*stream);
+  for (auto& [id, stream] : streams_) {
+    CancelParked(*stream);
+    if (stream->streaming != nullptr) stream->streaming->OnClose();
+  }
   server_->Unlist(ioc_, this);
 }
 
 void Conn::Read() {
-  sock_.async_read_some(asio::buffer(rbuf_.get(), kReadBytes),
-                        [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-                          if (self->closed_) return;
-                          if (ec) return self->Close();
-                          self->in_recv_ = true;
-                          ssize_t r =
-                              nghttp2_session_mem_recv(self->session_, self->rbuf_.get(), n);
-                          self->in_recv_ = false;
-                          if (r < 0) {
-                            CQ_LOG_DEBUG(kLog, "HTTP/2 error: {}", nghttp2_strerror(int(r)));
-                            return self->Close();
-                          }
-                          self->Flush();
-                          if (!self->closed_) self->Read();
-                        });
+  ReadSome([self = shared_from_this()](boost::system::error_code ec, size_t n) {
+    if (self->closed_) return;
+    if (ec) return self->Close();
+    self->in_recv_ = true;
+    ssize_t r = nghttp2_session_mem_recv(self->session_, self->rbuf_.get(), n);
+    self->in_recv_ = false;
+    if (r < 0) {
+      CQ_LOG_DEBUG(kLog, "HTTP/2 error: {}", nghttp2_strerror(int(r)));
+      return self->Close();
+    }
+    self->Flush();
+    if (!self->closed_) self->Read();
+  });
 }
 
 void Conn::Flush() {
@@ -360,12 +468,11 @@ void Conn::Flush() {
     return;
   }
   writing_ = true;
-  asio::async_write(sock_, asio::buffer(wbuf_),
-                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                      self->writing_ = false;
-                      if (ec) return self->Close();
-                      self->Flush();
-                    });
+  WriteAll([self = shared_from_this()](boost::system::error_code ec, size_t) {
+    self->writing_ = false;
+    if (ec) return self->Close();
+    self->Flush();
+  });
 }
 
 void Conn::Complete(int32_t id, Answer a) {
@@ -398,7 +505,7 @@ void Conn::Submit(int32_t id, Answer a) {
   }
   // Trailers-Only: the status in the one HEADERS frame.
   const std::string code = std::to_string(a.code);
-  const std::string message = PercentEncode(a.message);
+  const std::string message = GrpcPercentEncode(a.message);
   const nghttp2_nv nva[] = {StaticNv(":status", "200"),
                             StaticNv("content-type", "application/grpc"),
                             Nv("grpc-status", code, NGHTTP2_NV_FLAG_NO_COPY_NAME),
@@ -453,6 +560,10 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
                       size_t len, void* user) {
   auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
   if (s == nullptr || s->refused) return 0;
+  if (s->streaming != nullptr) {
+    s->streaming->OnData(data, len);
+    return 0;
+  }
   auto* c = static_cast<Conn*>(user);
   if (static_cast<int64_t>(s->body.size() + len) > c->server_->max_request_bytes()) {
     // Refused before it is buffered whole; the rest of its DATA is dropped.
@@ -466,6 +577,18 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
 }
 
 int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
+  if (frame->hd.type == NGHTTP2_RST_STREAM &&
+      !static_cast<Conn*>(user)->resets_.Take(std::chrono::steady_clock::now())) {
+    CQ_LOG_DEBUG(kLog, "a client resets streams too fast: GOAWAY");
+    nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM);
+    return 0;
+  }
+  if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+      static_cast<Conn*>(user)->StreamingFrame(
+          frame, static_cast<Stream*>(
+                     nghttp2_session_get_stream_user_data(session, frame->hd.stream_id)))) {
+    return 0;
+  }
   if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
       (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
     return 0;
@@ -481,7 +604,9 @@ int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* us
   auto it = c->streams_.find(id);
   if (it == c->streams_.end()) return 0;
   c->CancelParked(*it->second);
+  if (it->second->streaming != nullptr) it->second->streaming->OnClose();
   c->streams_.erase(it);
+  if (c->streams_.empty()) c->idle_since_ = std::chrono::steady_clock::now();
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
 }
@@ -493,6 +618,32 @@ void Conn::CancelParked(Stream& s) {
   s.gone->store(true);
   server_->api()->service->CancelLongPoll(s.ticket);
   s.gone.reset();
+}
+
+bool Conn::StreamingFrame(const nghttp2_frame* frame, Stream* s) {
+  if (s == nullptr) return false;
+  const int32_t id = frame->hd.stream_id;
+  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST &&
+      H2Services::Serves(s->path)) {
+    s->streaming = server_->services()->Open(
+        s->path, server_->max_request_bytes(), [weak = weak_from_this(), ioc = ioc_, id] {
+          asio::post(*ioc, [weak, id] {
+            auto self = weak.lock();
+            if (self == nullptr || self->closed_) return;
+            auto* st =
+                static_cast<Stream*>(nghttp2_session_get_stream_user_data(self->session_, id));
+            if (st == nullptr || st->streaming == nullptr) return;
+            st->streaming->Pump(self->session_, id);
+            self->Flush();
+          });
+        });
+  }
+  if (s->streaming == nullptr) return false;
+  if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) &&
+      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+    s->streaming->OnHalfClose();
+  }
+  return true;
 }
 
 // A request complete: its one message to the method of its path (h2_routes.h).

@@ -1,10 +1,9 @@
-// EXPERIMENTAL (grpc-engine=nghttp2; docs/benchmarks.md, gRPC "Third look"): the gRPC protocol
-// served by our own HTTP/2 server, nghttp2's server sessions over Asio sockets on `threads`
-// single-threaded io_contexts (as http/server.h), instead of gRPC's C++ server. A prototype to
-// measure the protocol layer's cost per call, growing into a replacement (docs/grpc.md): plain
-// h2c only, the unary methods (h2_routes.h over unary_methods.h, the grpc++ engine's code below
-// the protocol), grpc-timeout for Pull's wait; no Consume, reflection, health or TLS yet
-// (UNIMPLEMENTED).
+// EXPERIMENTAL (grpc-engine=nghttp2; docs/grpc.md): the gRPC protocol served by our own HTTP/2
+// server, nghttp2's server sessions over Asio sockets on `threads` single-threaded io_contexts (as
+// http/server.h), instead of gRPC's C++ server. h2c or TLS with ALPN h2 (tls/server_context.h);
+// the unary methods (h2_routes.h over unary_methods.h, the grpc++ engine's code below the
+// protocol), grpc-timeout for Pull's wait, grpc.health.v1 and server reflection (h2_stream.h), the
+// connection limits of GrpcOptions; no Consume yet (UNIMPLEMENTED).
 //
 // This header names no nghttp2, Asio or protobuf type.
 #pragma once

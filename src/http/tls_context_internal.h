@@ -8,7 +8,9 @@
 namespace chronoq::http {
 
 struct TlsContext::Native {
-  boost::asio::ssl::context ctx{boost::asio::ssl::context::tls_server};
+  // Takes the reference of tls::NewServerContext.
+  explicit Native(boost::asio::ssl::context::native_handle_type handle) : ctx(handle) {}
+  boost::asio::ssl::context ctx;
 };
 
 }  // namespace chronoq::http

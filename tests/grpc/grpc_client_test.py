@@ -37,10 +37,14 @@ import grpc
 ARGS = None
 pb = None  # chronoq.v1.delay_queue_pb2
 pbg = None  # chronoq.v1.delay_queue_pb2_grpc
+refl = None  # chronoq.reflection.v1alpha.reflection_pb2 (gRPC's reflection messages, a copy)
 
 
 def generate_stubs(proto_dir, out_dir):
     proto = "chronoq/v1/delay_queue.proto"
+    # The reflection messages: their field numbers are gRPC's (messages only, no stub).
+    subprocess.run(["protoc", "-I" + proto_dir, "--python_out=" + out_dir,
+                    "chronoq/reflection/v1alpha/reflection.proto"], check=True)
     try:
         from grpc_tools import protoc as grpc_protoc  # noqa: F401
         rc = subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I" + proto_dir,
@@ -360,6 +364,69 @@ class GrpcApiTest(unittest.TestCase):
         self.assertIn(b"chronoq.v1.DelayQueue", answers[0])
         self.assertIn(b"grpc.health.v1.Health", answers[0])
 
+    def test_health_check_and_watch(self):
+        check = self.channel.unary_unary("/grpc.health.v1.Health/Check")
+        # HealthCheckRequest{service: "chronoq.v1.DelayQueue"}: gRPC's default health service
+        # knows "" only.
+        name = b"chronoq.v1.DelayQueue"
+        with self.assertRaises(grpc.RpcError) as cm:
+            check(b"\x0a" + bytes([len(name)]) + name, timeout=10)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        watch = self.channel.unary_stream("/grpc.health.v1.Health/Watch")
+        unknown = watch(b"\x0a" + bytes([len(name)]) + name, timeout=10)
+        self.assertEqual(next(unknown), b"\x08\x03")  # SERVICE_UNKNOWN, the stream open
+        unknown.cancel()
+        call = watch(b"", timeout=10)
+        self.assertEqual(next(call), b"\x08\x01")  # SERVING at once
+        urllib.request.urlopen(self.server.http + "/camellia/health/offline", b"").close()
+        self.assertEqual(next(call), b"\x08\x02")  # then at each change
+        urllib.request.urlopen(self.server.http + "/camellia/health/online", b"").close()
+        self.assertEqual(next(call), b"\x08\x01")
+        call.cancel()
+
+    def test_reflection_answers_each_request_of_an_open_stream(self):
+        # As grpcurl does: one stream, each request answered before the next is sent.
+        requests = queue.Queue()
+        info = self.channel.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+            request_serializer=refl.ServerReflectionRequest.SerializeToString,
+            response_deserializer=refl.ServerReflectionResponse.FromString)
+        call = info(iter(requests.get, None), timeout=10)
+
+        def ask(**kw):
+            requests.put(refl.ServerReflectionRequest(host="h", **kw))
+            return next(call)
+
+        listed = ask(list_services="*")
+        self.assertEqual(listed.valid_host, "h")
+        self.assertEqual(listed.original_request.list_services, "*")
+        names = [s.name for s in listed.list_services_response.service]
+        self.assertIn("chronoq.v1.DelayQueue", names)
+        self.assertIn("grpc.health.v1.Health", names)
+        self.assertIn("grpc.reflection.v1alpha.ServerReflection", names)
+        from google.protobuf import descriptor_pb2
+        for answer in (ask(file_containing_symbol="chronoq.v1.DelayQueue"),
+                       ask(file_containing_symbol="chronoq.v1.SendRequest.topic"),
+                       ask(file_by_filename="chronoq/v1/delay_queue.proto")):
+            files = answer.file_descriptor_response.file_descriptor_proto
+            self.assertGreaterEqual(len(files), 1)
+            f = descriptor_pb2.FileDescriptorProto.FromString(files[0])
+            self.assertEqual(f.name, "chronoq/v1/delay_queue.proto")
+            self.assertEqual(f.package, "chronoq.v1")
+            methods = [m.name for m in f.service[0].method]
+            self.assertIn("Send", methods)
+            self.assertIn("Consume", methods)
+            # Every file it imports comes with it.
+            sent = {descriptor_pb2.FileDescriptorProto.FromString(b).name for b in files}
+            self.assertTrue(set(f.dependency) <= sent, (f.dependency, sent))
+        for missing in (ask(file_containing_symbol="chronoq.v1.NoSuchThing"),
+                        ask(file_by_filename="no/such.proto")):
+            self.assertEqual(missing.error_response.error_code,
+                             grpc.StatusCode.NOT_FOUND.value[0])
+        requests.put(None)  # the client's side ends: so does the call, OK
+        self.assertEqual(list(call), [])
+        self.assertEqual(call.code(), grpc.StatusCode.OK)
+
     # ---- Consume
 
     def open_stream(self, topic, credit, ack_timeout):
@@ -462,9 +529,25 @@ class ShutdownTest(unittest.TestCase):
             server.stop()
             shutil.rmtree(work, ignore_errors=True)
 
+    def test_health_watch_says_not_serving_at_sigterm(self):
+        # A load balancer watching the health service sees the node go before its streams end.
+        work = tempfile.mkdtemp(prefix="chronoq-grpc-")
+        server = Server(work)
+        try:
+            channel = grpc.insecure_channel(server.grpc)
+            call = channel.unary_stream("/grpc.health.v1.Health/Watch")(b"", timeout=30)
+            self.assertEqual(next(call), b"\x08\x01")  # SERVING
+            server.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(next(call), b"\x08\x02")  # NOT_SERVING
+            self.assertEqual(server.stop(), 0)
+            channel.close()
+        finally:
+            server.stop()
+            shutil.rmtree(work, ignore_errors=True)
+
 
 def main():
-    global ARGS, pb, pbg
+    global ARGS, pb, pbg, refl
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
     parser.add_argument("--proto-dir", required=True)
@@ -477,7 +560,8 @@ def main():
         generate_stubs(ARGS.proto_dir, stubs)
         sys.path.insert(0, stubs)
         from chronoq.v1 import delay_queue_pb2, delay_queue_pb2_grpc
-        pb, pbg = delay_queue_pb2, delay_queue_pb2_grpc
+        from chronoq.reflection.v1alpha import reflection_pb2
+        pb, pbg, refl = delay_queue_pb2, delay_queue_pb2_grpc, reflection_pb2
         result = unittest.main(argv=[sys.argv[0]] + rest, exit=False, verbosity=2).result
     finally:
         shutil.rmtree(stubs, ignore_errors=True)

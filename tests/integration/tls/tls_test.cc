@@ -95,6 +95,8 @@ class TlsTest : public ::testing::Test {
     return eq == std::string::npos ? s.out : s.out.substr(eq + 1, s.out.find('\n') - eq - 1);
   }
 
+  void GrpcServesTls(const std::string& engine);
+
   Status Start(std::vector<std::string> flags) {
     flags.insert(flags.begin(), {"--storage=memory", "--tls-cert-file=" + P("server.pem"),
                                  "--tls-key-file=" + P("server.key")});
@@ -383,9 +385,11 @@ TEST_F(TlsTest, IdleRequestAndHandshakeTimeoutsCloseTlsConnections) {
   EXPECT_EQ(WaitMetric("cq_http_tls_handshake_failures_total", 1), 1);
 }
 
-// gRPC over TLS with the same files: gRPC's C++ client.
-TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfigured) {
-  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--tls-client-ca-file=" + P("ca.pem")}).ok())
+// gRPC over TLS with the same files: gRPC's C++ client, on either gRPC engine.
+void TlsTest::GrpcServesTls(const std::string& engine) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--tls-client-ca-file=" + P("ca.pem"),
+                     "--grpc-engine=" + engine})
+                  .ok())
       << server_.Stderr();
   auto call = [&](const std::string& ca, const std::string& cert) {
     grpc::SslCredentialsOptions o;
@@ -423,6 +427,55 @@ TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfigured) {
   EXPECT_FALSE(plain->Send(&ctx, req, &resp).ok());
   // gRPC's lines about the failed handshakes are debug lines, not in this info-level log.
   EXPECT_EQ(server_.Stderr().find("Handshake failed"), std::string::npos) << server_.Stderr();
+  EXPECT_EQ(server_.Stderr().find("handshake failed"), std::string::npos) << server_.Stderr();
+}
+
+TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfigured) {
+  GrpcServesTls("grpc++");
+}
+
+TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnNghttp2) {
+  GrpcServesTls("nghttp2");
+}
+
+// The nghttp2 engine: ALPN chooses h2 and refuses a client that offers only other protocols; a
+// SIGHUP reaches new gRPC connections at once (no certificate watcher to wait for) and open ones
+// keep theirs.
+TEST_F(TlsTest, Nghttp2GrpcEngineNegotiatesH2AndReloadsOnSighup) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2"}).ok())
+      << server_.Stderr();
+  auto s_client = [&](const std::string& alpn) {
+    return Sh(fmt::format("echo | openssl s_client -connect 127.0.0.1:{} -CAfile {} -alpn {}",
+                          server_.grpc_port(), P("ca.pem"), alpn));
+  };
+  EXPECT_NE(s_client("h2").out.find("ALPN protocol: h2"), std::string::npos);
+  EXPECT_NE(s_client("h2,http/1.1").out.find("ALPN protocol: h2"), std::string::npos);
+  Shell refused = s_client("http/1.1");
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("no application protocol"), std::string::npos) << refused.out;
+
+  auto channel = [&] {
+    grpc::SslCredentialsOptions o;
+    o.pem_root_certs = ReadText(P("ca.pem"));
+    return grpc::CreateChannel(fmt::format("127.0.0.1:{}", server_.grpc_port()),
+                               grpc::SslCredentials(o));
+  };
+  auto call = [](const std::shared_ptr<grpc::Channel>& ch) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 5s);
+    chronoq::v1::ListTopicsRequest req;
+    chronoq::v1::ListTopicsResponse resp;
+    return chronoq::v1::DelayQueue::NewStub(ch)->ListTopics(&ctx, req, &resp);
+  };
+  auto before = channel();
+  grpc::Status first = call(before);
+  ASSERT_TRUE(first.ok()) << first.error_code() << " " << first.error_message();
+  EXPECT_EQ(ServedFingerprint(server_.grpc_port()), Fingerprint("server"));
+  ServeFiles("server2.pem", "server2.key");
+  ASSERT_TRUE(WaitLog("SIGHUP: TLS certificate reloaded")) << server_.Stderr();
+  EXPECT_EQ(ServedFingerprint(server_.grpc_port()), Fingerprint("server2"));
+  EXPECT_TRUE(call(channel()).ok());
+  EXPECT_TRUE(call(before).ok());  // the open connection goes on
 }
 
 }  // namespace

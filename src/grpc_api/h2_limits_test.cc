@@ -1,0 +1,269 @@
+// The nghttp2 engine's connection limits (grpc_server.h GrpcOptions, h2_limits.h), in process
+// over the embedded engine: a raw HTTP/2 client written here frame by frame (HPACK literals, no
+// Huffman) drives what a gRPC client never does on purpose: idle connections, one connection too
+// many, streams reset as fast as they are opened, PINGs sent without ever reading the answers.
+// gRPC's C++ client checks that a well-behaved client is served meanwhile.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/scheduler.h"
+#include "chronoq/v1/delay_queue.grpc.pb.h"
+#include "engine/engine.h"
+#include "grpc_api/grpc_server.h"
+#include "metrics/exposition.h"
+#include "metrics/registry.h"
+#include "service/queue_service.h"
+#include "storage/memory/mem_kv.h"
+#include "storage/message_store.h"
+#include "tests/testutil/server_harness.h"
+
+namespace chronoq::grpc_api {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// HTTP/2 frames (RFC 9113 section 4.1).
+constexpr uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kPing = 6, kGoaway = 7;
+constexpr uint8_t kEndStream = 1, kEndHeaders = 4;
+constexpr uint32_t kEnhanceYourCalm = 0xb, kCancel = 0x8;
+
+std::string Frame(uint8_t type, uint8_t flags, uint32_t stream, std::string_view payload) {
+  std::string f;
+  const size_t n = payload.size();
+  f += {static_cast<char>(n >> 16),
+        static_cast<char>(n >> 8),
+        static_cast<char>(n),
+        static_cast<char>(type),
+        static_cast<char>(flags),
+        static_cast<char>((stream >> 24) & 0x7f),
+        static_cast<char>(stream >> 16),
+        static_cast<char>(stream >> 8),
+        static_cast<char>(stream)};
+  f += payload;
+  return f;
+}
+
+std::string U32(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
+}
+
+// The client preface and an empty SETTINGS.
+std::string Preface() {
+  return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Frame(kSettings, 0, 0, "");
+}
+
+// A gRPC request's header block for `path` (HPACK: indexed :method POST and :scheme http,
+// literals without indexing).
+std::string RequestHeaders(std::string_view path) {
+  auto literal = [](uint8_t name_index, std::string_view value) {
+    std::string s;
+    if (name_index < 15) {
+      s += static_cast<char>(name_index);
+    } else {
+      s += {'\x0f', static_cast<char>(name_index - 15)};
+    }
+    s += static_cast<char>(value.size());
+    s += value;
+    return s;
+  };
+  std::string block = "\x83\x86";
+  block += literal(1, "x");  // :authority
+  block += literal(4, path);
+  block += literal(31, "application/grpc");  // content-type
+  block += std::string("\x00\x02te\x08trailers", 13);
+  return block;
+}
+
+// The frames of `bytes` (as the server sent them): their types and, for GOAWAY, its error code.
+struct Received {
+  std::vector<uint8_t> types;
+  uint32_t goaway_error = UINT32_MAX;
+};
+Received Parse(const std::string& bytes) {
+  Received r;
+  size_t at = 0;
+  while (bytes.size() - at >= 9) {
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data() + at);
+    const size_t n = (size_t{p[0]} << 16) | (size_t{p[1]} << 8) | p[2];
+    if (bytes.size() - at - 9 < n) break;
+    r.types.push_back(p[3]);
+    if (p[3] == kGoaway && n >= 8) {
+      r.goaway_error =
+          (uint32_t{p[13]} << 24) | (uint32_t{p[14]} << 16) | (uint32_t{p[15]} << 8) | p[16];
+    }
+    at += 9 + n;
+  }
+  return r;
+}
+
+bool Has(const Received& r, uint8_t type) {
+  return std::find(r.types.begin(), r.types.end(), type) != r.types.end();
+}
+
+class H2LimitsTest : public ::testing::Test {
+ protected:
+  H2LimitsTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
+    engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
+    EXPECT_TRUE(engine_->Recover().ok());
+    service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_,
+                                                       service::ServiceOptions{});
+  }
+  ~H2LimitsTest() override {
+    service_->Shutdown();
+    if (server_ != nullptr) server_->Shutdown(milliseconds(200));
+    server_.reset();
+    service_.reset();
+    engine_.reset();
+  }
+
+  void Start(GrpcOptions g) {
+    g.host = "127.0.0.1";
+    g.port = 0;
+    g.engine = "nghttp2";
+    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
+    ASSERT_TRUE(started.has_value()) << started.error().message();
+    server_ = std::move(*started);
+  }
+  client::Endpoint Endpoint() const {
+    client::Endpoint ep;
+    ep.port = server_->port();
+    return ep;
+  }
+  // A raw connection past the preface (the server's SETTINGS read).
+  void Open(testutil::RawConnection* c) {
+    ASSERT_TRUE(c->Connect(Endpoint()).ok());
+    ASSERT_TRUE(c->Send(Preface()).ok());
+    c->ReadFor(milliseconds(100));
+    ASSERT_TRUE(Has(Parse(c->received()), kSettings));
+  }
+  // A unary call of gRPC's client on a channel of its own.
+  grpc::Status Call() {
+    auto stub = v1::DelayQueue::NewStub(grpc::CreateChannel(
+        "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
+    v1::ListTopicsRequest req;
+    v1::ListTopicsResponse resp;
+    return stub->ListTopics(&ctx, req, &resp);
+  }
+
+  base::ManualClock clock_;
+  base::ManualScheduler sched_;
+  storage::MemKv kv_;
+  storage::MessageStore store_{&kv_, "h2"};
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<service::QueueService> service_;
+  metrics::Registry registry_;
+  std::unique_ptr<GrpcServer> server_;
+};
+
+TEST_F(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
+  GrpcOptions g;
+  g.idle_timeout = milliseconds(200);
+  Start(g);
+  testutil::RawConnection idle;
+  Open(&idle);
+  EXPECT_TRUE(idle.WaitClosed(seconds(5)));
+  const Received r = Parse(idle.received());
+  EXPECT_TRUE(Has(r, kGoaway));
+  EXPECT_EQ(r.goaway_error, 0u);  // NO_ERROR: the client reconnects for its next call
+
+  // A call open (health Watch, a stream that stays open) keeps its connection.
+  testutil::RawConnection watching;
+  Open(&watching);
+  ASSERT_TRUE(
+      watching
+          .Send(Frame(kHeaders, kEndHeaders, 1, RequestHeaders("/grpc.health.v1.Health/Watch")) +
+                Frame(kData, kEndStream, 1, std::string(5, '\0')))
+          .ok());
+  EXPECT_FALSE(watching.WaitClosed(seconds(1)));        // five idle timeouts
+  EXPECT_TRUE(Has(Parse(watching.received()), kData));  // SERVING
+  EXPECT_FALSE(Has(Parse(watching.received()), kGoaway));
+  EXPECT_TRUE(Call().ok());
+}
+
+TEST_F(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
+  GrpcOptions g;
+  g.max_connections = 2;
+  Start(g);
+  testutil::RawConnection a, b, c;
+  Open(&a);
+  Open(&b);
+  ASSERT_TRUE(c.Connect(Endpoint()).ok());
+  c.Send(Preface()).IgnoreError();  // may fail: the server may have closed it already
+  EXPECT_TRUE(c.WaitClosed(seconds(5)));
+  EXPECT_EQ(c.received(), "");
+  metrics::TextWriter w;
+  registry_.Render(w);
+  EXPECT_NE(w.Take().find("\ncq_grpc_connections_refused_total 1\n"), std::string::npos);
+  // One closes: a new connection is served (once the server has seen the close).
+  a.Close();
+  grpc::Status s = Call();
+  for (auto end = std::chrono::steady_clock::now() + seconds(5);
+       !s.ok() && std::chrono::steady_clock::now() < end;) {
+    s = Call();
+  }
+  EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+TEST_F(H2LimitsTest, AClientThatResetsStreamsFasterThanTheBudgetGetsGoaway) {
+  GrpcOptions g;
+  g.rst_stream_burst = 20;
+  g.rst_stream_per_second = 1;
+  Start(g);
+  auto open_and_reset = [](uint32_t id) {
+    return Frame(kHeaders, kEndHeaders, id, RequestHeaders("/chronoq.v1.DelayQueue/Send")) +
+           Frame(kRstStream, 0, id, U32(kCancel));
+  };
+  // Within the budget: served on.
+  testutil::RawConnection calm;
+  Open(&calm);
+  std::string burst;
+  for (uint32_t id = 1; id < 2 * 10; id += 2) burst += open_and_reset(id);
+  ASSERT_TRUE(calm.Send(burst).ok());
+  EXPECT_FALSE(calm.WaitClosed(milliseconds(300)));
+  EXPECT_FALSE(Has(Parse(calm.received()), kGoaway));
+
+  // Beyond it (the rapid reset attack): GOAWAY ENHANCE_YOUR_CALM, closed.
+  testutil::RawConnection rapid;
+  Open(&rapid);
+  burst.clear();
+  for (uint32_t id = 1; id < 2 * 100; id += 2) burst += open_and_reset(id);
+  rapid.Send(burst).IgnoreError();
+  EXPECT_TRUE(rapid.WaitClosed(seconds(5)));
+  const Received r = Parse(rapid.received());
+  EXPECT_TRUE(Has(r, kGoaway));
+  EXPECT_EQ(r.goaway_error, kEnhanceYourCalm);
+  EXPECT_TRUE(Call().ok());  // other clients are served
+}
+
+TEST_F(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
+  Start(GrpcOptions{});
+  testutil::RawConnection flood;
+  ASSERT_TRUE(flood.Connect(Endpoint()).ok());
+  ASSERT_TRUE(flood.Send(Preface()).ok());
+  std::string pings;
+  for (int i = 0; i < 50; ++i) pings += Frame(kPing, 0, 0, std::string(8, 'p'));
+  // 50 at a time are acknowledged as they come, until the acks fill the socket buffers (never
+  // read here); then they queue in the session until its limit (1,000): the server closes and a
+  // send fails. 1.7 GB of PINGs would be far beyond it.
+  bool closed = false;
+  int64_t sent = 0;
+  for (; sent < 2'000'000 && !closed; ++sent) closed = !flood.Send(pings).ok();
+  EXPECT_TRUE(closed);
+  EXPECT_GT(sent, 100);  // not at the first PINGs: they were answered
+  EXPECT_TRUE(Call().ok());
+}
+
+}  // namespace
+}  // namespace chronoq::grpc_api
