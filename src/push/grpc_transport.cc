@@ -10,8 +10,8 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/byte_buffer.h>
 
+#include <memory>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "base/mutex.h"
 #include "push/transport.h"
@@ -69,13 +69,31 @@ struct GrpcCall {
   std::chrono::milliseconds timeout{0};
 };
 
+// Lifetimes. The completions run on gRPC's callback threads; on Linux those are the threads of
+// one process-wide completion queue that every channel holds a reference to, and destroying the
+// channel that drops the last reference shuts that queue down and joins its threads. Done on one
+// of those threads, the thread joins itself (which fails) and goes on polling a deleted queue: a
+// double free inside libgrpc (gRPC issue 37858). So no thread of gRPC ever holds the last
+// reference to a channel here: the transport keeps every channel in `stubs_` until Stop, a call's
+// ClientContext (which refers to its channel too) is destroyed inside its completion while the
+// call is still counted, and Stop destroys the channels on its caller's thread once no Start and
+// no completion is under way.
 class GrpcTransport final : public Transport {
  public:
   ~GrpcTransport() override { Stop(); }
 
   void Start(PushCall call, UniqueFunction<void(PushOutcome)> done) override {
-    std::shared_ptr<grpc::GenericStub> stub;
-    auto c = std::make_shared<GrpcCall>();
+    auto owned = std::make_unique<GrpcCall>();
+    GrpcCall* c = owned.get();
+    c->done = std::move(done);
+    c->timeout = call.timeout;
+    c->context.set_deadline(std::chrono::system_clock::now() + call.timeout);
+    c->context.AddMetadata("x-chronoq-msg-id", call.msg_id);
+    c->context.AddMetadata("x-chronoq-topic", call.topic);
+    c->context.AddMetadata("x-chronoq-attempt", std::to_string(call.attempt));
+    grpc::Slice slice(call.body);
+    c->request = grpc::ByteBuffer(&slice, 1);
+    grpc::GenericStub* stub = nullptr;
     {
       base::MutexLock lock(mu_);
       if (stopped_) return;  // dropped: the Pusher answers it
@@ -86,38 +104,36 @@ class GrpcTransport final : public Transport {
         // rather than after gRPC's default back-off of up to 120 s.
         args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
         args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-        slot = std::make_shared<grpc::GenericStub>(
+        slot = std::make_unique<grpc::GenericStub>(
             grpc::CreateCustomChannel(call.grpc_target, grpc::InsecureChannelCredentials(), args));
       }
-      stub = slot;
-      active_.insert(c.get());
+      stub = slot.get();  // kept in stubs_ until Stop, which waits for this Start to return
+      active_.emplace(c, std::move(owned));
+      ++busy_;
     }
-    c->done = std::move(done);
-    c->timeout = call.timeout;
-    c->context.set_deadline(std::chrono::system_clock::now() + call.timeout);
-    c->context.AddMetadata("x-chronoq-msg-id", call.msg_id);
-    c->context.AddMetadata("x-chronoq-topic", call.topic);
-    c->context.AddMetadata("x-chronoq-attempt", std::to_string(call.attempt));
-    grpc::Slice slice(call.body);
-    c->request = grpc::ByteBuffer(&slice, 1);
+    // From here on the completion owns `c` and may already have destroyed it.
     stub->UnaryCall(&c->context, call.grpc_method, grpc::StubOptions(), &c->request, &c->response,
                     [this, c](grpc::Status status) { OnDone(c, status); });
+    Release();
   }
 
   void Stop() override {
-    base::MutexLock lock(mu_);
-    stopped_ = true;
-    for (GrpcCall* c : active_) c->context.TryCancel();
-    // gRPC completes every cancelled call promptly; wait for their callbacks to have run.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!active_.empty()) {
-      if (!idle_cv_.WaitUntil(mu_, deadline)) break;
+    std::unordered_map<std::string, std::unique_ptr<grpc::GenericStub>> stubs;
+    {
+      base::MutexLock lock(mu_);
+      stopped_ = true;
+      for (auto& [c, owned] : active_) c->context.TryCancel();
+      // gRPC completes every cancelled call promptly (and every call by its deadline): wait for
+      // their completions, and for Starts under way, to have ended.
+      while (!active_.empty() || busy_ > 0) idle_cv_.Wait(mu_);
+      stubs.swap(stubs_);
     }
-    stubs_.clear();
+    // The channels go here, on the caller's thread, with no lock held (module comment above).
+    stubs.clear();
   }
 
  private:
-  void OnDone(const std::shared_ptr<GrpcCall>& c, const grpc::Status& status) CQ_EXCLUDES(mu_) {
+  void OnDone(GrpcCall* c, const grpc::Status& status) CQ_EXCLUDES(mu_) {
     PushOutcome out;
     out.code = static_cast<int>(status.error_code());
     out.ok = status.ok();
@@ -133,16 +149,31 @@ class GrpcTransport final : public Transport {
       stopped = stopped_;
     }
     if (!stopped && c->done) c->done(std::move(out));
+    std::unique_ptr<GrpcCall> owned;
+    {
+      base::MutexLock lock(mu_);
+      auto it = active_.find(c);
+      owned = std::move(it->second);
+      active_.erase(it);
+      ++busy_;  // until the call is destroyed: its ClientContext refers to the channel
+    }
+    owned.reset();
+    Release();
+  }
+
+  // Ends a Start or a completion; Stop waits for all of them.
+  void Release() CQ_EXCLUDES(mu_) {
     base::MutexLock lock(mu_);
-    active_.erase(c.get());
-    if (active_.empty()) idle_cv_.SignalAll();
+    if (--busy_ == 0 && active_.empty()) idle_cv_.SignalAll();
   }
 
   base::Mutex mu_;
-  base::CondVar idle_cv_;  // signalled when active_ becomes empty
-  std::unordered_map<std::string, std::shared_ptr<grpc::GenericStub>> stubs_ CQ_GUARDED_BY(mu_);
-  // The calls started and not yet completed; their owners are the completion callbacks.
-  std::unordered_set<GrpcCall*> active_ CQ_GUARDED_BY(mu_);
+  base::CondVar idle_cv_;  // signalled when active_ is empty and busy_ is 0
+  std::unordered_map<std::string, std::unique_ptr<grpc::GenericStub>> stubs_ CQ_GUARDED_BY(mu_);
+  // The calls started and not yet completed, each owned here until its completion.
+  std::unordered_map<GrpcCall*, std::unique_ptr<GrpcCall>> active_ CQ_GUARDED_BY(mu_);
+  // Starts and completions under way, each of which may hold a reference to a channel.
+  int busy_ CQ_GUARDED_BY(mu_) = 0;
   bool stopped_ CQ_GUARDED_BY(mu_) = false;
 };
 
