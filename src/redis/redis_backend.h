@@ -46,6 +46,9 @@ struct RedisBackendOptions {
   // the entries kept per message (history-max-entries).
   std::string node = "chronoq";
   int64_t history_max_entries = 32;
+  // --redis-format: how this node writes records (lua_common.h; every format is read): 1 a hash
+  // (nodes before issue 20), 2 a MessagePack array of strings, 3 the same with integers.
+  int record_format = 3;
 };
 
 class RedisBackend final : public backend::QueueBackend {
@@ -292,7 +295,8 @@ class RedisBackend final : public backend::QueueBackend {
                    backend::Callback<Result<std::vector<RedisReply>>> done);
 
   const RedisBackendOptions options_;
-  // What every script call adds to the node-local layers for message history (HistoryArgs).
+  // What every script call adds to the node-local layers: message history (HistoryArgs), then
+  // the record format it writes (a line of its own, lua_common.h's FMT).
   const std::string history_args_;
   CommandSink* const conn_;
   const base::Clock* const clock_;
