@@ -305,18 +305,18 @@
   "-- PF's values, the trailing ones that have their default left out. Format 1 (before\n"         \
   "-- issue 20) is a hash with a field per name. load reads all three; write_record writes\n"      \
   "-- FMT, so a record takes this node's format at its next change.\n"                             \
-  "-- Fields that are decimal numbers: format 3 stores those of up to 15 digits (exact\n"          \
-  "-- in Lua's doubles) as integers; longer ones (up to 2^63 - 1) stay strings.\n"                 \
-  "local NUM = {pt=1, tt=1, et=1, mr=1, r=1, ph=1, es=1, va=1, ea=1, sq=1, pr=1, ct=1,\n"          \
-  "             c=1, ri=1,\n"                                                                      \
-  "             ds=1, dr=1, de=1, pu=1}\n"                                                         \
+  "-- Fields that are decimal numbers (as the scripts and the node write them): format 3\n"        \
+  "-- stores those of up to 15 digits, exact in Lua's doubles, as integers; longer ones\n"         \
+  "-- (up to 2^63 - 1) stay strings.\n"                                                            \
+  "local NUM = {pt=1, tt=1, et=1, mr=1, r=1, ph=1, es=1, va=1, ea=1, sq=1, pr=1, ct=1, c=1,\n"     \
+  "             ri=1, ds=1, dr=1, de=1, pu=1}\n"                                                   \
   "local function pack(m)\n"                                                                       \
   "  local t, n = {m.pl}, 11\n"                                                                    \
   "  for i = 2, #PF do\n"                                                                          \
   "    local f = PF[i]\n"                                                                          \
   "    local x = m.raw[f]\n"                                                                       \
   "    if x ~= DEF[f] then n = i end\n"                                                            \
-  "    if FMT == 3 and NUM[f] and #x < 16 and string.match(x, '^%d+$') then x = tonumber(x) end\n" \
+  "    if FMT == 3 and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                         \
   "    t[i] = x\n"                                                                                 \
   "  end\n"                                                                                        \
   "  for i = n + 1, #PF do t[i] = nil end\n"                                                       \
@@ -356,8 +356,11 @@
   "  for i = 2, #PF do\n"                                                                          \
   "    local f = PF[i]\n"                                                                          \
   "    local x = v[i] or DEF[f]\n"                                                                 \
-  "    if type(x) == 'number' then x = string.format('%d', x) end -- format 3\n"                   \
-  "    m.raw[f] = x; m[f] = tonumber(x)\n"                                                         \
+  "    if type(x) == 'number' then -- format 3 (tostring's %.14g is exact below 1e14)\n"           \
+  "      m[f] = x; m.raw[f] = x < 1e14 and tostring(x) or string.format('%d', x)\n"                \
+  "    else\n"                                                                                     \
+  "      m.raw[f] = x; m[f] = tonumber(x)\n"                                                       \
+  "    end\n"                                                                                      \
   "  end\n"                                                                                        \
   "  m.raw.p = with_payload and m.pl or ''\n"                                                      \
   "  m.member = string.format('%016d', m.sq)..id\n"                                                \
