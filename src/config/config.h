@@ -48,7 +48,7 @@ struct ServerConfig {
   std::string storage = "embedded";  // embedded (RocksDB in data_dir), memory or redis
   std::string redis_url;             // redis storage: where (docs/redis.md)
   int64_t redis_wait_replicas = 0;   // redis storage: WAIT for this many replicas
-  int64_t redis_format = 3;          // redis storage: record format written (1..3; all are read)
+  int64_t redis_format = 2;          // redis storage: record format written (1..3; all are read)
   std::string data_dir = "./data";   // embedded storage: the store's directory
   bool sync_writes = false;          // embedded storage: fsync the WAL before answering
   int64_t memory_horizon_millis = 60'000;  // pending messages due later stay on disk only

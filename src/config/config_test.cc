@@ -248,7 +248,7 @@ TEST(ConfigLoadTest, RedisFormatIsOneOfTheThreeAndReachesTheConfig) {
   r = Load({}, Env({"CHRONOQ_REDIS_FORMAT=1"}).get());
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.config.redis_format, 1);
-  EXPECT_EQ(Load({}, Env({}).get()).config.redis_format, 3);
+  EXPECT_EQ(Load({}, Env({}).get()).config.redis_format, 2);
 }
 
 TEST(ConfigLoadTest, ConnectionLimitsAndTimeoutsAreCheckedAndReachTheConfig) {

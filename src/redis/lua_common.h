@@ -184,7 +184,7 @@
   "-- The record format this node writes (redis-format, its last line); all are read:\n"           \
   "-- 1 a hash, a field per name (nodes before issue 20); 2 a MessagePack array of\n"              \
   "-- strings; 3 the same with the numeric fields as MessagePack integers.\n"                      \
-  "local FMT = tonumber(string.match(LOCAL, '\\n(%d+)$')) or 3\n"                                  \
+  "local FMT = tonumber(string.match(LOCAL, '\\n(%d+)$')) or 2\n"                                  \
   "local CF\n"                                                                                     \
   "local function cfg()\n"                                                                         \
   "  if CF then return CF end\n"                                                                   \

@@ -48,7 +48,7 @@ struct RedisBackendOptions {
   int64_t history_max_entries = 32;
   // --redis-format: how this node writes records (lua_common.h; every format is read): 1 a hash
   // (nodes before issue 20), 2 a MessagePack array of strings, 3 the same with integers.
-  int record_format = 3;
+  int record_format = 2;
 };
 
 class RedisBackend final : public backend::QueueBackend {

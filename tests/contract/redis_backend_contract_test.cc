@@ -2,9 +2,9 @@
 // deployment (master, replica, three sentinels; the master found through them) and a real
 // 3-master Redis Cluster, which this binary starts once each, when first needed
 // (tests/testutil/redis_servers.h). Each test gets its own namespace, so tests never
-// see each other's keys. On standalone also with the older record formats a node writes with
-// redis-format 1 (hashes, as before issue 20) and 2 (MessagePack strings): every promise holds
-// whichever format a fleet writes during a rolling upgrade.
+// see each other's keys. Those use the default record format (redis-format 2, MessagePack
+// strings); on standalone also formats 1 (hashes, as before issue 20) and 3 (MessagePack with
+// integers): every promise holds whichever format a fleet writes.
 #include <atomic>
 #include <future>
 
@@ -95,7 +95,7 @@ class RedisHarness final : public BackendHarness {
 class RedisFactory final : public BackendFactory {
  public:
   using Deployment = RedisHarness::Deployment;
-  RedisFactory(Deployment d, std::string name, int format = 3)
+  RedisFactory(Deployment d, std::string name, int format = 2)
       : d_(d), name_(std::move(name)), format_(format) {}
   std::string name() const override { return name_; }
   std::unique_ptr<BackendHarness> Make(const HarnessOptions& o) override {
@@ -112,14 +112,14 @@ RedisFactory redis_standalone(RedisFactory::Deployment::kStandalone, "RedisStand
 RedisFactory redis_sentinel(RedisFactory::Deployment::kSentinel, "RedisSentinel");
 RedisFactory redis_cluster(RedisFactory::Deployment::kCluster, "RedisCluster");
 RedisFactory redis_format1(RedisFactory::Deployment::kStandalone, "RedisFormat1", 1);
-RedisFactory redis_format2(RedisFactory::Deployment::kStandalone, "RedisFormat2", 2);
+RedisFactory redis_format3(RedisFactory::Deployment::kStandalone, "RedisFormat3", 3);
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendContractTest,
                          ::testing::Values(static_cast<BackendFactory*>(&redis_standalone),
                                            static_cast<BackendFactory*>(&redis_sentinel),
                                            static_cast<BackendFactory*>(&redis_cluster),
                                            static_cast<BackendFactory*>(&redis_format1),
-                                           static_cast<BackendFactory*>(&redis_format2)),
+                                           static_cast<BackendFactory*>(&redis_format3)),
                          FactoryName);
 
 }  // namespace

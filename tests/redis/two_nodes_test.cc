@@ -227,8 +227,8 @@ TEST_P(TwoNodesTest, ACountThroughOneNodeWakesALongPollParkedOnTheOther) {
 }
 
 // A rolling upgrade: a third node writing the records of the builds before issue 20
-// (--redis-format=1, hashes) beside nodes writing the newest format (3); each node pulls, nacks,
-// acks and reads what the others wrote.
+// (--redis-format=1, hashes) beside nodes writing the default format (2, MessagePack strings);
+// each node pulls, nacks, acks and reads what the others wrote.
 TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
   ServerProcess c;
   Status s =
@@ -250,13 +250,13 @@ TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
       api_a_
           ->Queue(
               "sendMsg",
-              {{"topic", "f"}, {"msgId", "new"}, {"msg", "from format 3"}, {"delayMillis", "0"}})
+              {{"topic", "f"}, {"msgId", "new"}, {"msg", "from format 2"}, {"delayMillis", "0"}})
           .code(),
       200);
   ApiResponse r = api_c.Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
   ASSERT_EQ(Ids(r), (std::vector<std::string>{"old", "new"}));
-  EXPECT_EQ(r.at("delayMsgList").as_array()[1].at("msg").as_string(), "from format 3");
+  EXPECT_EQ(r.at("delayMsgList").as_array()[1].at("msg").as_string(), "from format 2");
   // Nacked through the newest node, pulled again through the old-format one, and the other way.
   ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "false"}}).code(),
             200);
