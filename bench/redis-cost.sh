@@ -5,6 +5,7 @@
 # CPU (INFO cpu) and node CPU (/proc/PID/stat) per send, used_memory per waiting message, INFO
 # commandstats per send and MEMORY USAGE of one record and of the p and e sets.
 # Usage (from the repository root): bench/redis-cost.sh [BUILD_DIR=build] [COUNT=50000] [CONNS=64]
+# NODE_ARGS: more flags for the node (e.g. NODE_ARGS=--redis-format=2).
 set -u
 B=${1:-build}; N=${2:-50000}; C=${3:-64}
 P=${REDIS_PORT:-16510}; HP=${NODE_PORT:-18710}
@@ -12,7 +13,7 @@ R=$(mktemp -d /tmp/cq-redis-cost.XXXXXX)
 redis-server --port $P --save '' --appendonly no --dir $R --daemonize yes --logfile $R/redis.log >/dev/null
 sleep 0.3
 $B/chronoq serve --listen=127.0.0.1:$HP --storage=redis --redis-url=redis://127.0.0.1:$P \
-  --namespace=bench --grpc-listen= >$R/node.log 2>&1 &
+  --namespace=bench --grpc-listen= ${NODE_ARGS:-} >$R/node.log 2>&1 &
 NODE=$!
 trap 'kill $NODE 2>/dev/null; wait $NODE 2>/dev/null; redis-cli -p $P shutdown nosave >/dev/null 2>&1; rm -rf $R' EXIT
 sleep 0.7

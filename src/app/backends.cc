@@ -95,6 +95,7 @@ class RedisServing final : public ServingBackend {
     bo.topic_inactive = Millis(cfg.topic_inactive_millis);
     bo.publish = true;
     bo.wait_replicas = static_cast<int>(cfg.redis_wait_replicas);
+    bo.record_format = static_cast<int>(cfg.redis_format);
     bo.node = NodeName(cfg);
     bo.history_max_entries = cfg.history_max_entries;
     backend_ = std::make_unique<redis::RedisBackend>(bo, sink_.get(), clock, scheduler);

@@ -45,11 +45,12 @@ struct ServerConfig {
   std::string tls_client_ca_file;  // PEM CAs; set: clients must present a certificate of them
   int64_t tls_handshake_timeout_millis = 10'000;  // a client silent during the handshake: closed
   // Storage.
-  std::string storage = "embedded";        // embedded (RocksDB in data_dir), memory or redis
-  std::string redis_url;                   // redis storage: where (docs/redis.md)
-  int64_t redis_wait_replicas = 0;         // redis storage: WAIT for this many replicas
-  std::string data_dir = "./data";         // embedded storage: the store's directory
-  bool sync_writes = false;                // embedded storage: fsync the WAL before answering
+  std::string storage = "embedded";  // embedded (RocksDB in data_dir), memory or redis
+  std::string redis_url;             // redis storage: where (docs/redis.md)
+  int64_t redis_wait_replicas = 0;   // redis storage: WAIT for this many replicas
+  int64_t redis_format = 2;          // redis storage: record format written (1..3; all are read)
+  std::string data_dir = "./data";   // embedded storage: the store's directory
+  bool sync_writes = false;          // embedded storage: fsync the WAL before answering
   int64_t memory_horizon_millis = 60'000;  // pending messages due later stay on disk only
   std::string ns = "default";              // key "namespace": isolates servers sharing a backend
   // Message history (topic configuration `history`, getMsgHistory): the entries kept per message

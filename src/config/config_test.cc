@@ -304,6 +304,16 @@ TEST(ConfigLoadTest, EveryProblemOfEverySourceIsListed) {
                           "ttl-millis must be > 0, got 0"));
 }
 
+TEST(ConfigLoadTest, RedisFormatIsOneOfTheThreeAndReachesTheConfig) {
+  LoadResult r = Load({"--redis-format=4"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("redis-format must be 1 (hashes), 2 (MessagePack strings) or "
+                                    "3 (MessagePack with integers), got 4"));
+  r = Load({}, Env({"CHRONOQ_REDIS_FORMAT=1"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.redis_format, 1);
+  EXPECT_EQ(Load({}, Env({}).get()).config.redis_format, 2);
+}
+
 TEST(ConfigLoadTest, ConnectionLimitsAndTimeoutsAreCheckedAndReachTheConfig) {
   LoadResult r =
       Load({"--max-connections=0", "--idle-timeout-millis=0", "--request-timeout-millis=-1"},

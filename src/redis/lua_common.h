@@ -16,7 +16,9 @@
 // message's own callback (core::EncodeCallback's bytes, absent: none) and pu, '1' in the push
 // lane (absent: the pull lane); rv a redriven message's origin. Since issue 20 a record is one
 // string, a MessagePack array of these values in PF's order (trailing defaults left out); a
-// hash written before is read (load) and written packed at its next change (set_fields).
+// hash written before is read (load). Which of the three formats a node writes is its
+// redis-format (FMT: 1 hash, 2 strings, 3 integers); every format is read, and a record takes
+// the writing node's format at its next change (write_record).
 //
 // Configuration: every call's first argument is the node-local layers of the topic's
 // configuration (RedisBackend::Eval); cfg() resolves the stored hash 'cfg' over them. A message
@@ -179,11 +181,15 @@
   "\n"                                                                                             \
   "-- and the node's history settings ('_h': 'retention maxEntries node', CQ_LUA_HISTORY).\n"      \
   "local LOCAL = table.remove(ARGV, 1)\n"                                                          \
+  "-- The record format this node writes (redis-format, its last line); all are read:\n"           \
+  "-- 1 a hash, a field per name (nodes before issue 20); 2 a MessagePack array of\n"              \
+  "-- strings; 3 the same with the numeric fields as MessagePack integers.\n"                      \
+  "local FMT = tonumber(string.match(LOCAL, '\\n(%d+)$')) or 2\n"                                  \
   "local CF\n"                                                                                     \
   "local function cfg()\n"                                                                         \
   "  if CF then return CF end\n"                                                                   \
   "  CF = {}\n"                                                                                    \
-  "  local names, i = {'cap', 'ttl', 'mr', 'at', 'ri', 'pz', 'dlt', 'hs', '_h'}, 1\n"              \
+  "  local names, i = {'cap', 'ttl', 'mr', 'at', 'ri', 'pz', 'dlt', 'hs', '_h', '_f'}, 1\n"        \
   "  for v in string.gmatch(LOCAL..'\\n', '([^\\n]*)\\n') do CF[names[i]] = v; i = i + 1 end\n"    \
   "  local s = redis.call('HGETALL', P..'cfg')\n"                                                  \
   "  for j = 1, #s, 2 do CF[s[j]] = s[j+1] end\n"                                                  \
@@ -295,20 +301,46 @@
   "de','cb','pu','rv'}\n"                                                                          \
   "local DEF = {pr='0', ct='0', c='0', le='', ri='0', dt='', ds='0', dr='0', de='0', cb='', "      \
   "pu='0', rv=''}\n"                                                                               \
-  "-- A record is a string since issue 20: a MessagePack array of PF's values (strings), the\n"    \
-  "-- trailing ones that have their default left out. One written before is a hash with a field "  \
-  "per\n"                                                                                          \
-  "-- name: read as such, and written packed at its next change.\n"                                \
+  "-- A record is a string since issue 20 (formats 2 and 3, FMT): a MessagePack array of\n"        \
+  "-- PF's values, the trailing ones that have their default left out. Format 1 (before\n"         \
+  "-- issue 20) is a hash with a field per name. load reads all three; write_record writes\n"      \
+  "-- FMT, so a record takes this node's format at its next change.\n"                             \
+  "-- Fields that are decimal numbers (as the scripts and the node write them): format 3\n"        \
+  "-- stores those of up to 15 digits, exact in Lua's doubles, as integers; longer ones\n"         \
+  "-- (up to 2^63 - 1) stay strings.\n"                                                            \
+  "local NUM = {pt=1, tt=1, et=1, mr=1, r=1, ph=1, es=1, va=1, ea=1, sq=1, pr=1, ct=1, c=1,\n"     \
+  "             ri=1, ds=1, dr=1, de=1, pu=1}\n"                                                   \
   "local function pack(m)\n"                                                                       \
   "  local t, n = {m.pl}, 11\n"                                                                    \
   "  for i = 2, #PF do\n"                                                                          \
   "    local f = PF[i]\n"                                                                          \
   "    local x = m.raw[f]\n"                                                                       \
-  "    t[i] = x\n"                                                                                 \
   "    if x ~= DEF[f] then n = i end\n"                                                            \
+  "    if FMT == 3 and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                         \
+  "    t[i] = x\n"                                                                                 \
   "  end\n"                                                                                        \
   "  for i = n + 1, #PF do t[i] = nil end\n"                                                       \
   "  return cmsgpack.pack(t)\n"                                                                    \
+  "end\n"                                                                                          \
+  "-- Writes m's record in format FMT; `keep`: keeps its expiry (an ended record's).\n"            \
+  "local function write_record(m, keep)\n"                                                         \
+  "  local k = P..'r:'..m.id\n"                                                                    \
+  "  if FMT ~= 1 then\n"                                                                           \
+  "    local v = pack(m)\n"                                                                        \
+  "    if keep then redis.call('SET', k, v, 'KEEPTTL') else redis.call('SET', k, v) end\n"         \
+  "    return\n"                                                                                   \
+  "  end\n"                                                                                        \
+  "  -- A hash as before issue 20: the fields that differ from their default (pt..sq always).\n"   \
+  "  local t = {'p', m.pl}\n"                                                                      \
+  "  for i = 2, #PF do\n"                                                                          \
+  "    local f = PF[i]\n"                                                                          \
+  "    local x = m.raw[f]\n"                                                                       \
+  "    if i <= 11 or x ~= DEF[f] then t[#t+1] = f; t[#t+1] = x end\n"                              \
+  "  end\n"                                                                                        \
+  "  local ttl = keep and redis.call('PTTL', k) or -1\n"                                           \
+  "  redis.call('DEL', k)\n"                                                                       \
+  "  redis.call('HSET', k, unpack(t))\n"                                                           \
+  "  if ttl > 0 then redis.call('PEXPIRE', k, ttl) end\n"                                          \
   "end\n"                                                                                          \
   "local function load(id, with_payload)\n"                                                        \
   "  local k = P..'r:'..id\n"                                                                      \
@@ -321,8 +353,15 @@
   "    if not v[2] then return nil end\n"                                                          \
   "  end\n"                                                                                        \
   "  local m = {id=id, raw={}, pl=v[1] or ''}\n"                                                   \
-  "  for i = 2, #PF do local f = PF[i]; local x = v[i] or DEF[f]; m.raw[f] = x; m[f] = "           \
-  "tonumber(x) end\n"                                                                              \
+  "  for i = 2, #PF do\n"                                                                          \
+  "    local f = PF[i]\n"                                                                          \
+  "    local x = v[i] or DEF[f]\n"                                                                 \
+  "    if type(x) == 'number' then -- format 3 (tostring's %.14g is exact below 1e14)\n"           \
+  "      m[f] = x; m.raw[f] = x < 1e14 and tostring(x) or string.format('%d', x)\n"                \
+  "    else\n"                                                                                     \
+  "      m.raw[f] = x; m[f] = tonumber(x)\n"                                                       \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
   "  m.raw.p = with_payload and m.pl or ''\n"                                                      \
   "  m.member = string.format('%016d', m.sq)..id\n"                                                \
   "  return m\n"                                                                                   \
@@ -367,7 +406,7 @@
   "    m.raw[a[i]] = a[i+1]; m[a[i]] = tonumber(a[i+1])\n"                                         \
   "    if a[i] == 'p' then m.pl = a[i+1] end\n"                                                    \
   "  end\n"                                                                                        \
-  "  redis.call('SET', P..'r:'..m.id, pack(m), 'KEEPTTL')\n"                                       \
+  "  write_record(m, true)\n"                                                                      \
   "end\n"                                                                                          \
   "local function trim_ended(st, now, retention)\n"                                                \
   "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n"   \
@@ -432,9 +471,9 @@
   "  local member = string.format('%016d', seq)..id\n"                                             \
   "  local l = tonumber(pr)\n"                                                                     \
   "  if m.raw.pu == '1' then l = l + 10 end\n"                                                     \
+  "  if D and FMT == 1 then write_record(m, false) end -- hashes: one at a time\n"                 \
   "  if D then\n"                                                                                  \
-  "    D.sets[#D.sets+1] = P..'r:'..id\n"                                                          \
-  "    D.sets[#D.sets+1] = pack(m)\n"                                                              \
+  "    if FMT ~= 1 then D.sets[#D.sets+1] = P..'r:'..id; D.sets[#D.sets+1] = pack(m) end\n"        \
   "    D.mem[id] = true\n"                                                                         \
   "    local ps = D.p[l] or {}\n"                                                                  \
   "    D.p[l] = ps\n"                                                                              \
@@ -443,7 +482,7 @@
   "    return seq\n"                                                                               \
   "  end\n"                                                                                        \
   "  -- SET replaces an old record (of either form) with its expiry.\n"                            \
-  "  redis.call('SET', P..'r:'..id, pack(m))\n"                                                    \
+  "  write_record(m, false)\n"                                                                     \
   "  zadd_level('p', l, va, member)\n"                                                             \
   "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
   "  return seq\n"                                                                                 \
@@ -453,8 +492,8 @@
   "  return {left=left, sets={}, p={}, e={}, mem={}}\n"                                            \
   "end\n"                                                                                          \
   "local function flush_batch(D)\n"                                                                \
-  "  if #D.sets == 0 then return end\n"                                                            \
-  "  redis.call('MSET', unpack(D.sets)) -- like SET, drops a replaced record's expiry\n"           \
+  "  if #D.e == 0 then return end\n"                                                               \
+  "  if D.sets[1] then redis.call('MSET', unpack(D.sets)) end -- like SET, drops an expiry\n"      \
   "  for l, ps in pairs(D.p) do\n"                                                                 \
   "    if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                    \
   "    redis.call('ZADD', pk(l), unpack(ps))\n"                                                    \

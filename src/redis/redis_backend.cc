@@ -55,7 +55,8 @@ const std::string& Digest(RedisBackend::ScriptId id) {
 RedisBackend::RedisBackend(RedisBackendOptions options, CommandSink* conn, const base::Clock* clock,
                            base::Scheduler* scheduler)
     : options_(std::move(options)),
-      history_args_(HistoryArgs(options_.retention, options_.history_max_entries, options_.node)),
+      history_args_(HistoryArgs(options_.retention, options_.history_max_entries, options_.node) +
+                    fmt::format("\n{}", options_.record_format)),
       conn_(conn),
       clock_(clock),
       scheduler_(scheduler) {}

@@ -46,6 +46,9 @@ struct RedisBackendOptions {
   // the entries kept per message (history-max-entries).
   std::string node = "chronoq";
   int64_t history_max_entries = 32;
+  // --redis-format: how this node writes records (lua_common.h; every format is read): 1 a hash
+  // (nodes before issue 20), 2 a MessagePack array of strings, 3 the same with integers.
+  int record_format = 2;
 };
 
 class RedisBackend final : public backend::QueueBackend {
@@ -202,20 +205,30 @@ class RedisBackend final : public backend::QueueBackend {
     SendPart part;
     size_t items() const { return part.recs.size(); }
     size_t bytes() const { return part.payload_bytes; }
+    std::vector<std::string>& args() { return part.items; }
+    const std::vector<std::string>& args() const { return part.items; }
   };
   struct AckSize {
     AckPart part;
     size_t items() const { return part.items.size(); }
     size_t bytes() const { return 0; }
+    std::vector<std::string>& args() { return part.args; }
+    const std::vector<std::string>& args() const { return part.args; }
   };
   static constexpr int kInFlightPerTopic = 2;
+  template <typename Size>
+  using AnswerMerged = void (RedisBackend::*)(const std::string& topic, std::vector<Size> parts,
+                                              TimePoint now, Result<RedisReply> r);
+  // Runs `parts` (a SendSize or AckSize each, taken from `queue`) merged in one script `id`; when
+  // it answers, the next merged run of the topic starts and `answer` answers these.
+  template <typename Size>
+  void RunMerged(ScriptId id, Coalescer<Size>* queue, AnswerMerged<Size> answer,
+                 const std::string& topic, std::vector<Size> parts);
   void QueueSend(const std::string& topic, SendPart part);
-  void RunSends(const std::string& topic, std::vector<SendSize> parts);
   // Answers every part of a merged send from the script's reply (run at `now`).
   void AnswerSends(const std::string& topic, std::vector<SendSize> parts, TimePoint now,
                    Result<RedisReply> r);
   void QueueAck(const std::string& topic, AckPart part);
-  void RunAcks(const std::string& topic, std::vector<AckSize> parts);
   void AnswerAcks(const std::string& topic, std::vector<AckSize> parts, TimePoint now,
                   Result<RedisReply> r);
   // Answers an updated, touched or counted message. `changed_visibility`: it may have become
@@ -295,7 +308,8 @@ class RedisBackend final : public backend::QueueBackend {
                    backend::Callback<Result<std::vector<RedisReply>>> done);
 
   const RedisBackendOptions options_;
-  // What every script call adds to the node-local layers for message history (HistoryArgs).
+  // What every script call adds to the node-local layers: message history (HistoryArgs), then
+  // the record format it writes (a line of its own, lua_common.h's FMT).
   const std::string history_args_;
   CommandSink* const conn_;
   const base::Clock* const clock_;

@@ -1,7 +1,8 @@
 // RedisBackend on a keyspace written before issue 14 (brief decision 9): records without the
 // priority, count and last-error fields, pending and delivered messages in the sets 'p' and 'd'
 // of the time before priority levels. Written here field by field as the send and pull scripts
-// of that time wrote them; the backend of today must read, pull, list, ack and count them.
+// of that time wrote them; the backend of today must read, pull, list, ack and count them. And
+// the record formats of redis-format (1 hash, 2 and 3 MessagePack): every node reads them all.
 #include "redis/redis_backend.h"
 
 #include <fmt/format.h>
@@ -35,15 +36,36 @@ class OldKeyspaceTest : public ::testing::Test {
     conn_ = std::make_unique<RedisConnection>(&loop_, co);
     sink_ = std::make_unique<SingleServer>(conn_.get());
   }
-  void StartBackend() {
+  // A node of namespace "old" writing records in `format` (redis-format).
+  void StartBackend(int format = 3) {
+    b_.reset();
+    backend_.reset();
     RedisBackendOptions o;
     o.ns = "old";
+    o.record_format = format;
     backend_ = std::make_unique<RedisBackend>(o, sink_.get(), &clock_, &scheduler_);
     b_ = std::make_unique<testutil::SyncBackend>(backend_.get());
   }
   void TearDown() override {
     b_.reset();
     backend_.reset();
+  }
+  // How the record of `id` in topic `t` is stored: "hash" (format 1), "strings" (format 2: a
+  // MessagePack array of strings), "integers" (format 3: its times are MessagePack integers).
+  std::string Layout(const std::string& t, const std::string& id) {
+    Result<testutil::RedisReply> r =
+        raw_->Command({"EVAL",
+                       "local t = redis.call('TYPE', KEYS[1]).ok\n"
+                       "if t ~= 'string' then return t end\n"
+                       "local v = cmsgpack.unpack(redis.call('GET', KEYS[1]))\n"
+                       "return type(v[3]) == 'number' and 'integers' or 'strings'",
+                       "1", "cq:{old:" + t + "}:r:" + id});
+    if (!r.has_value()) return r.error().ToString();
+    return r->str;
+  }
+  int64_t Ttl(const std::string& t, const std::string& id) {
+    Result<testutil::RedisReply> r = raw_->Command({"PTTL", "cq:{old:" + t + "}:r:" + id});
+    return r.has_value() ? r->integer : -3;
   }
   void Raw(const std::vector<std::string>& args) {
     Result<testutil::RedisReply> r = raw_->Command(args);
@@ -144,6 +166,80 @@ TEST_F(OldKeyspaceTest, RecordsWrittenBeforePrioritiesKeepWorking) {
   got = b_->Pull("t", 10);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(Ids(*got), std::vector<std::string>{"waiting"});
+}
+
+// A mixed fleet (a rolling upgrade, then the switch of redis-format): records written by a
+// node of each format are pulled, nacked, pulled again, acked and read by nodes of every
+// format, and each change leaves the record in the format of the node that made it.
+TEST_F(OldKeyspaceTest, EveryFormatReadsAndChangesTheRecordsOfEveryOther) {
+  const char* const kLayout[] = {"", "hash", "strings", "integers"};
+  for (int w = 1; w <= 3; ++w) {
+    for (int r = 1; r <= 3; ++r) {
+      SCOPED_TRACE(fmt::format("written in format {}, changed in format {}", w, r));
+      const std::string t = fmt::format("f{}{}", w, r);
+      StartBackend(w);
+      ASSERT_TRUE(b_->Send(t, "a", "body a", Millis(0)).has_value());
+      ASSERT_TRUE(b_->Send(t, "b", "body b", Millis(60'000)).has_value());
+      EXPECT_EQ(Layout(t, "a"), kLayout[w]);
+
+      StartBackend(r);
+      Result<std::vector<core::Message>> got = b_->Pull(t, 10);
+      ASSERT_TRUE(got.has_value()) << got.error().ToString();
+      ASSERT_EQ(Ids(*got), std::vector<std::string>{"a"});
+      EXPECT_EQ((*got)[0].record.payload, "body a");
+      EXPECT_EQ((*got)[0].record.retry, 1);
+      EXPECT_EQ(Layout(t, "a"), kLayout[r]);
+
+      StartBackend(w);
+      Result<std::vector<Status>> acks = b_->AckBatch(t, {{"a", false, "boom"}});
+      ASSERT_TRUE(acks.has_value()) << acks.error().ToString();
+      EXPECT_TRUE((*acks)[0].ok()) << (*acks)[0].ToString();
+      EXPECT_EQ(Layout(t, "a"), kLayout[w]);
+
+      StartBackend(r);
+      got = b_->Pull(t, 10);
+      ASSERT_TRUE(got.has_value()) << got.error().ToString();
+      ASSERT_EQ(Ids(*got), std::vector<std::string>{"a"});
+      EXPECT_EQ((*got)[0].record.retry, 2);
+      EXPECT_EQ((*got)[0].record.last_error, "boom");
+      EXPECT_EQ((*got)[0].record.payload, "body a");
+
+      StartBackend(w);
+      EXPECT_TRUE(b_->Ack(t, "a").ok());
+      StartBackend(r);
+      Result<core::Message> a = b_->Get(t, "a");
+      ASSERT_TRUE(a.has_value()) << a.error().ToString();
+      EXPECT_EQ(a->status, core::MsgStatus::kConsumeOk);
+      EXPECT_GT(Ttl(t, "a"), 0);  // Redis deletes it after the retention, in every format
+      Result<core::Message> b = b_->Get(t, "b");
+      ASSERT_TRUE(b.has_value()) << b.error().ToString();
+      EXPECT_EQ(b->status, core::MsgStatus::kWaiting);
+      EXPECT_EQ(b->record.payload, "body b");
+      EXPECT_EQ(b->record.trigger_time, FromEpochMs(kNow + 60'000));
+    }
+  }
+}
+
+// redis-format 1 writes what nodes before issue 20 read: a hash with a field per name (their
+// load is HMGET of the names, the record missing when 'pt' is), every change included.
+TEST_F(OldKeyspaceTest, FormatOneWritesTheHashesOfNodesBeforeIssue20) {
+  StartBackend(1);
+  core::NewMessage m{"t", "m", "body", Millis(0), Millis(3'600'000), 3};
+  m.priority = 4;
+  ASSERT_TRUE(b_->Send(m).has_value());
+  ASSERT_TRUE(b_->Pull("t", 1).has_value());
+  Result<std::vector<Status>> acks = b_->AckBatch("t", {{"m", false, "boom"}});
+  ASSERT_TRUE(acks.has_value() && (*acks)[0].ok());
+  Result<testutil::RedisReply> h = raw_->Command(
+      {"HMGET", "cq:{old:t}:r:m", "p", "pt", "tt", "mr", "r", "ph", "es", "sq", "pr", "le", "ri"});
+  ASSERT_TRUE(h.has_value());
+  std::vector<std::string> v;
+  for (const testutil::RedisReply& x : h->elements) v.push_back(x.is_nil() ? "(nil)" : x.str);
+  EXPECT_EQ(v, (std::vector<std::string>{"body", std::to_string(kNow), std::to_string(kNow), "3",
+                                         "1", "0", "1", "1", "4", "boom", "(nil)"}));
+  EXPECT_TRUE(b_->Delete("t", "m").ok());
+  EXPECT_EQ(Layout("t", "m"), "hash");
+  EXPECT_GT(Ttl("t", "m"), 0);
 }
 
 }  // namespace

@@ -57,24 +57,6 @@ Result<MessageRecord> OneRecord(const RedisReply& r, const std::string& topic,
   return s.ok() ? InvalidState(fmt::format("message '{}' cannot be {}", msg_id, what)) : s;
 }
 
-// One item's answer of the ack script: MoveOutcome, and {'AT', record...} (another attempt)
-// worded by core::CheckAttempt.
-Status AckOutcome(const RedisReply& item, const std::string& topic, const backend::AckItem& it,
-                  TimePoint now) {
-  const auto& e = item.elements;
-  if (item.type == RedisReply::Type::kArray && e.size() == 1 + kRecordFields && e[0].str == "AT") {
-    Status s = core::CheckAttempt(ParseRecord(topic, e, 1), it.attempt);
-    return s.ok() ? Unexpected(item, "acked") : s;
-  }
-  using K = core::EventKind;
-  core::Event event{it.ack ? K::kAck : it.release ? K::kRelease : K::kNack};
-  if (it.release) event.retry_interval = core::kReleaseBackoff;
-  return MoveOutcome(item, topic, it.msg_id, event, now,
-                     it.ack       ? "acked"
-                     : it.release ? "released"
-                                  : "nacked");
-}
-
 }  // namespace
 
 void RedisBackend::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
@@ -150,7 +132,7 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
                             Callback<Result<std::vector<Status>>> done) {
   if (items.empty()) return done(std::vector<Status>());
   const TimePoint now = clock_->Now();
-  std::vector<std::string> args;  // the items' arguments; RunAcks puts now and the rest first
+  std::vector<std::string> args;  // the items' arguments; RunMerged puts now and the rest first
   args.reserve(4 * items.size());
   for (const backend::AckItem& it : items) {
     args.push_back(it.msg_id);
@@ -160,54 +142,6 @@ void RedisBackend::AckBatch(std::string topic, std::vector<backend::AckItem> ite
   }
   QueueAck(topic, AckPart{std::move(args), std::move(items), std::move(done)});
   TouchTopic(topic, now, /*add=*/false, nullptr);
-}
-
-void RedisBackend::AnswerAcks(const std::string& topic, std::vector<AckSize> parts, TimePoint now,
-                              Result<RedisReply> r) {
-  size_t total = 0;
-  for (const AckSize& p : parts) total += p.part.items.size();
-  Status failed = BatchReplyError(r, total, "ack");
-  if (!failed.ok()) {
-    for (AckSize& p : parts) p.part.done(failed);
-    return;
-  }
-  const auto& e = r->elements;
-  bool ready = false, due = false, pending = false, push = false;
-  backend::TopicEvents events;
-  std::vector<std::vector<Status>> outs(parts.size());
-  size_t at = 1;
-  for (size_t k = 0; k < parts.size(); ++k) {
-    outs[k].reserve(parts[k].part.items.size());
-    for (const backend::AckItem& it : parts[k].part.items) {
-      const RedisReply& item = e[at++];
-      outs[k].push_back(AckOutcome(item, topic, it, now));
-      if (!outs[k].back().ok() || item.elements.size() != 3) continue;
-      const std::string& what = item.elements[1].str;
-      const bool in_push = item.elements[2].str == "1";
-      if (what == "READY") (in_push ? due : ready) = true;
-      if (what == "READY" || what == "WAITING") {
-        pending = true;
-        push |= in_push;
-      }
-      if (what == "EXHAUSTED") ++events.retries_exhausted;
-    }
-  }
-  Report(topic, events);  // the nacks of last deliveries
-  const std::string next = Str(e[0]);
-  if (ready) {
-    News(topic);
-    NotifyReady(topic);
-  }
-  if (due) NotifyPush(topic);
-  // Nacked or released for later: the other nodes' long polls and push lanes need the time
-  // (this node may be gone by then).
-  if (pending) {
-    Publish(topic,
-            (ready ? kPubPullReady : 0) | (due ? kPubPushReady : 0) | (push ? kPubPushLane : 0),
-            next);
-  }
-  ArmWake(topic, next);
-  for (size_t k = 0; k < parts.size(); ++k) parts[k].part.done(std::move(outs[k]));
 }
 
 void RedisBackend::Answer(const std::string& topic, MessageRecord rec, TimePoint now,

@@ -2,7 +2,9 @@
 // deployment (master, replica, three sentinels; the master found through them) and a real
 // 3-master Redis Cluster, which this binary starts once each, when first needed
 // (tests/testutil/redis_servers.h). Each test gets its own namespace, so tests never
-// see each other's keys.
+// see each other's keys. Those use the default record format (redis-format 2, MessagePack
+// strings); on standalone also formats 1 (hashes, as before issue 20) and 3 (MessagePack with
+// integers): every promise holds whichever format a fleet writes.
 #include <atomic>
 #include <future>
 
@@ -21,7 +23,8 @@ namespace {
 class RedisHarness final : public BackendHarness {
  public:
   enum class Deployment { kStandalone, kSentinel, kCluster };
-  RedisHarness(const HarnessOptions& o, Deployment d) : clock_(o.start), scheduler_(&clock_) {
+  RedisHarness(const HarnessOptions& o, Deployment d, int format)
+      : clock_(o.start), scheduler_(&clock_) {
     static std::atomic<int> next{0};
     redis::ConnectionOptions co;
     if (d == Deployment::kCluster) {
@@ -53,6 +56,7 @@ class RedisHarness final : public BackendHarness {
     options_.ns = "contract" + std::to_string(next.fetch_add(1));
     options_.retention = o.retention;
     options_.topic_inactive = o.topic_inactive;
+    options_.record_format = format;
     backend_ = std::make_unique<redis::RedisBackend>(options_, sink_.get(), &clock_, &scheduler_);
   }
   ~RedisHarness() override {
@@ -91,25 +95,31 @@ class RedisHarness final : public BackendHarness {
 class RedisFactory final : public BackendFactory {
  public:
   using Deployment = RedisHarness::Deployment;
-  RedisFactory(Deployment d, std::string name) : d_(d), name_(std::move(name)) {}
+  RedisFactory(Deployment d, std::string name, int format = 2)
+      : d_(d), name_(std::move(name)), format_(format) {}
   std::string name() const override { return name_; }
   std::unique_ptr<BackendHarness> Make(const HarnessOptions& o) override {
-    return std::make_unique<RedisHarness>(o, d_);
+    return std::make_unique<RedisHarness>(o, d_, format_);
   }
 
  private:
   Deployment d_;
   std::string name_;
+  int format_;
 };
 
 RedisFactory redis_standalone(RedisFactory::Deployment::kStandalone, "RedisStandalone");
 RedisFactory redis_sentinel(RedisFactory::Deployment::kSentinel, "RedisSentinel");
 RedisFactory redis_cluster(RedisFactory::Deployment::kCluster, "RedisCluster");
+RedisFactory redis_format1(RedisFactory::Deployment::kStandalone, "RedisFormat1", 1);
+RedisFactory redis_format3(RedisFactory::Deployment::kStandalone, "RedisFormat3", 3);
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendContractTest,
                          ::testing::Values(static_cast<BackendFactory*>(&redis_standalone),
                                            static_cast<BackendFactory*>(&redis_sentinel),
-                                           static_cast<BackendFactory*>(&redis_cluster)),
+                                           static_cast<BackendFactory*>(&redis_cluster),
+                                           static_cast<BackendFactory*>(&redis_format1),
+                                           static_cast<BackendFactory*>(&redis_format3)),
                          FactoryName);
 
 }  // namespace

@@ -226,6 +226,59 @@ TEST_P(TwoNodesTest, ACountThroughOneNodeWakesALongPollParkedOnTheOther) {
   EXPECT_EQ(Ids(r), std::vector<std::string>{"c"});
 }
 
+// A rolling upgrade: a third node writing the records of the builds before issue 20
+// (--redis-format=1, hashes) beside nodes writing the default format (2, MessagePack strings);
+// each node pulls, nacks, acks and reads what the others wrote.
+TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
+  ServerProcess c;
+  Status s =
+      c.Start({"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
+               "--namespace=two-nodes", "--test-clock", "--redis-format=1"});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ApiClient api_c(c.endpoint());
+  const int64_t ta = api_a_->Now(), tc = api_c.Now();  // the same time on the three
+  if (tc < ta) api_c.AdvanceClock(ta - tc);
+  if (ta < tc) AdvanceBoth(tc - ta);
+  ASSERT_EQ(api_c.Now(), api_a_->Now());
+  ASSERT_EQ(
+      api_c
+          .Queue("sendMsg",
+                 {{"topic", "f"}, {"msgId", "old"}, {"msg", "from format 1"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  ASSERT_EQ(
+      api_a_
+          ->Queue(
+              "sendMsg",
+              {{"topic", "f"}, {"msgId", "new"}, {"msg", "from format 2"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  ApiResponse r = api_c.Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  ASSERT_EQ(Ids(r), (std::vector<std::string>{"old", "new"}));
+  EXPECT_EQ(r.at("delayMsgList").as_array()[1].at("msg").as_string(), "from format 2");
+  // Nacked through the newest node, pulled again through the old-format one, and the other way.
+  ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "false"}}).code(),
+            200);
+  ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", "f"}, {"msgId", "new"}, {"ack", "false"}}).code(),
+            200);
+  r = api_a_->Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  ASSERT_EQ(Ids(r), (std::vector<std::string>{"old", "new"}));
+  EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("msg").as_string(), "from format 1");
+  EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("retry").as_int64(), 2);
+  ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "true"}}).code(), 200);
+  ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "f"}, {"msgId", "new"}, {"ack", "true"}}).code(),
+            200);
+  for (ApiClient* api : {api_a_.get(), &api_c}) {
+    for (const char* id : {"old", "new"}) {
+      r = api->Queue("getMsg", {{"topic", "f"}, {"msgId", id}});
+      ASSERT_EQ(r.code(), 200) << r.Describe();
+      EXPECT_EQ(r.at("delayMsg").at("status").as_int64(), 4) << id;  // CONSUME_OK
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Cluster" : "Standalone";
