@@ -22,6 +22,7 @@ struct CommonOptions {
   bool json = false;
   bool progress = true;  // only shown on a terminal
   int server_pid = 0;    // for RSS (and burst: CPU) figures, when the server runs here
+  std::string token;     // gRPC calls of the h2 client carry `authorization: Bearer <token>`
 };
 
 // Raw HTTP/1.1 POST of a form body, ready to send on a keep-alive connection.
