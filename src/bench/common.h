@@ -60,8 +60,9 @@ class Progress {
 class CpuMeter {
  public:
   CpuMeter();
-  // Adds "client_cpu_percent" (of one core) and, above 85 %, a warning.
-  void Report(class Report& r) const;
+  // Adds "client_cpu_percent" (of one core) and, above 85 %, a warning; with `sends` > 0, also
+  // "client_cpu_us_per_send" (this process's CPU time over the phase divided by them).
+  void Report(class Report& r, int64_t sends = 0) const;
 
  private:
   double cpu0_;

@@ -378,7 +378,7 @@ Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o) {
   r.Num("throughput", secs > 0 ? static_cast<double>(st.ok) / secs : 0, "msgs/s");
   r.Latency("send_latency", latency);
   if (!st.first_failure.empty()) r.Warn("first failure: " + st.first_failure);
-  cpu.Report(r);
+  cpu.Report(r, st.ok);
   return r;
 }
 

@@ -251,7 +251,7 @@ Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o)
   r.Latency("send_latency", st.latency);
   if (loop.connection_errors() > 0) r.Int("connection_errors", loop.connection_errors());
   if (!st.first_failure.empty()) r.Warn("first failure: " + st.first_failure);
-  cpu.Report(r);
+  cpu.Report(r, st.ok);
   return r;
 }
 

@@ -95,7 +95,7 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o) {
   CQ_ASSIGN_OR_RETURN(
       double secs, RunProducers(c, ps, o.connections, "produce", SteadyClock::time_point::max()));
   AddProduceFigures(r, ps, secs);
-  cpu.Report(r);
+  cpu.Report(r, ps.ok);
   return r;
 }
 
