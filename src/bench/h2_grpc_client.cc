@@ -194,6 +194,12 @@ Status GrpcH2Loop::Connect(int n) {
   nghttp2_session_callbacks_set_on_header_callback(cbs, &H2Callbacks::OnHeader);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &H2Callbacks::OnDataChunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &H2Callbacks::OnStreamClose);
+  // Less work per call: no HTTP messaging checks (the calls read :status and grpc-status
+  // themselves), no closed streams kept for priorities.
+  nghttp2_option* options = nullptr;
+  nghttp2_option_new(&options);
+  nghttp2_option_set_no_http_messaging(options, 1);
+  nghttp2_option_set_no_closed_streams(options, 1);
   Status result = Status::Ok();
   for (int i = 0; i < n && result.ok(); ++i) {
     auto conn = client::HttpConnection::Connect(ep_);
@@ -205,7 +211,7 @@ Status GrpcH2Loop::Connect(int n) {
     c->loop = this;
     c->fd = conn->ReleaseFd();  // the loop owns the socket from here
     ::fcntl(c->fd, F_SETFL, ::fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-    nghttp2_session_client_new(&c->session, cbs, c.get());
+    nghttp2_session_client_new2(&c->session, cbs, c.get(), options);
     // Large windows: the answers (Consume's messages) flow without waiting for WINDOW_UPDATEs.
     const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
                                                {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 24}};
@@ -220,6 +226,7 @@ Status GrpcH2Loop::Connect(int n) {
     }
     conns_.push_back(std::move(c));
   }
+  nghttp2_option_del(options);
   nghttp2_session_callbacks_del(cbs);
   return result;
 }
@@ -280,10 +287,7 @@ void GrpcH2Loop::Cancel(int conn, int32_t stream) {
 void GrpcH2Loop::SetWriteInterest(Conn& c, bool on) {
   if (c.write_interest == on) return;
   c.write_interest = on;
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP | (on ? static_cast<uint32_t>(EPOLLOUT) : 0u);
-  ev.data.ptr = &c;
-  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  SetEpollInterest(epfd_, c.fd, &c, on);
 }
 
 void GrpcH2Loop::Fail(Conn& c, std::string_view what) {
@@ -319,17 +323,12 @@ void GrpcH2Loop::Flush(Conn& c) {
     if (n == 0) break;
     c.out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
-  while (c.out_pos < c.out.size()) {
-    ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
-    if (n > 0) {
-      c.out_pos += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      SetWriteInterest(c, true);
-      return;
-    }
+  const int sent = SendPending(c.fd, c.out, &c.out_pos);
+  if (sent == 0) {
+    SetWriteInterest(c, true);
+    return;
+  }
+  if (sent < 0) {
     Fail(c, std::string("send: ") + std::strerror(errno));
     return;
   }

@@ -91,6 +91,9 @@ std::string RunPrefix(std::string_view workload);
 void AddProduceFigures(class Report& r, const ProduceState& ps, double seconds);
 // The delivery figures of a run that sent with `ps` and received with `cs`.
 void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
+// The figures of an e2e run of `seconds`: AddDeliveryFigures, elapsed and delivery_throughput
+// (from the first receive to the last).
+void AddE2eFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs, double seconds);
 
 // Runs `connections` producer sessions of `ps` on one loop until `ps` is done or `deadline`,
 // with a progress line named `name`; returns the elapsed seconds.

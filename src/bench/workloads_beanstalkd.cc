@@ -315,13 +315,7 @@ Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o) {
   progress.Finish();
   cs.stop = true;
   double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, ps, cs);
-  r.Num("elapsed", secs, "s");
-  if (cs.last_receive_us > cs.first_receive_us) {
-    r.Num("delivery_throughput",
-          static_cast<double>(cs.unique) / ((cs.last_receive_us - cs.first_receive_us) / 1e6),
-          "msgs/s");
-  }
+  AddE2eFigures(r, ps, cs, secs);
   cpu.Report(r);
   return r;
 }

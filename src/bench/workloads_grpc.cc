@@ -314,14 +314,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   }
   CQ_RETURN_IF_ERROR(connected);
   const double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, ps, gc.cs);
-  r.Num("elapsed", secs, "s");
-  if (gc.cs.last_receive_us > gc.cs.first_receive_us) {
-    r.Num("delivery_throughput",
-          static_cast<double>(gc.cs.unique) /
-              ((gc.cs.last_receive_us - gc.cs.first_receive_us) / 1e6),
-          "msgs/s");
-  }
+  AddE2eFigures(r, ps, gc.cs, secs);
   cpu.Report(r);
   return r;
 }
