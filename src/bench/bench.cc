@@ -172,6 +172,15 @@ int RunBench(const std::vector<std::string>& args) {
   }
   common.endpoint = *ep;
   common.endpoint.tls_options = tls_options;
+  // The gRPC client: h2 (plain h2c only) unless asked for grpcpp, or over TLS.
+  const std::string& grpc_client = produce->parsed() ? po.grpc_client : eo.grpc_client;
+  if (grpc_client == "h2" && common.endpoint.tls) {
+    std::fprintf(stderr,
+                 "chronoq bench: --grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https "
+                 "--server) use --grpc-client=grpcpp\n");
+    return 2;
+  }
+  const bool grpcpp = grpc_client == "grpcpp" || (grpc_client.empty() && common.endpoint.tls);
   const bool beanstalkd =
       (produce->parsed() && !po.beanstalkd.empty()) || (e2e->parsed() && !eo.beanstalkd.empty());
   if (Status s = beanstalkd ? Status::Ok() : CheckServer(common.endpoint); !s.ok()) {
@@ -180,31 +189,18 @@ int RunBench(const std::vector<std::string>& args) {
     return 1;
   }
 
-  // The gRPC client: h2 (plain h2c only) unless asked for grpcpp, or over TLS.
-  auto grpcpp = [&](const std::string& client) -> Result<bool> {
-    if (client == "h2" && common.endpoint.tls) {
-      return InvalidArgument(
-          "--grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https --server) use "
-          "--grpc-client=grpcpp");
-    }
-    return client == "grpcpp" || (client.empty() && common.endpoint.tls);
-  };
   Result<Report> report = Status(Errc::kInternal, "no workload");
   if (produce->parsed()) {
-    Result<bool> cpp = grpcpp(po.grpc_client);
-    report = !cpp.has_value()         ? Result<Report>(cpp.error())
-             : !po.beanstalkd.empty() ? RunProduceBeanstalkd(common, po)
-             : po.grpc.empty()        ? RunProduce(common, po)
-             : *cpp                   ? RunProduceGrpc(common, po)
-                                      : RunProduceGrpcH2(common, po);
+    report = !po.beanstalkd.empty() ? RunProduceBeanstalkd(common, po)
+             : po.grpc.empty()      ? RunProduce(common, po)
+             : grpcpp               ? RunProduceGrpc(common, po)
+                                    : RunProduceGrpcH2(common, po);
   }
   if (e2e->parsed()) {
-    Result<bool> cpp = grpcpp(eo.grpc_client);
-    report = !cpp.has_value()         ? Result<Report>(cpp.error())
-             : !eo.beanstalkd.empty() ? RunE2eBeanstalkd(common, eo)
-             : eo.grpc.empty()        ? RunE2e(common, eo)
-             : *cpp                   ? RunE2eGrpc(common, eo)
-                                      : RunE2eGrpcH2(common, eo);
+    report = !eo.beanstalkd.empty() ? RunE2eBeanstalkd(common, eo)
+             : eo.grpc.empty()      ? RunE2e(common, eo)
+             : grpcpp               ? RunE2eGrpc(common, eo)
+                                    : RunE2eGrpcH2(common, eo);
   }
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);

@@ -273,6 +273,19 @@ TEST_F(BenchSmokeTest, TheServerIsTheFlagElseChronoqServer) {
 TEST_F(BenchSmokeTest, UsageErrorsExitTwo) {
   ExitResult r = RunBinary({"bench", "nosuchworkload"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+
+  ExitResult client = RunBinary({"bench", "produce", "--grpc=127.0.0.1:1", "--grpc-client=h3"});
+  EXPECT_EQ(client.exit_code, 2) << client.err;
+  EXPECT_NE(client.err.find("--grpc-client"), std::string::npos) << client.err;
+
+  // The bench's own gRPC client speaks plain HTTP/2 only (told before any connection).
+  ExitResult tls = RunBinary({"bench", "--server=https://127.0.0.1:1", "produce",
+                              "--grpc=127.0.0.1:1", "--grpc-client=h2"});
+  EXPECT_EQ(tls.exit_code, 2) << tls.err;
+  EXPECT_NE(tls.err.find("--grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https "
+                         "--server) use --grpc-client=grpcpp"),
+            std::string::npos)
+      << tls.err;
 }
 
 }  // namespace
