@@ -323,7 +323,7 @@ void GrpcH2Loop::Flush(Conn& c) {
     if (n == 0) break;
     c.out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
-  const int sent = SendPending(c.fd, c.out, &c.out_pos);
+  const int sent = SendPending(c.fd, &c.out, &c.out_pos);
   if (sent == 0) {
     SetWriteInterest(c, true);
     return;
@@ -332,8 +332,6 @@ void GrpcH2Loop::Flush(Conn& c) {
     Fail(c, std::string("send: ") + std::strerror(errno));
     return;
   }
-  c.out.clear();
-  c.out_pos = 0;
   SetWriteInterest(c, false);
   if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) {
     Fail(c, "the server ended the HTTP/2 session");

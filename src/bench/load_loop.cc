@@ -73,9 +73,9 @@ void SetEpollInterest(int epfd, int fd, void* ptr, bool write) {
   ::epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
 }
 
-int SendPending(int fd, const std::string& out, size_t* pos) {
-  while (*pos < out.size()) {
-    ssize_t n = ::send(fd, out.data() + *pos, out.size() - *pos, MSG_NOSIGNAL);
+int SendPending(int fd, std::string* out, size_t* pos) {
+  while (*pos < out->size()) {
+    ssize_t n = ::send(fd, out->data() + *pos, out->size() - *pos, MSG_NOSIGNAL);
     if (n > 0) {
       *pos += static_cast<size_t>(n);
       continue;
@@ -83,6 +83,8 @@ int SendPending(int fd, const std::string& out, size_t* pos) {
     if (n < 0 && errno == EINTR) continue;
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
   }
+  out->clear();
+  *pos = 0;
   return 1;
 }
 
@@ -110,7 +112,7 @@ void LoadLoop::Flush(Conn& c) {
       Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
       return;
     }
-    const int sent = SendPending(c.fd, c.out, &c.out_pos);
+    const int sent = SendPending(c.fd, &c.out, &c.out_pos);
     if (sent == 0) {
       SetWriteInterest(c, true);
       return;

@@ -52,9 +52,10 @@ class Session {
 // status code and body.
 size_t ParseHttpAnswer(std::string_view in, int* status, std::string_view* body);
 
-// Sends out[*pos..] on the socket `fd`, advancing *pos: 1 when all of it is sent, 0 when the
-// socket's buffer is full (wait for EPOLLOUT), -1 on an error (errno says which).
-int SendPending(int fd, const std::string& out, size_t* pos);
+// Sends (*out)[*pos..] on the socket `fd`, advancing *pos: 1 when all of it is sent (then `out`
+// is cleared and *pos is 0), 0 when the socket's buffer is full (wait for EPOLLOUT), -1 on an
+// error (errno says which).
+int SendPending(int fd, std::string* out, size_t* pos);
 // Sets the epoll interest in `fd` (event data `ptr`): readable, and writable when `write`.
 void SetEpollInterest(int epfd, int fd, void* ptr, bool write);
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,10 @@ void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeSt
 // The figures of an e2e run of `seconds`: AddDeliveryFigures, elapsed and delivery_throughput
 // (from the first receive to the last).
 void AddE2eFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs, double seconds);
+
+// Opens `n` producer sessions of `ps` on `loop` (kept in `sessions`).
+Status ConnectProducers(LoadLoop& loop, ProduceState& ps, int n,
+                        std::vector<std::unique_ptr<ProducerSession>>* sessions);
 
 // Runs `connections` producer sessions of `ps` on one loop until `ps` is done or `deadline`,
 // with a progress line named `name`; returns the elapsed seconds.

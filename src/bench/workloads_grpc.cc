@@ -279,12 +279,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   // The producers, on this thread; then wait for the deliveries.
   LoadLoop loop(c.endpoint);
   std::vector<std::unique_ptr<ProducerSession>> producers;
-  std::vector<Session*> ptrs;
-  for (int i = 0; i < o.producers; ++i) {
-    producers.push_back(std::make_unique<ProducerSession>(&ps));
-    ptrs.push_back(producers.back().get());
-  }
-  Status connected = loop.Connect(ptrs);
+  Status connected = ConnectProducers(loop, ps, o.producers, &producers);
   Progress progress("e2e", c.progress);
   auto received = [&] {
     std::lock_guard<std::mutex> lock(gc.mu);
