@@ -339,27 +339,19 @@ void GrpcH2Loop::Flush(Conn& c) {
 }
 
 void GrpcH2Loop::OnReadable(Conn& c) {
-  uint8_t buf[64 * 1024];
-  for (;;) {
-    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      ssize_t used = nghttp2_session_mem_recv(c.session, buf, static_cast<size_t>(n));
-      if (used < 0) {
-        Fail(c, std::string("nghttp2: ") + nghttp2_strerror(static_cast<int>(used)));
-        return;
-      }
-      c.dirty = true;
-      if (static_cast<size_t>(n) < sizeof(buf)) return;
-      continue;
-    }
-    if (n == 0) {
-      Fail(c, "the server closed the connection");
-      return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+  char buf[64 * 1024];
+  ssize_t used = 0;
+  const int read = RecvAvailable(c.fd, buf, sizeof(buf), [&](size_t n) {
+    used = nghttp2_session_mem_recv(c.session, reinterpret_cast<const uint8_t*>(buf), n);
+    c.dirty = true;
+    return used >= 0;
+  });
+  if (used < 0) {
+    Fail(c, std::string("nghttp2: ") + nghttp2_strerror(static_cast<int>(used)));
+  } else if (read == 0) {
+    Fail(c, "the server closed the connection");
+  } else if (read < 0) {
     Fail(c, std::string("recv: ") + std::strerror(errno));
-    return;
   }
 }
 

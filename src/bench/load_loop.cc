@@ -173,19 +173,13 @@ void LoadLoop::OnReadable(Conn& c) {
       Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
       return;
     }
-    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      c.in.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof(buf)) break;
-      continue;
-    }
-    if (n == 0) {
-      Fail(c, "the server closed the connection");
-      return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    Fail(c, std::string("recv: ") + std::strerror(errno));
+    const int read = RecvAvailable(c.fd, buf, sizeof(buf), [&](size_t n) {
+      c.in.append(buf, n);
+      return true;
+    });
+    if (read == 1) break;
+    Fail(c, read == 0 ? std::string("the server closed the connection")
+                      : std::string("recv: ") + std::strerror(errno));
     return;
   }
   // One answer at a time, framed by the session's protocol.

@@ -80,6 +80,13 @@ struct ConsumeState {
   int64_t acked = 0;
   int64_t ack_failures = 0;
   int64_t last_ack_us = 0;  // when the last successful ack answer arrived
+
+  // The run's messages: msgIds prefix + 0..count-1, none seen yet.
+  void Expect(std::string prefix, int64_t count) {
+    id_prefix = std::move(prefix);
+    expected = count;
+    seen.assign(static_cast<size_t>(count), 0);
+  }
 };
 
 // Counts one message received by the run (seen, unique or duplicate, lateness from its trigger

@@ -282,9 +282,7 @@ Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o) {
   cs.endpoint = ep;
   cs.topic = sends.tube;
   cs.ack = o.ack;
-  cs.id_prefix = prefix;
-  cs.expected = o.count;
-  cs.seen.assign(static_cast<size_t>(o.count), 0);
+  cs.Expect(prefix, o.count);
 
   Report r = E2eReport(sends.tube, o);
   r.Str("protocol", "beanstalkd " + o.beanstalkd);

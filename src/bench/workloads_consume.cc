@@ -145,9 +145,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   p.cs.topic = topic;
   p.cs.batch = o.batch;
   p.cs.ack = o.ack;
-  p.cs.id_prefix = prefix;
-  p.cs.expected = o.count;
-  p.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  p.cs.Expect(prefix, o.count);
 
   auto deadline = E2eDeadline(o);
   Report r = E2eReport(topic, o);
@@ -195,9 +193,7 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   p.cs.ack = o.ack;
   p.cs.ack_timeout_ms = 600'000;
   p.cs.ack_batch = o.ack_batch;
-  p.cs.id_prefix = prefix;
-  p.cs.expected = o.count;
-  p.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  p.cs.Expect(prefix, o.count);
 
   auto deadline = SteadyClock::now() + std::chrono::milliseconds(lead_ms + 1000 + o.grace_ms);
   Report r("burst");

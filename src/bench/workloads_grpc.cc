@@ -261,9 +261,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   SetUpE2eSends(ps, topic, prefix, o);
   GrpcConsume gc;
   gc.cs.topic = topic;
-  gc.cs.id_prefix = prefix;
-  gc.cs.expected = o.count;
-  gc.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  gc.cs.Expect(prefix, o.count);
   Report r = E2eReport(topic, o);
   r.Str("protocol", "consume over grpc " + o.grpc + ", produce over http");
   r.Int("credit", o.batch);

@@ -270,9 +270,7 @@ Result<Report> RunE2eGrpcH2(const CommonOptions& c, const E2eOptions& o) {
   gc.loop = &consumers_loop;
   gc.ack = o.ack;
   gc.cs.topic = topic;
-  gc.cs.id_prefix = prefix;
-  gc.cs.expected = o.count;
-  gc.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  gc.cs.Expect(prefix, o.count);
   Report r = E2eReport(topic, o);
   r.Str("protocol", "consume over grpc " + o.grpc + " (h2 client), produce over http");
   r.Int("credit", o.batch);
