@@ -180,6 +180,7 @@ struct H2Callbacks {
 
 GrpcH2Loop::GrpcH2Loop(client::Endpoint ep, std::string authorization)
     : ep_(std::move(ep)), authorization_(std::move(authorization)) {
+  authority_ = ep_.host + ":" + std::to_string(ep_.port);
   epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
 }
 
@@ -244,7 +245,7 @@ int32_t GrpcH2Loop::Start(int conn, std::string_view path, std::string_view mess
       Nv(":method", "POST", kNoCopy),
       Nv(":scheme", "http", kNoCopy),
       Nv(":path", path, NGHTTP2_NV_FLAG_NO_COPY_NAME),
-      Nv(":authority", ep_.host, kNoCopy),
+      Nv(":authority", authority_, kNoCopy),
       Nv("content-type", "application/grpc", kNoCopy),
       Nv("te", "trailers", kNoCopy),
       Nv("authorization", authorization_, kNoCopy),

@@ -78,6 +78,7 @@ class GrpcH2Loop {
   void SetWriteInterest(Conn& c, bool on);
 
   client::Endpoint ep_;
+  std::string authority_;  // host:port
   std::string authorization_;
   int epfd_ = -1;
   std::vector<std::unique_ptr<Conn>> conns_;
