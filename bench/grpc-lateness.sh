@@ -4,15 +4,17 @@
 # long polls, runs interleaved on one memory-storage server (its gRPC engine: $ENGINE, default
 # grpc++), $ROUNDS rounds (default 3); 10,000 messages at 2,000 msgs/s due in 1-3 s, 8 consumers
 # of credit (batch) 100. Prefix with `chrt -f 5` to take the host's waiting out (root).
+# $SERVER_BIN: the server's binary (default: the bench's).
 # Usage: bench/grpc-lateness.sh [build/chronoq] [rounds]
 set -euo pipefail
 BIN=${1:-build/chronoq}
 ROUNDS=${2:-3}
 CLIENTS=${CLIENTS:-h2 grpcpp}
 ENGINE=${ENGINE:-grpc++}
+SERVER_BIN=${SERVER_BIN:-$BIN}
 DIR=$(mktemp -d)
 trap 'kill $PS 2>/dev/null; rm -rf "$DIR"' EXIT
-"$BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
+"$SERVER_BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
   --grpc-engine="$ENGINE" >"$DIR/s.out" 2>"$DIR/s.err" &
 PS=$!
 for _ in $(seq 100); do grep -qs "gRPC listening" "$DIR/s.out" && break; sleep 0.1; done
