@@ -23,6 +23,8 @@ int RunBench(const std::vector<std::string>& args) {
   app.add_flag("--json", common.json, "Print the result as JSON on stdout (summary on stderr)");
   app.add_option("--server-pid", common.server_pid,
                  "PID of a local server, for RSS (and burst: CPU) figures");
+  app.add_option("--token", common.token,
+                 "With --grpc (h2 client): every call carries `authorization: Bearer <token>`");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "Do not show the live progress line");
 
@@ -49,6 +51,11 @@ int RunBench(const std::vector<std::string>& args) {
                    "one request in flight per connection)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  const auto grpc_clients = CLI::IsMember({"h2", "grpcpp"});
+  const char* grpc_client_help =
+      "With --grpc: the client, h2 (the bench's own HTTP/2 client on nghttp2: one thread, plain "
+      "h2c) or grpcpp (gRPC's C++ client); default h2, grpcpp over TLS";
+  produce->add_option("--grpc-client", po.grpc_client, grpc_client_help)->check(grpc_clients);
   produce->add_option("--beanstalkd", po.beanstalkd,
                       "Put to a beanstalkd at HOST:PORT instead (its text protocol; delays in "
                       "whole seconds), for side-by-side figures");
@@ -69,6 +76,7 @@ int RunBench(const std::vector<std::string>& args) {
   e2e->add_option("--grpc", eo.grpc,
                   "Consume with gRPC Consume streams at HOST:PORT (credit --batch, acks on the "
                   "stream) instead of long polls");
+  e2e->add_option("--grpc-client", eo.grpc_client, grpc_client_help)->check(grpc_clients);
   e2e->add_option("--beanstalkd", eo.beanstalkd,
                   "Run against a beanstalkd at HOST:PORT instead: put, then reserve-with-timeout "
                   "and delete on --consumers + --ackers connections; delays in whole seconds");
@@ -164,6 +172,15 @@ int RunBench(const std::vector<std::string>& args) {
   }
   common.endpoint = *ep;
   common.endpoint.tls_options = tls_options;
+  // The gRPC client: h2 (plain h2c only) unless asked for grpcpp, or over TLS.
+  const std::string& grpc_client = produce->parsed() ? po.grpc_client : eo.grpc_client;
+  if (grpc_client == "h2" && common.endpoint.tls) {
+    std::fprintf(stderr,
+                 "chronoq bench: --grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https "
+                 "--server) use --grpc-client=grpcpp\n");
+    return 2;
+  }
+  const bool grpcpp = grpc_client == "grpcpp" || (grpc_client.empty() && common.endpoint.tls);
   const bool beanstalkd =
       (produce->parsed() && !po.beanstalkd.empty()) || (e2e->parsed() && !eo.beanstalkd.empty());
   if (Status s = beanstalkd ? Status::Ok() : CheckServer(common.endpoint); !s.ok()) {
@@ -176,12 +193,14 @@ int RunBench(const std::vector<std::string>& args) {
   if (produce->parsed()) {
     report = !po.beanstalkd.empty() ? RunProduceBeanstalkd(common, po)
              : po.grpc.empty()      ? RunProduce(common, po)
-                                    : RunProduceGrpc(common, po);
+             : grpcpp               ? RunProduceGrpc(common, po)
+                                    : RunProduceGrpcH2(common, po);
   }
   if (e2e->parsed()) {
     report = !eo.beanstalkd.empty() ? RunE2eBeanstalkd(common, eo)
              : eo.grpc.empty()      ? RunE2e(common, eo)
-                                    : RunE2eGrpc(common, eo);
+             : grpcpp               ? RunE2eGrpc(common, eo)
+                                    : RunE2eGrpcH2(common, eo);
   }
   if (burst->parsed()) report = RunBurst(common, bo);
   if (backlog->parsed()) report = RunBacklog(common, ko);

@@ -76,10 +76,12 @@ void Progress::Finish() {
 
 CpuMeter::CpuMeter() : cpu0_(ProcessCpuSeconds()), t0_(SteadyClock::now()) {}
 
-void CpuMeter::Report(class Report& r) const {
+void CpuMeter::Report(class Report& r, int64_t sends) const {
   double wall = std::chrono::duration<double>(SteadyClock::now() - t0_).count();
-  double pct = wall > 0 ? (ProcessCpuSeconds() - cpu0_) / wall * 100.0 : 0;
+  const double cpu = ProcessCpuSeconds() - cpu0_;
+  double pct = wall > 0 ? cpu / wall * 100.0 : 0;
   r.Num("client_cpu_percent", pct, "% of one core");
+  if (sends > 0) r.Num("client_cpu_us_per_send", cpu * 1e6 / static_cast<double>(sends), "us");
   if (pct > 85.0) {
     r.Warn(fmt::format(
         "the benchmark client used {:.0f}% of a core: it, not the server, may have been the "

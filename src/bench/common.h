@@ -22,6 +22,7 @@ struct CommonOptions {
   bool json = false;
   bool progress = true;  // only shown on a terminal
   int server_pid = 0;    // for RSS (and burst: CPU) figures, when the server runs here
+  std::string token;     // gRPC calls of the h2 client carry `authorization: Bearer <token>`
 };
 
 // Raw HTTP/1.1 POST of a form body, ready to send on a keep-alive connection.
@@ -59,8 +60,9 @@ class Progress {
 class CpuMeter {
  public:
   CpuMeter();
-  // Adds "client_cpu_percent" (of one core) and, above 85 %, a warning.
-  void Report(class Report& r) const;
+  // Adds "client_cpu_percent" (of one core) and, above 85 %, a warning; with `sends` > 0, also
+  // "client_cpu_us_per_send" (this process's CPU time over the phase divided by them).
+  void Report(class Report& r, int64_t sends = 0) const;
 
  private:
   double cpu0_;

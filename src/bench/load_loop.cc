@@ -63,10 +63,29 @@ Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
 void LoadLoop::SetWriteInterest(Conn& c, bool on) {
   if (c.write_interest == on) return;
   c.write_interest = on;
+  SetEpollInterest(epfd_, c.fd, &c, on);
+}
+
+void SetEpollInterest(int epfd, int fd, void* ptr, bool write) {
   epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP | (on ? static_cast<uint32_t>(EPOLLOUT) : 0u);
-  ev.data.ptr = &c;
-  ::epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  ev.events = EPOLLIN | EPOLLRDHUP | (write ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  ev.data.ptr = ptr;
+  ::epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+int SendPending(int fd, std::string* out, size_t* pos) {
+  while (*pos < out->size()) {
+    ssize_t n = ::send(fd, out->data() + *pos, out->size() - *pos, MSG_NOSIGNAL);
+    if (n > 0) {
+      *pos += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+  }
+  out->clear();
+  *pos = 0;
+  return 1;
 }
 
 void LoadLoop::Fail(Conn& c, std::string_view what) {
@@ -93,18 +112,15 @@ void LoadLoop::Flush(Conn& c) {
       Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
       return;
     }
-    ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL);
-    if (n > 0) {
-      c.out_pos += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    const int sent = SendPending(c.fd, &c.out, &c.out_pos);
+    if (sent == 0) {
       SetWriteInterest(c, true);
       return;
     }
-    Fail(c, std::string("send: ") + std::strerror(errno));
-    return;
+    if (sent < 0) {
+      Fail(c, std::string("send: ") + std::strerror(errno));
+      return;
+    }
   }
   c.out.clear();
   c.out_pos = 0;
@@ -157,19 +173,13 @@ void LoadLoop::OnReadable(Conn& c) {
       Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
       return;
     }
-    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      c.in.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof(buf)) break;
-      continue;
-    }
-    if (n == 0) {
-      Fail(c, "the server closed the connection");
-      return;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-    Fail(c, std::string("recv: ") + std::strerror(errno));
+    const int read = RecvAvailable(c.fd, buf, sizeof(buf), [&](size_t n) {
+      c.in.append(buf, n);
+      return true;
+    });
+    if (read == 1) break;
+    Fail(c, read == 0 ? std::string("the server closed the connection")
+                      : std::string("recv: ") + std::strerror(errno));
     return;
   }
   // One answer at a time, framed by the session's protocol.

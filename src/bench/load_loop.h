@@ -5,6 +5,9 @@
 // Thread-safety: a LoadLoop and its sessions belong to the thread that calls Run().
 #pragma once
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -51,6 +54,30 @@ class Session {
 // An HTTP/1.1 response with Content-Length at the front of `in`: its length (0: incomplete),
 // status code and body.
 size_t ParseHttpAnswer(std::string_view in, int* status, std::string_view* body);
+
+// Sends (*out)[*pos..] on the socket `fd`, advancing *pos: 1 when all of it is sent (then `out`
+// is cleared and *pos is 0), 0 when the socket's buffer is full (wait for EPOLLOUT), -1 on an
+// error (errno says which).
+int SendPending(int fd, std::string* out, size_t* pos);
+// Reads what the socket `fd` has into `buf`, handing each read to `got(n)`, until a read comes
+// short or would block: 1, or 0 when the peer closed the connection, -1 on an error (errno says
+// which).
+template <typename Got>
+int RecvAvailable(int fd, char* buf, size_t size, Got&& got) {
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, size, 0);
+    if (n > 0) {
+      if (!got(static_cast<size_t>(n))) return -1;
+      if (static_cast<size_t>(n) < size) return 1;
+      continue;
+    }
+    if (n == 0) return 0;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 1 : -1;
+  }
+}
+// Sets the epoll interest in `fd` (event data `ptr`): readable, and writable when `write`.
+void SetEpollInterest(int epfd, int fd, void* ptr, bool write);
 
 struct LoopCounters {
   int64_t responses = 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,13 @@ struct ConsumeState {
   int64_t acked = 0;
   int64_t ack_failures = 0;
   int64_t last_ack_us = 0;  // when the last successful ack answer arrived
+
+  // The run's messages: msgIds prefix + 0..count-1, none seen yet.
+  void Expect(std::string prefix, int64_t count) {
+    id_prefix = std::move(prefix);
+    expected = count;
+    seen.assign(static_cast<size_t>(count), 0);
+  }
 };
 
 // Counts one message received by the run (seen, unique or duplicate, lateness from its trigger
@@ -91,6 +99,13 @@ std::string RunPrefix(std::string_view workload);
 void AddProduceFigures(class Report& r, const ProduceState& ps, double seconds);
 // The delivery figures of a run that sent with `ps` and received with `cs`.
 void AddDeliveryFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs);
+// The figures of an e2e run of `seconds`: AddDeliveryFigures, elapsed and delivery_throughput
+// (from the first receive to the last).
+void AddE2eFigures(class Report& r, const ProduceState& ps, const ConsumeState& cs, double seconds);
+
+// Opens `n` producer sessions of `ps` on `loop` (kept in `sessions`).
+Status ConnectProducers(LoadLoop& loop, ProduceState& ps, int n,
+                        std::vector<std::unique_ptr<ProducerSession>>* sessions);
 
 // Runs `connections` producer sessions of `ps` on one loop until `ps` is done or `deadline`,
 // with a progress line named `name`; returns the elapsed seconds.

@@ -23,7 +23,8 @@ struct ProduceOptions {
   int batch = 1;                 // > 1: messages per sendMsgBatch request
   std::string grpc;              // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
   int calls_per_connection = 1;  // gRPC: calls in flight on each connection (HTTP/2 streams)
-  std::string beanstalkd;        // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
+  std::string grpc_client;  // "h2" (the bench's own, plain h2c), "grpcpp"; empty: h2 unless TLS
+  std::string beanstalkd;   // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
 };
 
 struct E2eOptions {
@@ -40,6 +41,7 @@ struct E2eOptions {
   int64_t grace_ms = 30'000;   // after the last trigger time, before missing messages count
   std::string consume_server;  // empty: consumers and ackers use --server too
   std::string grpc;            // HOST:PORT: consumers are gRPC Consume streams there (credit batch)
+  std::string grpc_client;     // as ProduceOptions::grpc_client
   std::string beanstalkd;      // HOST:PORT: the whole run against a beanstalkd there
 };
 
@@ -88,12 +90,17 @@ struct PushBenchOptions {
 };
 
 Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
-// RunProduce over gRPC (o.grpc): one channel per connection, one call in flight each.
+// RunProduce over gRPC (o.grpc) with gRPC's C++ client: one channel per connection,
+// o.calls_per_connection calls in flight on each.
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
+// The same with the bench's own HTTP/2 client (h2_grpc_client.h: one epoll thread, plain h2c).
+Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
 // `batch`, acking on the stream; producers as in RunE2e (HTTP).
 Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o);
+// RunE2eGrpc with the bench's own HTTP/2 client (the streams on a thread of their own).
+Result<Report> RunE2eGrpcH2(const CommonOptions& c, const E2eOptions& o);
 // RunProduce and RunE2e against beanstalkd (o.beanstalkd), in its text protocol: put, then
 // reserve-with-timeout (with the previous job's delete) on consumers + ackers connections; delays
 // in whole seconds.

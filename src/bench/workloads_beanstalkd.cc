@@ -282,9 +282,7 @@ Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o) {
   cs.endpoint = ep;
   cs.topic = sends.tube;
   cs.ack = o.ack;
-  cs.id_prefix = prefix;
-  cs.expected = o.count;
-  cs.seen.assign(static_cast<size_t>(o.count), 0);
+  cs.Expect(prefix, o.count);
 
   Report r = E2eReport(sends.tube, o);
   r.Str("protocol", "beanstalkd " + o.beanstalkd);
@@ -315,13 +313,7 @@ Result<Report> RunE2eBeanstalkd(const CommonOptions& c, const E2eOptions& o) {
   progress.Finish();
   cs.stop = true;
   double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, ps, cs);
-  r.Num("elapsed", secs, "s");
-  if (cs.last_receive_us > cs.first_receive_us) {
-    r.Num("delivery_throughput",
-          static_cast<double>(cs.unique) / ((cs.last_receive_us - cs.first_receive_us) / 1e6),
-          "msgs/s");
-  }
+  AddE2eFigures(r, ps, cs, secs);
   cpu.Report(r);
   return r;
 }

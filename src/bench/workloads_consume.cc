@@ -80,6 +80,16 @@ void AddDeliveryFigures(Report& r, const ProduceState& ps, const ConsumeState& c
   if (!cs.first_failure.empty()) r.Warn("first pull failure: " + cs.first_failure);
 }
 
+void AddE2eFigures(Report& r, const ProduceState& ps, const ConsumeState& cs, double seconds) {
+  AddDeliveryFigures(r, ps, cs);
+  r.Num("elapsed", seconds, "s");
+  if (cs.last_receive_us > cs.first_receive_us) {
+    r.Num("delivery_throughput",
+          static_cast<double>(cs.unique) / ((cs.last_receive_us - cs.first_receive_us) / 1e6),
+          "msgs/s");
+  }
+}
+
 std::string RunPrefix(std::string_view workload) {
   std::random_device rd;
   return fmt::format("{}-{:06x}-", workload, rd() & 0xffffff);
@@ -135,9 +145,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   p.cs.topic = topic;
   p.cs.batch = o.batch;
   p.cs.ack = o.ack;
-  p.cs.id_prefix = prefix;
-  p.cs.expected = o.count;
-  p.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  p.cs.Expect(prefix, o.count);
 
   auto deadline = E2eDeadline(o);
   Report r = E2eReport(topic, o);
@@ -148,13 +156,7 @@ Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o) {
   CQ_RETURN_IF_ERROR(
       RunPipeline(c, p, o.producers, o.consumers, o.ack ? o.ackers : 0, deadline, "e2e"));
   double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, p.ps, p.cs);
-  r.Num("elapsed", secs, "s");
-  if (p.cs.last_receive_us > p.cs.first_receive_us) {
-    r.Num("delivery_throughput",
-          static_cast<double>(p.cs.unique) / ((p.cs.last_receive_us - p.cs.first_receive_us) / 1e6),
-          "msgs/s");
-  }
+  AddE2eFigures(r, p.ps, p.cs, secs);
   cpu.Report(r);
   return r;
 }
@@ -191,9 +193,7 @@ Result<Report> RunBurst(const CommonOptions& c, const BurstOptions& o) {
   p.cs.ack = o.ack;
   p.cs.ack_timeout_ms = 600'000;
   p.cs.ack_batch = o.ack_batch;
-  p.cs.id_prefix = prefix;
-  p.cs.expected = o.count;
-  p.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  p.cs.Expect(prefix, o.count);
 
   auto deadline = SteadyClock::now() + std::chrono::milliseconds(lead_ms + 1000 + o.grace_ms);
   Report r("burst");

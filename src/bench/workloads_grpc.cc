@@ -261,9 +261,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   SetUpE2eSends(ps, topic, prefix, o);
   GrpcConsume gc;
   gc.cs.topic = topic;
-  gc.cs.id_prefix = prefix;
-  gc.cs.expected = o.count;
-  gc.cs.seen.assign(static_cast<size_t>(o.count), 0);
+  gc.cs.Expect(prefix, o.count);
   Report r = E2eReport(topic, o);
   r.Str("protocol", "consume over grpc " + o.grpc + ", produce over http");
   r.Int("credit", o.batch);
@@ -279,12 +277,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   // The producers, on this thread; then wait for the deliveries.
   LoadLoop loop(c.endpoint);
   std::vector<std::unique_ptr<ProducerSession>> producers;
-  std::vector<Session*> ptrs;
-  for (int i = 0; i < o.producers; ++i) {
-    producers.push_back(std::make_unique<ProducerSession>(&ps));
-    ptrs.push_back(producers.back().get());
-  }
-  Status connected = loop.Connect(ptrs);
+  Status connected = ConnectProducers(loop, ps, o.producers, &producers);
   Progress progress("e2e", c.progress);
   auto received = [&] {
     std::lock_guard<std::mutex> lock(gc.mu);
@@ -314,14 +307,7 @@ Result<Report> RunE2eGrpc(const CommonOptions& c, const E2eOptions& o) {
   }
   CQ_RETURN_IF_ERROR(connected);
   const double secs = duration<double>(SteadyClock::now() - t0).count();
-  AddDeliveryFigures(r, ps, gc.cs);
-  r.Num("elapsed", secs, "s");
-  if (gc.cs.last_receive_us > gc.cs.first_receive_us) {
-    r.Num("delivery_throughput",
-          static_cast<double>(gc.cs.unique) /
-              ((gc.cs.last_receive_us - gc.cs.first_receive_us) / 1e6),
-          "msgs/s");
-  }
+  AddE2eFigures(r, ps, gc.cs, secs);
   cpu.Report(r);
   return r;
 }
@@ -378,7 +364,7 @@ Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o) {
   r.Num("throughput", secs > 0 ? static_cast<double>(st.ok) / secs : 0, "msgs/s");
   r.Latency("send_latency", latency);
   if (!st.first_failure.empty()) r.Warn("first failure: " + st.first_failure);
-  cpu.Report(r);
+  cpu.Report(r, st.ok);
   return r;
 }
 

@@ -57,16 +57,21 @@ void AddProduceFigures(Report& r, const ProduceState& ps, double seconds) {
   if (!ps.first_failure.empty()) r.Warn("first failure: " + ps.first_failure);
 }
 
+Status ConnectProducers(LoadLoop& loop, ProduceState& ps, int n,
+                        std::vector<std::unique_ptr<ProducerSession>>* sessions) {
+  std::vector<Session*> ptrs;
+  for (int i = 0; i < n; ++i) {
+    sessions->push_back(std::make_unique<ProducerSession>(&ps));
+    ptrs.push_back(sessions->back().get());
+  }
+  return loop.Connect(ptrs);
+}
+
 Result<double> RunProducers(const CommonOptions& c, ProduceState& ps, int connections,
                             std::string_view name, SteadyClock::time_point deadline) {
   LoadLoop loop(c.endpoint);
   std::vector<std::unique_ptr<ProducerSession>> sessions;
-  std::vector<Session*> ptrs;
-  for (int i = 0; i < connections; ++i) {
-    sessions.push_back(std::make_unique<ProducerSession>(&ps));
-    ptrs.push_back(sessions.back().get());
-  }
-  CQ_RETURN_IF_ERROR(loop.Connect(ptrs));
+  CQ_RETURN_IF_ERROR(ConnectProducers(loop, ps, connections, &sessions));
   Progress progress(std::string(name), c.progress);
   ps.start = SteadyClock::now();
   auto t0 = SteadyClock::now();
@@ -95,7 +100,7 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o) {
   CQ_ASSIGN_OR_RETURN(
       double secs, RunProducers(c, ps, o.connections, "produce", SteadyClock::time_point::max()));
   AddProduceFigures(r, ps, secs);
-  cpu.Report(r);
+  cpu.Report(r, ps.ok);
   return r;
 }
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -66,26 +68,75 @@ TEST_F(BenchSmokeTest, ProduceSendsEverything) {
   EXPECT_GT(r["throughput"].to_number<double>(), 0);
 }
 
+// A count of getTopicInfo about `topic` on `server` ("waitingQueueSize": the messages waiting;
+// "ackQueueSize": delivered, not acked); -1 when it cannot be read.
+int64_t TopicSize(const ServerProcess& server, const std::string& topic, std::string_view key,
+                  const std::string& token = "") {
+  ApiClient api(server.endpoint());
+  api.set_token(token);
+  ApiResponse info = api.Monitor("getTopicInfo", {{"topic", topic}});
+  const json::value& data = info.at("data");
+  EXPECT_TRUE(data.is_object()) << info.Describe();
+  if (!data.is_object()) return -1;
+  const json::value* n = data.as_object().if_contains(key);
+  return n != nullptr && n->is_int64() ? n->as_int64() : -1;
+}
+
+// Both gRPC engines of the server, with both of the bench's gRPC clients: its own HTTP/2
+// client (the default) and gRPC's C++ client.
 TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
-  ASSERT_EQ(server_.Stop(SIGTERM), 0);
-  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
-  ASSERT_TRUE(s.ok()) << s.message();
-  const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port());
-  // One call in flight per connection, batches, and several calls in flight per connection.
-  for (const char* batch : {"--batch=1", "--batch=100", "--calls-per-connection=4"}) {
-    SCOPED_TRACE(batch);
-    json::object r = Bench({"produce", "--count=3000", "--connections=8", batch, grpc});
-    EXPECT_EQ(Int(r, "sent_ok"), 3000);
-    EXPECT_EQ(Int(r, "failed"), 0);
-    ASSERT_TRUE(r.contains("send_latency"));
-    EXPECT_GT(r["throughput"].to_number<double>(), 0);
-    // Every message is stored: the topic holds them, waiting.
-    ApiClient api(server_.endpoint());
-    ApiResponse info =
-        api.Monitor("getTopicInfo", {{"topic", std::string(r["topic"].as_string())}});
-    EXPECT_EQ(info.at("data").as_object().at("waitingQueueSize").as_int64(), 3000)
-        << info.Describe();
+  for (const char* engine : {"grpc++", "nghttp2"}) {
+    SCOPED_TRACE(engine);
+    ServerProcess server;
+    ASSERT_TRUE(
+        server.Start({"--grpc-listen=127.0.0.1:0", std::string("--grpc-engine=") + engine}).ok());
+    const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server.grpc_port());
+    for (const char* client : {"--grpc-client=h2", "--grpc-client=grpcpp"}) {
+      // One call in flight per connection, batches, and several calls in flight per connection.
+      for (const char* mode : {"--batch=1", "--batch=100", "--calls-per-connection=4"}) {
+        SCOPED_TRACE(std::string(client) + " " + mode);
+        json::object r =
+            Bench({"produce", "--count=3000", "--connections=8", mode, client, grpc}, &server);
+        EXPECT_EQ(Int(r, "sent_ok"), 3000);
+        EXPECT_EQ(Int(r, "failed"), 0);
+        ASSERT_TRUE(r.contains("send_latency"));
+        EXPECT_GT(r["throughput"].to_number<double>(), 0);
+        // Every message is stored: the topic holds them, waiting.
+        EXPECT_EQ(TopicSize(server, std::string(r["topic"].as_string()), "waitingQueueSize"), 3000);
+      }
+    }
   }
+}
+
+// --token: the h2 client's calls carry it; without it the server refuses every one.
+TEST_F(BenchSmokeTest, ProduceOverGrpcCarriesTheToken) {
+  const std::string token = "benchA-0123456789abcdef";
+  const std::string tokens = (std::filesystem::temp_directory_path() /
+                              ("chronoq-bench-tokens-" + std::to_string(::getpid())))
+                                 .string();
+  std::ofstream(tokens, std::ios::trunc) << token << " * admin\n";
+  for (const char* engine : {"grpc++", "nghttp2"}) {
+    SCOPED_TRACE(engine);
+    ServerProcess server;
+    ASSERT_TRUE(server
+                    .Start({"--grpc-listen=127.0.0.1:0", std::string("--grpc-engine=") + engine,
+                            "--auth-tokens-file=" + tokens})
+                    .ok());
+    const std::string grpc = "--grpc=127.0.0.1:" + std::to_string(server.grpc_port());
+    json::object r =
+        Bench({"--token=" + token, "produce", "--count=500", "--connections=2", grpc}, &server);
+    EXPECT_EQ(Int(r, "sent_ok"), 500);
+    EXPECT_EQ(TopicSize(server, std::string(r["topic"].as_string()), "waitingQueueSize", token),
+              500);
+
+    json::object refused = Bench({"produce", "--count=50", "--connections=2", grpc}, &server);
+    EXPECT_EQ(Int(refused, "sent_ok"), 0);
+    EXPECT_EQ(Int(refused, "failed"), 50);
+    ASSERT_TRUE(refused.contains("warnings")) << json::serialize(refused);
+    EXPECT_NE(json::serialize(refused["warnings"]).find("first failure: 16 "), std::string::npos)
+        << json::serialize(refused["warnings"]);  // UNAUTHENTICATED
+  }
+  std::filesystem::remove(tokens);
 }
 
 TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
@@ -94,14 +145,25 @@ TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
   ExpectEachDeliveredAndAckedOnce(r, 1000);
 }
 
+// Consume streams with both gRPC clients (on the grpc++ engine: the nghttp2 engine serves unary
+// methods only so far).
 TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
   ASSERT_EQ(server_.Stop(SIGTERM), 0);
   Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
   ASSERT_TRUE(s.ok()) << s.message();
-  json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
-                          "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10",
-                          "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
-  ExpectEachDeliveredAndAckedOnce(r, 1000);
+  for (const char* client : {"--grpc-client=h2", "--grpc-client=grpcpp"}) {
+    SCOPED_TRACE(client);
+    json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
+                            "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10", client,
+                            "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
+    ExpectEachDeliveredAndAckedOnce(r, 1000);
+    EXPECT_EQ(Int(r, "pull_failures"), 0);
+    // Acked on the streams: nothing of the run is left waiting, ready or unacked.
+    const std::string topic(r["topic"].as_string());
+    for (const char* key : {"waitingQueueSize", "readyQueueSize", "ackQueueSize"}) {
+      EXPECT_EQ(TopicSize(server_, topic, key), 0) << key;
+    }
+  }
 }
 
 // Two nodes sharing one Redis: sends through one, consumers and ackers on the other.
@@ -211,6 +273,19 @@ TEST_F(BenchSmokeTest, TheServerIsTheFlagElseChronoqServer) {
 TEST_F(BenchSmokeTest, UsageErrorsExitTwo) {
   ExitResult r = RunBinary({"bench", "nosuchworkload"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+
+  ExitResult client = RunBinary({"bench", "produce", "--grpc=127.0.0.1:1", "--grpc-client=h3"});
+  EXPECT_EQ(client.exit_code, 2) << client.err;
+  EXPECT_NE(client.err.find("--grpc-client"), std::string::npos) << client.err;
+
+  // The bench's own gRPC client speaks plain HTTP/2 only (told before any connection).
+  ExitResult tls = RunBinary({"bench", "--server=https://127.0.0.1:1", "produce",
+                              "--grpc=127.0.0.1:1", "--grpc-client=h2"});
+  EXPECT_EQ(tls.exit_code, 2) << tls.err;
+  EXPECT_NE(tls.err.find("--grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https "
+                         "--server) use --grpc-client=grpcpp"),
+            std::string::npos)
+      << tls.err;
 }
 
 }  // namespace
