@@ -8,16 +8,21 @@ namespace {
 
 void WriteMessage(JsonWriter& w, const core::Message& m, bool export_fields = false) {
   const core::MessageRecord& r = m.record;
-  w.BeginObject()
-      .Str("topic", r.topic)
-      .Str("msgId", r.msg_id)
-      .Str("msg", r.payload)
-      .Num("produceTime", ToEpochMs(r.produce_time))
-      .Num("triggerTime", ToEpochMs(r.trigger_time))
-      .Num("expireTime", ToEpochMs(r.expire_time))
-      .Num("maxRetry", r.max_retry)
-      .Num("retry", r.retry)
-      .Num("status", static_cast<int>(m.status));
+  // The members every message has, appended as text (every send answers one, every pull one per
+  // message): the same bytes as a Str or Num call per member, at a third of the instructions.
+  std::string& out = w.BeginObject().MembersText();
+  out += "\"topic\":";
+  AppendJsonString(out, r.topic);
+  out += ",\"msgId\":";
+  AppendJsonString(out, r.msg_id);
+  out += ",\"msg\":";
+  AppendJsonString(out, r.payload);
+  JsonWriter::AppendInt(out, ",\"produceTime\":", ToEpochMs(r.produce_time));
+  JsonWriter::AppendInt(out, ",\"triggerTime\":", ToEpochMs(r.trigger_time));
+  JsonWriter::AppendInt(out, ",\"expireTime\":", ToEpochMs(r.expire_time));
+  JsonWriter::AppendInt(out, ",\"maxRetry\":", r.max_retry);
+  JsonWriter::AppendInt(out, ",\"retry\":", r.retry);
+  JsonWriter::AppendInt(out, ",\"status\":", static_cast<int>(m.status));
   // Extension fields (API-EXTENSIONS.md section 1) only when they differ from their default, so
   // that a camellia-style message stays byte-identical.
   if (r.priority != 0) w.Num("priority", r.priority);
@@ -75,7 +80,14 @@ void WriteGaps(JsonWriter& w, std::string_view key, const std::vector<metrics::G
 
 JsonWriter Head(int code, std::string_view msg) {
   JsonWriter w;
-  w.BeginObject().Key("code").Int(code).Key("msg").String(msg);
+  std::string& out = w.BeginObject().MembersText();
+  if (code == 200 && msg == "success") {  // most answers
+    out += R"("code":200,"msg":"success")";
+  } else {
+    JsonWriter::AppendInt(out, "\"code\":", code);
+    out += ",\"msg\":";
+    AppendJsonString(out, msg);
+  }
   return w;
 }
 

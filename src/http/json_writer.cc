@@ -87,6 +87,13 @@ JsonWriter& JsonWriter::Int(int64_t v) {
   return *this;
 }
 
+void JsonWriter::AppendInt(std::string& out, std::string_view key_text, int64_t v) {
+  out.append(key_text);
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, end);
+}
+
 JsonWriter& JsonWriter::Double(double v) {
   BeforeValue();
   if (std::isfinite(v)) {

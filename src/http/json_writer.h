@@ -43,6 +43,17 @@ class JsonWriter {
     return Key(k).Int(v);
   }
 
+  // The text of the object just begun (BeginObject, no member yet), for the caller to append
+  // `"key":value` members to, separated by commas, none before the first; calls that follow add
+  // their members after them. For fixed members written often (a message's nine), without a
+  // call per key and value. REQUIRES: keys need no escaping; values are valid JSON.
+  std::string& MembersText() {
+    first_.back() = false;
+    return out_;
+  }
+  // Appends `key_text` (such as `,"retry":`) and v.
+  static void AppendInt(std::string& out, std::string_view key_text, int64_t v);
+
   std::string Take() { return std::move(out_); }
   void Reserve(size_t n) { out_.reserve(n); }
 

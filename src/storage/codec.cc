@@ -1,5 +1,6 @@
 #include "storage/codec.h"
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -90,12 +91,17 @@ Status Corrupt(std::string_view what) {
 
 // Record metadata versions (docs/storage-format.md): 1 before issue 14; 2 adds priority, count
 // trigger, count and last error after the version 1 fields; 3 (issue 15) adds the retry interval
-// and the dead-letter origin; 4 (issue 16) adds the push lane flag and the callback. All decode;
-// 4 is written.
+// and the dead-letter origin; 4 (issue 16) adds the push lane flag and the callback; 5 (issue 20)
+// writes the fixed-width head of 1 to 4 as varints. All decode; 5 is written.
 constexpr uint8_t kMetaV1 = 1;
 constexpr uint8_t kMetaV2 = 2;
 constexpr uint8_t kMetaV3 = 3;
 constexpr uint8_t kMetaV4 = 4;
+// Version 5: the fields of version 4, its fixed-width head (62 bytes after the version byte) as
+// varints and differences (about 20 bytes for a new message).
+constexpr uint8_t kMetaV5 = 5;
+// Version 5's state byte: phase in bits 0-1, status in bits 2-4, bit 5: an end time follows.
+constexpr uint8_t kStateEnded = 0x20;
 // Version 4's push byte: bit 0 the push lane, bit 1 a callback follows.
 constexpr uint8_t kPushLane = 1;
 constexpr uint8_t kHasCallback = 2;
@@ -264,20 +270,22 @@ Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view k
   return EndedKeyParts{BitsTime(t), seq};
 }
 
-std::string EncodeMeta(const core::MessageRecord& r) {
-  std::string out;
-  out.reserve(70 + r.last_error.size());
-  out.push_back(static_cast<char>(kMetaV4));
-  AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
-  AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
-  AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
-  AppendLittle<int32_t>(out, r.max_retry);
-  AppendLittle<int64_t>(out, r.retry);
-  out.push_back(static_cast<char>(r.phase));
-  out.push_back(static_cast<char>(r.end_status));
-  AppendLittle<int64_t>(out, ToEpochMs(r.visible_at));
-  AppendLittle<int64_t>(out, ToEpochMs(r.ended_at));
-  AppendLittle<uint64_t>(out, r.seq);
+namespace {
+
+uint64_t ZigZag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t UnZigZag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
+// a - b and a + d in two's complement (wrapping), so that any two times round-trip.
+int64_t Minus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t Plus(int64_t a, int64_t d) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(d));
+}
+
+// The fields versions 2 to 4 added after the fixed head, which version 5 keeps as they are.
+void AppendMetaTail(std::string& out, const core::MessageRecord& r) {
   // Version 2: varints, so that a message without extensions costs 4 bytes more than in version 1.
   AppendVarint(out, static_cast<uint64_t>(r.priority));
   AppendVarint(out, static_cast<uint64_t>(r.count_trigger));
@@ -296,26 +304,112 @@ std::string EncodeMeta(const core::MessageRecord& r) {
   // (core::EncodeCallback) with its length when it has one.
   out.push_back(static_cast<char>((r.push ? kPushLane : 0) | (r.callback ? kHasCallback : 0)));
   if (r.callback) AppendBytes(out, core::EncodeCallback(*r.callback));
+}
+
+}  // namespace
+
+std::string EncodeMetaV4(const core::MessageRecord& r) {
+  std::string out;
+  out.reserve(70 + r.last_error.size());
+  out.push_back(static_cast<char>(kMetaV4));
+  AppendLittle<int64_t>(out, ToEpochMs(r.produce_time));
+  AppendLittle<int64_t>(out, ToEpochMs(r.trigger_time));
+  AppendLittle<int64_t>(out, ToEpochMs(r.expire_time));
+  AppendLittle<int32_t>(out, r.max_retry);
+  AppendLittle<int64_t>(out, r.retry);
+  out.push_back(static_cast<char>(r.phase));
+  out.push_back(static_cast<char>(r.end_status));
+  AppendLittle<int64_t>(out, ToEpochMs(r.visible_at));
+  AppendLittle<int64_t>(out, ToEpochMs(r.ended_at));
+  AppendLittle<uint64_t>(out, r.seq);
+  AppendMetaTail(out, r);
   return out;
 }
 
+std::string EncodeMeta(const core::MessageRecord& r) {
+  std::string out;
+  out.reserve(40 + r.last_error.size());
+  out.push_back(static_cast<char>(kMetaV5));
+  // Times as differences from the one they usually follow: a new message's trigger, expire and
+  // visible-at times cost the delay, the ttl and one byte.
+  const int64_t produce = ToEpochMs(r.produce_time);
+  const int64_t trigger = ToEpochMs(r.trigger_time);
+  const int64_t ended = ToEpochMs(r.ended_at);
+  AppendVarint(out, ZigZag(produce));
+  AppendVarint(out, ZigZag(Minus(trigger, produce)));
+  AppendVarint(out, ZigZag(Minus(ToEpochMs(r.expire_time), produce)));
+  AppendVarint(out, ZigZag(r.max_retry));
+  AppendVarint(out, ZigZag(r.retry));
+  out.push_back(static_cast<char>(static_cast<uint8_t>(r.phase) |
+                                  static_cast<uint8_t>(static_cast<uint8_t>(r.end_status) << 2) |
+                                  (ended != 0 ? kStateEnded : 0)));
+  AppendVarint(out, ZigZag(Minus(ToEpochMs(r.visible_at), trigger)));
+  if (ended != 0) AppendVarint(out, ZigZag(Minus(ended, produce)));
+  AppendVarint(out, r.seq);
+  AppendMetaTail(out, r);
+  return out;
+}
+
+namespace {
+
+// The fields before the version 2 extensions.
+struct MetaHead {
+  int64_t produce = 0, trigger = 0, expire = 0, visible = 0, ended = 0;
+  int32_t max_retry = 0;
+  int64_t retry = 0;
+  uint64_t seq = 0;
+  uint8_t phase = 0, status = 0;
+};
+
+// Versions 1 to 4: fixed-width little-endian fields.
+bool ReadFixedHead(std::string_view& in, MetaHead* h) {
+  if (!ReadLittle(in, &h->produce) || !ReadLittle(in, &h->trigger) || !ReadLittle(in, &h->expire) ||
+      !ReadLittle(in, &h->max_retry) || !ReadLittle(in, &h->retry) || in.size() < 2) {
+    return false;
+  }
+  h->phase = static_cast<uint8_t>(in[0]);
+  h->status = static_cast<uint8_t>(in[1]);
+  in.remove_prefix(2);
+  return ReadLittle(in, &h->visible) && ReadLittle(in, &h->ended) && ReadLittle(in, &h->seq);
+}
+
+// Version 5 (EncodeMeta).
+bool ReadCompactHead(std::string_view& in, MetaHead* h) {
+  uint64_t produce, trigger, expire, max_retry, retry, visible, ended = 0;
+  if (!ReadVarint(in, &produce) || !ReadVarint(in, &trigger) || !ReadVarint(in, &expire) ||
+      !ReadVarint(in, &max_retry) || !ReadVarint(in, &retry) || in.empty()) {
+    return false;
+  }
+  const auto state = static_cast<uint8_t>(in.front());
+  in.remove_prefix(1);
+  if ((state & ~(kStateEnded | 0x1f)) != 0 || !ReadVarint(in, &visible) ||
+      ((state & kStateEnded) != 0 && !ReadVarint(in, &ended)) || !ReadVarint(in, &h->seq)) {
+    return false;
+  }
+  const int64_t mr = UnZigZag(max_retry);
+  if (mr < INT32_MIN || mr > INT32_MAX) return false;
+  h->produce = UnZigZag(produce);
+  h->trigger = Plus(h->produce, UnZigZag(trigger));
+  h->expire = Plus(h->produce, UnZigZag(expire));
+  h->max_retry = static_cast<int32_t>(mr);
+  h->retry = UnZigZag(retry);
+  h->phase = state & 0x3;
+  h->status = (state >> 2) & 0x7;
+  h->visible = Plus(h->trigger, UnZigZag(visible));
+  h->ended = (state & kStateEnded) != 0 ? Plus(h->produce, UnZigZag(ended)) : 0;
+  // Canonical: an end time of 0 is written without the flag.
+  return (state & kStateEnded) == 0 || h->ended != 0;
+}
+
+}  // namespace
+
 Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
   const uint8_t version = in.empty() ? 0 : static_cast<uint8_t>(in.front());
-  if (version < kMetaV1 || version > kMetaV4) return Corrupt("record metadata (unknown version)");
+  if (version < kMetaV1 || version > kMetaV5) return Corrupt("record metadata (unknown version)");
   in.remove_prefix(1);
-  int64_t produce, trigger, expire, visible, ended;
-  int32_t max_retry;
-  int64_t retry;
-  uint64_t seq;
-  if (!ReadLittle(in, &produce) || !ReadLittle(in, &trigger) || !ReadLittle(in, &expire) ||
-      !ReadLittle(in, &max_retry) || !ReadLittle(in, &retry) || in.size() < 2) {
-    return Corrupt("record metadata");
-  }
-  auto phase = static_cast<uint8_t>(in[0]);
-  auto status = static_cast<uint8_t>(in[1]);
-  in.remove_prefix(2);
-  if (!ReadLittle(in, &visible) || !ReadLittle(in, &ended) || !ReadLittle(in, &seq) || phase > 2 ||
-      status < 1 || status > 7) {
+  MetaHead h;
+  if (!(version == kMetaV5 ? ReadCompactHead(in, &h) : ReadFixedHead(in, &h)) || h.phase > 2 ||
+      h.status < 1 || h.status > 7) {
     return Corrupt("record metadata");
   }
   // Version 1 records have no extension fields: their defaults.
@@ -371,16 +465,16 @@ Status DecodeMeta(std::string_view in, core::MessageRecord* r) {
     }
   }
   if (!in.empty()) return Corrupt("record metadata");
-  r->produce_time = FromEpochMs(produce);
-  r->trigger_time = FromEpochMs(trigger);
-  r->expire_time = FromEpochMs(expire);
-  r->max_retry = max_retry;
-  r->retry = retry;
-  r->phase = static_cast<core::Phase>(phase);
-  r->end_status = static_cast<core::MsgStatus>(status);
-  r->visible_at = FromEpochMs(visible);
-  r->ended_at = FromEpochMs(ended);
-  r->seq = seq;
+  r->produce_time = FromEpochMs(h.produce);
+  r->trigger_time = FromEpochMs(h.trigger);
+  r->expire_time = FromEpochMs(h.expire);
+  r->max_retry = h.max_retry;
+  r->retry = h.retry;
+  r->phase = static_cast<core::Phase>(h.phase);
+  r->end_status = static_cast<core::MsgStatus>(h.status);
+  r->visible_at = FromEpochMs(h.visible);
+  r->ended_at = FromEpochMs(h.ended);
+  r->seq = h.seq;
   r->priority = static_cast<int32_t>(priority);
   r->count_trigger = static_cast<int64_t>(count_trigger);
   r->count = static_cast<int64_t>(count);

@@ -74,6 +74,8 @@ Status UpgradeStore(KvStore* kv, int from_version) {
   // 4 -> 5: nothing to rewrite. Version 3 record metadata decodes in the pull lane without a
   // callback; the bump makes older builds, which cannot read version 4 metadata (push lane,
   // callback) nor a topic configuration with a callback, refuse the store.
+  // 5 -> 6: nothing to rewrite. Version 4 metadata still decodes; records are written in version
+  // 5 (varints) from the upgrade on, which older builds cannot read.
   return Status::Ok();
 }
 
