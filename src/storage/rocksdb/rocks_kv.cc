@@ -7,6 +7,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
@@ -481,7 +482,15 @@ RocksKv::~RocksKv() {
   if (m.lock_fd >= 0) ::close(m.lock_fd);
 }
 
+void DisablePerfCounting() {
+  thread_local bool done = false;
+  if (done) return;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  done = true;
+}
+
 Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
+  DisablePerfCounting();
   if (auto pending = impl_->OverlayGet(cf, key)) return *pending;
   std::string value;
   rocksdb::Status s =
@@ -493,6 +502,7 @@ Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
 
 Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
     Cf cf, const std::vector<std::string>& keys) {
+  DisablePerfCounting();
   std::vector<std::optional<std::string>> out(keys.size());
   // The overlay's answers first (batches not yet durable), then one batched read for the rest.
   std::vector<size_t> from_db;
@@ -514,6 +524,7 @@ Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
 }
 
 std::unique_ptr<KvIterator> RocksKv::Scan(Cf cf, std::string lower, std::string upper) {
+  DisablePerfCounting();  // the walk compares keys on this thread
   // The overlay first, then the iterator: a batch made durable in between is seen by both, and
   // the overlay's copy wins with the same content.
   std::vector<std::pair<std::string, std::optional<std::string>>> overlay =

@@ -23,6 +23,12 @@ namespace chronoq::storage {
 // rocksdb::Status -> Status (kIOError, kCorruption, kUnavailable, kInternal).
 Status FromRocks(const rocksdb::Status& s, std::string_view what);
 
+// Turns RocksDB's perf-context counting off for the calling thread (once per thread): by default
+// it counts every key comparison of a memtable insert or lookup in a thread-local context (a TLS
+// lookup per comparison, in a shared library), which nothing here reads. Called by the threads
+// that write and by every read.
+void DisablePerfCounting();
+
 // The batches of one group commit as one rocksdb::WriteBatch: their ops in (column family, key)
 // order, the ops of one key in the order they were queued, except that the counter additions
 // (KvBatch::Add) to one key between two of its puts or deletes are summed and written once (none
