@@ -246,6 +246,8 @@ void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
       const core::EffectiveTopicConfig& config = ConfigOf(*slot);
       Topic& t = *slot->topic;
       Batch batch = store_->NewBatch();
+      // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
+      batch.SetDeferrable();
       TimePoint now = Advance(*slot, fx, batch);
       t.Touch(now);
       std::vector<const MessageRecord*> head = t.DueHead(now, req.max, req.lane);

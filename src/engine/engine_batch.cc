@@ -203,6 +203,8 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
     static const core::EffectiveTopicConfig kNone{};
     const core::EffectiveTopicConfig& config = slot != nullptr ? ConfigOf(*slot) : kNone;
     Batch batch = store_->NewBatch();
+    // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
+    batch.SetDeferrable();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
     std::vector<Status> results(items.size());
     std::vector<MessageRecord> changed;  // the new records, without payload
