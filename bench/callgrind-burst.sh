@@ -39,7 +39,7 @@ total=0
 for f in "$DIR"/cg.$SPID.out-*; do
   ir=$(grep -m1 '^totals:' "$f" | awk '{print $2}')
   if [ -z "$ir" ] || [ "$ir" -lt $((COUNT * 100)) ]; then continue; fi  # idle threads
-  top=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null | head -60)
+  top=$(callgrind_annotate --inclusive=yes "$f" 2>/dev/null)
   fn=other
   for role in CommitterLoop CompleterLoop HttpServer; do
     if grep -q "$role" <<<"$top"; then fn=$role; break; fi
