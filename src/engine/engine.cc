@@ -246,6 +246,8 @@ void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
       const core::EffectiveTopicConfig& config = ConfigOf(*slot);
       Topic& t = *slot->topic;
       Batch batch = store_->NewBatch();
+      // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
+      batch.SetDeferrable();
       TimePoint now = Advance(*slot, fx, batch);
       t.Touch(now);
       std::vector<const MessageRecord*> head = t.DueHead(now, req.max, req.lane);
@@ -293,14 +295,16 @@ void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
       } else {
         std::vector<MessageRecord> held;
         held.reserve(out.size());
+        MessageRecord before;  // one copy, its buffers reused from message to message
         for (size_t i = 0; i < out.size(); ++i) {
-          MessageRecord before = t.Copy(*head[i]);
+          before = *head[i];
+          before.topic = t.name();
           WriteTransition(batch, &before, out[i].record);
           held.push_back(core::CopyWithoutPayload(out[i].record));
         }
         answer.Set(std::move(take));
         if (CommitFor(slot, std::move(batch), answer.OnDurable(), &outcome)) {
-          for (MessageRecord& r : held) t.Update(std::move(r), now);
+          for (size_t i = 0; i < held.size(); ++i) t.Replace(head[i], std::move(held[i]), now);
         }
       }
       Reschedule(*slot);

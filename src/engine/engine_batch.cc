@@ -203,9 +203,12 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
     static const core::EffectiveTopicConfig kNone{};
     const core::EffectiveTopicConfig& config = slot != nullptr ? ConfigOf(*slot) : kNone;
     Batch batch = store_->NewBatch();
+    // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
+    batch.SetDeferrable();
     TimePoint now = slot != nullptr ? Advance(*slot, fx, batch) : clock_->Now();
     std::vector<Status> results(items.size());
-    std::vector<MessageRecord> changed;  // the new records, without payload
+    std::vector<MessageRecord> changed;      // the new records, without payload
+    std::vector<const MessageRecord*> held;  // the records `changed` replaces
     int64_t ended = 0;
     bool ready = false;  // in the pull lane, in the push lane
     bool push_ready = false;
@@ -253,6 +256,7 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
           (next->push ? push_ready : ready) = true;
         }
       }
+      held.push_back(live);
       changed.push_back(std::move(next).value());
     }
     if (!read.ok() || changed.empty()) {
@@ -273,7 +277,18 @@ void Engine::AckBatch(std::string topic, std::vector<backend::AckItem> items,
         fx.ended = ended;
         fx.ready = ready;
         fx.push_ready = push_ready;
-        for (MessageRecord& r : changed) t.Update(std::move(r), now);
+        // Distinct records (the service refuses a repeated msgId) are replaced without a second
+        // lookup by id.
+        std::vector<const MessageRecord*> order = held;
+        std::sort(order.begin(), order.end());
+        const bool distinct = std::adjacent_find(order.begin(), order.end()) == order.end();
+        for (size_t i = 0; i < changed.size(); ++i) {
+          if (distinct) {
+            t.Replace(held[i], std::move(changed[i]), now);
+          } else {
+            t.Update(std::move(changed[i]), now);
+          }
+        }
       }
     }
     if (slot != nullptr) Reschedule(*slot);

@@ -122,8 +122,8 @@ void Topic::AddFar(TimePoint t, int64_t n, TimePoint now) {
 void Topic::Erase(MessageRecord* r) {
   Unindex(r);
   if (r->push) --push_live_;
-  std::string id = r->msg_id;  // the key outlives the record it names
-  live_.Erase(id);             // destroys *r
+  const std::string id = std::move(r->msg_id);  // the key outlives the record it names
+  live_.Erase(id);                              // destroys *r
 }
 
 void Topic::Update(MessageRecord rec, TimePoint now) {
@@ -131,7 +131,15 @@ void Topic::Update(MessageRecord rec, TimePoint now) {
             ToEpochMs(processed_));
   auto* found = live_.Find(rec.msg_id);
   CQ_CHECK(found != nullptr, "Update of a msgId '{}' that is not held", rec.msg_id);
-  MessageRecord* r = found->get();
+  Replace(found->get(), std::move(rec), now);
+}
+
+void Topic::Replace(const MessageRecord* held, MessageRecord rec, TimePoint now) {
+  CQ_DCHECK(now == processed_, "Replace at {} but processed {}", ToEpochMs(now),
+            ToEpochMs(processed_));
+  CQ_DCHECK(held->msg_id == rec.msg_id, "Replace of '{}' by '{}'", held->msg_id, rec.msg_id);
+  // Held records are owned by live_; the pointer is const only to its users.
+  auto* r = const_cast<MessageRecord*>(held);
   Count(*r, processed_, -1);
   if (rec.phase == Phase::kEnded) {
     Erase(r);

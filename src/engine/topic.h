@@ -111,6 +111,9 @@ class Topic {
   // Replaces the near record with the same id by `rec`: re-indexed when still in life, dropped
   // when ended.
   void Update(core::MessageRecord rec, TimePoint now);
+  // Update of the record `held` (FindLive or PeekReady gave it, and nothing changed this Topic
+  // since) without looking its id up again. REQUIRES: rec.msg_id == held->msg_id.
+  void Replace(const core::MessageRecord* held, core::MessageRecord rec, TimePoint now);
   // Drops the near record with this id (it ended or was released).
   void Forget(const std::string& msg_id, TimePoint now);
   // Counts `n` far waiting messages triggering at t (n < 0 removes them).

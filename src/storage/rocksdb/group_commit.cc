@@ -11,7 +11,6 @@
 // see only what is durable) and refuses new batches until ResumeAfterFailure. While RocksDB
 // refuses writes (rocks_faults.cc) and resuming cannot help yet, new batches are refused at once.
 #include <rocksdb/options.h>
-#include <rocksdb/perf_level.h>
 
 #include <algorithm>
 
@@ -35,15 +34,6 @@ thread_local int t_deferred = 0;  // deferrable batches this thread queued since
 // The stores (Impl::uid, never reused) for which this thread's loop has a flush posted and not yet
 // run; one left behind by a loop that stopped before its turn's end matches no later store.
 thread_local std::vector<uint64_t> t_flush_posted;
-
-// No perf-context counting on a writing thread: RocksDB counts every key comparison of a memtable
-// insert in a thread-local context by default, which nothing here reads.
-void DisablePerfCounting() {
-  thread_local bool done = false;
-  if (done) return;
-  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
-  done = true;
-}
 
 }  // namespace
 

@@ -80,9 +80,9 @@ TEST_F(GroupCommitTest, AdditionsOfSeveralBatchesToOneCounterAreWrittenOnce) {
   batches[2].Add(Cf::kHist, "t2", 1);
   const std::string s = Id(Cf::kSent);
   const std::string h = Id(Cf::kHist);
-  EXPECT_EQ(Write(batches),
-            (std::vector<std::string>{"put " + s + " a=A", "put " + s + " b=B", "put " + s + " c=C",
-                                      "add " + h + " t1+3", "add " + h + " t2+1"}));
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + h + " t1+3", "add " + h + " t2+1",
+                                                      "put " + s + " a=A", "put " + s + " b=B",
+                                                      "put " + s + " c=C"}));
 }
 
 TEST_F(GroupCommitTest, AdditionsThatCancelOutWriteNothing) {
@@ -102,24 +102,41 @@ TEST_F(GroupCommitTest, AnAdditionStaysBeforeALaterPutOrDeleteOfItsKey) {
   batches[2].Put(Cf::kMeta, "seq", "9");
   const std::string h = Id(Cf::kHist);
   EXPECT_EQ(Write(batches),
-            (std::vector<std::string>{"add " + h + " t1+2", "delete " + h + " t1",
-                                      "put " + Id(Cf::kMeta) + " seq=9", "add " + h + " t1+5"}));
+            (std::vector<std::string>{"put " + Id(Cf::kMeta) + " seq=9", "add " + h + " t1+2",
+                                      "delete " + h + " t1", "add " + h + " t1+5"}));
 }
 
 TEST_F(GroupCommitTest, TheSameKeyInTwoColumnFamiliesIsTwoCounters) {
   std::vector<KvBatch> batches(2);
   batches[0].Add(Cf::kHist, "k", 1);
   batches[1].Add(Cf::kMeta, "k", 1);
-  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kHist) + " k+1",
-                                                      "add " + Id(Cf::kMeta) + " k+1"}));
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kMeta) + " k+1",
+                                                      "add " + Id(Cf::kHist) + " k+1"}));
 }
 
-TEST_F(GroupCommitTest, ASingleBatchIsWrittenAsItIs) {
+TEST_F(GroupCommitTest, AdditionsOfASingleBatchAreSummedToo) {
   std::vector<KvBatch> batches(1);
   batches[0].Add(Cf::kHist, "t1", 1);
-  batches[0].Add(Cf::kHist, "t1", 1);  // a batch's own additions are summed by MessageStore
-  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kHist) + " t1+1",
-                                                      "add " + Id(Cf::kHist) + " t1+1"}));
+  batches[0].Add(Cf::kHist, "t1", 1);
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"add " + Id(Cf::kHist) + " t1+2"}));
+}
+
+TEST_F(GroupCommitTest, OpsAreWrittenInKeyOrderAndOneKeysOpsInTheirOrder) {
+  // A pull's vis moves and an ack's, in message order: written sorted per column family, so
+  // that each memtable insert starts next to the previous one.
+  std::vector<KvBatch> batches(2);
+  batches[0].Delete(Cf::kVis, "0-t3");
+  batches[0].Put(Cf::kVis, "1-d3", "m3");
+  batches[0].Delete(Cf::kVis, "0-t1");
+  batches[0].Put(Cf::kVis, "1-d1", "m1");
+  batches[1].Put(Cf::kRecords, "m3", "acked");
+  batches[1].Delete(Cf::kVis, "1-d3");
+  const std::string r = Id(Cf::kRecords);
+  const std::string v = Id(Cf::kVis);
+  EXPECT_EQ(Write(batches),
+            (std::vector<std::string>{"put " + r + " m3=acked", "delete " + v + " 0-t1",
+                                      "delete " + v + " 0-t3", "put " + v + " 1-d1=m1",
+                                      "put " + v + " 1-d3=m3", "delete " + v + " 1-d3"}));
 }
 
 }  // namespace

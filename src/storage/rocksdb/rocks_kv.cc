@@ -7,6 +7,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
@@ -14,12 +15,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <unordered_map>
 
 #include "base/log.h"
 #include "storage/codec.h"
@@ -345,86 +346,47 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return Status(Errc::kInternal, msg);
 }
 
-void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
-                        rocksdb::WriteBatch* out) {
-  for (const KvBatch::Op& op : batch.ops()) {
+void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
+                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
+                             rocksdb::WriteBatch* out) {
+  // Every op of the group, in (column family, key) order; the ops of one key keep their order
+  // (a stable sort). A memtable insert then starts its skip-list search where the previous one
+  // ended instead of at the top: a pull's or an ack's keys, scattered in the order of the
+  // messages, are mostly neighbours once sorted (docs/benchmarks.md, "Third session: bursts").
+  size_t count = 0;
+  for (const KvBatch* batch : batches) count += batch->size();
+  std::vector<const KvBatch::Op*> ops;
+  ops.reserve(count);
+  for (const KvBatch* batch : batches) {
+    for (const KvBatch::Op& op : batch->ops()) ops.push_back(&op);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const KvBatch::Op* a, const KvBatch::Op* b) {
+    if (a->cf != b->cf) return a->cf < b->cf;
+    return a->key < b->key;
+  });
+  for (size_t i = 0; i < ops.size();) {
+    const KvBatch::Op& op = *ops[i];
     rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
     switch (op.kind) {
+      case KvBatch::Kind::kAdd: {
+        // The additions to one key up to its next put or delete, as one sum (none when it is 0).
+        int64_t sum = 0;
+        for (; i < ops.size() && ops[i]->kind == KvBatch::Kind::kAdd && ops[i]->cf == op.cf &&
+               ops[i]->key == op.key;
+             ++i) {
+          sum += ops[i]->delta;
+        }
+        if (sum != 0) out->Merge(cf, op.key, EncodeCounter(sum)).PermitUncheckedError();
+        continue;
+      }
       case KvBatch::Kind::kPut:
         out->Put(cf, op.key, op.value).PermitUncheckedError();
         break;
       case KvBatch::Kind::kDelete:
         out->Delete(cf, op.key).PermitUncheckedError();
         break;
-      case KvBatch::Kind::kAdd:
-        out->Merge(cf, op.key, EncodeCounter(op.delta)).PermitUncheckedError();
-        break;
     }
-  }
-}
-
-namespace {
-struct CounterKey {
-  Cf cf;
-  std::string_view key;
-  bool operator==(const CounterKey&) const = default;
-};
-struct CounterKeyHash {
-  size_t operator()(const CounterKey& k) const {
-    return std::hash<std::string_view>()(k.key) ^ (static_cast<size_t>(k.cf) << 57);
-  }
-};
-}  // namespace
-
-void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
-                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
-                             rocksdb::WriteBatch* out) {
-  if (batches.size() == 1) {
-    AppendToWriteBatch(*batches.front(), cfs, out);
-    return;
-  }
-  // The sums of the additions not written yet, in the order their keys first appeared.
-  std::unordered_map<CounterKey, int64_t, CounterKeyHash> sums;
-  std::vector<CounterKey> order;
-  auto write_sum = [&](const CounterKey& k, int64_t sum) {
-    if (sum != 0) {
-      out->Merge(cfs[static_cast<int>(k.cf)], rocksdb::Slice(k.key.data(), k.key.size()),
-                 EncodeCounter(sum))
-          .PermitUncheckedError();
-    }
-  };
-  for (const KvBatch* batch : batches) {
-    for (const KvBatch::Op& op : batch->ops()) {
-      rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
-      const CounterKey k{op.cf, op.key};
-      switch (op.kind) {
-        case KvBatch::Kind::kAdd: {
-          auto [it, fresh] = sums.try_emplace(k, 0);
-          if (fresh) order.push_back(k);
-          it->second += op.delta;
-          continue;
-        }
-        case KvBatch::Kind::kPut:
-        case KvBatch::Kind::kDelete:
-          // What was added to this key so far goes first: writes to one key keep their order.
-          if (auto it = sums.find(k); it != sums.end()) {
-            write_sum(k, it->second);
-            sums.erase(it);
-          }
-          if (op.kind == KvBatch::Kind::kPut) {
-            out->Put(cf, op.key, op.value).PermitUncheckedError();
-          } else {
-            out->Delete(cf, op.key).PermitUncheckedError();
-          }
-          continue;
-      }
-    }
-  }
-  for (const CounterKey& k : order) {
-    if (auto it = sums.find(k); it != sums.end()) {
-      write_sum(k, it->second);
-      sums.erase(it);
-    }
+    ++i;
   }
 }
 
@@ -525,7 +487,15 @@ RocksKv::~RocksKv() {
   if (m.lock_fd >= 0) ::close(m.lock_fd);
 }
 
+void DisablePerfCounting() {
+  thread_local bool done = false;
+  if (done) return;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  done = true;
+}
+
 Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
+  DisablePerfCounting();
   if (auto pending = impl_->OverlayGet(cf, key)) return *pending;
   std::string value;
   rocksdb::Status s =
@@ -537,6 +507,7 @@ Result<std::optional<std::string>> RocksKv::Get(Cf cf, std::string_view key) {
 
 Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
     Cf cf, const std::vector<std::string>& keys) {
+  DisablePerfCounting();
   std::vector<std::optional<std::string>> out(keys.size());
   // The overlay's answers first (batches not yet durable), then one batched read for the rest.
   std::vector<size_t> from_db;
@@ -558,6 +529,7 @@ Result<std::vector<std::optional<std::string>>> RocksKv::MultiGet(
 }
 
 std::unique_ptr<KvIterator> RocksKv::Scan(Cf cf, std::string lower, std::string upper) {
+  DisablePerfCounting();  // the walk compares keys on this thread
   // The overlay first, then the iterator: a batch made durable in between is seen by both, and
   // the overlay's copy wins with the same content.
   std::vector<std::pair<std::string, std::optional<std::string>>> overlay =

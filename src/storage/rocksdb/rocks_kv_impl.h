@@ -23,14 +23,20 @@ namespace chronoq::storage {
 // rocksdb::Status -> Status (kIOError, kCorruption, kUnavailable, kInternal).
 Status FromRocks(const rocksdb::Status& s, std::string_view what);
 
-// Converts a KvBatch to a rocksdb::WriteBatch (appending to `out`).
-void AppendToWriteBatch(const KvBatch& batch, const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
-                        rocksdb::WriteBatch* out);
-// The batches of one group commit as one rocksdb::WriteBatch: AppendToWriteBatch of each in
-// turn, except that the counter additions (KvBatch::Add) of the whole group are summed per key
-// and written once (none when they cancel out), before the first later put or delete of their
-// key or at the end. Sends of several requests due in the same millisecond then cost one `hist`
-// merge operand (one memtable insert, one WAL record) instead of one each.
+// Turns RocksDB's perf-context counting off for the calling thread (once per thread): by default
+// it counts every key comparison of a memtable insert or lookup in a thread-local context (a TLS
+// lookup per comparison, in a shared library), which nothing here reads. Called by the threads
+// that write and by every read.
+void DisablePerfCounting();
+
+// The batches of one group commit as one rocksdb::WriteBatch: their ops in (column family, key)
+// order, the ops of one key in the order they were queued, except that the counter additions
+// (KvBatch::Add) to one key between two of its puts or deletes are summed and written once (none
+// when they cancel out). Sends of several requests due in the same millisecond then cost one
+// `hist` merge operand (one memtable insert, one WAL record) instead of one each, and the
+// memtable inserts of a group go in key order (each starts its search where the last ended). The
+// order of writes to different keys within one WriteBatch is invisible to readers (RocksDB applies
+// the batch atomically).
 void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
                              const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                              rocksdb::WriteBatch* out);
