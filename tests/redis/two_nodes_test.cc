@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <latch>
 #include <set>
 #include <string>
 #include <thread>
@@ -130,14 +131,21 @@ TEST_P(TwoNodesTest, NoMessageGoesToTwoConsumersAtOnce) {
                   .code(),
               200);
   }
-  // Four consumers, two per node, pull until nothing is left.
+  // Four consumers, two per node, pull until nothing is left. A's start once B has answered a
+  // pull, so that both nodes take part in the race whatever the host's load (A's alone could
+  // otherwise drain the topic before B's first answer).
   std::vector<std::vector<std::string>> got(4);
   std::vector<std::thread> consumers;
+  std::latch b_answered(1);
+  std::atomic<bool> b_counted{false};
   for (int c = 0; c < 4; ++c) {
     consumers.emplace_back([&, c] {
-      ApiClient api(c % 2 == 0 ? a_.endpoint() : b_.endpoint());
+      const bool on_b = c % 2 == 1;
+      ApiClient api(on_b ? b_.endpoint() : a_.endpoint());
+      if (!on_b) b_answered.wait();
       for (;;) {
         ApiResponse r = api.Queue("pullMsg", {{"topic", "race"}, {"batch", "7"}});
+        if (on_b && !b_counted.exchange(true)) b_answered.count_down();
         std::vector<std::string> ids = Ids(r);
         if (ids.empty()) break;
         got[c].insert(got[c].end(), ids.begin(), ids.end());
