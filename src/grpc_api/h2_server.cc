@@ -4,6 +4,9 @@
 // request complete (END_STREAM) is decoded and handed to the service; the answer (inline, or
 // posted back to the connection's thread) is submitted as HEADERS, DATA and trailers; everything
 // nghttp2 has to send after a read is written with one write (one write in flight at a time).
+// Consume streams are h2_consume.h's from their HEADERS on. Deadlines (grpc-timeout): a timer per
+// connection at the earliest, answering DEADLINE_EXCEEDED. Shutdown: GOAWAY (a notice, then the
+// last stream taken), connections close as their calls are answered, or at the deadline.
 #include "grpc_api/h2_server.h"
 
 #include <fmt/format.h>
@@ -24,7 +27,9 @@
 
 #include "base/log.h"
 #include "grpc_api/api_context.h"
+#include "grpc_api/h2_consume.h"
 #include "grpc_api/h2_routes.h"
+#include "grpc_api/h2_wire.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -33,62 +38,12 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 constexpr const char* kLog = "cq.grpc";
 
-// gRPC status codes used here.
-constexpr int kInternal = 13;
 // A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
 constexpr std::chrono::milliseconds kDeadlineMargin{20};
-constexpr int kResourceExhausted = 8;
-
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
-std::string PercentEncode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '%') {
-      out += fmt::format("%{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-// grpc-timeout: 1 to 8 digits and a unit (H, M, S, m, u, n); anything else: no deadline.
-std::chrono::nanoseconds ParseTimeout(std::string_view v) {
-  constexpr auto kNever = std::chrono::nanoseconds(std::chrono::hours(24 * 365));
-  if (v.size() < 2 || v.size() > 9) return kNever;
-  int64_t n = 0;
-  for (char c : v.substr(0, v.size() - 1)) {
-    if (c < '0' || c > '9') return kNever;
-    n = n * 10 + (c - '0');
-  }
-  switch (v.back()) {
-    case 'H':
-      return std::chrono::hours(n);
-    case 'M':
-      return std::chrono::minutes(n);
-    case 'S':
-      return std::chrono::seconds(n);
-    case 'm':
-      return std::chrono::milliseconds(n);
-    case 'u':
-      return std::chrono::microseconds(n);
-    case 'n':
-      return std::chrono::nanoseconds(n);
-    default:
-      return kNever;
-  }
-}
-
-nghttp2_nv Nv(std::string_view name, std::string_view value, uint8_t flags) {
-  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), flags};
-}
-// A name and value that outlive the submission (string literals).
-nghttp2_nv StaticNv(std::string_view name, std::string_view value) {
-  return Nv(name, value, NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE);
-}
+// Shutdown: the final GOAWAY follows the notice after this (a round trip, for the streams the
+// client opened meanwhile), unless the deadline is sooner.
+constexpr std::chrono::milliseconds kGoawayDelay{50};
+constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 
 using Answer = H2Answer;
 
@@ -97,22 +52,24 @@ struct Stream {
   std::string path;
   std::optional<std::string> authorization;
   // grpc-timeout: when the client gives up (max: never).
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point deadline = kNoDeadline;
   std::string body;  // the request's bytes (gRPC frames)
+  std::shared_ptr<H2Consume> consume;  // a Consume call
   // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
   service::LongPollTicket ticket;
   std::shared_ptr<std::atomic<bool>> gone;
-  bool refused = false;  // answered before its end (too large)
+  bool refused = false;  // answered before its end (too large, deadline passed)
+  bool answered = false;  // its status is submitted
   std::string out;       // the answer's DATA
   size_t out_pos = 0;
 };
 
 class H2Server;
 
-class Conn : public std::enable_shared_from_this<Conn> {
+class Conn final : public H2Host, public std::enable_shared_from_this<Conn> {
  public:
   Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
-      : server_(server), ioc_(ioc), sock_(std::move(sock)) {}
+      : server_(server), ioc_(ioc), sock_(std::move(sock)), timer_(*ioc) {}
   ~Conn() {
     if (session_ != nullptr) nghttp2_session_del(session_);
   }
@@ -121,21 +78,49 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   void Start();
   void Close();
-  // Ends the session: GOAWAY, then closes once what is in flight is written.
-  void Terminate() {
+  // Shutdown: GOAWAY announcing it (new streams still served), then GOAWAY with the last stream
+  // received: the session closes once the calls in flight are answered.
+  void Notice() {
     if (closed_) return;
-    nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+    nghttp2_submit_shutdown_notice(session_);
+    Flush();
+  }
+  void GoAway() {
+    if (closed_) return;
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                          nullptr, 0);
     Flush();
   }
   // The answer of stream `id`, from any thread.
   void Complete(int32_t id, Answer a);
+
+  // H2Host (a Consume stream's connection).
+  nghttp2_session* session() override { return session_; }
+  void Run(UniqueFunction<void()> fn) override {
+    if (!ioc_->get_executor().running_in_this_thread()) return Post(std::move(fn));
+    // Inline; maybe from another connection's callbacks on this thread (a Send waking a stream
+    // here): this one writes now, unless it is reading or writing already (it flushes after).
+    fn();
+    Flush();
+  }
+  void Post(UniqueFunction<void()> fn) override {
+    asio::post(*ioc_, [self = shared_from_this(), fn = std::move(fn)]() mutable {
+      fn();
+      self->Flush();
+    });
+  }
 
  private:
   void Read();
   void Flush();
   void Submit(int32_t id, Answer a);
   void Dispatch(int32_t id, Stream* s);
+  void OpenConsume(int32_t id, Stream* s);
   void CancelParked(Stream& s);
+  // Deadlines: the timer at the earliest; Sweep answers the streams past theirs.
+  void Arm(std::chrono::steady_clock::time_point t);
+  void Sweep();
   void Refuse(int32_t id, Stream* s, int code, std::string message) {
     s->refused = true;
     Submit(id, Answer{code, std::move(message), {}});
@@ -149,17 +134,21 @@ class Conn : public std::enable_shared_from_this<Conn> {
                          size_t len, void* user);
   static int OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user);
   static int OnStreamClose(nghttp2_session* session, int32_t id, uint32_t error_code, void* user);
+  static int OnFrameSend(nghttp2_session* session, const nghttp2_frame* frame, void* user);
   static ssize_t ReadBody(nghttp2_session* session, int32_t id, uint8_t* buf, size_t length,
                           uint32_t* data_flags, nghttp2_data_source* source, void* user);
 
   H2Server* server_;
   asio::io_context* ioc_;
   tcp::socket sock_;
+  asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point armed_ = kNoDeadline;
   nghttp2_session* session_ = nullptr;
   std::unique_ptr<uint8_t[]> rbuf_ = std::make_unique<uint8_t[]>(kReadBytes);
   std::string wbuf_;
   bool writing_ = false;
   bool in_recv_ = false;
+  bool in_send_ = false;  // in nghttp2_session_mem_send (its callbacks must not flush)
   bool closed_ = false;
   // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
   // report the streams it drops).
@@ -169,10 +158,14 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
 class H2Server final : public GrpcServer {
  public:
-  H2Server(const GrpcOptions& o, service::QueueService* service)
+  H2Server(const GrpcOptions& o, service::QueueService* service, const base::Clock* clock,
+           base::Scheduler* scheduler)
       : opts_(o), stats_(std::make_shared<MethodStats>()) {
     api_.service = service;
+    api_.clock = clock;
+    api_.scheduler = scheduler;
     api_.stats = stats_.get();
+    api_.streams = &streams_;
     api_.authenticator = o.authenticator;
     max_request_bytes_ = o.max_msg_bytes + kEnvelopeBytes;
   }
@@ -200,8 +193,7 @@ class H2Server final : public GrpcServer {
     Accept();
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
     CQ_LOG_WARN(kLog,
-                "gRPC on the experimental nghttp2 engine: unary methods only (no Consume, health, "
-                "reflection or TLS)");
+                "gRPC on the experimental nghttp2 engine: no health, reflection or TLS yet");
     return Status::Ok();
   }
 
@@ -210,38 +202,30 @@ class H2Server final : public GrpcServer {
   }
 
   uint16_t port() const override { return port_; }
-  size_t streams() const override { return 0; }
-  void EndStreams() override {}
+  size_t streams() const override { return streams_.size(); }
+  void EndStreams() override { streams_.EndAll(); }
   Status ReloadTls(const tls::TlsIdentity&) override {
     return Status(Errc::kInvalidState, "the gRPC server is not using TLS");
   }
 
   void Shutdown(std::chrono::milliseconds deadline) override {
     if (workers_.empty() || stopping_.exchange(true)) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto until = now + deadline;
+    streams_.EndAll();  // Consume streams end with OK
     asio::post(workers_[0]->ioc, [this] {
       boost::system::error_code ec;
       acceptor_->close(ec);
     });
-    for (auto& w : workers_) {
-      asio::post(w->ioc, [w = w.get()] {
-        // Terminate may close (and unlist) the connection: iterate over a copy.
-        std::vector<std::shared_ptr<Conn>> conns;
-        for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
-        for (auto& c : conns) c->Terminate();
-      });
-    }
-    const auto until = std::chrono::steady_clock::now() + deadline;
+    ForEachConn([](Conn& c) { c.Notice(); });
+    std::this_thread::sleep_until(std::min(until, now + kGoawayDelay));
+    ForEachConn([](Conn& c) { c.GoAway(); });
     while (live_.load() > 0 && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    for (auto& w : workers_) {
-      asio::post(w->ioc, [w = w.get()] {
-        std::vector<std::shared_ptr<Conn>> conns;
-        for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
-        for (auto& c : conns) c->Close();
-      });
-      w->guard.reset();
-    }
+    // Past the deadline: what is still open is cut (parked calls cancelled, streams ended).
+    ForEachConn([](Conn& c) { c.Close(); });
+    for (auto& w : workers_) w->guard.reset();
     for (auto& w : workers_) {
       if (w->thread.joinable()) w->thread.join();
     }
@@ -264,6 +248,19 @@ class H2Server final : public GrpcServer {
     std::unordered_set<Conn*> conns;  // this worker's thread only
   };
 
+  // Runs `fn` on each open connection, on its thread.
+  template <typename Fn>
+  void ForEachConn(Fn fn) {
+    for (auto& w : workers_) {
+      asio::post(w->ioc, [w = w.get(), fn] {
+        // `fn` may close (and unlist) a connection: over a copy.
+        std::vector<std::shared_ptr<Conn>> conns;
+        for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
+        for (auto& c : conns) fn(*c);
+      });
+    }
+  }
+
   void Accept() {
     Worker* w = workers_[next_++ % workers_.size()].get();
     acceptor_->async_accept(w->ioc, [this, w](boost::system::error_code ec, tcp::socket sock) {
@@ -284,6 +281,7 @@ class H2Server final : public GrpcServer {
 
   GrpcOptions opts_;
   std::shared_ptr<MethodStats> stats_;
+  ConsumeStreams streams_;
   ApiContext api_;
   int64_t max_request_bytes_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -302,7 +300,14 @@ void Conn::Start() {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, OnDataChunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, OnFrameRecv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, OnStreamClose);
-  nghttp2_session_server_new(&session_, cbs, this);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cbs, OnFrameSend);
+  // The receive windows are given back as requests are handled (nghttp2_session_consume), not as
+  // bytes arrive: a client is paced by what the server handles.
+  nghttp2_option* option = nullptr;
+  nghttp2_option_new(&option);
+  nghttp2_option_set_no_auto_window_update(option, 1);
+  nghttp2_session_server_new2(&session_, cbs, this, option);
+  nghttp2_option_del(option);
   nghttp2_session_callbacks_del(cbs);
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1000},
@@ -321,7 +326,11 @@ void Conn::Close() {
   boost::system::error_code ec;
   sock_.shutdown(tcp::socket::shutdown_both, ec);
   sock_.close(ec);
-  for (auto& [id, stream] : streams_) CancelParked(*stream);
+  timer_.cancel();
+  for (auto& [id, stream] : streams_) {
+    CancelParked(*stream);
+    if (stream->consume != nullptr) stream->consume->OnClose();
+  }
   server_->Unlist(ioc_, this);
 }
 
@@ -344,13 +353,17 @@ void Conn::Read() {
 }
 
 void Conn::Flush() {
-  if (writing_ || closed_ || in_recv_) return;
+  if (writing_ || closed_ || in_recv_ || in_send_) return;
   wbuf_.clear();
+  in_send_ = true;
   for (;;) {
     const uint8_t* data = nullptr;
     ssize_t n = nghttp2_session_mem_send(session_, &data);
-    if (n < 0) return Close();
-    if (n == 0) break;
+    if (n <= 0) {
+      in_send_ = false;
+      if (n < 0) return Close();
+      break;
+    }
     wbuf_.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
   if (wbuf_.empty()) {
@@ -383,27 +396,20 @@ void Conn::Complete(int32_t id, Answer a) {
 void Conn::Submit(int32_t id, Answer a) {
   if (closed_) return;
   auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
-  if (s == nullptr) return;  // reset by the client, or closed
-  s->gone.reset();           // answered: nothing parked to cancel any more
+  // Reset by the client, closed, or answered already (its deadline passed first).
+  if (s == nullptr || s->answered) return;
+  s->answered = true;
+  s->gone.reset();  // answered: nothing parked to cancel any more
   s->ticket.reset();
   if (a.code == 0) {
     s->out = std::move(a.body);
-    const nghttp2_nv nva[] = {StaticNv(":status", "200"),
-                              StaticNv("content-type", "application/grpc")};
     nghttp2_data_provider body;
     body.source.ptr = s;
     body.read_callback = ReadBody;
-    nghttp2_submit_response(session_, id, nva, std::size(nva), &body);
+    SubmitGrpcHeaders(session_, id, &body);
     return;
   }
-  // Trailers-Only: the status in the one HEADERS frame.
-  const std::string code = std::to_string(a.code);
-  const std::string message = PercentEncode(a.message);
-  const nghttp2_nv nva[] = {StaticNv(":status", "200"),
-                            StaticNv("content-type", "application/grpc"),
-                            Nv("grpc-status", code, NGHTTP2_NV_FLAG_NO_COPY_NAME),
-                            Nv("grpc-message", message, NGHTTP2_NV_FLAG_NO_COPY_NAME)};
-  nghttp2_submit_response(session_, id, nva, message.empty() ? 3 : 4, nullptr);
+  SubmitGrpcStatus(session_, id, a.code, a.message, false);  // Trailers-Only
 }
 
 ssize_t Conn::ReadBody(nghttp2_session* session, int32_t id, uint8_t* buf, size_t length,
@@ -414,8 +420,7 @@ ssize_t Conn::ReadBody(nghttp2_session* session, int32_t id, uint8_t* buf, size_
   s->out_pos += n;
   if (s->out_pos == s->out.size()) {
     *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    const nghttp2_nv trailers[] = {StaticNv("grpc-status", "0")};
-    if (nghttp2_submit_trailer(session, id, trailers, 1) != 0) {
+    if (SubmitGrpcStatus(session, id, 0, {}, true) != 0) {
       *data_flags &= ~NGHTTP2_DATA_FLAG_NO_END_STREAM;
     }
   }
@@ -444,7 +449,10 @@ int Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const u
   } else if (n == "authorization") {
     s->authorization = std::string(v);
   } else if (n == "grpc-timeout") {
-    s->deadline = std::chrono::steady_clock::now() + ParseTimeout(v);
+    if (auto timeout = ParseGrpcTimeout(v)) {
+      s->deadline = std::chrono::steady_clock::now() +
+                    std::min<std::chrono::nanoseconds>(*timeout, std::chrono::hours(24 * 365));
+    }
   }
   return 0;
 }
@@ -452,12 +460,17 @@ int Conn::OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const u
 int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8_t* data,
                       size_t len, void* user) {
   auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
+  if (s != nullptr && s->consume != nullptr) {
+    s->consume->OnData(data, len);  // gives the window back as its requests are handled
+    return 0;
+  }
+  // A unary request: buffered as it comes (up to its limit), its window given back at once.
+  nghttp2_session_consume(session, id, len);
   if (s == nullptr || s->refused) return 0;
   auto* c = static_cast<Conn*>(user);
   if (static_cast<int64_t>(s->body.size() + len) > c->server_->max_request_bytes()) {
     // Refused before it is buffered whole; the rest of its DATA is dropped.
-    c->Refuse(id, s, kResourceExhausted,
-              fmt::format("request larger than {} bytes", c->server_->max_request_bytes()));
+    c->Refuse(id, s, kGrpcResourceExhausted, RequestTooLarge(c->server_->max_request_bytes()));
     std::string().swap(s->body);
     return 0;
   }
@@ -466,13 +479,33 @@ int Conn::OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8
 }
 
 int Conn::OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
-  if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
-      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) {
-    return 0;
+  if (frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) return 0;
+  const int32_t id = frame->hd.stream_id;
+  auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
+  if (s == nullptr) return 0;
+  auto* c = static_cast<Conn*>(user);
+  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+    if (s->deadline != kNoDeadline) c->Arm(s->deadline);
+    // A stream: served from its headers on.
+    if (s->path == kConsumePath) c->OpenConsume(id, s);
   }
-  auto* s =
-      static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, frame->hd.stream_id));
-  if (s != nullptr && !s->refused) static_cast<Conn*>(user)->Dispatch(frame->hd.stream_id, s);
+  if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
+  if (s->consume != nullptr) {
+    s->consume->OnRemoteEnd();
+  } else if (!s->refused) {
+    c->Dispatch(id, s);
+  }
+  return 0;
+}
+
+// A response ended (END_STREAM sent) while the client still sends: RST_STREAM(NO_ERROR) tells it
+// to stop (a refused request, a Consume stream ended by the server).
+int Conn::OnFrameSend(nghttp2_session* session, const nghttp2_frame* frame, void*) {
+  if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+      (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 &&
+      nghttp2_session_get_stream_remote_close(session, frame->hd.stream_id) == 0) {
+    nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
+  }
   return 0;
 }
 
@@ -481,6 +514,7 @@ int Conn::OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* us
   auto it = c->streams_.find(id);
   if (it == c->streams_.end()) return 0;
   c->CancelParked(*it->second);
+  if (it->second->consume != nullptr) it->second->consume->OnClose();
   c->streams_.erase(it);
   nghttp2_session_set_stream_user_data(session, id, nullptr);
   return 0;
@@ -495,8 +529,65 @@ void Conn::CancelParked(Stream& s) {
   s.gone.reset();
 }
 
+void Conn::OpenConsume(int32_t id, Stream* s) {
+  auto deadline = std::chrono::system_clock::time_point::max();
+  if (s->deadline != kNoDeadline) {
+    deadline = std::chrono::system_clock::now() +
+               std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                   s->deadline - std::chrono::steady_clock::now());
+  }
+  s->consume =
+      H2Consume::Open(this, shared_from_this(), server_->api(), id, std::move(s->authorization),
+                      deadline, server_->max_request_bytes());
+}
+
+void Conn::Arm(std::chrono::steady_clock::time_point t) {
+  if (t >= armed_ || closed_) return;
+  armed_ = t;
+  timer_.expires_at(t);
+  timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;
+    if (auto c = weak.lock()) c->Sweep();
+  });
+}
+
+// The streams past their deadline: DEADLINE_EXCEEDED (a parked Pull cancelled, a Consume stream
+// ended); the timer again at the next deadline.
+void Conn::Sweep() {
+  armed_ = kNoDeadline;
+  if (closed_) return;
+  const auto now = std::chrono::steady_clock::now();
+  auto next = kNoDeadline;
+  std::vector<int32_t> expired;
+  for (auto& [id, s] : streams_) {
+    if (s->deadline <= now) {
+      expired.push_back(id);
+    } else {
+      next = std::min(next, s->deadline);
+    }
+  }
+  for (int32_t id : expired) {
+    auto it = streams_.find(id);
+    if (it == streams_.end()) continue;
+    Stream* s = it->second.get();
+    s->deadline = kNoDeadline;
+    if (s->consume != nullptr) {
+      s->consume->OnDeadline();
+    } else if (!s->answered) {
+      CancelParked(*s);
+      s->refused = true;  // not dispatched when the rest of it comes
+      Submit(id, Answer{kGrpcDeadlineExceeded, "Deadline Exceeded", {}});
+    }
+  }
+  if (next != kNoDeadline) Arm(next);
+  Flush();
+}
+
 // A request complete: its one message to the method of its path (h2_routes.h).
 void Conn::Dispatch(int32_t id, Stream* s) {
+  if (std::chrono::steady_clock::now() >= s->deadline) {
+    return Submit(id, Answer{kGrpcDeadlineExceeded, "Deadline Exceeded", {}});
+  }
   // One length-prefixed message, uncompressed.
   const std::string& b = s->body;
   if (b.size() < 5 || b[0] != 0 ||
@@ -504,7 +595,8 @@ void Conn::Dispatch(int32_t id, Stream* s) {
        (static_cast<size_t>(static_cast<uint8_t>(b[2])) << 16) |
        (static_cast<size_t>(static_cast<uint8_t>(b[3])) << 8) |
        static_cast<size_t>(static_cast<uint8_t>(b[4]))) != b.size() - 5) {
-    return Submit(id, Answer{kInternal, "the request is not one uncompressed gRPC message", {}});
+    return Submit(id,
+                  Answer{kGrpcInternal, "the request is not one uncompressed gRPC message", {}});
   }
   H2Call call;
   call.api = server_->api();
@@ -513,9 +605,7 @@ void Conn::Dispatch(int32_t id, Stream* s) {
   call.reply = [self = shared_from_this(), id](Answer a) { self->Complete(id, std::move(a)); };
   if (s->path == "/chronoq.v1.DelayQueue/Pull") {
     s->gone = std::make_shared<std::atomic<bool>>(false);
-    const auto until = s->deadline == std::chrono::steady_clock::time_point::max()
-                           ? s->deadline
-                           : s->deadline - kDeadlineMargin;
+    const auto until = s->deadline == kNoDeadline ? s->deadline : s->deadline - kDeadlineMargin;
     call.alive = [gone = s->gone, until] {
       return !gone->load() && std::chrono::steady_clock::now() < until;
     };
@@ -527,8 +617,10 @@ void Conn::Dispatch(int32_t id, Stream* s) {
 
 Result<std::unique_ptr<GrpcServer>> StartH2Server(const GrpcOptions& options,
                                                   service::QueueService* service,
+                                                  const base::Clock* clock,
+                                                  base::Scheduler* scheduler,
                                                   metrics::Registry* registry) {
-  auto server = std::make_unique<H2Server>(options, service);
+  auto server = std::make_unique<H2Server>(options, service, clock, scheduler);
   CQ_RETURN_IF_ERROR(server->Start());
   if (registry != nullptr) server->AddMetrics(*registry);
   return std::unique_ptr<GrpcServer>(std::move(server));
