@@ -574,9 +574,12 @@ void Conn::Sweep() {
     if (s->consume != nullptr) {
       s->consume->OnDeadline();
     } else if (!s->answered) {
+      // Answered now: the cancelled poll's (empty) answer, or the rest of the request, is
+      // dropped.
+      s->answered = true;
+      s->refused = true;
       CancelParked(*s);
-      s->refused = true;  // not dispatched when the rest of it comes
-      Submit(id, Answer{kGrpcDeadlineExceeded, "Deadline Exceeded", {}});
+      SubmitGrpcStatus(session_, id, kGrpcDeadlineExceeded, "Deadline Exceeded", false);
     }
   }
   if (next != kNoDeadline) Arm(next);
