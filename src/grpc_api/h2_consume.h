@@ -13,6 +13,8 @@
 // from any thread, and those calls are run on the connection's thread (H2Host::Run).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -20,8 +22,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <sys/types.h>
 
 #include "base/unique_function.h"
 #include "grpc_api/api_context.h"
@@ -85,8 +85,8 @@ class H2Consume final : public ConsumeTransport, public std::enable_shared_from_
   void Resume();
 
   H2Host* const host_;
-  std::shared_ptr<void> hold_;         // the host, until the call is finished
-  std::shared_ptr<H2Consume> self_;    // this, until the call is finished
+  std::shared_ptr<void> hold_;       // the host, until the call is finished
+  std::shared_ptr<H2Consume> self_;  // this, until the call is finished
   std::shared_ptr<ConsumeStream> stream_;
   const int32_t id_;
   const int64_t max_request_bytes_;
@@ -103,10 +103,10 @@ class H2Consume final : public ConsumeTransport, public std::enable_shared_from_
   bool deferred_ = false;  // the data provider waits for a message or the status
   std::string out_;        // the message being written
   size_t out_pos_ = 0;
-  bool writing_ = false;   // a WriteResponse not yet answered
+  bool writing_ = false;                               // a WriteResponse not yet answered
   std::optional<std::pair<int, std::string>> status_;  // the trailers to send after out_
-  bool finished_ = false;  // FinishCall ran
-  bool closed_ = false;    // the HTTP/2 stream is gone
+  bool finished_ = false;                              // FinishCall ran
+  bool closed_ = false;                                // the HTTP/2 stream is gone
 };
 
 }  // namespace chronoq::grpc_api

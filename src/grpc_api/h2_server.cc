@@ -53,14 +53,14 @@ struct Stream {
   std::optional<std::string> authorization;
   // grpc-timeout: when the client gives up (max: never).
   std::chrono::steady_clock::time_point deadline = kNoDeadline;
-  std::string body;  // the request's bytes (gRPC frames)
+  std::string body;                    // the request's bytes (gRPC frames)
   std::shared_ptr<H2Consume> consume;  // a Consume call
   // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
   service::LongPollTicket ticket;
   std::shared_ptr<std::atomic<bool>> gone;
-  bool refused = false;  // answered before its end (too large, deadline passed)
+  bool refused = false;   // answered before its end (too large, deadline passed)
   bool answered = false;  // its status is submitted
-  std::string out;       // the answer's DATA
+  std::string out;        // the answer's DATA
   size_t out_pos = 0;
 };
 
@@ -192,8 +192,7 @@ class H2Server final : public GrpcServer {
     port_ = acceptor_->local_endpoint().port();
     Accept();
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
-    CQ_LOG_WARN(kLog,
-                "gRPC on the experimental nghttp2 engine: no health, reflection or TLS yet");
+    CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine: no health, reflection or TLS yet");
     return Status::Ok();
   }
 
@@ -536,9 +535,8 @@ void Conn::OpenConsume(int32_t id, Stream* s) {
                std::chrono::duration_cast<std::chrono::system_clock::duration>(
                    s->deadline - std::chrono::steady_clock::now());
   }
-  s->consume =
-      H2Consume::Open(this, shared_from_this(), server_->api(), id, std::move(s->authorization),
-                      deadline, server_->max_request_bytes());
+  s->consume = H2Consume::Open(this, shared_from_this(), server_->api(), id,
+                               std::move(s->authorization), deadline, server_->max_request_bytes());
 }
 
 void Conn::Arm(std::chrono::steady_clock::time_point t) {
