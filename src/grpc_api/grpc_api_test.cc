@@ -229,7 +229,7 @@ TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) 
             std::string::npos);
 }
 
-TEST_F(GrpcApiTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
+TEST_P(GrpcEnginesTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
   auto history = [this](const std::string& topic, const std::string& id, v1::MsgHistory* out) {
     v1::MessageRef ref;
     ref.set_topic(topic);
