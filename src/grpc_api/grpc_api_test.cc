@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -325,6 +326,28 @@ TEST_P(GrpcEnginesTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGive
   ASSERT_TRUE(Send("later", 1'000).ok());
   sched_.Advance(Millis(1'000));
   EXPECT_EQ(Next(*stream).message().msg_id(), "later");
+}
+
+TEST_P(GrpcEnginesTest, AStreamWithMuchCreditGetsEveryMessageOnceBeyondTheClientsWindow) {
+  constexpr int kMessages = 600;  // 600 x ~250 bytes: beyond HTTP/2's initial 64 KiB window
+  auto stream = Subscribe("t", kMessages, 30'000);
+  for (int first = 0; first < kMessages; first += 200) {
+    v1::SendBatchRequest batch;
+    batch.set_topic("t");
+    for (int i = first; i < first + 200; ++i) {
+      v1::SendRequest* m = batch.add_msgs();
+      m->set_msg_id("m" + std::to_string(i));
+      m->set_msg(std::string(200, 'x'));
+      m->set_delay_millis(0);
+    }
+    v1::SendBatchResponse resp;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
+  }
+  std::set<std::string> got;
+  for (int i = 0; i < kMessages; ++i) got.insert(Next(*stream).message().msg_id());
+  EXPECT_EQ(got.size(), static_cast<size_t>(kMessages));
+  EXPECT_EQ(Get("m0").status(), 3);  // held by the stream
 }
 
 TEST_P(GrpcEnginesTest, ABrokenStreamLeavesItsUnackedMessagesToTheirAckDeadline) {

@@ -84,12 +84,12 @@ ssize_t H2Consume::Produce(uint8_t* buf, size_t length, uint32_t* data_flags) {
     std::memcpy(buf, out_.data() + out_pos_, n);
     out_pos_ += n;
     if (out_pos_ == out_.size()) {
-      // Handed to nghttp2 whole (the client's window let it through): the next may come. Not
-      // inline: nghttp2 is producing.
+      // Handed to nghttp2 whole (the client's window let it through): the next may come, in the
+      // same write. Not inline: nghttp2 is producing.
       out_.clear();
       out_pos_ = 0;
       writing_ = false;
-      host_->Post([self = shared_from_this()] { self->stream_->OnWriteDone(true); });
+      host_->AfterSend([self = shared_from_this()] { self->stream_->OnWriteDone(true); });
     }
     return static_cast<ssize_t>(n);
   }

@@ -40,6 +40,9 @@ class H2Host {
   virtual void Run(UniqueFunction<void()> fn) = 0;
   // Runs `fn` on the connection's thread later (never inline), then writes.
   virtual void Post(UniqueFunction<void()> fn) = 0;
+  // From nghttp2's callbacks while it produces what to send: runs `fn` once it is done, before
+  // the write, which takes what `fn` submits too.
+  virtual void AfterSend(UniqueFunction<void()> fn) = 0;
 
  protected:
   ~H2Host() = default;

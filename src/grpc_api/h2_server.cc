@@ -104,6 +104,7 @@ class Conn final : public H2Host, public std::enable_shared_from_this<Conn> {
     fn();
     Flush();
   }
+  void AfterSend(UniqueFunction<void()> fn) override { after_send_.push_back(std::move(fn)); }
   void Post(UniqueFunction<void()> fn) override {
     asio::post(*ioc_, [self = shared_from_this(), fn = std::move(fn)]() mutable {
       fn();
@@ -148,7 +149,8 @@ class Conn final : public H2Host, public std::enable_shared_from_this<Conn> {
   std::string wbuf_;
   bool writing_ = false;
   bool in_recv_ = false;
-  bool in_send_ = false;  // in nghttp2_session_mem_send (its callbacks must not flush)
+  bool in_send_ = false;  // in Flush (what its callbacks ask for goes with the same write)
+  std::vector<UniqueFunction<void()>> after_send_;  // H2Host::AfterSend's
   bool closed_ = false;
   // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
   // report the streams it drops).
@@ -330,6 +332,10 @@ void Conn::Close() {
     CancelParked(*stream);
     if (stream->consume != nullptr) stream->consume->OnClose();
   }
+  // Writes handed to nghttp2 whose completion was not reported yet (a closing Flush).
+  std::vector<UniqueFunction<void()>> fns = std::move(after_send_);
+  after_send_.clear();
+  for (auto& fn : fns) fn();
   server_->Unlist(ioc_, this);
 }
 
@@ -357,14 +363,24 @@ void Conn::Flush() {
   in_send_ = true;
   for (;;) {
     const uint8_t* data = nullptr;
-    ssize_t n = nghttp2_session_mem_send(session_, &data);
-    if (n <= 0) {
+    ssize_t n = closed_ ? 0 : nghttp2_session_mem_send(session_, &data);
+    if (n < 0) {
       in_send_ = false;
-      if (n < 0) return Close();
-      break;
+      return Close();
     }
-    wbuf_.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+    if (n > 0) {
+      wbuf_.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+      continue;
+    }
+    if (after_send_.empty()) break;
+    // What nghttp2's callbacks left to do (a Consume stream's next message, say): done now, and
+    // what it submits goes with this write (as much as the client's windows let through).
+    std::vector<UniqueFunction<void()>> fns = std::move(after_send_);
+    after_send_.clear();
+    for (auto& fn : fns) fn();
   }
+  in_send_ = false;
+  if (closed_) return;
   if (wbuf_.empty()) {
     if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
       Close();
