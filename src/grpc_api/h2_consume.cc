@@ -186,8 +186,9 @@ void H2Consume::Deframe() {
       // Refused from its prefix, before it is buffered; the status is followed by RST_STREAM
       // (NO_ERROR) so that the client stops sending.
       refused_ = true;
+      const bool compressed = p[0] != 0;
       std::string().swap(in_);
-      if (p[0] != 0) {
+      if (compressed) {
         stream_->End(kGrpcUnimplemented, "compressed requests are not supported");
       } else {
         stream_->End(kGrpcResourceExhausted, RequestTooLarge(max_request_bytes_));
