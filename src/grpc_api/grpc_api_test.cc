@@ -86,6 +86,23 @@ class GrpcApiTest : public ::testing::Test {
     return s;
   }
 
+  // Messages "m<first>".."m<first + n - 1>" of topic "t" with `payload`, due now, in one
+  // SendBatch.
+  void SendMany(int first, int n, const std::string& payload) {
+    v1::SendBatchRequest batch;
+    batch.set_topic("t");
+    for (int i = first; i < first + n; ++i) {
+      v1::SendRequest* m = batch.add_msgs();
+      m->set_msg_id("m" + std::to_string(i));
+      m->set_msg(payload);
+      m->set_delay_millis(0);
+    }
+    v1::SendBatchResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status sent = stub_->SendBatch(&ctx, batch, &resp);
+    ASSERT_TRUE(sent.ok()) << sent.error_message();
+  }
+
   // A Consume stream: its context and reader-writer.
   struct Stream {
     grpc::ClientContext ctx;
@@ -331,19 +348,7 @@ TEST_P(GrpcEnginesTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGive
 TEST_P(GrpcEnginesTest, AStreamWithMuchCreditGetsEveryMessageOnceBeyondTheClientsWindow) {
   constexpr int kMessages = 600;  // 600 x ~250 bytes: beyond HTTP/2's initial 64 KiB window
   auto stream = Subscribe("t", kMessages, 30'000);
-  for (int first = 0; first < kMessages; first += 200) {
-    v1::SendBatchRequest batch;
-    batch.set_topic("t");
-    for (int i = first; i < first + 200; ++i) {
-      v1::SendRequest* m = batch.add_msgs();
-      m->set_msg_id("m" + std::to_string(i));
-      m->set_msg(std::string(200, 'x'));
-      m->set_delay_millis(0);
-    }
-    v1::SendBatchResponse resp;
-    grpc::ClientContext ctx;
-    ASSERT_TRUE(stub_->SendBatch(&ctx, batch, &resp).ok());
-  }
+  for (int first = 0; first < kMessages; first += 200) SendMany(first, 200, std::string(200, 'x'));
   std::set<std::string> got;
   for (int i = 0; i < kMessages; ++i) got.insert(Next(*stream).message().msg_id());
   EXPECT_EQ(got.size(), static_cast<size_t>(kMessages));
@@ -601,21 +606,7 @@ TEST_P(GrpcEnginesTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
   sub.mutable_subscribe()->set_topic("t");
   sub.mutable_subscribe()->set_credit(kMessages);
   ASSERT_TRUE(rw->Write(sub));
-  const std::string payload(900, 'x');
-  for (int first = 0; first < kMessages; first += 50) {
-    v1::SendBatchRequest batch;
-    batch.set_topic("t");
-    for (int i = first; i < first + 50; ++i) {
-      v1::SendRequest* m = batch.add_msgs();
-      m->set_msg_id("m" + std::to_string(i));
-      m->set_msg(payload);
-      m->set_delay_millis(0);
-    }
-    v1::SendBatchResponse resp;
-    grpc::ClientContext send_ctx;
-    grpc::Status sent = stub_->SendBatch(&send_ctx, batch, &resp);
-    ASSERT_TRUE(sent.ok()) << sent.error_message();
-  }
+  for (int first = 0; first < kMessages; first += 50) SendMany(first, 50, std::string(900, 'x'));
   // Every message taken by the stream (180 KB: beyond the windows).
   while (Get("m" + std::to_string(kMessages - 1)).status() != 3) std::this_thread::yield();
   server_->EndStreams();
