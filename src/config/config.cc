@@ -145,8 +145,8 @@ const std::vector<Key>& Keys() {
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
       {"grpc-engine", &ServerConfig::grpc_engine,
-       "Experimental: the gRPC server, grpc++ or nghttp2 (plain h2c, Send only; "
-       "docs/benchmarks.md)",
+       "Experimental: the gRPC server, grpc++ or nghttp2 (plain h2c, no health or reflection; "
+       "docs/grpc.md)",
        "", "", true},
   };
   return keys;

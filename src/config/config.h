@@ -37,7 +37,7 @@ struct ServerConfig {
   int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
   // The gRPC API (API-EXTENSIONS.md section 6): HOST:PORT; empty: no gRPC server.
   std::string grpc_listen = "0.0.0.0:9090";
-  // Experimental, not documented: "grpc++" or "nghttp2" (grpc_api/h2_server.h; Send only).
+  // Experimental, not documented: "grpc++" or "nghttp2" (grpc_api/h2_server.h; docs/grpc.md).
   std::string grpc_engine = "grpc++";
   // TLS (docs/security.md): HTTPS on `listen` and TLS on `grpc-listen` when both files are set.
   std::string tls_cert_file;       // PEM certificate chain; re-read on SIGHUP

@@ -46,7 +46,7 @@ struct GrpcOptions {
   // Null: none. REQUIRES: outlives the server.
   const auth::Authenticator* authenticator = nullptr;
   // grpc-engine: "grpc++" (gRPC's C++ server) or, experimental, "nghttp2" (h2_server.h: our own
-  // HTTP/2 server on Asio; no Consume yet).
+  // HTTP/2 server on Asio; h2c or TLS).
   std::string engine = "grpc++";
   int threads = 2;  // the nghttp2 engine's threads (gRPC's server sizes its own)
   // The nghttp2 engine's connection limits, as HTTP's (http::ServerOptions): open connections at

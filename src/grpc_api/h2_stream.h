@@ -53,11 +53,6 @@ class H2StreamHandler {
 
 class H2StreamState;
 
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
-std::string GrpcPercentEncode(std::string_view s);
-// `message` with gRPC's 5-byte prefix (uncompressed, its length).
-std::string GrpcFrame(std::string_view message);
-
 // The standard services of the nghttp2 engine. Owned by the server; outlives its connections.
 class H2Services {
  public:
