@@ -171,7 +171,6 @@ class H2Server final : public GrpcServer {
       SweepLimits(w.get());
       w->thread = std::thread([w = w.get()] { w->ioc.run(); });
     }
-    CQ_LOG_WARN(kLog, "gRPC on the experimental nghttp2 engine");
     return Status::Ok();
   }
 

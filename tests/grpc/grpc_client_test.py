@@ -101,7 +101,8 @@ class Server:
 
     def sanitizer_report(self):
         """The server's log when it holds a sanitizer's report (a sanitized build), else None."""
-        text = open(os.path.join(self.work, "server.log"), errors="replace").read()
+        with open(os.path.join(self.work, "server.log"), errors="replace") as f:
+            text = f.read()
         for mark in ("Sanitizer", "runtime error:"):
             if mark in text:
                 return text
@@ -568,7 +569,7 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--proto-dir", required=True)
     parser.add_argument("--storage", default="memory")
-    # The experimental nghttp2 engine (docs/grpc.md): this test is its acceptance test.
+    # The engine under test (docs/grpc.md); CMake runs the file on both.
     parser.add_argument("--grpc-engine", default="grpc++")
     # Tests left out (what an engine does not serve yet), by method name.
     parser.add_argument("--skip", action="append", default=[])
