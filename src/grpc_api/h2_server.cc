@@ -1,9 +1,9 @@
-// EXPERIMENTAL: gRPC over our own HTTP/2 server (h2_server.h): the connections' I/O and the
+// gRPC over our own HTTP/2 server (h2_server.h; the default engine): the connections' I/O and the
 // server. Each connection lives on one worker thread (its io_context): TLS first when configured
 // (ALPN h2), then its HTTP/2 session (h2_session.h), fed what the socket reads; everything the
 // session has to send after a read is written with one write (one write in flight at a time).
-// Limits (GrpcOptions): max-connections at the accept, and each worker's sweep timer for the TLS
-// handshake and idle timeouts; the session's deadlines on one timer per connection. Shutdown:
+// Limits (GrpcOptions): max-connections at the accept; one timer per connection, armed at the
+// earliest of its TLS handshake's deadline, its idle timeout and its calls' deadlines. Shutdown:
 // health NOT_SERVING, GOAWAY (a notice, then the last stream taken), connections close as their
 // calls are answered, or at the deadline.
 #include "grpc_api/h2_server.h"
@@ -50,9 +50,6 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
 
   void Start();
   void Close();
-  // Each sweep of its worker (h2_limits.h): closes a connection whose TLS handshake is late, ends
-  // one with no call open for the idle timeout.
-  void CheckLimits(std::chrono::steady_clock::time_point now);
   // Shutdown (H2Session::Notice, GoAway); a connection still in its TLS handshake closes.
   void Notice() {
     if (closed_) return;
@@ -90,6 +87,11 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
 
  private:
   void StartSession();
+  // The timer: closes a connection whose TLS handshake is late, ends one with no call open for
+  // the idle timeout, answers the calls past their deadline; then armed again.
+  void OnTimer();
+  // When the handshake or idle timeout is to be checked next.
+  std::chrono::steady_clock::time_point NextLimitCheck(std::chrono::steady_clock::time_point now);
   // The socket's or, over TLS, the TLS stream's.
   template <class Handler>
   void ReadSome(Handler&& h) {
@@ -106,7 +108,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
   H2Server* server_;
   asio::io_context* ioc_;
   tcp::socket sock_;
-  // The session's deadlines: armed at the earliest.
+  // The limits' and the session's deadlines: armed at the earliest.
   asio::steady_timer timer_;
   std::chrono::steady_clock::time_point armed_ = kNoDeadline;
   H2Session session_;
@@ -121,6 +123,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
   // TLS (null: h2c) and its handshake's deadline.
   std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls_;
   bool handshaking_ = false;
+  bool ended_ = false;  // idle: GOAWAY sent, no more limit checks
   std::chrono::steady_clock::time_point handshake_deadline_;
 };
 
@@ -167,10 +170,7 @@ class H2Server final : public GrpcServer {
     }
     port_ = acceptor_->local_endpoint().port();
     Accept();
-    for (auto& w : workers_) {
-      SweepLimits(w.get());
-      w->thread = std::thread([w = w.get()] { w->ioc.run(); });
-    }
+    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
     return Status::Ok();
   }
 
@@ -203,7 +203,6 @@ class H2Server final : public GrpcServer {
       boost::system::error_code ec;
       acceptor_->close(ec);
     });
-    for (auto& w : workers_) asio::post(w->ioc, [w = w.get()] { w->sweep.cancel(); });
     ForEachConn([](Conn& c) { c.Notice(); });
     std::this_thread::sleep_until(std::min(until, now + kGoawayDelay));
     ForEachConn([](Conn& c) { c.GoAway(); });
@@ -234,7 +233,6 @@ class H2Server final : public GrpcServer {
     asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
     std::thread thread;
     std::unordered_set<Conn*> conns;  // this worker's thread only
-    asio::steady_timer sweep{ioc};
   };
 
   // Runs `fn` on each open connection, on its thread.
@@ -248,22 +246,6 @@ class H2Server final : public GrpcServer {
         for (auto& c : conns) fn(*c);
       });
     }
-  }
-
-  // Each connection's limits, a few times per the shortest timeout (at most each second).
-  void SweepLimits(Worker* w) {
-    const auto every = std::clamp<std::chrono::milliseconds>(
-        std::min(opts_.idle_timeout, opts_.handshake_timeout) / 4, std::chrono::milliseconds(10),
-        std::chrono::milliseconds(1000));
-    w->sweep.expires_after(every);
-    w->sweep.async_wait([this, w](boost::system::error_code ec) {
-      if (ec || stopping_.load()) return;
-      const auto now = std::chrono::steady_clock::now();
-      std::vector<std::shared_ptr<Conn>> conns;
-      for (Conn* c : w->conns) conns.push_back(c->shared_from_this());
-      for (auto& c : conns) c->CheckLimits(now);
-      SweepLimits(w);
-    });
   }
 
   void Accept() {
@@ -316,13 +298,15 @@ Conn::Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
 
 // TLS first (ALPN h2, tls/server_context.h), with the context current now.
 void Conn::Start() {
+  const auto now = std::chrono::steady_clock::now();
+  handshake_deadline_ = now + server_->options().handshake_timeout;
   if (server_->tls() == nullptr) return StartSession();
+  handshaking_ = true;
+  ArmDeadline(handshake_deadline_);
   {
     asio::ssl::context ctx(server_->tls()->Acquire());  // the stream takes its own reference
     tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(sock_, ctx);
   }
-  handshaking_ = true;
-  handshake_deadline_ = std::chrono::steady_clock::now() + server_->options().handshake_timeout;
   tls_->async_handshake(asio::ssl::stream_base::server,
                         [self = shared_from_this()](boost::system::error_code ec) {
                           if (self->closed_) return;
@@ -335,22 +319,36 @@ void Conn::Start() {
                         });
 }
 
-void Conn::CheckLimits(std::chrono::steady_clock::time_point now) {
+void Conn::OnTimer() {
+  armed_ = kNoDeadline;
   if (closed_) return;
+  const auto now = std::chrono::steady_clock::now();
   if (handshaking_) {
-    if (now >= handshake_deadline_) Close();
-    return;
+    if (now >= handshake_deadline_) return Close();
+  } else if (session_.started()) {
+    const auto idle_since = session_.idle_since();
+    if (!ended_ && idle_since != kNoDeadline &&
+        now - idle_since >= server_->options().idle_timeout) {
+      session_.Terminate();  // GOAWAY, then closed once it is written
+      ended_ = true;
+    }
+    session_.SweepDeadlines();  // arms the next deadline
   }
+  if (!ended_) ArmDeadline(NextLimitCheck(now));
+  Flush();
+}
+
+std::chrono::steady_clock::time_point Conn::NextLimitCheck(
+    std::chrono::steady_clock::time_point now) {
+  if (handshaking_) return handshake_deadline_;
+  // Idle: when its timeout ends; calls open: checked again a timeout later.
   const auto idle_since = session_.idle_since();
-  if (session_.started() && idle_since != kNoDeadline &&
-      now - idle_since >= server_->options().idle_timeout) {
-    session_.Terminate();  // GOAWAY, then closed once it is written
-    Flush();
-  }
+  return (idle_since == kNoDeadline ? now : idle_since) + server_->options().idle_timeout;
 }
 
 void Conn::StartSession() {
   session_.Start();
+  ArmDeadline(NextLimitCheck(std::chrono::steady_clock::now()));
   Flush();
   Read();
 }
@@ -425,11 +423,7 @@ void Conn::ArmDeadline(std::chrono::steady_clock::time_point t) {
   timer_.expires_at(t);
   timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     if (ec == asio::error::operation_aborted) return;
-    auto c = weak.lock();
-    if (c == nullptr) return;
-    c->armed_ = kNoDeadline;
-    c->session_.SweepDeadlines();
-    c->Flush();
+    if (auto c = weak.lock()) c->OnTimer();
   });
 }
 
