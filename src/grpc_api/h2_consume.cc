@@ -37,14 +37,18 @@ std::shared_ptr<H2Consume> H2Consume::Open(H2Host* host, std::shared_ptr<void> h
 
 H2Consume::H2Consume(H2Host* host, std::shared_ptr<void> hold, int32_t id,
                      int64_t max_request_bytes)
-    : host_(host), hold_(std::move(hold)), id_(id), max_request_bytes_(max_request_bytes) {}
+    : host_(host),
+      hold_(std::move(hold)),
+      id_(id),
+      max_request_bytes_(max_request_bytes),
+      in_(max_request_bytes) {}
 
 // ---- the connection's reports
 
 void H2Consume::OnData(const uint8_t* data, size_t len) {
   unconsumed_ += len;
   if (finished_ || closed_ || refused_) return GiveBackWindow();
-  in_.append(reinterpret_cast<const char*>(data), len);
+  in_.Append(data, len);
   Deframe();
   Deliver();
   GiveBackWindow();
@@ -178,26 +182,31 @@ void H2Consume::DoFinish(int code, std::string message) {
 }
 
 void H2Consume::Deframe() {
-  size_t pos = 0;
-  while (in_.size() - pos >= kGrpcPrefixBytes) {
-    const auto [compressed, len] = ReadGrpcPrefix(in_.data() + pos);
-    if (compressed || static_cast<int64_t>(len) > max_request_bytes_) {
-      // Refused from its prefix, before it is buffered; the status is followed by RST_STREAM
-      // (NO_ERROR) so that the client stops sending.
-      refused_ = true;
-      std::string().swap(in_);
-      if (compressed) {
-        stream_->End(kGrpcUnimplemented, "compressed requests are not supported");
-      } else {
-        stream_->End(kGrpcResourceExhausted, RequestTooLarge(max_request_bytes_));
+  std::string_view message;
+  for (;;) {
+    const GrpcDeframer::Next next = in_.Take(&message);
+    switch (next) {
+      case GrpcDeframer::Next::kMessage:
+        pending_.emplace_back(message);
+        continue;
+      case GrpcDeframer::Next::kNeedMore:
+        return;
+      case GrpcDeframer::Next::kCompressed:
+      case GrpcDeframer::Next::kTooLarge: {
+        // Refused from its prefix, before it is buffered; the status is followed by RST_STREAM
+        // (NO_ERROR) so that the client stops sending.
+        const bool compressed = next == GrpcDeframer::Next::kCompressed;
+        refused_ = true;
+        in_.Release();
+        if (compressed) {
+          stream_->End(kGrpcUnimplemented, "compressed requests are not supported");
+        } else {
+          stream_->End(kGrpcResourceExhausted, RequestTooLarge(max_request_bytes_));
+        }
+        return;
       }
-      return;
     }
-    if (in_.size() - pos - kGrpcPrefixBytes < len) break;
-    pending_.push_back(in_.substr(pos + kGrpcPrefixBytes, len));
-    pos += kGrpcPrefixBytes + len;
   }
-  in_.erase(0, pos);
 }
 
 void H2Consume::Deliver() {

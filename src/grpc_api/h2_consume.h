@@ -26,6 +26,7 @@
 #include "base/unique_function.h"
 #include "grpc_api/api_context.h"
 #include "grpc_api/consume_stream.h"
+#include "grpc_api/h2_wire.h"
 
 struct nghttp2_session;
 
@@ -95,7 +96,7 @@ class H2Consume final : public ConsumeTransport, public std::enable_shared_from_
   const int64_t max_request_bytes_;
   // Receiving: the bytes of the request being read, the complete ones not yet handed over, the
   // bytes received and not yet given back to the client's window.
-  std::string in_;
+  GrpcDeframer in_;
   std::deque<std::string> pending_;
   size_t unconsumed_ = 0;
   v1::ConsumeRequest* read_into_ = nullptr;  // the read in flight

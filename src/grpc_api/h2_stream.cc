@@ -57,23 +57,23 @@ std::shared_ptr<H2StreamWriter> H2StreamState::NewWriter() {
 
 void H2StreamState::OnData(const uint8_t* data, size_t len) {
   if (closed_ || handler_ == nullptr) return;
-  in_.append(reinterpret_cast<const char*>(data), len);
-  size_t pos = 0;
-  while (in_.size() - pos >= kGrpcPrefixBytes && handler_ != nullptr) {
-    const auto [compressed, n] = ReadGrpcPrefix(in_.data() + pos);
-    if (compressed) {
-      in_.clear();
-      return Queue({}, true, kGrpcUnimplemented, "compressed messages are not supported");
+  in_.Append(data, len);
+  std::string_view message;
+  while (handler_ != nullptr) {
+    switch (in_.Take(&message)) {
+      case GrpcDeframer::Next::kMessage:
+        handler_->OnMessage(message);
+        continue;
+      case GrpcDeframer::Next::kNeedMore:
+        return;
+      case GrpcDeframer::Next::kCompressed:
+        in_.Release();
+        return Queue({}, true, kGrpcUnimplemented, "compressed messages are not supported");
+      case GrpcDeframer::Next::kTooLarge:
+        in_.Release();
+        return Queue({}, true, kGrpcResourceExhausted, RequestTooLarge(max_message_bytes_));
     }
-    if (static_cast<int64_t>(n) > max_message_bytes_) {
-      in_.clear();
-      return Queue({}, true, kGrpcResourceExhausted, RequestTooLarge(max_message_bytes_));
-    }
-    if (in_.size() - pos - kGrpcPrefixBytes < n) break;
-    handler_->OnMessage(std::string_view(in_).substr(pos + kGrpcPrefixBytes, n));
-    pos += kGrpcPrefixBytes + n;
   }
-  in_.erase(0, pos);
 }
 
 void H2StreamState::OnHalfClose() {

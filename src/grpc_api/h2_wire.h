@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 struct nghttp2_session;
 namespace google::protobuf {
@@ -37,6 +38,40 @@ inline GrpcPrefix ReadGrpcPrefix(const char* p) {
   return {b[0] != 0,
           (size_t{b[1]} << 24) | (size_t{b[2]} << 16) | (size_t{b[3]} << 8) | size_t{b[4]}};
 }
+
+// A stream's request bytes split into gRPC messages as they arrive (a message may span DATA
+// frames, a frame hold several); a compressed message, or one over `max_bytes`, is refused from
+// its prefix, before it is buffered.
+class GrpcDeframer {
+ public:
+  enum class Next { kMessage, kNeedMore, kCompressed, kTooLarge };
+  explicit GrpcDeframer(int64_t max_bytes) : max_bytes_(max_bytes) {}
+  void Append(const uint8_t* data, size_t len) {
+    if (pos_ > 0) in_.erase(0, std::exchange(pos_, 0));
+    in_.append(reinterpret_cast<const char*>(data), len);
+  }
+  // The next complete message (`*message` valid until the next Append or Release), or why none.
+  Next Take(std::string_view* message) {
+    if (in_.size() - pos_ < kGrpcPrefixBytes) return Next::kNeedMore;
+    const GrpcPrefix p = ReadGrpcPrefix(in_.data() + pos_);
+    if (p.compressed) return Next::kCompressed;
+    if (static_cast<int64_t>(p.length) > max_bytes_) return Next::kTooLarge;
+    if (in_.size() - pos_ - kGrpcPrefixBytes < p.length) return Next::kNeedMore;
+    *message = std::string_view(in_).substr(pos_ + kGrpcPrefixBytes, p.length);
+    pos_ += kGrpcPrefixBytes + p.length;
+    return Next::kMessage;
+  }
+  // Drops what is buffered (a refused stream).
+  void Release() {
+    std::string().swap(in_);
+    pos_ = 0;
+  }
+
+ private:
+  const int64_t max_bytes_;
+  std::string in_;
+  size_t pos_ = 0;  // in_'s bytes before it are taken
+};
 
 // RESOURCE_EXHAUSTED's sentence for a request message over `max_bytes`.
 std::string RequestTooLarge(int64_t max_bytes);
