@@ -38,6 +38,10 @@ const std::vector<Key>& Keys() {
       {"grpc-listen", &ServerConfig::grpc_listen,
        "Address of the gRPC API (proto/chronoq/v1/delay_queue.proto), HOST:PORT like listen; "
        "empty: no gRPC server. It refuses a request larger than max-msg-bytes plus 64 KiB"},
+      {"grpc-engine", &ServerConfig::grpc_engine,
+       "The gRPC server on grpc-listen: nghttp2 (our own HTTP/2 server; about half the "
+       "instructions per call, docs/benchmarks.md) or grpc++ (gRPC's C++ server). Both serve the "
+       "same methods, health, reflection, TLS and limits (docs/grpc.md)"},
       {"tls-cert-file", &ServerConfig::tls_cert_file,
        "PEM certificate (then its intermediates) of the server: with tls-key-file, listen serves "
        "HTTPS and grpc-listen TLS; empty: plain. Re-read with the key on SIGHUP (new connections "
@@ -150,10 +154,6 @@ const std::vector<Key>& Keys() {
        "", "Security"},
       {"test-clock", &ServerConfig::test_clock,
        "Tests only: a manual clock moved by POST /chronoq/test/advanceClock", "", "", true},
-      {"grpc-engine", &ServerConfig::grpc_engine,
-       "Experimental: the gRPC server, grpc++ or nghttp2 (plain h2c, Send only; "
-       "docs/benchmarks.md)",
-       "", "", true},
   };
   return keys;
 }

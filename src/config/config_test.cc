@@ -363,7 +363,7 @@ TEST(ConfigLoadTest, GrpcListenIsCheckedAndEmptyTurnsTheGrpcServerOff) {
 }
 
 TEST(ConfigLoadTest, GrpcEngineIsGrpcppUnlessTheExperimentalNghttp2IsAsked) {
-  EXPECT_EQ(ServerConfig{}.grpc_engine, "grpc++");
+  EXPECT_EQ(ServerConfig{}.grpc_engine, "nghttp2");
   LoadResult r = Load({"--grpc-engine=nghttp2"}, Env({}).get());
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.config.grpc_engine, "nghttp2");

@@ -39,11 +39,11 @@ struct ApiContext {
   const auth::Authenticator* authenticator = nullptr;
 };
 
-// The decision for a call of `op` (grpc_auth.cc): its `authorization` metadata ("Bearer
-// <token>") checked by the authenticator, as HTTP's Authorization header.
-auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerContext* call,
-                            auth::Operation op);
-// The same from the metadata's value (nullopt: no `authorization` metadata).
+// The call's `authorization` metadata (nullopt: none, or no authentication configured).
+std::optional<std::string_view> AuthorizationOf(const ApiContext* api,
+                                                const grpc::CallbackServerContext* call);
+// The decision for a call of `op` (grpc_auth.cc): its `authorization` metadata's value ("Bearer
+// <token>"; nullopt: none) checked by the authenticator, as HTTP's Authorization header.
 auth::Decision AuthenticateHeader(const ApiContext* api, std::optional<std::string_view> header,
                                   auth::Operation op);
 // The gRPC status code of a refusal: UNAUTHENTICATED (16), PERMISSION_DENIED (7) or
@@ -53,7 +53,8 @@ int RefusalCode(auth::Verdict v);
 // chronoq.v1.DelayQueue over ctx->service (delay_queue_service.cc).
 std::unique_ptr<grpc::Service> NewDelayQueueService(ApiContext* ctx);
 
-// One Consume stream (consume.cc) of the call `call`; deletes itself when gRPC is done with it.
+// One Consume stream (consume.cc, over consume_stream.h) of the call `call`; deletes itself when
+// gRPC is done with it.
 grpc::ServerBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse>* NewConsumeReactor(
     ApiContext* ctx, grpc::CallbackServerContext* call);
 

@@ -30,11 +30,7 @@ UnaryCall MakeCall(const ApiContext* api, CallbackServerContext* ctx, ServerUnar
   UnaryCall c;
   c.api = api;
   c.method = m;
-  if (api->authenticator != nullptr && api->authenticator->enabled()) {
-    const auto& md = ctx->client_metadata();
-    auto it = md.find("authorization");  // gRPC metadata keys are lower case
-    if (it != md.end()) c.authorization = std::string(it->second.data(), it->second.size());
-  }
+  if (auto header = AuthorizationOf(api, ctx)) c.authorization = std::string(*header);
   c.finish = [reactor](int code, std::string message) {
     reactor->Finish(code == 0 ? grpc::Status::OK
                               : grpc::Status(static_cast<grpc::StatusCode>(code), message));

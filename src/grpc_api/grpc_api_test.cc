@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "chronoq/v1/delay_queue.grpc.pb.h"
 #include "engine/engine.h"
 #include "grpc_api/grpc_server.h"
+#include "grpc_api/h2_wire.h"
 #include "metrics/exposition.h"
 #include "service/queue_service.h"
 #include "storage/memory/mem_kv.h"
@@ -84,14 +86,32 @@ class GrpcApiTest : public ::testing::Test {
     return s;
   }
 
+  // Messages "m<first>".."m<first + n - 1>" of topic "t" with `payload`, due now, in one
+  // SendBatch.
+  void SendMany(int first, int n, const std::string& payload) {
+    v1::SendBatchRequest batch;
+    batch.set_topic("t");
+    for (int i = first; i < first + n; ++i) {
+      v1::SendRequest* m = batch.add_msgs();
+      m->set_msg_id("m" + std::to_string(i));
+      m->set_msg(payload);
+      m->set_delay_millis(0);
+    }
+    v1::SendBatchResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status sent = stub_->SendBatch(&ctx, batch, &resp);
+    ASSERT_TRUE(sent.ok()) << sent.error_message();
+  }
+
   // A Consume stream: its context and reader-writer.
   struct Stream {
     grpc::ClientContext ctx;
     std::unique_ptr<grpc::ClientReaderWriter<v1::ConsumeRequest, v1::ConsumeResponse>> rw;
   };
-  std::unique_ptr<Stream> Subscribe(const std::string& topic, int credit, int64_t ack_timeout) {
+  std::unique_ptr<Stream> Subscribe(const std::string& topic, int credit, int64_t ack_timeout,
+                                    milliseconds deadline = seconds(20)) {
     auto s = std::make_unique<Stream>();
-    s->ctx.set_deadline(In(seconds(20)));
+    s->ctx.set_deadline(In(deadline));
     s->rw = stub_->Consume(&s->ctx);
     v1::ConsumeRequest req;
     req.mutable_subscribe()->set_topic(topic);
@@ -138,8 +158,8 @@ class GrpcApiTest : public ::testing::Test {
   std::unique_ptr<v1::DelayQueue::Stub> stub_;
 };
 
-// The tests of the unary methods, on both engines (docs/grpc.md: the nghttp2 engine serves them
-// through the same unary_methods.h).
+// The tests of the unary methods and Consume, on both engines (docs/grpc.md: the nghttp2 engine
+// serves them through the same unary_methods.h and consume_stream.h).
 class GrpcEnginesTest : public GrpcApiTest, public ::testing::WithParamInterface<const char*> {
  protected:
   GrpcEnginesTest() : GrpcApiTest(GetParam()) {}
@@ -227,7 +247,7 @@ TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) 
             std::string::npos);
 }
 
-TEST_F(GrpcApiTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
+TEST_P(GrpcEnginesTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
   auto history = [this](const std::string& topic, const std::string& id, v1::MsgHistory* out) {
     v1::MessageRef ref;
     ref.set_topic(topic);
@@ -297,7 +317,7 @@ TEST_P(GrpcEnginesTest, ARequestBeyondMaxMsgBytesIsRefusedAndAPayloadOverTheLimi
   EXPECT_EQ(stub_->Send(&ctx, req, &resp).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
-TEST_F(GrpcApiTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGiveItBack) {
+TEST_P(GrpcEnginesTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGiveItBack) {
   auto stream = Subscribe("t", 2, 30'000);
   for (const char* id : {"a", "b", "c"}) ASSERT_TRUE(Send(id, 0).ok());
   EXPECT_EQ(Next(*stream).message().msg_id(), "a");
@@ -325,7 +345,17 @@ TEST_F(GrpcApiTest, ConsumeNeverHoldsMoreThanTheCreditAndAcksOnTheStreamGiveItBa
   EXPECT_EQ(Next(*stream).message().msg_id(), "later");
 }
 
-TEST_F(GrpcApiTest, ABrokenStreamLeavesItsUnackedMessagesToTheirAckDeadline) {
+TEST_P(GrpcEnginesTest, AStreamWithMuchCreditGetsEveryMessageOnceBeyondTheClientsWindow) {
+  constexpr int kMessages = 600;  // 600 x ~250 bytes: beyond HTTP/2's initial 64 KiB window
+  auto stream = Subscribe("t", kMessages, 30'000);
+  for (int first = 0; first < kMessages; first += 200) SendMany(first, 200, std::string(200, 'x'));
+  std::set<std::string> got;
+  for (int i = 0; i < kMessages; ++i) got.insert(Next(*stream).message().msg_id());
+  EXPECT_EQ(got.size(), static_cast<size_t>(kMessages));
+  EXPECT_EQ(Get("m0").status(), 3);  // held by the stream
+}
+
+TEST_P(GrpcEnginesTest, ABrokenStreamLeavesItsUnackedMessagesToTheirAckDeadline) {
   auto first = Subscribe("t", 10, 5'000);
   ASSERT_TRUE(Send("a", 0).ok());
   EXPECT_EQ(Next(*first).message().msg_id(), "a");
@@ -341,7 +371,7 @@ TEST_F(GrpcApiTest, ABrokenStreamLeavesItsUnackedMessagesToTheirAckDeadline) {
   EXPECT_EQ(again.message().retry(), 2);  // its second delivery
 }
 
-TEST_F(GrpcApiTest, ABadRequestOnTheStreamEndsItWithTheSentence) {
+TEST_P(GrpcEnginesTest, ABadRequestOnTheStreamEndsItWithTheSentence) {
   struct Case {
     std::string topic;
     int credit;
@@ -365,6 +395,46 @@ TEST_F(GrpcApiTest, ABadRequestOnTheStreamEndsItWithTheSentence) {
   EXPECT_FALSE(s.rw->Read(&r));
   EXPECT_EQ(s.rw->Finish().error_message(),
             "the first request of a Consume stream must be a subscribe");
+}
+
+TEST_P(GrpcEnginesTest, AStreamPastItsDeadlineEndsAndTakesNothingMore) {
+  auto stream = Subscribe("t", 2, 5'000, milliseconds(300));
+  ASSERT_TRUE(Send("a", 0).ok());
+  EXPECT_EQ(Next(*stream).message().msg_id(), "a");
+  v1::ConsumeResponse r;
+  EXPECT_FALSE(stream->rw->Read(&r));
+  EXPECT_EQ(stream->rw->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  while (server_->streams() != 0) std::this_thread::yield();  // the server has ended it
+  ASSERT_TRUE(Send("b", 0).ok());
+  EXPECT_EQ(Get("b").status(), 2);  // ready: the stream, credit left, took nothing more
+  EXPECT_EQ(Get("a").status(), 3);  // sent, not acked: it waits for its ack deadline
+  sched_.Advance(Millis(5'000));
+  EXPECT_EQ(Get("a").status(), 2);
+}
+
+TEST_P(GrpcEnginesTest, ARequestOnTheStreamBeyondTheLimitEndsItWithResourceExhausted) {
+  auto stream = Subscribe("t", 1, 1'000);
+  while (service_->long_polls().parked() == 0) std::this_thread::yield();  // subscribed
+  v1::ConsumeRequest ack;
+  ack.mutable_ack()->add_ack(std::string(kMaxMsgBytes + kEnvelopeBytes + 1, 'x'));
+  stream->rw->Write(ack);  // may fail once the server has refused it
+  v1::ConsumeResponse r;
+  EXPECT_FALSE(stream->rw->Read(&r));
+  EXPECT_EQ(stream->rw->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST(GrpcTimeoutTest, EveryUnitOfGrpcTimeoutIsReadAndAnythingElseIsRefused) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(ParseGrpcTimeout("1H"), nanoseconds(std::chrono::hours(1)));
+  EXPECT_EQ(ParseGrpcTimeout("2M"), nanoseconds(std::chrono::minutes(2)));
+  EXPECT_EQ(ParseGrpcTimeout("5S"), nanoseconds(seconds(5)));
+  EXPECT_EQ(ParseGrpcTimeout("300m"), nanoseconds(milliseconds(300)));
+  EXPECT_EQ(ParseGrpcTimeout("100u"), nanoseconds(std::chrono::microseconds(100)));
+  EXPECT_EQ(ParseGrpcTimeout("20n"), nanoseconds(20));
+  EXPECT_EQ(ParseGrpcTimeout("99999999S"), nanoseconds(seconds(99'999'999)));
+  for (const char* bad : {"", "S", "5", "5s", "-5S", "5 S", "123456789S", "1.5S"}) {
+    EXPECT_EQ(ParseGrpcTimeout(bad), std::nullopt) << bad;
+  }
 }
 
 TEST_P(GrpcEnginesTest, AWaitingPullPastItsDeadlineTakesNothing) {
@@ -449,7 +519,7 @@ int ProcessThreads() {
   return -1;
 }
 
-TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutAThreadEach) {
+TEST_P(GrpcEnginesTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutAThreadEach) {
   constexpr int kStreams = 1000;
   // Ten clients (channels) of a hundred streams each.
   std::vector<std::unique_ptr<v1::DelayQueue::Stub>> stubs;
@@ -470,7 +540,7 @@ TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutATh
   ASSERT_TRUE(wait_for([&] { return service_->long_polls().parked() == kStreams; }))
       << service_->long_polls().parked() << " parked";
   EXPECT_EQ(server_->streams(), static_cast<size_t>(kStreams));
-  EXPECT_LT(ProcessThreads(), 200);  // gRPC's pools, not a thread per stream
+  EXPECT_LT(ProcessThreads(), 200);  // the engine's pools, not a thread per stream
   // 1,500 messages: each stream takes one (its credit), the rest stay ready.
   v1::SendBatchRequest batch;
   batch.set_topic("many");
@@ -510,7 +580,7 @@ TEST_F(GrpcApiTest, AThousandStreamsAtOnceEachGetWhatTheirCreditAllowsWithoutATh
   }));
 }
 
-TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
+TEST_P(GrpcEnginesTest, StreamsEndWithOkAtShutdown) {
   auto stream = Subscribe("t", 1, 1'000);
   while (server_->streams() == 0) std::this_thread::yield();
   server_->EndStreams();
@@ -521,7 +591,7 @@ TEST_F(GrpcApiTest, StreamsEndWithOkAtShutdown) {
             std::string::npos);
 }
 
-TEST_F(GrpcApiTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
+TEST_P(GrpcEnginesTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
   // A client that never reads, with small HTTP/2 windows: the server's writes fill them and one
   // is in flight when the stream is ended; the shutdown's deadline cancels it, the stream ends.
   grpc::ChannelArguments args;
@@ -536,21 +606,7 @@ TEST_F(GrpcApiTest, ShutdownEndsAStreamWhoseClientStoppedReading) {
   sub.mutable_subscribe()->set_topic("t");
   sub.mutable_subscribe()->set_credit(kMessages);
   ASSERT_TRUE(rw->Write(sub));
-  const std::string payload(900, 'x');
-  for (int first = 0; first < kMessages; first += 50) {
-    v1::SendBatchRequest batch;
-    batch.set_topic("t");
-    for (int i = first; i < first + 50; ++i) {
-      v1::SendRequest* m = batch.add_msgs();
-      m->set_msg_id("m" + std::to_string(i));
-      m->set_msg(payload);
-      m->set_delay_millis(0);
-    }
-    v1::SendBatchResponse resp;
-    grpc::ClientContext send_ctx;
-    grpc::Status sent = stub_->SendBatch(&send_ctx, batch, &resp);
-    ASSERT_TRUE(sent.ok()) << sent.error_message();
-  }
+  for (int first = 0; first < kMessages; first += 50) SendMany(first, 50, std::string(900, 'x'));
   // Every message taken by the stream (180 KB: beyond the windows).
   while (Get("m" + std::to_string(kMessages - 1)).status() != 3) std::this_thread::yield();
   server_->EndStreams();

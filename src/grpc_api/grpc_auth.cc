@@ -6,14 +6,13 @@
 
 namespace chronoq::grpc_api {
 
-auth::Decision Authenticate(const ApiContext* api, const grpc::CallbackServerContext* call,
-                            auth::Operation op) {
-  if (api->authenticator == nullptr || !api->authenticator->enabled()) return auth::Decision{};
+std::optional<std::string_view> AuthorizationOf(const ApiContext* api,
+                                                const grpc::CallbackServerContext* call) {
+  if (api->authenticator == nullptr || !api->authenticator->enabled()) return std::nullopt;
   const auto& md = call->client_metadata();
   auto it = md.find("authorization");  // gRPC metadata keys are lower case
-  std::optional<std::string_view> header;
-  if (it != md.end()) header = std::string_view(it->second.data(), it->second.size());
-  return AuthenticateHeader(api, header, op);
+  if (it == md.end()) return std::nullopt;
+  return std::string_view(it->second.data(), it->second.size());
 }
 
 auth::Decision AuthenticateHeader(const ApiContext* api, std::optional<std::string_view> header,

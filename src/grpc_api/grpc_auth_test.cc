@@ -30,7 +30,9 @@ const std::string kRoot = "root-0123456789abcdef";
 const std::string kBank = "bank-0123456789abcdef";
 const std::string kLimited = "limt-0123456789abcdef";  // one call per 1,000 s
 
-class GrpcAuthTest : public ::testing::Test {
+// On both engines (grpc-engine; the nghttp2 engine authenticates through the same
+// AuthenticateHeader, unary_methods.h and consume_stream.h).
+class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterface<const char*> {
  protected:
   GrpcAuthTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
     const std::string path = ::testing::TempDir() + "/grpc_auth_tokens";
@@ -49,6 +51,7 @@ class GrpcAuthTest : public ::testing::Test {
     g.host = "127.0.0.1";
     g.port = 0;
     g.authenticator = &auth_;
+    g.engine = GetParam();
     auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
     EXPECT_TRUE(started.has_value()) << started.error().message();
     server_ = std::move(*started);
@@ -234,7 +237,12 @@ std::vector<Method> Methods() {
   return m;
 }
 
-TEST_F(GrpcAuthTest, EveryMethodEveryRoleEveryCredential) {
+INSTANTIATE_TEST_SUITE_P(Engines, GrpcAuthTest, ::testing::Values("grpc++", "nghttp2"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param[0] == 'g' ? "grpcpp" : "nghttp2");
+                         });
+
+TEST_P(GrpcAuthTest, EveryMethodEveryRoleEveryCredential) {
   const std::vector<std::pair<char, std::string>> roles = {
       {'P', kProducer}, {'C', kConsumer}, {'A', kAdmin}, {'R', kRoot}};
   for (const Method& m : Methods()) {
@@ -261,7 +269,7 @@ TEST_F(GrpcAuthTest, EveryMethodEveryRoleEveryCredential) {
   EXPECT_GT(auth_.failures(auth::Failure::kForbidden), 0u);
 }
 
-TEST_F(GrpcAuthTest, ANamespaceSeesItsOwnTopicsOnly) {
+TEST_P(GrpcAuthTest, ANamespaceSeesItsOwnTopicsOnly) {
   v1::SendRequest r;
   r.set_topic("orders");
   r.set_msg_id("m1");
@@ -297,7 +305,7 @@ TEST_F(GrpcAuthTest, ANamespaceSeesItsOwnTopicsOnly) {
   EXPECT_EQ(pulled.messages(0).topic(), "orders");
 }
 
-TEST_F(GrpcAuthTest, ARateLimitedTokenGetsResourceExhausted) {
+TEST_P(GrpcAuthTest, ARateLimitedTokenGetsResourceExhausted) {
   v1::MessageRef ref;
   ref.set_topic("t");
   ref.set_msg_id("m");

@@ -119,7 +119,9 @@ Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
                                                     const base::Clock* clock,
                                                     base::Scheduler* scheduler,
                                                     metrics::Registry* registry) {
-  if (options.engine == "nghttp2") return StartH2Server(options, service, registry);
+  if (options.engine == "nghttp2") {
+    return StartH2Server(options, service, clock, scheduler, registry);
+  }
   auto server = std::make_unique<Server>(service, clock, scheduler, options.authenticator);
   CQ_RETURN_IF_ERROR(server->Start(options));
   if (registry != nullptr) server->AddMetrics(*registry);

@@ -45,9 +45,9 @@ struct GrpcOptions {
   // Tokens (docs/security.md): each call is authenticated from its `authorization` metadata.
   // Null: none. REQUIRES: outlives the server.
   const auth::Authenticator* authenticator = nullptr;
-  // grpc-engine: "grpc++" (gRPC's C++ server) or, experimental, "nghttp2" (h2_server.h: our own
-  // HTTP/2 server on Asio; no Consume yet).
-  std::string engine = "grpc++";
+  // grpc-engine: "nghttp2" (h2_server.h: our own HTTP/2 server on Asio; h2c or TLS) or "grpc++"
+  // (gRPC's C++ server).
+  std::string engine = "nghttp2";
   int threads = 2;  // the nghttp2 engine's threads (gRPC's server sizes its own)
   // The nghttp2 engine's connection limits, as HTTP's (http::ServerOptions): open connections at
   // most (one beyond is closed at once), a connection with no call open this long gets GOAWAY and

@@ -6,25 +6,11 @@
 #include <unordered_map>
 
 #include "chronoq/v1/delay_queue.pb.h"
+#include "grpc_api/h2_wire.h"
 #include "grpc_api/unary_methods.h"
 
 namespace chronoq::grpc_api {
 namespace {
-
-constexpr int kUnimplemented = 12;
-constexpr int kInternal = 13;
-
-// The length-prefixed gRPC frame of `m`.
-std::string Frame(const google::protobuf::MessageLite& m) {
-  const size_t n = m.ByteSizeLong();
-  std::string out(5 + n, '\0');
-  out[1] = static_cast<char>((n >> 24) & 0xff);
-  out[2] = static_cast<char>((n >> 16) & 0xff);
-  out[3] = static_cast<char>((n >> 8) & 0xff);
-  out[4] = static_cast<char>(n & 0xff);
-  m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + 5));
-  return out;
-}
 
 // The engine-neutral call of `c`, answering into `*resp` (kept until the answer is encoded).
 template <class Resp>
@@ -35,7 +21,7 @@ UnaryCall Bind(H2Call& c, Method m, std::unique_ptr<Resp> resp) {
   u.authorization = std::move(c.authorization);
   u.finish = [resp = std::move(resp), reply = std::move(c.reply)](int code,
                                                                   std::string message) mutable {
-    reply(code == 0 ? H2Answer{0, {}, Frame(*resp)} : H2Answer{code, std::move(message), {}});
+    reply(code == 0 ? H2Answer{0, {}, GrpcFrame(*resp)} : H2Answer{code, std::move(message), {}});
   };
   return u;
 }
@@ -45,7 +31,7 @@ using Runner = void (*)(H2Call&, Method, service::LongPollTicket*);
 template <class Req>
 bool Parse(H2Call& c, Req* req) {
   if (req->ParseFromArray(c.request.data(), static_cast<int>(c.request.size()))) return true;
-  c.reply(H2Answer{kInternal, "the request cannot be parsed as " + req->GetTypeName(), {}});
+  c.reply(H2Answer{kGrpcInternal, "the request cannot be parsed as " + req->GetTypeName(), {}});
   return false;
 }
 
@@ -111,7 +97,7 @@ void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticke
   const auto& routes = Routes();
   auto it = routes.find(path);
   if (it == routes.end()) {
-    return call.reply(H2Answer{kUnimplemented, "unknown method " + std::string(path), {}});
+    return call.reply(H2Answer{kGrpcUnimplemented, "unknown method " + std::string(path), {}});
   }
   it->second.run(call, it->second.method, ticket);
 }

@@ -14,6 +14,9 @@
 
 namespace chronoq::grpc_api {
 
+// Consume's path: a stream (h2_consume.h), not a unary method.
+inline constexpr std::string_view kConsumePath = "/chronoq.v1.DelayQueue/Consume";
+
 // A call's answer: a gRPC status, and for OK the length-prefixed response message.
 struct H2Answer {
   int code = 0;

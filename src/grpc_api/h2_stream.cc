@@ -2,23 +2,15 @@
 // the writer's queue and the data provider that writes it.
 #include "grpc_api/h2_stream.h"
 
-#include <fmt/format.h>
 #include <nghttp2/nghttp2.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "grpc_api/h2_wire.h"
+
 namespace chronoq::grpc_api {
 namespace {
-
-constexpr int kResourceExhausted = 8;
-constexpr int kUnimplemented = 12;
-
-nghttp2_nv CopiedNv(std::string_view name, std::string_view value) {
-  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
-}
 
 class Writer final : public H2StreamWriter {
  public:
@@ -47,11 +39,7 @@ ssize_t ReadOut(nghttp2_session* session, int32_t id, uint8_t* buf, size_t lengt
     o->pos = 0;
     if (o->finished) {
       *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-      const std::string code = std::to_string(o->code);
-      const std::string message = GrpcPercentEncode(o->message);
-      const nghttp2_nv trailers[] = {CopiedNv("grpc-status", code),
-                                     CopiedNv("grpc-message", message)};
-      if (nghttp2_submit_trailer(session, id, trailers, message.empty() ? 1 : 2) != 0) {
+      if (SubmitGrpcStatus(session, id, o->code, o->message, true) != 0) {
         *data_flags &= ~NGHTTP2_DATA_FLAG_NO_END_STREAM;
       }
     } else if (n == 0) {
@@ -63,55 +51,29 @@ ssize_t ReadOut(nghttp2_session* session, int32_t id, uint8_t* buf, size_t lengt
 
 }  // namespace
 
-std::string GrpcPercentEncode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '%') {
-      out += fmt::format("%{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-std::string GrpcFrame(std::string_view message) {
-  const size_t n = message.size();
-  std::string out(5, '\0');
-  out[1] = static_cast<char>((n >> 24) & 0xff);
-  out[2] = static_cast<char>((n >> 16) & 0xff);
-  out[3] = static_cast<char>((n >> 8) & 0xff);
-  out[4] = static_cast<char>(n & 0xff);
-  out.append(message);
-  return out;
-}
-
 std::shared_ptr<H2StreamWriter> H2StreamState::NewWriter() {
   return std::make_shared<Writer>(weak_from_this());
 }
 
 void H2StreamState::OnData(const uint8_t* data, size_t len) {
   if (closed_ || handler_ == nullptr) return;
-  in_.append(reinterpret_cast<const char*>(data), len);
-  size_t pos = 0;
-  while (in_.size() - pos >= 5 && handler_ != nullptr) {
-    const auto* p = reinterpret_cast<const uint8_t*>(in_.data() + pos);
-    const size_t n = (size_t{p[1]} << 24) | (size_t{p[2]} << 16) | (size_t{p[3]} << 8) | p[4];
-    if (p[0] != 0) {
-      in_.clear();
-      return Queue({}, true, kUnimplemented, "compressed messages are not supported");
+  in_.Append(data, len);
+  std::string_view message;
+  while (handler_ != nullptr) {
+    switch (in_.Take(&message)) {
+      case GrpcDeframer::Next::kMessage:
+        handler_->OnMessage(message);
+        continue;
+      case GrpcDeframer::Next::kNeedMore:
+        return;
+      case GrpcDeframer::Next::kCompressed:
+        in_.Release();
+        return Queue({}, true, kGrpcUnimplemented, "compressed messages are not supported");
+      case GrpcDeframer::Next::kTooLarge:
+        in_.Release();
+        return Queue({}, true, kGrpcResourceExhausted, RequestTooLarge(max_message_bytes_));
     }
-    if (static_cast<int64_t>(n) > max_message_bytes_) {
-      in_.clear();
-      return Queue({}, true, kResourceExhausted,
-                   fmt::format("request larger than {} bytes", max_message_bytes_));
-    }
-    if (in_.size() - pos - 5 < n) break;
-    handler_->OnMessage(std::string_view(in_).substr(pos + 5, n));
-    pos += 5 + n;
   }
-  in_.erase(0, pos);
 }
 
 void H2StreamState::OnHalfClose() {
@@ -157,23 +119,15 @@ void H2StreamState::Pump(nghttp2_session* session, int32_t id) {
     return;
   }
   if (out_.finished && out_.data.empty()) {
-    // Trailers-Only: the status in the one HEADERS frame.
-    const std::string code = std::to_string(out_.code);
-    const std::string message = GrpcPercentEncode(out_.message);
-    const nghttp2_nv nva[] = {CopiedNv(":status", "200"),
-                              CopiedNv("content-type", "application/grpc"),
-                              CopiedNv("grpc-status", code), CopiedNv("grpc-message", message)};
-    nghttp2_submit_response(session, id, nva, message.empty() ? 3 : 4, nullptr);
+    SubmitGrpcStatus(session, id, out_.code, out_.message, false);  // Trailers-Only
     headers_sent_ = done_ = true;
     return;
   }
   if (out_.data.empty()) return;
-  const nghttp2_nv nva[] = {CopiedNv(":status", "200"),
-                            CopiedNv("content-type", "application/grpc")};
   nghttp2_data_provider body;
   body.source.ptr = &out_;
   body.read_callback = ReadOut;
-  nghttp2_submit_response(session, id, nva, std::size(nva), &body);
+  SubmitGrpcHeaders(session, id, &body);
   headers_sent_ = true;
 }
 

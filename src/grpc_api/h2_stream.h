@@ -22,6 +22,7 @@
 
 #include "base/mutex.h"
 #include "grpc_api/api_context.h"
+#include "grpc_api/h2_wire.h"
 
 struct nghttp2_session;
 
@@ -52,11 +53,6 @@ class H2StreamHandler {
 };
 
 class H2StreamState;
-
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
-std::string GrpcPercentEncode(std::string_view s);
-// `message` with gRPC's 5-byte prefix (uncompressed, its length).
-std::string GrpcFrame(std::string_view message);
 
 // The standard services of the nghttp2 engine. Owned by the server; outlives its connections.
 class H2Services {
@@ -93,7 +89,7 @@ std::unique_ptr<H2StreamHandler> NewReflectionHandler(std::shared_ptr<H2StreamWr
 class H2StreamState : public std::enable_shared_from_this<H2StreamState> {
  public:
   H2StreamState(std::function<void()> wake, int64_t max_message_bytes)
-      : wake_(std::move(wake)), max_message_bytes_(max_message_bytes) {}
+      : wake_(std::move(wake)), max_message_bytes_(max_message_bytes), in_(max_message_bytes) {}
   void SetHandler(std::unique_ptr<H2StreamHandler> handler) { handler_ = std::move(handler); }
   std::shared_ptr<H2StreamWriter> NewWriter();
 
@@ -123,7 +119,7 @@ class H2StreamState : public std::enable_shared_from_this<H2StreamState> {
   std::function<void()> wake_;
   const int64_t max_message_bytes_;
   std::unique_ptr<H2StreamHandler> handler_;
-  std::string in_;  // request bytes not yet a whole message
+  GrpcDeframer in_;  // request bytes not yet a whole message
   bool closed_ = false;
   bool headers_sent_ = false;
   bool done_ = false;  // trailers submitted

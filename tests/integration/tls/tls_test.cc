@@ -385,6 +385,21 @@ TEST_F(TlsTest, IdleRequestAndHandshakeTimeoutsCloseTlsConnections) {
   EXPECT_EQ(WaitMetric("cq_http_tls_handshake_failures_total", 1), 1);
 }
 
+// The nghttp2 gRPC engine's connection timer: a client that never starts its TLS handshake is
+// closed at the handshake timeout (the idle timeout: h2_limits_test).
+TEST_F(TlsTest, Nghttp2GrpcEngineClosesAClientThatNeverStartsItsHandshake) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2",
+                     "--tls-handshake-timeout-millis=300"})
+                  .ok())
+      << server_.Stderr();
+  client::Endpoint grpc_ep = server_.endpoint();
+  grpc_ep.port = server_.grpc_port();
+  testutil::RawConnection silent;
+  ASSERT_TRUE(silent.Connect(grpc_ep).ok());
+  EXPECT_TRUE(silent.WaitClosed(5s));
+  EXPECT_EQ(silent.received(), "");
+}
+
 // gRPC over TLS with the same files: gRPC's C++ client, on either gRPC engine.
 void TlsTest::GrpcServesTls(const std::string& engine) {
   ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--tls-client-ca-file=" + P("ca.pem"),

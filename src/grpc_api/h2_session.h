@@ -1,0 +1,142 @@
+// Internal to src/grpc_api: the nghttp2 engine's (h2_server.h) HTTP/2 session of one connection,
+// below its I/O (h2_server.cc): nghttp2's server session and its callbacks, which collect each
+// stream's headers and body; a request complete (END_STREAM) is decoded and handed to the service
+// (h2_routes.h); the answer is submitted as HEADERS, DATA and trailers. Consume streams are
+// h2_consume.h's from their HEADERS on, the standard services' calls h2_stream.h's. Deadlines
+// (grpc-timeout): the connection's timer at the earliest (H2Link::ArmDeadline), then
+// SweepDeadlines answers DEADLINE_EXCEEDED. Limits: the client's RST_STREAM budget (h2_limits.h).
+//
+// Names no Asio type; nghttp2's session is only declared.
+//
+// Thread-safety: none; everything runs on the connection's thread (answers from other threads
+// come through H2Host::Run).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "grpc_api/api_context.h"
+#include "grpc_api/h2_consume.h"
+#include "grpc_api/h2_limits.h"
+#include "grpc_api/h2_routes.h"
+#include "grpc_api/h2_stream.h"
+#include "service/queue_service.h"
+
+struct nghttp2_session;
+
+namespace chronoq::grpc_api {
+
+// What the sessions need of their server (outlives them).
+struct H2SessionEnv {
+  const ApiContext* api = nullptr;
+  H2Services* services = nullptr;  // health, reflection
+  int64_t max_request_bytes = 0;
+  int rst_stream_burst = 1000;
+  int rst_stream_per_second = 33;
+};
+
+// The connection under a session: H2Host (its thread, its writes), its deadline timer, and its
+// lifetime.
+class H2Link : public H2Host {
+ public:
+  // Writes what the session has to send (nothing while it reads or writes already).
+  virtual void Flush() = 0;
+  // The session's SweepDeadlines at `t` (or at an earlier time armed already).
+  virtual void ArmDeadline(std::chrono::steady_clock::time_point t) = 0;
+  // Keeps the connection (and so its session) alive; its weak form.
+  virtual std::shared_ptr<void> Hold() = 0;
+  virtual std::weak_ptr<void> WeakHold() = 0;
+
+ protected:
+  ~H2Link() = default;
+};
+
+class H2Session {
+ public:
+  H2Session(const H2SessionEnv* env, H2Link* link);
+  ~H2Session();
+  H2Session(const H2Session&) = delete;
+  H2Session& operator=(const H2Session&) = delete;
+
+  // Creates nghttp2's session and queues its SETTINGS.
+  void Start();
+  nghttp2_session* get() const { return session_; }
+  bool started() const { return session_ != nullptr; }
+
+  // The bytes read; false on a protocol error (the connection closes).
+  bool Receive(const uint8_t* data, size_t n);
+  // The next bytes to send (0: none; negative: an error, the connection closes).
+  ssize_t Send(const uint8_t** data);
+  // Whether nghttp2 still wants to read or write (neither: the connection closes).
+  bool WantsIo() const;
+
+  // No call open since: the idle timeout's start (a time_point's max while calls are open).
+  std::chrono::steady_clock::time_point idle_since() const {
+    return streams_.empty() ? idle_since_ : std::chrono::steady_clock::time_point::max();
+  }
+  // Shutdown: GOAWAY announcing it (new streams still served), then GOAWAY with the last stream
+  // received; the session ends once the calls in flight are answered.
+  void Notice();
+  void GoAway();
+  // Ends the session now: GOAWAY NO_ERROR (idle).
+  void Terminate();
+  // The connection closed: parked Pulls cancelled, the streams told.
+  void Close();
+  // The streams past their deadline: DEADLINE_EXCEEDED; arms the next.
+  void SweepDeadlines();
+
+ private:
+  friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks
+  // One HTTP/2 stream: a call.
+  struct Stream {
+    std::string path;
+    std::optional<std::string> authorization;
+    // grpc-timeout: when the client gives up (max: never).
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+    std::string body;                    // the request's bytes (gRPC frames)
+    std::shared_ptr<H2Consume> consume;  // a Consume call
+    // A call of the standard services (health, reflection): its own deframing and writing.
+    std::shared_ptr<H2StreamState> streaming;
+    // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
+    service::LongPollTicket ticket;
+    std::shared_ptr<std::atomic<bool>> gone;
+    bool refused = false;   // answered before its end (too large, deadline passed)
+    bool answered = false;  // its status is submitted
+    std::string out;        // the answer's DATA
+    size_t out_pos = 0;
+  };
+
+  Stream* StreamOf(int32_t id) const;
+  // The answer of stream `id`, from any thread.
+  void Complete(int32_t id, H2Answer a);
+  void Submit(int32_t id, H2Answer a);
+  void Refuse(int32_t id, Stream* s, int code, std::string message) {
+    s->refused = true;
+    Submit(id, H2Answer{code, std::move(message), {}});
+  }
+  // A request complete: its one message to the method of its path.
+  void Dispatch(int32_t id, Stream* s);
+  void OpenConsume(int32_t id, Stream* s);
+  // Standard services: opens the call at its HEADERS; true when the stream is such a call.
+  bool OpenStreaming(int32_t id, Stream* s);
+  void CancelParked(Stream& s);
+
+  const H2SessionEnv* const env_;
+  H2Link* const link_;
+  nghttp2_session* session_ = nullptr;
+  bool closed_ = false;
+  // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
+  // report the streams it drops).
+  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
+  ResetBudget resets_;
+};
+
+}  // namespace chronoq::grpc_api

@@ -1,0 +1,110 @@
+// The gRPC protocol's pieces of HTTP/2 (h2_wire.h).
+#include "grpc_api/h2_wire.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/message_lite.h>
+#include <nghttp2/nghttp2.h>
+
+#include <iterator>
+
+namespace chronoq::grpc_api {
+namespace {
+
+// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
+std::string PercentEncode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c < 0x20 || c > 0x7e || c == '%') {
+      out += fmt::format("%{:02X}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+nghttp2_nv Nv(std::string_view name, std::string_view value, uint8_t flags) {
+  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
+                    value.size(), flags};
+}
+// A name and value that outlive the submission (string literals).
+nghttp2_nv StaticNv(std::string_view name, std::string_view value) {
+  return Nv(name, value, NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE);
+}
+
+}  // namespace
+
+std::string RequestTooLarge(int64_t max_bytes) {
+  return fmt::format("request larger than {} bytes", max_bytes);
+}
+
+std::string GrpcFrame(const google::protobuf::MessageLite& m) {
+  const size_t n = m.ByteSizeLong();
+  std::string out(kGrpcPrefixBytes + n, '\0');
+  out[1] = static_cast<char>((n >> 24) & 0xff);
+  out[2] = static_cast<char>((n >> 16) & 0xff);
+  out[3] = static_cast<char>((n >> 8) & 0xff);
+  out[4] = static_cast<char>(n & 0xff);
+  m.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + kGrpcPrefixBytes));
+  return out;
+}
+
+std::string GrpcFrame(std::string_view message) {
+  const size_t n = message.size();
+  std::string out(kGrpcPrefixBytes, '\0');
+  out[1] = static_cast<char>((n >> 24) & 0xff);
+  out[2] = static_cast<char>((n >> 16) & 0xff);
+  out[3] = static_cast<char>((n >> 8) & 0xff);
+  out[4] = static_cast<char>(n & 0xff);
+  out.append(message);
+  return out;
+}
+
+std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view v) {
+  if (v.size() < 2 || v.size() > 9) return std::nullopt;
+  int64_t n = 0;
+  for (char c : v.substr(0, v.size() - 1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  switch (v.back()) {
+    case 'H':
+      return std::chrono::hours(n);
+    case 'M':
+      return std::chrono::minutes(n);
+    case 'S':
+      return std::chrono::seconds(n);
+    case 'm':
+      return std::chrono::milliseconds(n);
+    case 'u':
+      return std::chrono::microseconds(n);
+    case 'n':
+      return std::chrono::nanoseconds(n);
+    default:
+      return std::nullopt;
+  }
+}
+
+int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
+                     bool trailers) {
+  const std::string code_text = std::to_string(code);
+  const std::string encoded = PercentEncode(message);
+  const nghttp2_nv status[] = {Nv("grpc-status", code_text, NGHTTP2_NV_FLAG_NO_COPY_NAME),
+                               Nv("grpc-message", encoded, NGHTTP2_NV_FLAG_NO_COPY_NAME)};
+  const size_t n = encoded.empty() ? 1 : 2;
+  if (trailers) return nghttp2_submit_trailer(session, id, status, n);
+  const nghttp2_nv nva[] = {StaticNv(":status", "200"),
+                            StaticNv("content-type", "application/grpc"), status[0], status[1]};
+  return nghttp2_submit_response(session, id, nva, 2 + n, nullptr);
+}
+
+int SubmitGrpcHeaders(nghttp2_session* session, int32_t id, const void* provider) {
+  const nghttp2_nv nva[] = {StaticNv(":status", "200"),
+                            StaticNv("content-type", "application/grpc")};
+  return nghttp2_submit_response(session, id, nva, std::size(nva),
+                                 static_cast<const nghttp2_data_provider*>(provider));
+}
+
+}  // namespace chronoq::grpc_api

@@ -1,0 +1,98 @@
+// The gRPC protocol's pieces of HTTP/2 that the nghttp2 engine's parts share (h2_server.cc,
+// h2_routes.cc, h2_consume.cc): the length-prefixed message frame, grpc-timeout, and a call's
+// status (Trailers-Only, or trailers after DATA). Names nghttp2 and protobuf types only as
+// declarations.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+struct nghttp2_session;
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+
+namespace chronoq::grpc_api {
+
+// gRPC status codes the engine answers itself.
+inline constexpr int kGrpcDeadlineExceeded = 4;
+inline constexpr int kGrpcResourceExhausted = 8;
+inline constexpr int kGrpcUnimplemented = 12;
+inline constexpr int kGrpcInternal = 13;
+
+// The 5-byte prefix of a gRPC message: 0 (uncompressed) and the length, big-endian.
+inline constexpr size_t kGrpcPrefixBytes = 5;
+
+// The prefix of a gRPC message at `p` (kGrpcPrefixBytes bytes): whether it is compressed, and
+// the message's length.
+struct GrpcPrefix {
+  bool compressed = false;
+  size_t length = 0;
+};
+inline GrpcPrefix ReadGrpcPrefix(const char* p) {
+  const auto* b = reinterpret_cast<const uint8_t*>(p);
+  return {b[0] != 0,
+          (size_t{b[1]} << 24) | (size_t{b[2]} << 16) | (size_t{b[3]} << 8) | size_t{b[4]}};
+}
+
+// A stream's request bytes split into gRPC messages as they arrive (a message may span DATA
+// frames, a frame hold several); a compressed message, or one over `max_bytes`, is refused from
+// its prefix, before it is buffered.
+class GrpcDeframer {
+ public:
+  enum class Next { kMessage, kNeedMore, kCompressed, kTooLarge };
+  explicit GrpcDeframer(int64_t max_bytes) : max_bytes_(max_bytes) {}
+  void Append(const uint8_t* data, size_t len) {
+    if (pos_ > 0) in_.erase(0, std::exchange(pos_, 0));
+    in_.append(reinterpret_cast<const char*>(data), len);
+  }
+  // The next complete message (`*message` valid until the next Append or Release), or why none.
+  Next Take(std::string_view* message) {
+    if (in_.size() - pos_ < kGrpcPrefixBytes) return Next::kNeedMore;
+    const GrpcPrefix p = ReadGrpcPrefix(in_.data() + pos_);
+    if (p.compressed) return Next::kCompressed;
+    if (static_cast<int64_t>(p.length) > max_bytes_) return Next::kTooLarge;
+    if (in_.size() - pos_ - kGrpcPrefixBytes < p.length) return Next::kNeedMore;
+    *message = std::string_view(in_).substr(pos_ + kGrpcPrefixBytes, p.length);
+    pos_ += kGrpcPrefixBytes + p.length;
+    return Next::kMessage;
+  }
+  // Drops what is buffered (a refused stream).
+  void Release() {
+    std::string().swap(in_);
+    pos_ = 0;
+  }
+
+ private:
+  const int64_t max_bytes_;
+  std::string in_;
+  size_t pos_ = 0;  // in_'s bytes before it are taken
+};
+
+// RESOURCE_EXHAUSTED's sentence for a request message over `max_bytes`.
+std::string RequestTooLarge(int64_t max_bytes);
+
+// The length-prefixed gRPC frame of `m`.
+std::string GrpcFrame(const google::protobuf::MessageLite& m);
+// `message` (serialized) with gRPC's 5-byte prefix.
+std::string GrpcFrame(std::string_view message);
+
+// grpc-timeout (1 to 8 digits and a unit: H, M, S, m, u, n); nullopt when it is not one.
+std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view v);
+
+// Ends stream `id` with gRPC status `code` and its sentence (grpc-message, percent-encoded):
+// `trailers`: as trailers after the response's HEADERS and DATA (nghttp2_submit_trailer, from a
+// data provider or after it); else Trailers-Only (one HEADERS frame with :status 200, the
+// content-type and the status). Returns nghttp2's answer (0: submitted).
+int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
+                     bool trailers);
+
+// Submits the response's HEADERS of stream `id` (:status 200, application/grpc) with `provider`
+// as its DATA (an nghttp2_data_provider*).
+int SubmitGrpcHeaders(nghttp2_session* session, int32_t id, const void* provider);
+
+}  // namespace chronoq::grpc_api
