@@ -261,7 +261,9 @@ TEST_F(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
   int64_t sent = 0;
   for (; sent < 2'000'000 && !closed; ++sent) closed = !flood.Send(pings).ok();
   EXPECT_TRUE(closed);
-  EXPECT_GT(sent, 100);  // not at the first PINGs: they were answered
+  // Not before the session's limit: it queues up to 1,000 acks before it gives up, so at least
+  // that many PINGs went through (how many more the socket buffers held varies with the host).
+  EXPECT_GT(sent * 50, 1'000);
   EXPECT_TRUE(Call().ok());
 }
 

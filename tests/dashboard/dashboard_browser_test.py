@@ -64,7 +64,8 @@ class Server:
             flags.append("--auth-tokens-file=" + path)
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen=127.0.0.1:0",
-             "--data-dir=" + os.path.join(self.work, "data"), "--log-level=warn"] + flags,
+             "--data-dir=" + os.path.join(self.work, "data"), "--log-level=warn",
+             "--grpc-listen="] + flags,
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"chronoq listening on 127\.0\.0\.1:(\d+)$", line.strip())
