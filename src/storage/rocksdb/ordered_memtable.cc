@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdint>
 #include <new>
-#include <utility>
 
 namespace rocksdb {
 class Logger;
@@ -247,8 +246,8 @@ class OrderedRep final : public MemTableRep {
     }
   }
 
-  // The last node whose key is < k (or the head) and the first whose key is >= k (or null).
-  std::pair<const char*, const char*> Around(const Slice& k) const {
+  // The first node whose key is >= k, or null.
+  const char* SeekGE(const Slice& k) const {
     const char* x = head_;
     const char* known_after = nullptr;
     int level = max_height_.load(std::memory_order_relaxed) - 1;
@@ -258,13 +257,27 @@ class OrderedRep final : public MemTableRep {
         x = n;
         continue;
       }
-      if (level == 0) return {x, n};
+      if (level == 0) return n;
       known_after = n;
       --level;
     }
   }
-  const char* SeekGE(const Slice& k) const { return Around(k).second; }
-  const char* SeekLT(const Slice& k) const { return Around(k).first; }
+  // The last node whose key is < k, or the head.
+  const char* SeekLT(const Slice& k) const {
+    const char* x = head_;
+    const char* known_after = nullptr;
+    int level = max_height_.load(std::memory_order_relaxed) - 1;
+    for (;;) {
+      const char* n = NextOf(x, level);
+      if (n != nullptr && n != known_after && cmp_(n, k) < 0) {
+        x = n;
+        continue;
+      }
+      if (level == 0) return x;
+      known_after = n;
+      --level;
+    }
+  }
   // The last node, or the head.
   const char* Last() const {
     const char* x = head_;
