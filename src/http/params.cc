@@ -58,14 +58,24 @@ Result<std::string> Decode(std::string_view s, std::string_view source) {
   return out;
 }
 
-std::string MediaType(std::string_view content_type) {
+// The media type of a Content-Type value (before any ';', trimmed), as given: compared with
+// EqualsIgnoreCase, so that the usual header costs no copy.
+std::string_view MediaType(std::string_view content_type) {
   std::string_view t = content_type.substr(0, content_type.find(';'));
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-  std::string out(t);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+  return t;
+}
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// REQUIRES: `lower` is lower case.
+bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (AsciiLower(s[i]) != lower[i]) return false;
+  }
+  return true;
 }
 
 bool IsIntegerSyntax(std::string_view s) {
@@ -111,6 +121,13 @@ const std::string* Params::Find(std::string_view name) const {
   return v == nullptr ? nullptr : &v->text;
 }
 
+std::string* Params::Find(std::string_view name, bool* non_scalar) {
+  auto* v = const_cast<Value*>(FindValue(name));
+  if (v == nullptr) return nullptr;
+  *non_scalar = v->non_scalar;
+  return &v->text;
+}
+
 bool Params::NonScalar(std::string_view name) const {
   const Value* v = FindValue(name);
   return v != nullptr && v->non_scalar;
@@ -147,14 +164,16 @@ Result<Params> Params::Parse(std::string_view query, bool has_content_type,
   p.values_.reserve(8);
   CQ_RETURN_IF_ERROR(ParseUrlEncoded(query, "query string", &p));
   if (body.empty()) return p;
-  std::string media = MediaType(content_type);
-  if (!has_content_type || media == "application/x-www-form-urlencoded") {
+  std::string_view media = MediaType(content_type);
+  if (!has_content_type || EqualsIgnoreCase(media, "application/x-www-form-urlencoded")) {
     CQ_RETURN_IF_ERROR(ParseUrlEncoded(body, "form body", &p));
-  } else if (media == "application/json" ||
-             (media.size() > 5 && media.compare(media.size() - 5, 5, "+json") == 0)) {
+  } else if (EqualsIgnoreCase(media, "application/json") ||
+             (media.size() > 5 && EqualsIgnoreCase(media.substr(media.size() - 5), "+json"))) {
     CQ_RETURN_IF_ERROR(ParseJsonBody(body, &p));
   } else {
-    p.ignored_body_type_ = media.empty() ? std::string("(empty)") : media;
+    std::string lower(media);
+    std::transform(lower.begin(), lower.end(), lower.begin(), AsciiLower);
+    p.ignored_body_type_ = lower.empty() ? std::string("(empty)") : std::move(lower);
   }
   return p;
 }
@@ -190,8 +209,9 @@ void ParamReader::Fail(std::string msg) {
 }
 
 std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
-  std::string* v = p_.Find(name);
-  if (v != nullptr && p_.NonScalar(name)) {
+  bool non_scalar = false;
+  std::string* v = p_.Find(name, &non_scalar);
+  if (v != nullptr && non_scalar) {
     Fail(fmt::format("parameter '{}' must be a string, number or boolean, not an object or array",
                      name));
     return nullptr;

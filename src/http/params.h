@@ -31,6 +31,8 @@ class Params {
     return const_cast<std::string*>(std::as_const(*this).Find(name));
   }
   bool NonScalar(std::string_view name) const;
+  // Find and NonScalar in one search: the value or nullptr, and sets *non_scalar when found.
+  std::string* Find(std::string_view name, bool* non_scalar);
   // The first parameter (in the order given) whose name is not in `known`, or nullptr: for the
   // endpoints that refuse unknown names (setTopicConfig) instead of ignoring them like camellia's.
   const std::string* FirstUnknown(std::initializer_list<std::string_view> known) const;

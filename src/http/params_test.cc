@@ -24,5 +24,53 @@ TEST(ParamsTest, PairWithoutEqualsSignHasEmptyValue) {
   EXPECT_EQ(*out.Find("a"), "");
 }
 
+// The body's Content-Type is a media type compared without regard to case (RFC 9110 8.3.1),
+// parameters such as a charset ignored; another type's body is ignored and named, in lower case.
+TEST(ParamsTest, TheBodysMediaTypeIsMatchedWhateverItsCase) {
+  Result<Params> form = Params::Parse(
+      "", true, " Application/X-WWW-Form-URLencoded ; charset=UTF-8", "topic=t&msg=a%20b");
+  ASSERT_TRUE(form.has_value()) << form.error().ToString();
+  EXPECT_EQ(*form->Find("msg"), "a b");
+  EXPECT_EQ(form->ignored_body_type(), "");
+
+  Result<Params> json = Params::Parse("", true, "APPLICATION/JSON", R"({"topic":"t","msg":"x"})");
+  ASSERT_TRUE(json.has_value()) << json.error().ToString();
+  EXPECT_EQ(*json->Find("msg"), "x");
+
+  Result<Params> suffix =
+      Params::Parse("", true, "application/vnd.chronoq+JSON; v=1", R"({"topic":"t"})");
+  ASSERT_TRUE(suffix.has_value()) << suffix.error().ToString();
+  EXPECT_EQ(*suffix->Find("topic"), "t");
+
+  Result<Params> text = Params::Parse("topic=q", true, "Text/Plain", "topic=t");
+  ASSERT_TRUE(text.has_value()) << text.error().ToString();
+  EXPECT_EQ(*text->Find("topic"), "q");
+  EXPECT_EQ(text->ignored_body_type(), "text/plain");
+
+  Result<Params> none = Params::Parse("", true, "  ", "topic=t");
+  ASSERT_TRUE(none.has_value()) << none.error().ToString();
+  EXPECT_EQ(none->Find("topic"), nullptr);
+  EXPECT_EQ(none->ignored_body_type(), "(empty)");
+}
+
+// A JSON object member is reported as non-scalar by both lookups.
+TEST(ParamsTest, FindTellsWhetherAValueIsAnObjectOrArray) {
+  Result<Params> p = Params::Parse("", true, "application/json", R"({"a":{"b":1},"c":"d"})");
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  bool non_scalar = false;
+  ASSERT_NE(p->Find("a", &non_scalar), nullptr);
+  EXPECT_TRUE(non_scalar);
+  EXPECT_TRUE(p->NonScalar("a"));
+  ASSERT_NE(p->Find("c", &non_scalar), nullptr);
+  EXPECT_FALSE(non_scalar);
+  EXPECT_EQ(p->Find("e", &non_scalar), nullptr);
+
+  ParamReader r(*p);
+  EXPECT_FALSE(r.String("a", false).has_value());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'a' must be a string, number or boolean"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace chronoq::http

@@ -54,11 +54,12 @@ std::optional<Status> RocksKv::Impl::Enqueue(KvBatch batch, UniqueFunction<void(
   queue.push_back(Queued{std::move(batch), std::move(done), id});
   for (const KvBatch::Op& op : queue.back().batch.ops()) {
     if (op.kind == KvBatch::Kind::kAdd) continue;  // not read through the overlay (kv.h)
-    auto [it, inserted] = overlay.try_emplace(OverlayKey{op.cf, op.key}, Overlay{&op, id});
+    const OverlayKey key = OverlayKey::Of(op.cf, op.key);
+    auto [it, inserted] = overlay.try_emplace(key, Overlay{&op, id});
     if (!inserted) {
       // The key points into the older batch, which goes once written: re-key it to this one.
       overlay.erase(it);
-      overlay.emplace(OverlayKey{op.cf, op.key}, Overlay{&op, id});
+      overlay.emplace(key, Overlay{&op, id});
     }
   }
   if (!defer) {
@@ -180,10 +181,10 @@ void RocksKv::Impl::CommitterLoop() {
 
 void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queued>& group,
                                bool complete_inline) {
-  rocksdb::WriteBatch wb;
   std::vector<const KvBatch*> batches;
   batches.reserve(group.size());
   for (const Queued& q : group) batches.push_back(&q.batch);
+  rocksdb::WriteBatch wb(GroupWriteBatchBytes(batches));
   AppendGroupToWriteBatch(batches, cfs, &wb);
   Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
   std::deque<Queued> also_failed;
@@ -193,7 +194,7 @@ void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queue
       for (const Queued& q : group) {
         for (const KvBatch::Op& op : q.batch.ops()) {
           if (op.kind == KvBatch::Kind::kAdd) continue;
-          auto it = overlay.find(OverlayKey{op.cf, op.key});
+          auto it = overlay.find(OverlayKey::Of(op.cf, op.key));
           if (it != overlay.end() && it->second.id == q.id) overlay.erase(it);
         }
       }
@@ -222,7 +223,7 @@ void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queue
 std::optional<std::optional<std::string>> RocksKv::Impl::OverlayGet(Cf cf, std::string_view key) {
   base::MutexLock lock(mu);
   if (overlay.empty()) return std::nullopt;
-  auto it = overlay.find(OverlayKey{cf, key});
+  auto it = overlay.find(OverlayKey::Of(cf, key));
   if (it == overlay.end()) return std::nullopt;
   const KvBatch::Op& op = *it->second.op;
   return op.kind == KvBatch::Kind::kPut ? std::optional<std::string>(op.value) : std::nullopt;
@@ -233,7 +234,7 @@ void RocksKv::Impl::OverlayGetMany(Cf cf, const std::vector<std::string>& keys,
                                    std::vector<size_t>* unknown) {
   base::MutexLock lock(mu);
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto it = overlay.empty() ? overlay.end() : overlay.find(OverlayKey{cf, keys[i]});
+    auto it = overlay.empty() ? overlay.end() : overlay.find(OverlayKey::Of(cf, keys[i]));
     if (it == overlay.end()) {
       unknown->push_back(i);
       continue;

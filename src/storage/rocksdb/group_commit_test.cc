@@ -56,8 +56,13 @@ class GroupCommitTest : public ::testing::Test {
   std::vector<std::string> Write(const std::vector<KvBatch>& batches) {
     std::vector<const KvBatch*> ptrs;
     for (const KvBatch& b : batches) ptrs.push_back(&b);
-    rocksdb::WriteBatch wb;
+    // Reserved as the group commit reserves it: the batch's buffer never grows while filled.
+    const size_t reserved = GroupWriteBatchBytes(ptrs);
+    rocksdb::WriteBatch wb(reserved);
+    const size_t capacity = wb.Data().capacity();
     AppendGroupToWriteBatch(ptrs, cfs_, &wb);
+    EXPECT_LE(wb.GetDataSize(), reserved);
+    EXPECT_EQ(wb.Data().capacity(), capacity);
     Lister l;
     EXPECT_TRUE(wb.Iterate(&l).ok());
     return l.records;
@@ -137,6 +142,16 @@ TEST_F(GroupCommitTest, OpsAreWrittenInKeyOrderAndOneKeysOpsInTheirOrder) {
             (std::vector<std::string>{"put " + r + " m3=acked", "delete " + v + " 0-t1",
                                       "delete " + v + " 0-t3", "put " + v + " 1-d1=m1",
                                       "put " + v + " 1-d3=m3", "delete " + v + " 1-d3"}));
+}
+
+TEST_F(GroupCommitTest, LongKeysAndValuesFitTheReservation) {
+  // Lengths of two- and three-byte varints, and a column family id of its own byte.
+  std::vector<KvBatch> batches(2);
+  batches[0].Put(Cf::kSent, std::string(200, 'k'), std::string(20000, 'v'));
+  batches[0].Add(Cf::kHist, std::string(130, 'h'), -7);
+  batches[1].Delete(Cf::kVis, std::string(128, 'd'));
+  batches[1].Put(Cf::kMeta, "", "");
+  EXPECT_EQ(Write(batches).size(), 4u);
 }
 
 }  // namespace

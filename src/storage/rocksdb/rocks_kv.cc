@@ -341,6 +341,16 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return Status(Errc::kInternal, msg);
 }
 
+size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches) {
+  // The header (sequence and count, 12 bytes), then per op its tag, column family id and two
+  // lengths (varint32s: at most 1 + 5 + 5 + 5 bytes) with the key and value (or counter).
+  size_t bytes = 12;
+  for (const KvBatch* batch : batches) {
+    for (const KvBatch::Op& op : batch->ops()) bytes += 16 + op.key.size() + op.value.size() + 8;
+  }
+  return bytes;
+}
+
 void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
                              const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                              rocksdb::WriteBatch* out) {

@@ -40,6 +40,9 @@ void DisablePerfCounting();
 void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
                              const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                              rocksdb::WriteBatch* out);
+// An upper bound of the bytes AppendGroupToWriteBatch writes for `batches` (a WriteBatch made
+// with that reservation never grows its buffer while it is filled).
+size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches);
 
 // The info log (the data directory's LOG file), written so that a full disk only loses lines:
 // RocksDB's own file logger aborts the process (a failed assertion in Debian's build) when it
@@ -68,15 +71,22 @@ struct RocksKv::Impl {
   };
   // An overlay entry points into the queued batch that last wrote the key (its Op, in the
   // `queue` or the group being written: neither moves nor changes until the entry is erased).
+  // The key's hash is computed once, when the key is made (Of), and kept: a queued key is hashed
+  // once to enter the map and once to leave it, not again by erase or a rehash.
   struct OverlayKey {
     Cf cf;
     std::string_view key;
-    bool operator==(const OverlayKey&) const = default;
+    size_t hash;
+    static OverlayKey Of(Cf cf, std::string_view key) {
+      return OverlayKey{cf, key,
+                        std::hash<std::string_view>()(key) ^ (static_cast<size_t>(cf) << 57)};
+    }
+    bool operator==(const OverlayKey& o) const {
+      return hash == o.hash && cf == o.cf && key == o.key;
+    }
   };
   struct OverlayKeyHash {
-    size_t operator()(const OverlayKey& k) const {
-      return std::hash<std::string_view>()(k.key) ^ (static_cast<size_t>(k.cf) << 57);
-    }
+    size_t operator()(const OverlayKey& k) const { return k.hash; }
   };
   struct Overlay {
     const KvBatch::Op* op;  // a put (its value) or a delete
