@@ -270,18 +270,23 @@ void Engine::Take(TakeRequest req, Callback<Result<backend::PushTake>> done) {
                  next.error().ToString());
         out.push_back(core::Message{std::move(next).value(), MsgStatus::kConsuming});
       }
-      if (!out.empty()) {
-        // The payloads of the whole pull in one batched read (RocksDB's MultiGet).
-        std::vector<std::string> ids;
-        ids.reserve(out.size());
-        for (const core::Message& m : out) ids.push_back(m.record.msg_id);
+      // The payloads the held records do not carry (Topic: an empty one is not held), in one
+      // batched read (RocksDB's MultiGet).
+      std::vector<std::string> ids;
+      std::vector<size_t> unheld;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].record.payload.empty()) continue;
+        ids.push_back(out[i].record.msg_id);
+        unheld.push_back(i);
+      }
+      if (!ids.empty()) {
         Result<std::vector<std::optional<std::string>>> payloads =
             store_->GetPayloads(t.name(), ids);
         if (!payloads.has_value()) {
           read = payloads.error();
         } else {
-          for (size_t i = 0; i < out.size(); ++i) {
-            if ((*payloads)[i]) out[i].record.payload = std::move(*(*payloads)[i]);
+          for (size_t j = 0; j < unheld.size(); ++j) {
+            if ((*payloads)[j]) out[unheld[j]].record.payload = std::move(*(*payloads)[j]);
           }
         }
       }

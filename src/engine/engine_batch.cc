@@ -54,7 +54,9 @@ void Engine::NewRecords::Add(const Topic& t, const MessageRecord& rec) {
     at.visible_at = rec.visible_at;
     held_.push_back(Held{true, std::move(at)});
   } else {
-    held_.push_back(Held{false, core::CopyWithoutPayload(rec)});
+    // A small payload stays with the held record: its delivery reads none (Topic).
+    held_.push_back(
+        Held{false, rec.payload.size() <= kHeldPayloadBytes ? rec : core::CopyWithoutPayload(rec)});
   }
 }
 

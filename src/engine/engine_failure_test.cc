@@ -76,9 +76,11 @@ class EngineFailureTest : public ::testing::TestWithParam<Backend> {
   void FailNextCommit() { faulty_->FailNextCommits(1); }
 
   core::Message MustSend(const std::string& topic, const std::string& id, int64_t delay_ms,
-                         int64_t ttl_ms = 3'600'000, int32_t max_retry = 10) {
+                         int64_t ttl_ms = 3'600'000, int32_t max_retry = 10,
+                         std::string payload = {}) {
+    if (payload.empty()) payload = "body-" + id;
     Result<core::Message> r =
-        b_->Send(topic, id, "body-" + id, Millis(delay_ms), Millis(ttl_ms), max_retry);
+        b_->Send(topic, id, payload, Millis(delay_ms), Millis(ttl_ms), max_retry);
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     known_.insert({topic, id});
     return r.has_value() ? *r : core::Message{};
@@ -175,8 +177,11 @@ TEST_P(EngineFailureTest, FailedPullDeliversNothing) {
   EXPECT_EQ(b_->Get("t", "a")->record.retry, 1);
 }
 
+// Larger than a held record keeps (engine::kHeldPayloadBytes): a pull reads it from the store.
+const std::string kStoredPayload(kHeldPayloadBytes + 1, 'p');
+
 TEST_P(EngineFailureTest, FailedReadDuringPullDeliversNothing) {
-  MustSend("t", "a", 0);
+  MustSend("t", "a", 0, 3'600'000, 10, kStoredPayload);
   faulty_->FailNextReads(1);
   Result<std::vector<core::Message>> r = b_->Pull("t", 10, Millis(30'000));
   ASSERT_FALSE(r.has_value());
@@ -188,7 +193,7 @@ TEST_P(EngineFailureTest, FailedReadDuringPullDeliversNothing) {
 
 TEST_P(EngineFailureTest, WhatEndedBeforeAFailedReadIsStillStored) {
   MustSend("t", "short", 0, /*ttl_ms=*/1'000);
-  MustSend("t", "long", 0);
+  MustSend("t", "long", 0, 3'600'000, 10, kStoredPayload);
   clock_.Advance(Millis(2'000));  // "short" expired; no timer ran
   faulty_->FailNextReads(1);      // the payload read of the pull fails
   EXPECT_FALSE(b_->Pull("t", 10, Millis(30'000)).has_value());

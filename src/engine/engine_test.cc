@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -496,6 +497,44 @@ TEST_F(EngineTest, ReportsExpirationsOfMessagesNeverDelivered) {
 }
 
 // ---- Persistence: the store holds every state change (what a durable store recovers from) ----
+
+// Near messages hold a payload of at most kHeldPayloadBytes, so that a pull reads none from the
+// store (docs/benchmarks.md, "Fourth session: bursts"); larger and empty ones are read. Whatever
+// is held, a pull delivers each message's current payload.
+TEST_F(EngineTest, PullDeliversHeldAndStoredPayloadsAlike) {
+  const std::string large(engine::kHeldPayloadBytes + 1, 'L');
+  const std::string limit(engine::kHeldPayloadBytes, 'M');
+  MustSend("t", "small", 0, 3'600'000, 10, "small body");
+  MustSend("t", "large", 0, 3'600'000, 10, large);
+  MustSend("t", "limit", 0, 3'600'000, 10, limit);
+  MustSend("t", "empty", 0, 3'600'000, 10, "");
+  std::map<std::string, std::string> got;
+  for (const core::Message& m : MustPull("t", 10)) got[m.record.msg_id] = m.record.payload;
+  EXPECT_EQ(got, (std::map<std::string, std::string>{
+                     {"small", "small body"}, {"large", large}, {"limit", limit}, {"empty", ""}}));
+  // Redelivered after a nack (the delivery dropped the held payload): read from the store.
+  for (const char* id : {"large", "limit", "empty"}) ASSERT_TRUE(b_.Ack("t", id).ok());
+  ASSERT_TRUE(b_.Ack("t", "small", /*ack=*/false).ok());
+  Advance(60'000);
+  std::vector<core::Message> again = MustPull("t", 10);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].record.payload, "small body");
+}
+
+TEST_F(EngineTest, PullDeliversAnUpdatedPayloadNotTheOneHeldAtTheSend) {
+  MustSend("t", "a", 60'000, 3'600'000, 10, "old");
+  MustSend("t", "b", 60'000, 3'600'000, 10, "kept");
+  core::MessageUpdate new_payload;
+  new_payload.payload = "new";
+  ASSERT_TRUE(b_.Update("t", "a", new_payload).has_value());
+  core::MessageUpdate earlier;  // a change that leaves the payload as it is
+  earlier.trigger_time = Now() + Millis(30'000);
+  ASSERT_TRUE(b_.Update("t", "b", earlier).has_value());
+  Advance(60'000);
+  std::map<std::string, std::string> got;
+  for (const core::Message& m : MustPull("t", 10)) got[m.record.msg_id] = m.record.payload;
+  EXPECT_EQ(got, (std::map<std::string, std::string>{{"a", "new"}, {"b", "kept"}}));
+}
 
 TEST_F(EngineTest, EveryStateChangeIsPersisted) {
   // What recovery reads: a delivered message's metadata is its kind-1 vis entry (a delivery

@@ -66,7 +66,7 @@ const MessageRecord* Topic::FindLive(const std::string& msg_id) const {
 
 MessageRecord* Topic::Hold(MessageRecord rec) {
   CQ_DCHECK(rec.phase != Phase::kEnded, "holding an ended record");
-  rec.payload = std::string();
+  if (rec.payload.size() > kHeldPayloadBytes) rec.payload = std::string();
   rec.topic = std::string();  // the Topic knows its name
   auto owned = std::make_unique<MessageRecord>(std::move(rec));
   MessageRecord* r = owned.get();
@@ -146,7 +146,7 @@ void Topic::Replace(const MessageRecord* held, MessageRecord rec, TimePoint now)
     return;
   }
   Unindex(r);
-  rec.payload = std::string();
+  if (rec.payload.size() > kHeldPayloadBytes) rec.payload = std::string();
   rec.topic = std::string();
   if (r->push != rec.push) {  // never: the lane is kept for life
     if (r->push) --push_live_;

@@ -27,8 +27,11 @@
 // histogram slots) whose class changes, and finalizes near messages whose time ran out. Every
 // mutation requires processed() == now, so callers advance first. Nothing scans all messages.
 //
-// Records held here carry no payload and no topic name (the store has the payload; Copy() adds
-// the name). The owner persists first (or queues the write), then applies the change here.
+// Records held here carry no topic name (Copy() adds it). A payload of at most kHeldPayloadBytes
+// given with a record is kept with it (a burst's pull then reads no payload from the store); a
+// larger one, or none, is dropped and read from the store when needed. An empty held payload
+// means "read it": a record is only ever given with its current payload or none. The owner
+// persists first (or queues the write), then applies the change here.
 //
 // Concurrency: none; the engine's shard lock guards a Topic.
 #pragma once
@@ -53,6 +56,10 @@ struct EndedByTime {
   core::MessageRecord before;
   core::MessageRecord after;
 };
+
+// The largest payload a held record keeps (the Topic's comment; docs/benchmarks.md, "Fourth
+// session: bursts").
+inline constexpr size_t kHeldPayloadBytes = 256;
 
 inline constexpr int kPriorityLevels = 10;           // priorities 0..9
 inline constexpr int kLevels = 2 * kPriorityLevels;  // the pull lane's 0..9, the push lane's 10..19
@@ -106,7 +113,8 @@ class Topic {
   }
 
   // REQUIRES: processed() == now for all mutations below.
-  // Adds a near in-life record (payload and topic dropped). REQUIRES: no live record with its id.
+  // Adds a near in-life record (topic dropped; payload dropped unless it is at most
+  // kHeldPayloadBytes). REQUIRES: no live record with its id.
   void Insert(core::MessageRecord rec, TimePoint now);
   // Replaces the near record with the same id by `rec`: re-indexed when still in life, dropped
   // when ended.

@@ -79,11 +79,19 @@ TEST_F(TopicTest, NewTopicIsEmpty) {
   EXPECT_EQ(topic_.NextDue(Millis::max()), kTimeMax);
 }
 
-TEST_F(TopicTest, InsertDropsPayloadAndCounts) {
+TEST_F(TopicTest, InsertKeepsASmallPayloadDropsALargeOneAndCounts) {
   Send("a", Millis(0));
   Send("b", Millis(10));
   ASSERT_NE(topic_.FindLive("a"), nullptr);
-  EXPECT_EQ(topic_.FindLive("a")->payload, "");
+  EXPECT_EQ(topic_.FindLive("a")->payload, "payload");  // at most kHeldPayloadBytes: kept
+  EXPECT_EQ(topic_.FindLive("a")->topic, "");
+  MessageRecord large =
+      core::CreateRecord(core::NewMessage{"t", "l", std::string(kHeldPayloadBytes + 1, 'x'),
+                                          Millis(0), Millis(kDay), 2},
+                         now_, seq_++);
+  topic_.Insert(large, now_);
+  EXPECT_EQ(topic_.FindLive("l")->payload, "");  // read from the store when delivered
+  topic_.Forget("l", now_);
   EXPECT_EQ(topic_.FindLive("zzz"), nullptr);
   core::TopicInfo info = topic_.Info();
   EXPECT_EQ(info.ready, 1);
