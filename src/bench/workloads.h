@@ -23,8 +23,8 @@ struct ProduceOptions {
   int batch = 1;                 // > 1: messages per sendMsgBatch request
   std::string grpc;              // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
   int calls_per_connection = 1;  // gRPC: calls in flight on each connection (HTTP/2 streams)
-  std::string grpc_client;  // "h2" (the bench's own, plain h2c), "grpcpp"; empty: h2 unless TLS
-  std::string beanstalkd;   // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
+  std::string grpc_client;       // "h2" (the bench's own HTTP/2 client), "grpcpp"; empty: h2
+  std::string beanstalkd;        // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
 };
 
 struct E2eOptions {
