@@ -282,12 +282,6 @@ void GrpcH2Loop::Cancel(int conn, int32_t stream) {
   c.dirty = true;
 }
 
-void GrpcH2Loop::SetWriteInterest(Conn& c, bool on) {
-  if (c.write_interest == on) return;
-  c.write_interest = on;
-  SetEpollInterest(epfd_, c.fd, &c, on);
-}
-
 void GrpcH2Loop::Fail(Conn& c, std::string_view what) {
   if (c.dead) return;
   c.dead = true;
@@ -322,17 +316,13 @@ void GrpcH2Loop::Flush(Conn& c) {
     c.out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
   std::string why;
-  const int sent = WritePending(c.fd, c.tls.get(), &c.out, &c.out_pos, &why);
-  if (sent == 0) {
-    SetWriteInterest(c, true);
-    return;
-  }
+  const int sent = FlushPending(epfd_, c, &why);
   if (sent < 0) {
     Fail(c, why);
     return;
   }
-  SetWriteInterest(c, false);
-  if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) {
+  if (sent == 1 && !nghttp2_session_want_read(c.session) &&
+      !nghttp2_session_want_write(c.session)) {
     Fail(c, "the server ended the HTTP/2 session");
   }
 }

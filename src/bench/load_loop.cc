@@ -55,12 +55,6 @@ Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
   return Status::Ok();
 }
 
-void LoadLoop::SetWriteInterest(Conn& c, bool on) {
-  if (c.write_interest == on) return;
-  c.write_interest = on;
-  SetEpollInterest(epfd_, c.fd, &c, on);
-}
-
 Status AddToEpoll(int epfd, int fd, void* ptr) {
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
@@ -125,16 +119,7 @@ void LoadLoop::Fail(Conn& c, std::string_view what) {
 
 void LoadLoop::Flush(Conn& c) {
   std::string why;
-  const int sent = WritePending(c.fd, c.tls.get(), &c.out, &c.out_pos, &why);
-  if (sent == 0) {
-    SetWriteInterest(c, true);
-    return;
-  }
-  if (sent < 0) {
-    Fail(c, why);
-    return;
-  }
-  SetWriteInterest(c, false);
+  if (FlushPending(epfd_, c, &why) < 0) Fail(c, why);
 }
 
 void LoadLoop::Kick(Conn& c, SteadyClock::time_point now) {

@@ -111,6 +111,19 @@ int ReadAvailable(int fd, tls::ClientSession* tls, char* buf, size_t size, Got&&
   }
 }
 
+// Writes what a connection `c` has pending (c.out from c.out_pos, WritePending through c.tls) and
+// keeps its epoll write interest (c.write_interest; the event data is `&c`) on exactly while some
+// is left: 1 all written, 0 some left, -1 failed (`*why` says why).
+template <typename C>
+int FlushPending(int epfd, C& c, std::string* why) {
+  const int sent = WritePending(c.fd, c.tls.get(), &c.out, &c.out_pos, why);
+  if (sent >= 0 && c.write_interest != (sent == 0)) {
+    c.write_interest = sent == 0;
+    SetEpollInterest(epfd, c.fd, &c, c.write_interest);
+  }
+  return sent;
+}
+
 // Adds `fd` to the epoll set `epfd` (readable; event data `ptr`).
 Status AddToEpoll(int epfd, int fd, void* ptr);
 // Sets the epoll interest in `fd` (event data `ptr`): readable, and writable when `write`.
@@ -168,7 +181,6 @@ class LoadLoop {
   void Flush(Conn& c);
   void OnReadable(Conn& c);
   void Fail(Conn& c, std::string_view what);
-  void SetWriteInterest(Conn& c, bool on);
 
   struct Wait {
     SteadyClock::time_point at;

@@ -93,7 +93,7 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
 // RunProduce over gRPC (o.grpc) with gRPC's C++ client: one channel per connection,
 // o.calls_per_connection calls in flight on each.
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
-// The same with the bench's own HTTP/2 client (h2_grpc_client.h: one epoll thread, plain h2c).
+// The same with the bench's own HTTP/2 client (h2_grpc_client.h: one epoll thread; h2c, or TLS).
 Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit
