@@ -113,8 +113,9 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
 }
 
 // gRPC over TLS (an https --server; certificates as the TLS tests make them), client
-// certificates required: the h2 client (TLS with ALPN h2) and gRPC's C++ client, on both engines.
-TEST_F(BenchSmokeTest, ProduceOverGrpcWithTlsSendsEverything) {
+// certificates required: the h2 client (TLS with ALPN h2) and gRPC's C++ client, on both engines;
+// and the h2 client's Consume streams over TLS (on the grpc++ engine, which serves them).
+TEST_F(BenchSmokeTest, GrpcOverTlsSendsAndConsumesEverything) {
   TempDir certs;
   for (Status s : {MakeTestCa(certs.path(), "ca"),
                    MakeTestCert(certs.path(), "server", "ca", "subjectAltName=IP:127.0.0.1"),
@@ -147,6 +148,14 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcWithTlsSendsEverything) {
       EXPECT_EQ(r["protocol"].as_string().starts_with("grpc over tls "), true)
           << json::serialize(r["protocol"]);
     }
+    if (std::string_view(engine) != "grpc++") continue;
+    std::vector<std::string> args = files;
+    args.insert(args.end(),
+                {"e2e", "--count=500", "--delay-min-ms=50", "--delay-max-ms=300", "--rate=5000",
+                 "--grace-ms=5000", "--consumers=2", "--batch=10", "--grpc-client=h2", grpc});
+    json::object r = Bench(args, &server, "https");
+    ExpectEachDeliveredAndAckedOnce(r, 500);
+    EXPECT_EQ(Int(r, "pull_failures"), 0);
   }
 }
 
