@@ -12,6 +12,8 @@
 # that sends_after_due_time is 0) and off once every message is drained and acked, then prints
 # each server thread's instructions and the total, per drained message.
 set -uo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=${1:-build/chronoq}
 COUNT=${2:-10000}
 LEAD=${3:-40000}
@@ -23,7 +25,7 @@ valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \
   "$BIN" serve --listen=127.0.0.1:$PORT --grpc-listen= --data-dir="$DIR/data" \
   --idle-timeout-millis=900000 >"$DIR/server.log" 2>&1 &
 SPID=$!
-for _ in $(seq 300); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.2; done
+cq_wait_port "$PORT" 60
 "$BIN" bench --no-progress --server="http://127.0.0.1:$PORT" burst --count="$COUNT" \
   --ack-batch=100 --lead-ms="$LEAD" --grace-ms=120000 >"$DIR/bench.out" 2>&1 &
 BPID=$!

@@ -23,6 +23,8 @@
 # work). Both vary by about +-2 % from run to run (how often a read finds the next request already
 # there); compare medians of several interleaved runs.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=${1:-build/chronoq}
 STORAGE=${2:-memory}
 N1=${N1:-2000}
@@ -35,18 +37,12 @@ valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compres
   --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn ${GRPC:+--grpc-engine=$GRPC} --grpc-listen=${GRPC:+127.0.0.1:0} ${SERVE_FLAGS:-} ${SERVER_ARGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
-for _ in $(seq 1 600); do
-  grep -q 'listening on' "$work/out" 2>/dev/null && break
-  sleep 0.1
-done
-port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$work/out")
-[ -n "$port" ] || { echo "callgrind-send: the server did not start" >&2; cat "$work/err" >&2; exit 1; }
+port=$(cq_wait_listening "$work/out" "" "$work/err") || exit 1
 server=http://127.0.0.1:$port
 grpc=()
 if [ -n "${GRPC:-}" ]; then
-  for _ in $(seq 1 100); do grep -q 'gRPC listening' "$work/out" && break; sleep 0.1; done
-  grpc=(--grpc="127.0.0.1:$(sed -n 's/^chronoq gRPC listening on .*:\([0-9]*\)$/\1/p' "$work/out")"
-        --calls-per-connection="${CALLS:-1}")
+  grpc_port=$(cq_wait_listening "$work/out" gRPC "$work/err") || exit 1
+  grpc=(--grpc="127.0.0.1:$grpc_port" --calls-per-connection="${CALLS:-1}")
 fi
 
 dump() {  # writes the counts since the last dump, one file per thread: cg.<pid>.<n>-<thread>

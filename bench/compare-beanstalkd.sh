@@ -15,6 +15,8 @@
 # flags), E2E=1 also runs the e2e workload (COUNT_E2E messages at RATE msgs/s, delays 1-10 s, 8
 # consumers) once per round against each and prints the lateness.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=$(realpath "${BIN:-build/chronoq}")
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-16 64}
@@ -40,28 +42,11 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$WORK"' EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-cpu_ticks() {  # utime + stime of a process, in clock ticks
-  awk '{print $14 + $15}' "/proc/$1/stat"
-}
-wait_port() {  # wait until 127.0.0.1:$1 accepts connections
-  for _ in $(seq 1 200); do
-    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$1),0.2)" 2>/dev/null; then
-      return 0
-    fi
-    sleep 0.05
-  done
-  echo "compare-beanstalkd: nothing listens on port $1" >&2
-  exit 1
-}
-
 # start <chronoq|beanstalkd>: a fresh server on a free port; sets SERVER_PID and TARGET (the bench
 # flags that aim at it).
 start() {
   local port
-  port=$(free_port)
+  port=$(cq_free_port)
   rm -rf "$WORK/data"
   mkdir -p "$WORK/data"
   if [ "$1" = chronoq ]; then
@@ -76,7 +61,7 @@ start() {
     SERVER_PID=$!
     TARGET=(--beanstalkd=127.0.0.1:"$port")
   fi
-  wait_port "$port"
+  cq_wait_port "$port"
 }
 
 # bench <server> <workload> <args...>: one run; prints the report's JSON with the server's CPU.
@@ -85,13 +70,13 @@ bench() {
   shift 2
   start "$server"
   local t0 t1 out
-  t0=$(cpu_ticks "$SERVER_PID")
+  t0=$(cq_cpu_ticks "$SERVER_PID")
   if [ "$server" = chronoq ]; then
     out=$("$BIN" bench "${TARGET[@]}" --no-progress --json "$workload" "$@" 2>/dev/null)
   else
     out=$("$BIN" bench --no-progress --json "$workload" "${TARGET[@]}" "$@" 2>/dev/null)
   fi
-  t1=$(cpu_ticks "$SERVER_PID")
+  t1=$(cq_cpu_ticks "$SERVER_PID")
   stop_server
   python3 - "$server" "$out" "$((t1 - t0))" "$(getconf CLK_TCK)" <<'EOF'
 import json, sys

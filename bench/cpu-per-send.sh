@@ -10,6 +10,8 @@
 # Environment: ROUNDS (3), CONNECTIONS ("16 64"), COUNT (200000), PAYLOAD (100), CQ_FLAGS (extra
 # `serve` flags, e.g. --storage=memory).
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 [ $# -ge 1 ] || { echo "usage: bench/cpu-per-send.sh BIN_A [BIN_B ...]" >&2; exit 2; }
 BINS=()
 for b in "$@"; do BINS+=("$(realpath "$b")"); done
@@ -22,9 +24,6 @@ WORK=$(mktemp -d /tmp/cq-cpu.XXXXXX)
 PID=
 trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 HZ=$(getconf CLK_TCK)
-switches() {  # voluntary + involuntary context switches of all threads of $1
-  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s += $2} END {print s + 0}'
-}
 for c in $CONNECTIONS; do
   for r in $(seq 1 "$ROUNDS"); do
     for b in "${BINS[@]}"; do
@@ -33,17 +32,13 @@ for c in $CONNECTIONS; do
       "$b" serve --listen=127.0.0.1:0 --grpc-listen= --data-dir="$WORK/data" --log-level=warn \
         $CQ_FLAGS >"$WORK/out" 2>>"$WORK/err" &
       PID=$!
-      for _ in $(seq 1 200); do
-        grep -q 'listening on' "$WORK/out" 2>/dev/null && break
-        sleep 0.05
-      done
-      port=$(sed -n 's/^chronoq listening on .*:\([0-9]*\)$/\1/p' "$WORK/out")
+      port=$(cq_wait_listening "$WORK/out" "" "$WORK/err") || exit 1
       read -r u0 s0 < <(awk '{print $14, $15}' /proc/$PID/stat)
-      x0=$(switches $PID)
+      x0=$(cq_switches $PID)
       out=$("${BINS[0]}" bench --server=http://127.0.0.1:"$port" --no-progress --json produce \
         --count="$COUNT" --connections="$c" --payload-bytes="$PAYLOAD" 2>/dev/null)
       read -r u1 s1 < <(awk '{print $14, $15}' /proc/$PID/stat)
-      x1=$(switches $PID)
+      x1=$(cq_switches $PID)
       kill -TERM "$PID"
       wait "$PID" 2>/dev/null || true
       PID=

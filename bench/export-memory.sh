@@ -7,6 +7,8 @@
 #
 #   bench/export-memory.sh [N] [build/chronoq]
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 N=${1:-1000000}
 BIN=${2:-build/chronoq}
 DIR=$(mktemp -d /tmp/chronoq-export-bench-XXXXXX)
@@ -15,8 +17,7 @@ trap 'kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm
 "$BIN" serve --listen=127.0.0.1:0 --grpc-listen= --data-dir="$DIR/data" --log-level=warn \
   > "$DIR/out" 2> "$DIR/err" &
 SERVER=$!
-for _ in $(seq 100); do grep -q listening "$DIR/out" 2>/dev/null && break; sleep 0.1; done
-URL=http://$(sed -n 's/^chronoq listening on //p' "$DIR/out")
+URL=http://127.0.0.1:$(cq_wait_listening "$DIR/out" "" "$DIR/err") || exit 1
 
 python3 - "$N" > "$DIR/in.jsonl" <<'PY'
 import sys, time

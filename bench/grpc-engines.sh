@@ -9,6 +9,8 @@
 # client's is the bench's own client_cpu_us_per_send.
 # Usage: bench/grpc-engines.sh [build/chronoq] [rounds] [count] [connections]
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=${1:-build/chronoq}
 ROUNDS=${2:-3}
 COUNT=${3:-40000}
@@ -23,25 +25,19 @@ PA=$!
 "$BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
   --grpc-engine=nghttp2 >"$DIR/b.out" 2>"$DIR/b.err" &
 PB=$!
-for f in a b; do
-  for _ in $(seq 100); do grep -qs "gRPC listening" "$DIR/$f.out" && break; sleep 0.1; done
-done
-port() { sed -n "s/^chronoq $2listening on [^:]*:\([0-9]*\)$/\1/p" "$DIR/$1.out"; }
-HA=$(port a ""); GA=$(port a "gRPC "); GB=$(port b "gRPC ")
-ticks() { awk '{print $14+$15, $14, $15}' "/proc/$1/stat"; }
-switches() {  # context switches of all the server's threads
-  cat /proc/"$1"/task/*/status | awk '/ctxt_switches/{s += $2} END {print s}'
-}
+HA=$(cq_wait_listening "$DIR/a.out" "" "$DIR/a.err") || exit 1
+GA=$(cq_wait_listening "$DIR/a.out" gRPC "$DIR/a.err") || exit 1
+GB=$(cq_wait_listening "$DIR/b.out" gRPC "$DIR/b.err") || exit 1
 run() {  # label pid [produce options...]
   local label=$1 pid=$2; shift 2
   local a b out
-  a=$(ticks "$pid")
+  a=$(cq_cpu_ticks3 "$pid")
   local sa sb
-  sa=$(switches "$pid")
+  sa=$(cq_switches "$pid")
   out=$("$BIN" bench --server="http://127.0.0.1:$HA" produce --count="$COUNT" \
     --connections="$CONNS" "$@" 2>&1)
-  b=$(ticks "$pid")
-  sb=$(switches "$pid")
+  b=$(cq_cpu_ticks3 "$pid")
+  sb=$(cq_switches "$pid")
   read -r a au as <<<"$a"
   read -r b bu bs <<<"$b"
   printf '%-34s cpu_us_per_send %5.1f (user %5.1f, sys %5.1f) cs/send %4.2f %s  %s  %s\n' "$label" \

@@ -7,6 +7,8 @@
 # $SERVER_BIN: the server's binary (default: the bench's).
 # Usage: bench/grpc-lateness.sh [build/chronoq] [rounds]
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=${1:-build/chronoq}
 ROUNDS=${2:-3}
 CLIENTS=${CLIENTS:-h2 grpcpp}
@@ -17,9 +19,8 @@ trap 'kill $PS 2>/dev/null; rm -rf "$DIR"' EXIT
 "$SERVER_BIN" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
   --grpc-engine="$ENGINE" >"$DIR/s.out" 2>"$DIR/s.err" &
 PS=$!
-for _ in $(seq 100); do grep -qs "gRPC listening" "$DIR/s.out" && break; sleep 0.1; done
-port() { sed -n "s/^chronoq $1listening on [^:]*:\([0-9]*\)$/\1/p" "$DIR/s.out"; }
-H=$(port ""); G=$(port "gRPC ")
+H=$(cq_wait_listening "$DIR/s.out" "" "$DIR/s.err") || exit 1
+G=$(cq_wait_listening "$DIR/s.out" gRPC "$DIR/s.err") || exit 1
 run() {  # label [e2e options...]
   local label=$1 out; shift
   out=$("$BIN" bench --no-progress --server="http://127.0.0.1:$H" e2e --count=10000 --rate=2000 \

@@ -53,8 +53,8 @@ int RunBench(const std::vector<std::string>& args) {
       ->capture_default_str();
   const auto grpc_clients = CLI::IsMember({"h2", "grpcpp"});
   const char* grpc_client_help =
-      "With --grpc: the client, h2 (the bench's own HTTP/2 client on nghttp2: one thread, plain "
-      "h2c) or grpcpp (gRPC's C++ client); default h2, grpcpp over TLS";
+      "With --grpc: the client, h2 (the bench's own HTTP/2 client on nghttp2: one thread; h2c, or "
+      "TLS with ALPN h2 for an https --server) or grpcpp (gRPC's C++ client); default h2";
   produce->add_option("--grpc-client", po.grpc_client, grpc_client_help)->check(grpc_clients);
   produce->add_option("--beanstalkd", po.beanstalkd,
                       "Put to a beanstalkd at HOST:PORT instead (its text protocol; delays in "
@@ -172,15 +172,8 @@ int RunBench(const std::vector<std::string>& args) {
   }
   common.endpoint = *ep;
   common.endpoint.tls_options = tls_options;
-  // The gRPC client: h2 (plain h2c only) unless asked for grpcpp, or over TLS.
-  const std::string& grpc_client = produce->parsed() ? po.grpc_client : eo.grpc_client;
-  if (grpc_client == "h2" && common.endpoint.tls) {
-    std::fprintf(stderr,
-                 "chronoq bench: --grpc-client=h2 speaks plain HTTP/2 only; over TLS (an https "
-                 "--server) use --grpc-client=grpcpp\n");
-    return 2;
-  }
-  const bool grpcpp = grpc_client == "grpcpp" || (grpc_client.empty() && common.endpoint.tls);
+  // The gRPC client: h2 (plain h2c, or TLS with ALPN h2) unless asked for grpcpp.
+  const bool grpcpp = (produce->parsed() ? po.grpc_client : eo.grpc_client) == "grpcpp";
   const bool beanstalkd =
       (produce->parsed() && !po.beanstalkd.empty()) || (e2e->parsed() && !eo.beanstalkd.empty());
   if (Status s = beanstalkd ? Status::Ok() : CheckServer(common.endpoint); !s.ok()) {

@@ -3,11 +3,9 @@
 #include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <unordered_map>
@@ -71,6 +69,7 @@ size_t DeliverMessages(std::string_view data, GrpcCall* call) {
 struct GrpcH2Loop::Conn {
   GrpcH2Loop* loop = nullptr;
   int fd = -1;
+  std::unique_ptr<tls::ClientSession> tls;  // over TLS only
   nghttp2_session* session = nullptr;
   std::string out;  // bytes nghttp2 produced, not yet written
   size_t out_pos = 0;
@@ -82,6 +81,7 @@ struct GrpcH2Loop::Conn {
 
   ~Conn() {
     if (session != nullptr) nghttp2_session_del(session);
+    tls.reset();
     if (fd >= 0) ::close(fd);
   }
 
@@ -181,6 +181,7 @@ struct H2Callbacks {
 GrpcH2Loop::GrpcH2Loop(client::Endpoint ep, std::string authorization)
     : ep_(std::move(ep)), authorization_(std::move(authorization)) {
   authority_ = ep_.host + ":" + std::to_string(ep_.port);
+  if (ep_.tls) ep_.tls_options.alpn = "h2";  // gRPC over TLS is h2 by ALPN
   epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
 }
 
@@ -210,7 +211,8 @@ Status GrpcH2Loop::Connect(int n) {
     }
     auto c = std::make_unique<Conn>();
     c->loop = this;
-    c->fd = conn->ReleaseFd();  // the loop owns the socket from here
+    c->tls = conn->ReleaseTls();
+    c->fd = conn->ReleaseFd();  // the loop owns the socket (and its TLS session) from here
     ::fcntl(c->fd, F_SETFL, ::fcntl(c->fd, F_GETFL) | O_NONBLOCK);
     nghttp2_session_client_new2(&c->session, cbs, c.get(), options);
     // Large windows: the answers (Consume's messages) flow without waiting for WINDOW_UPDATEs.
@@ -219,12 +221,7 @@ Status GrpcH2Loop::Connect(int n) {
     nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, settings, 2);
     nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, 1 << 30);
     c->dirty = true;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = c.get();
-    if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
-      result = Unavailable(std::string("epoll_ctl: ") + std::strerror(errno));
-    }
+    result = AddToEpoll(epfd_, c->fd, c.get());
     conns_.push_back(std::move(c));
   }
   nghttp2_option_del(options);
@@ -243,7 +240,7 @@ int32_t GrpcH2Loop::Start(int conn, std::string_view path, std::string_view mess
   AppendFramed(&s->out, message);
   nghttp2_nv nva[7] = {
       Nv(":method", "POST", kNoCopy),
-      Nv(":scheme", "http", kNoCopy),
+      Nv(":scheme", ep_.tls ? "https" : "http", kNoCopy),
       Nv(":path", path, NGHTTP2_NV_FLAG_NO_COPY_NAME),
       Nv(":authority", authority_, kNoCopy),
       Nv("content-type", "application/grpc", kNoCopy),
@@ -285,12 +282,6 @@ void GrpcH2Loop::Cancel(int conn, int32_t stream) {
   c.dirty = true;
 }
 
-void GrpcH2Loop::SetWriteInterest(Conn& c, bool on) {
-  if (c.write_interest == on) return;
-  c.write_interest = on;
-  SetEpollInterest(epfd_, c.fd, &c, on);
-}
-
 void GrpcH2Loop::Fail(Conn& c, std::string_view what) {
   if (c.dead) return;
   c.dead = true;
@@ -324,17 +315,14 @@ void GrpcH2Loop::Flush(Conn& c) {
     if (n == 0) break;
     c.out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
   }
-  const int sent = SendPending(c.fd, &c.out, &c.out_pos);
-  if (sent == 0) {
-    SetWriteInterest(c, true);
-    return;
-  }
+  std::string why;
+  const int sent = FlushPending(epfd_, c, &why);
   if (sent < 0) {
-    Fail(c, std::string("send: ") + std::strerror(errno));
+    Fail(c, why);
     return;
   }
-  SetWriteInterest(c, false);
-  if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) {
+  if (sent == 1 && !nghttp2_session_want_read(c.session) &&
+      !nghttp2_session_want_write(c.session)) {
     Fail(c, "the server ended the HTTP/2 session");
   }
 }
@@ -342,17 +330,21 @@ void GrpcH2Loop::Flush(Conn& c) {
 void GrpcH2Loop::OnReadable(Conn& c) {
   char buf[64 * 1024];
   ssize_t used = 0;
-  const int read = RecvAvailable(c.fd, buf, sizeof(buf), [&](size_t n) {
-    used = nghttp2_session_mem_recv(c.session, reinterpret_cast<const uint8_t*>(buf), n);
-    c.dirty = true;
-    return used >= 0;
-  });
+  std::string why;
+  const int read = ReadAvailable(
+      c.fd, c.tls.get(), buf, sizeof(buf),
+      [&](size_t n) {
+        used = nghttp2_session_mem_recv(c.session, reinterpret_cast<const uint8_t*>(buf), n);
+        c.dirty = true;
+        return used >= 0;
+      },
+      &why);
   if (used < 0) {
     Fail(c, std::string("nghttp2: ") + nghttp2_strerror(static_cast<int>(used)));
   } else if (read == 0) {
     Fail(c, "the server closed the connection");
   } else if (read < 0) {
-    Fail(c, std::string("recv: ") + std::strerror(errno));
+    Fail(c, why);
   }
 }
 
@@ -374,16 +366,9 @@ void GrpcH2Loop::Run(SteadyClock::time_point deadline, const std::function<bool(
       if (tick) tick();
       next_tick = now + tick_every;
     }
-    const auto wait =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_tick, deadline) - now);
-    int n = ::epoll_wait(epfd_, events.data(), static_cast<int>(events.size()),
-                         static_cast<int>(std::clamp<int64_t>(wait.count() + 1, 1, 1000)));
-    for (int i = 0; i < n; ++i) {
-      Conn& c = *static_cast<Conn*>(events[i].data.ptr);
-      if (c.dead) continue;
-      if (events[i].events & EPOLLOUT) Flush(c);
-      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(c);
-    }
+    WaitAndDispatch<Conn>(
+        epfd_, events, MicrosUntil(std::min(next_tick, deadline)), [](Conn& c) { return c.dead; },
+        [this](Conn& c) { Flush(c); }, [this](Conn& c) { OnReadable(c); });
   }
   if (tick) tick();
 }

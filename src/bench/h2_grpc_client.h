@@ -1,11 +1,11 @@
-// GrpcH2Loop: the bench's own gRPC client, plain HTTP/2 (h2c) on nghttp2's client sessions,
-// driven from one thread with epoll like LoadLoop: many connections, many calls in flight on
-// each (HTTP/2 streams). A call is HEADERS (POST, the method's path, content-type
-// application/grpc, te: trailers, authorization when given), then length-prefixed messages;
-// answers arrive as DATA frames of length-prefixed messages, then grpc-status in the trailers.
-// Messages are bytes here (the caller serializes them); nghttp2's types stay in the .cc file.
-// Cheap per call (one read and one write per readable connection, HPACK's indexed headers), so
-// that on a small machine the server, not the client, is measured.
+// GrpcH2Loop: the bench's own gRPC client, HTTP/2 on nghttp2's client sessions (h2c, or over
+// TLS with ALPN h2 when the endpoint is https), driven from one thread with epoll like LoadLoop:
+// many connections, many calls in flight on each (HTTP/2 streams). A call is HEADERS (POST, the
+// method's path, content-type application/grpc, te: trailers, authorization when given), then
+// length-prefixed messages; answers arrive as DATA frames of length-prefixed messages, then
+// grpc-status in the trailers. Messages are bytes here (the caller serializes them); nghttp2's
+// types stay in the .cc file. Cheap per call (one read and one write per readable connection,
+// HPACK's indexed headers), so that on a small machine the server, not the client, is measured.
 //
 // Thread-safety: a GrpcH2Loop and its calls belong to the thread that calls Run().
 #pragma once
@@ -39,7 +39,8 @@ class GrpcCall {
 
 class GrpcH2Loop {
  public:
-  // `authorization`: the value of every call's authorization header (empty: none).
+  // `authorization`: the value of every call's authorization header (empty: none). `ep.tls`:
+  // TLS with `ep.tls_options`, offering ALPN h2 only (Connect fails unless the server selects it).
   GrpcH2Loop(client::Endpoint ep, std::string authorization);
   ~GrpcH2Loop();
   GrpcH2Loop(const GrpcH2Loop&) = delete;
@@ -75,7 +76,6 @@ class GrpcH2Loop {
   void Flush(Conn& c);
   void OnReadable(Conn& c);
   void Fail(Conn& c, std::string_view what);
-  void SetWriteInterest(Conn& c, bool on);
 
   client::Endpoint ep_;
   std::string authority_;  // host:port

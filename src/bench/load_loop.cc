@@ -48,22 +48,21 @@ Status LoadLoop::Connect(const std::vector<Session*>& sessions) {
     c->tls = conn->ReleaseTls();
     c->fd = conn->ReleaseFd();  // the loop owns the socket (and its TLS session) from here
     c->session = s;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = c.get();
-    if (c->fd < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
-      return Unavailable(std::string("epoll_ctl: ") + std::strerror(errno));
-    }
+    CQ_RETURN_IF_ERROR(AddToEpoll(epfd_, c->fd, c.get()));
     conns_.push_back(std::move(c));
     ++active_;
   }
   return Status::Ok();
 }
 
-void LoadLoop::SetWriteInterest(Conn& c, bool on) {
-  if (c.write_interest == on) return;
-  c.write_interest = on;
-  SetEpollInterest(epfd_, c.fd, &c, on);
+Status AddToEpoll(int epfd, int fd, void* ptr) {
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.ptr = ptr;
+  if (fd < 0 || ::epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    return Unavailable(std::string("epoll_ctl: ") + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 void SetEpollInterest(int epfd, int fd, void* ptr, bool write) {
@@ -88,6 +87,27 @@ int SendPending(int fd, std::string* out, size_t* pos) {
   return 1;
 }
 
+int WritePending(int fd, tls::ClientSession* tls, std::string* out, size_t* pos, std::string* why) {
+  if (tls == nullptr) {
+    const int sent = SendPending(fd, out, pos);
+    if (sent < 0) *why = std::string("send: ") + std::strerror(errno);
+    return sent;
+  }
+  while (*pos < out->size()) {
+    const long n = tls->Write(out->data() + *pos, out->size() - *pos);
+    if (n > 0) {
+      *pos += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) return 0;
+    *why = n == 0 ? "the server closed the connection" : tls->error();
+    return -1;
+  }
+  out->clear();
+  *pos = 0;
+  return 1;
+}
+
 void LoadLoop::Fail(Conn& c, std::string_view what) {
   if (c.done) return;
   ++counters_.connection_errors;
@@ -98,33 +118,8 @@ void LoadLoop::Fail(Conn& c, std::string_view what) {
 }
 
 void LoadLoop::Flush(Conn& c) {
-  while (c.out_pos < c.out.size()) {
-    if (c.tls != nullptr) {
-      long n = c.tls->Write(c.out.data() + c.out_pos, c.out.size() - c.out_pos);
-      if (n > 0) {
-        c.out_pos += static_cast<size_t>(n);
-        continue;
-      }
-      if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) {
-        SetWriteInterest(c, true);
-        return;
-      }
-      Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
-      return;
-    }
-    const int sent = SendPending(c.fd, &c.out, &c.out_pos);
-    if (sent == 0) {
-      SetWriteInterest(c, true);
-      return;
-    }
-    if (sent < 0) {
-      Fail(c, std::string("send: ") + std::strerror(errno));
-      return;
-    }
-  }
-  c.out.clear();
-  c.out_pos = 0;
-  SetWriteInterest(c, false);
+  std::string why;
+  if (FlushPending(epfd_, c, &why) < 0) Fail(c, why);
 }
 
 void LoadLoop::Kick(Conn& c, SteadyClock::time_point now) {
@@ -160,26 +155,16 @@ void LoadLoop::Poke(Session* s) {
 
 void LoadLoop::OnReadable(Conn& c) {
   char buf[64 * 1024];
-  for (;;) {
-    if (c.tls != nullptr) {
-      // A TLS record at a time: read until OpenSSL wants the socket again (what it has already
-      // decrypted would get no epoll event).
-      long n = c.tls->Read(buf, sizeof(buf));
-      if (n > 0) {
-        c.in.append(buf, static_cast<size_t>(n));
-        continue;
-      }
-      if (n == tls::ClientSession::kWantRead || n == tls::ClientSession::kWantWrite) break;
-      Fail(c, n == 0 ? "the server closed the connection" : c.tls->error());
-      return;
-    }
-    const int read = RecvAvailable(c.fd, buf, sizeof(buf), [&](size_t n) {
-      c.in.append(buf, n);
-      return true;
-    });
-    if (read == 1) break;
-    Fail(c, read == 0 ? std::string("the server closed the connection")
-                      : std::string("recv: ") + std::strerror(errno));
+  std::string why;
+  const int read = ReadAvailable(
+      c.fd, c.tls.get(), buf, sizeof(buf),
+      [&](size_t n) {
+        c.in.append(buf, n);
+        return true;
+      },
+      &why);
+  if (read != 1) {
+    Fail(c, read == 0 ? std::string("the server closed the connection") : why);
     return;
   }
   // One answer at a time, framed by the session's protocol.
@@ -222,10 +207,6 @@ size_t Session::ParseAnswer(std::string_view in, int* status, std::string_view* 
   return ParseHttpAnswer(in, status, body);
 }
 
-namespace {
-
-// epoll_wait with a timeout in microseconds (epoll_pwait2; where the kernel lacks it, the
-// timeout rounded up to milliseconds).
 int EpollWait(int epfd, std::vector<epoll_event>& events, int64_t timeout_us) {
   static std::atomic<bool> no_pwait2{false};
   if (!no_pwait2.load(std::memory_order_relaxed)) {
@@ -239,7 +220,11 @@ int EpollWait(int epfd, std::vector<epoll_event>& events, int64_t timeout_us) {
                       static_cast<int>((timeout_us + 999) / 1000));
 }
 
-}  // namespace
+int64_t MicrosUntil(SteadyClock::time_point until) {
+  return std::clamp<int64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(until - SteadyClock::now()).count(), 0,
+      1'000'000);
+}
 
 void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>& stop,
                    const std::function<void()>& tick, std::chrono::milliseconds tick_every) {
@@ -268,18 +253,9 @@ void LoadLoop::Run(SteadyClock::time_point deadline, const std::function<bool()>
     }
     auto nearest = std::min(next_tick, deadline);
     if (!waits_.empty()) nearest = std::min(nearest, waits_.top().at);
-    // Sleeps until the nearest wake to the microsecond: a millisecond timeout would spin (0 ms)
-    // through sub-millisecond gaps, taking a core from the server on a small machine.
-    const int64_t wait_us = std::clamp<int64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(nearest - SteadyClock::now()).count(),
-        0, 1'000'000);
-    int n = EpollWait(epfd_, events, wait_us);
-    for (int i = 0; i < n; ++i) {
-      Conn& c = *static_cast<Conn*>(events[i].data.ptr);
-      if (c.done) continue;
-      if (events[i].events & EPOLLOUT) Flush(c);
-      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) OnReadable(c);
-    }
+    WaitAndDispatch<Conn>(
+        epfd_, events, MicrosUntil(nearest), [](Conn& c) { return c.done; },
+        [this](Conn& c) { Flush(c); }, [this](Conn& c) { OnReadable(c); });
   }
   if (tick) tick();
 }

@@ -23,8 +23,8 @@ struct ProduceOptions {
   int batch = 1;                 // > 1: messages per sendMsgBatch request
   std::string grpc;              // HOST:PORT: send over the gRPC API instead (Send / SendBatch)
   int calls_per_connection = 1;  // gRPC: calls in flight on each connection (HTTP/2 streams)
-  std::string grpc_client;  // "h2" (the bench's own, plain h2c), "grpcpp"; empty: h2 unless TLS
-  std::string beanstalkd;   // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
+  std::string grpc_client;       // "h2" (the bench's own HTTP/2 client), "grpcpp"; empty: h2
+  std::string beanstalkd;        // HOST:PORT: put to a beanstalkd there instead (delays in seconds)
 };
 
 struct E2eOptions {
@@ -93,7 +93,7 @@ Result<Report> RunProduce(const CommonOptions& c, const ProduceOptions& o);
 // RunProduce over gRPC (o.grpc) with gRPC's C++ client: one channel per connection,
 // o.calls_per_connection calls in flight on each.
 Result<Report> RunProduceGrpc(const CommonOptions& c, const ProduceOptions& o);
-// The same with the bench's own HTTP/2 client (h2_grpc_client.h: one epoll thread, plain h2c).
+// The same with the bench's own HTTP/2 client (h2_grpc_client.h: one epoll thread; h2c, or TLS).
 Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o);
 Result<Report> RunE2e(const CommonOptions& c, const E2eOptions& o);
 // RunE2e with Consume streams (o.grpc) instead of long polls: `consumers` streams of credit

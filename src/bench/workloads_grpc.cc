@@ -1,5 +1,12 @@
 // The workloads over the gRPC API; the only file of the bench tool that includes gRPC. Calls run
 // on gRPC's callback API (gRPC's threads).
+// Lifetimes: no gRPC thread ever drops the last reference to a channel (destroying a channel
+// there can release gRPC's callback queue, whose threads would then join themselves: the push
+// transport's double free, src/push/grpc_transport.cc). The callbacks capture `this` only; the
+// stubs (each holding its channel) and the ClientContexts (which refer to their channel too) are
+// destroyed by the Run function on its own thread, once the last completion has been counted
+// (`running`, `open`); a completion replaces its connection's previous ClientContext while the
+// stub still holds the channel.
 //   produce --grpc: Send (or SendBatch with --batch), with the same figures as over HTTP. Each
 //     "connection" is a channel of its own (its own TCP connection) with one call in flight, as
 //     each HTTP connection has one request in flight, so that the two protocols are compared on

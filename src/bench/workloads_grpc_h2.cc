@@ -1,5 +1,6 @@
-// The workloads over the gRPC API with the bench's own HTTP/2 client (h2_grpc_client.h, plain
-// h2c), the default of `--grpc-client`; messages are the C++ generated from the proto.
+// The workloads over the gRPC API with the bench's own HTTP/2 client (h2_grpc_client.h: plain
+// h2c, or TLS with ALPN h2 when --server is https://), the default of `--grpc-client`; messages are
+// the C++ generated from the proto.
 //   produce --grpc: Send (or SendBatch with --batch) on --connections connections of one epoll
 //     thread, --calls-per-connection calls in flight on each (HTTP/2 streams).
 //   e2e --grpc: HTTP producers as in e2e (LoadLoop, this thread); the consumers are Consume
@@ -25,9 +26,17 @@ constexpr std::string_view kSend = "/chronoq.v1.DelayQueue/Send";
 constexpr std::string_view kSendBatch = "/chronoq.v1.DelayQueue/SendBatch";
 constexpr std::string_view kConsume = "/chronoq.v1.DelayQueue/Consume";
 
-// The gRPC server's endpoint (plain h2c) from --grpc's HOST:PORT.
-Result<client::Endpoint> GrpcEndpoint(const std::string& address) {
-  return client::ParseServerUrl("http://" + address);
+// The gRPC server's endpoint from --grpc's HOST:PORT: plain h2c, or TLS (h2 by ALPN) when
+// --server is https://, with the same --ca-file, --cert-file and --key-file.
+Result<client::Endpoint> GrpcEndpoint(const CommonOptions& c, const std::string& address) {
+  Result<client::Endpoint> ep =
+      client::ParseServerUrl((c.endpoint.tls ? "https://" : "http://") + address);
+  if (ep.has_value()) ep->tls_options = c.endpoint.tls_options;
+  return ep;
+}
+
+std::string Protocol(const CommonOptions& c, const std::string& address) {
+  return (c.endpoint.tls ? "grpc over tls " : "grpc ") + address + " (h2 client)";
 }
 
 std::string Authorization(const CommonOptions& c) {
@@ -206,7 +215,7 @@ class ConsumeCall final : public GrpcCall {
 }  // namespace
 
 Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o) {
-  Result<client::Endpoint> ep = GrpcEndpoint(o.grpc);
+  Result<client::Endpoint> ep = GrpcEndpoint(c, o.grpc);
   if (!ep.has_value()) {
     return Status(Errc::kInvalidArgument, "--grpc: " + ep.error().message());
   }
@@ -220,7 +229,7 @@ Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o)
   st.send.set_msg(RandomPayload(o.payload_bytes, rng));
   st.batch.set_topic(topic);
   Report r("produce");
-  r.Str("protocol", "grpc " + o.grpc + " (h2 client)");
+  r.Str("protocol", Protocol(c, o.grpc));
   r.Str("topic", topic);
   r.Int("connections", o.connections);
   r.Int("calls_per_connection", o.calls_per_connection);
@@ -256,7 +265,7 @@ Result<Report> RunProduceGrpcH2(const CommonOptions& c, const ProduceOptions& o)
 }
 
 Result<Report> RunE2eGrpcH2(const CommonOptions& c, const E2eOptions& o) {
-  Result<client::Endpoint> ep = GrpcEndpoint(o.grpc);
+  Result<client::Endpoint> ep = GrpcEndpoint(c, o.grpc);
   if (!ep.has_value()) {
     return Status(Errc::kInvalidArgument, "--grpc: " + ep.error().message());
   }
@@ -272,7 +281,7 @@ Result<Report> RunE2eGrpcH2(const CommonOptions& c, const E2eOptions& o) {
   gc.cs.topic = topic;
   gc.cs.Expect(prefix, o.count);
   Report r = E2eReport(topic, o);
-  r.Str("protocol", "consume over grpc " + o.grpc + " (h2 client), produce over http");
+  r.Str("protocol", "consume over " + Protocol(c, o.grpc) + ", produce over http");
   r.Int("credit", o.batch);
   CQ_RETURN_IF_ERROR(consumers_loop.Connect(o.consumers));
   std::vector<std::unique_ptr<ConsumeCall>> consumers;

@@ -56,6 +56,16 @@ Result<std::unique_ptr<ClientSession>> ClientSession::Handshake(
                       o.key_file, o.cert_file));
     }
   }
+  if (!o.alpn.empty()) {
+    if (o.alpn.size() > 255) return InvalidArgument("TLS: the ALPN protocol name is too long");
+    std::string wire(1, static_cast<char>(o.alpn.size()));
+    wire += o.alpn;
+    // 0 is success here (unlike the rest of OpenSSL's API).
+    if (SSL_CTX_set_alpn_protos(ctx, reinterpret_cast<const unsigned char*>(wire.data()),
+                                static_cast<unsigned>(wire.size())) != 0) {
+      return Unavailable(fmt::format("TLS: {}", LastError()));
+    }
+  }
   impl->ssl.reset(SSL_new(ctx));
   SSL* ssl = impl->ssl.get();
   SSL_set_fd(ssl, fd);
@@ -89,6 +99,15 @@ Result<std::unique_ptr<ClientSession>> ClientSession::Handshake(
     pollfd p{fd, events, 0};
     if (left <= 0 || ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT32_MAX))) == 0) {
       return Status(Errc::kTimeout, fmt::format("TLS handshake with {} timed out", h));
+    }
+  }
+  if (!o.alpn.empty()) {
+    const unsigned char* proto = nullptr;
+    unsigned len = 0;
+    SSL_get0_alpn_selected(ssl, &proto, &len);
+    if (std::string_view(reinterpret_cast<const char*>(proto), len) != o.alpn) {
+      return Unavailable(
+          fmt::format("TLS handshake with {}: the server did not select {} (ALPN)", h, o.alpn));
     }
   }
   return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));

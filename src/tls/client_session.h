@@ -23,6 +23,9 @@ struct ClientOptions {
   std::string ca_file;    // PEM CAs the server's certificate must chain to; empty: the system's
   std::string cert_file;  // PEM client certificate (mutual TLS); empty: none
   std::string key_file;   // its key (unencrypted PEM)
+  // ALPN: the one application protocol offered ("h2"); the handshake fails unless the server
+  // selects it. Empty: no ALPN.
+  std::string alpn;
   bool operator==(const ClientOptions&) const = default;
 };
 

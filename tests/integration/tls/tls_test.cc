@@ -20,6 +20,7 @@
 #include "chronoq/v1/delay_queue.grpc.pb.h"
 #include "tests/testutil/server_harness.h"
 #include "tests/testutil/temp_dir.h"
+#include "tests/testutil/test_certs.h"
 
 namespace chronoq {
 namespace {
@@ -71,22 +72,12 @@ class TlsTest : public ::testing::Test {
   std::string P(const std::string& name) const { return dir_.path() + "/" + name; }
 
   void MakeCa(const std::string& name) {
-    Shell s =
-        Sh(fmt::format("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-                       "-days 2 -subj '/CN={0}' -keyout {1}.key "
-                       "-out {1}.pem",
-                       name, P(name)));
-    ASSERT_EQ(s.exit_code, 0) << s.out;
+    Status s = testutil::MakeTestCa(dir_.path(), name);
+    ASSERT_TRUE(s.ok()) << s.message();
   }
   void MakeCert(const std::string& name, const std::string& ca, const std::string& ext) {
-    std::ofstream(P(name + ".ext")) << ext << "\n";
-    Shell s = Sh(fmt::format(
-        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN={0}' "
-        "-keyout {1}.key -out {1}.csr && "
-        "openssl x509 -req -in {1}.csr -CA {2}.pem -CAkey {2}.key -CAcreateserial -days 2 "
-        "-extfile {1}.ext -out {1}.pem",
-        name, P(name), P(ca)));
-    ASSERT_EQ(s.exit_code, 0) << s.out;
+    Status s = testutil::MakeTestCert(dir_.path(), name, ca, ext);
+    ASSERT_TRUE(s.ok()) << s.message();
   }
   // The SHA-256 fingerprint of a certificate file, as tls::ClientSession reports it.
   std::string Fingerprint(const std::string& name) {
@@ -398,6 +389,23 @@ TEST_F(TlsTest, Nghttp2GrpcEngineClosesAClientThatNeverStartsItsHandshake) {
   ASSERT_TRUE(silent.Connect(grpc_ep).ok());
   EXPECT_TRUE(silent.WaitClosed(5s));
   EXPECT_EQ(silent.received(), "");
+}
+
+// A client that asks for ALPN h2 (the bench's HTTP/2 gRPC client) gets it from the nghttp2 gRPC
+// engine, and a precise refusal from a server that does not select it (the HTTP port).
+TEST_F(TlsTest, ClientAlpnH2IsNegotiatedOrTheHandshakeFails) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2"}).ok())
+      << server_.Stderr();
+  client::Endpoint ep = Https();
+  ep.tls_options.alpn = "h2";
+  ep.port = server_.grpc_port();
+  Result<client::HttpConnection> h2 = client::HttpConnection::Connect(ep);
+  EXPECT_TRUE(h2.has_value()) << h2.error().message();
+  ep.port = server_.port();
+  Result<client::HttpConnection> http = client::HttpConnection::Connect(ep);
+  ASSERT_FALSE(http.has_value());
+  EXPECT_EQ(http.error().message(),
+            "TLS handshake with 127.0.0.1: the server did not select h2 (ALPN)");
 }
 
 // gRPC over TLS with the same files: gRPC's C++ client, on either gRPC engine.
