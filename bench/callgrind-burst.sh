@@ -17,7 +17,7 @@ set -uo pipefail
 BIN=${1:-build/chronoq}
 COUNT=${2:-10000}
 LEAD=${3:-40000}
-PORT=${PORT:-18790}
+PORT=${PORT:-$(cq_free_port)}  # a fixed port could be another run's server
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes \

@@ -13,7 +13,9 @@
 #   GRPC=grpc++ or GRPC=nghttp2 ...                 (gRPC Send on that grpc-engine instead of
 #                                                     HTTP sendMsg; CALLS=N: calls in flight on
 #                                                     each connection)
-#   TOPIC=t SERVER_ARGS=--config=f.toml ...          (one topic for both runs, extra server flags:
+#   TOPIC=t SERVER_ARGS=--config=f.toml ...          (the topic of both runs, default "cg": a fresh
+#                                                     random topic per run moved the figure by about
+#                                                     4k with where it sorts; extra server flags:
 #                                                     e.g. a [topics.t] table with history = true)
 #
 # Runs the server under callgrind with one HTTP thread, sends N1 then N2 messages in two runs of
@@ -55,10 +57,10 @@ counts() {  # the instructions of each thread in dump number $1
   done
 }
 
-"$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N1" --connections="${CONNECTIONS:-1}" \
+"$BIN" bench --server="$server" --no-progress --topic="${TOPIC:-cg}" produce --count="$N1" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" "${grpc[@]}" >/dev/null 2>&1
 dump
-"$BIN" bench --server="$server" --no-progress ${TOPIC:+--topic="$TOPIC"} produce --count="$N2" --connections="${CONNECTIONS:-1}" \
+"$BIN" bench --server="$server" --no-progress --topic="${TOPIC:-cg}" produce --count="$N2" --connections="${CONNECTIONS:-1}" \
   --batch="${BATCH:-1}" --payload-bytes="${PAYLOAD:-100}" "${grpc[@]}" >/dev/null 2>&1
 dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')
