@@ -81,6 +81,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
     });
   }
   void Flush() override;
+  bool OnThread() const override { return ioc_->get_executor().running_in_this_thread(); }
   void ArmDeadline(std::chrono::steady_clock::time_point t) override;
   std::shared_ptr<void> Hold() override { return shared_from_this(); }
   std::weak_ptr<void> WeakHold() override { return weak_from_this(); }
