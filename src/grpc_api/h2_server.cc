@@ -1,5 +1,6 @@
 // gRPC over our own HTTP/2 server (h2_server.h; the default engine): the connections' I/O and the
-// server. Each connection lives on one worker thread (its io_context): TLS first when configured
+// server. Each connection lives on one worker thread (its io_context; store writes asked for in a
+// turn of it go out together at the turn's end, base/turn_end.h): TLS first when configured
 // (ALPN h2), then its HTTP/2 session (h2_session.h), fed what the socket reads; everything the
 // session has to send after a read is written with one write (one write in flight at a time).
 // Limits (GrpcOptions): max-connections at the accept; one timer per connection, armed at the
