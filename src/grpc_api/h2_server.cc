@@ -1,5 +1,6 @@
 // gRPC over our own HTTP/2 server (h2_server.h; the default engine): the connections' I/O and the
-// server. Each connection lives on one worker thread (its io_context): TLS first when configured
+// server. Each connection lives on one worker thread (its io_context; store writes asked for in a
+// turn of it go out together at the turn's end, base/turn_end.h): TLS first when configured
 // (ALPN h2), then its HTTP/2 session (h2_session.h), fed what the socket reads; everything the
 // session has to send after a read is written with one write (one write in flight at a time).
 // Limits (GrpcOptions): max-connections at the accept; one timer per connection, armed at the
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/turn_end.h"
 #include "grpc_api/api_context.h"
 #include "grpc_api/consume_streams.h"
 #include "grpc_api/h2_session.h"
@@ -81,6 +83,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
     });
   }
   void Flush() override;
+  bool OnThread() const override { return ioc_->get_executor().running_in_this_thread(); }
   void ArmDeadline(std::chrono::steady_clock::time_point t) override;
   std::shared_ptr<void> Hold() override { return shared_from_this(); }
   std::weak_ptr<void> WeakHold() override { return weak_from_this(); }
@@ -170,7 +173,16 @@ class H2Server final : public GrpcServer {
     }
     port_ = acceptor_->local_endpoint().port();
     Accept();
-    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->ioc.run(); });
+    for (auto& w : workers_) {
+      w->thread = std::thread([w = w.get()] {
+        // Store writes of this turn's calls go out together at its end, as on the HTTP workers
+        // (base/turn_end.h): no hop to the store's writer thread and back per call.
+        base::SetTurnEndPoster(
+            [w](UniqueFunction<void()> fn) { asio::post(w->ioc, std::move(fn)); });
+        w->ioc.run();
+        base::SetTurnEndPoster(nullptr);
+      });
+    }
     return Status::Ok();
   }
 
@@ -377,6 +389,8 @@ void Conn::Read() {
     self->in_recv_ = false;
     if (!ok) return self->Close();
     self->Flush();
+    // Between two reads, no lock held: store writes asked to go out soon run here.
+    base::TurnSafePoint();
     if (!self->closed_) self->Read();
   });
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "grpc_api/api_context.h"
 #include "grpc_api/h2_consume.h"
@@ -48,6 +49,8 @@ class H2Link : public H2Host {
  public:
   // Writes what the session has to send (nothing while it reads or writes already).
   virtual void Flush() = 0;
+  // Whether the caller runs on the connection's thread.
+  virtual bool OnThread() const = 0;
   // The session's SweepDeadlines at `t` (or at an earlier time armed already).
   virtual void ArmDeadline(std::chrono::steady_clock::time_point t) = 0;
   // Keeps the connection (and so its session) alive; its weak form.
@@ -111,9 +114,16 @@ class H2Session {
     bool answered = false;  // its status is submitted
     std::string out;        // the answer's DATA
     size_t out_pos = 0;
+
+    // Back to a new stream's state, for the next call (keeping the buffers' capacity).
+    void Clear();
   };
 
   Stream* StreamOf(int32_t id) const;
+  // A stream for a new call: a closed one's again (its buffers allocated already), or a new one.
+  std::unique_ptr<Stream> NewStream();
+  // A closed stream, kept for the next call while only a few are.
+  void Recycle(std::unique_ptr<Stream> s);
   // The answer of stream `id`, from any thread.
   void Complete(int32_t id, H2Answer a);
   void Submit(int32_t id, H2Answer a);
@@ -135,6 +145,10 @@ class H2Session {
   // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
   // report the streams it drops).
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Stream>> spare_;  // closed, for the next calls
+  // The stream whose request headers are being received (OnBeginHeaders to its last header).
+  int32_t receiving_id_ = 0;
+  Stream* receiving_ = nullptr;
   std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
   ResetBudget resets_;
 };

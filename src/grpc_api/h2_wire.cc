@@ -89,6 +89,13 @@ std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view v) {
 
 int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
                      bool trailers) {
+  if (code == 0 && message.empty()) {  // OK: nothing to format, nothing for nghttp2 to copy
+    const nghttp2_nv ok = StaticNv("grpc-status", "0");
+    if (trailers) return nghttp2_submit_trailer(session, id, &ok, 1);
+    const nghttp2_nv nva[] = {StaticNv(":status", "200"),
+                              StaticNv("content-type", "application/grpc"), ok};
+    return nghttp2_submit_response(session, id, nva, std::size(nva), nullptr);
+  }
   const std::string code_text = std::to_string(code);
   const std::string encoded = PercentEncode(message);
   const nghttp2_nv status[] = {Nv("grpc-status", code_text, NGHTTP2_NV_FLAG_NO_COPY_NAME),
