@@ -112,6 +112,10 @@ void PushScheduler::StartPush(const std::string& topic, PushJob job) {
                      }
                      if (out.busy) {
                        result.verdict = PushVerdict::kRelease;
+                       if (out.lease_short) {
+                         base::MutexLock lock(mu_);
+                         ++stats_.lease_short;
+                       }
                      } else if (!out.ok) {
                        result.verdict = PushVerdict::kNack;
                        result.reason = std::move(out.error);

@@ -74,8 +74,11 @@ class PushLane {
 
 struct PushOutcome {
   bool ok = false;
-  bool busy = false;  // the target's bounded queue was full: not an attempt
+  bool busy = false;  // not attempted (the target's bounded queue was full): released
   std::string error;  // when !ok: "HTTP 500 Internal Server Error: ...", "timed out after 5000 ms"
+  // Not attempted because the lease would have run out before the call's timeout (implies
+  // busy): released, whoever takes the message next pushes it.
+  bool lease_short = false;
 };
 
 // The transports: one attempt to one target.
@@ -134,6 +137,7 @@ class PushScheduler {
     int64_t acked = 0;
     int64_t nacked = 0;
     int64_t released = 0;
+    int64_t lease_short = 0;    // of the released: not started, their leases were too short
     int64_t finish_errors = 0;  // outcome writes the lane refused (the leases run out instead)
     int64_t dropped = 0;        // outcomes that came after Shutdown gave up waiting
   };

@@ -10,6 +10,9 @@
 #include <thread>
 #include <utility>
 
+#include "base/clock.h"
+#include "service/push_metrics.h"
+
 namespace chronoq::service {
 namespace {
 
@@ -121,6 +124,27 @@ TEST(PushSchedulerTest, EachOutcomeEndsItsAttemptAsAckNackOrRelease) {
   EXPECT_EQ(st.acked, 1);
   EXPECT_EQ(st.nacked, 2);
   EXPECT_EQ(st.released, 1);
+}
+
+// The transport did not start an attempt whose lease would have ended before its timeout (a
+// starved node): the message goes back (release, not an attempt), and it is counted.
+TEST(PushSchedulerTest, AnAttemptNotStartedForItsShortLeaseIsReleasedAndCounted) {
+  FakeLane lane;
+  FakeTransport transport;
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  PushMetrics metrics(&clock);
+  PushScheduler s(&lane, &transport, PushOptions{}, &metrics);
+  lane.due["t"] = {Job("a"), Job("b")};
+  s.Wake("t");
+  transport.End(PushOutcome{false, true, "push not attempted: its lease ended 5 ms ago", true});
+  transport.End(Busy());
+  auto written = lane.Written();
+  EXPECT_EQ(written["a"].verdict, PushVerdict::kRelease);
+  EXPECT_EQ(written["b"].verdict, PushVerdict::kRelease);
+  EXPECT_EQ(s.stats().released, 2);
+  EXPECT_EQ(s.stats().lease_short, 1);
+  EXPECT_EQ(metrics.attempts(core::CallbackType::kHttp, "lease_short"), 1u);
+  EXPECT_EQ(metrics.attempts(core::CallbackType::kHttp, "busy"), 1u);
 }
 
 TEST(PushSchedulerTest, NeverMoreInFlightThanTheLimitAndStarvedTopicsResumeAsRoomFrees) {
