@@ -147,6 +147,68 @@ TEST(PushSchedulerTest, AnAttemptNotStartedForItsShortLeaseIsReleasedAndCounted)
   EXPECT_EQ(metrics.attempts(core::CallbackType::kHttp, "busy"), 1u);
 }
 
+// Per-order topics: each pushed to once. The scheduler keeps no state for a topic once its
+// take, pushes and outcome writes are over, and a later wake of such a topic still pushes.
+TEST(PushSchedulerTest, ATopicWithNothingUnderWayIsForgottenAndAWakeBringsItBack) {
+  FakeLane lane;
+  FakeTransport transport;
+  PushScheduler s(&lane, &transport, PushOptions{});
+  for (int i = 0; i < 1000; ++i) {
+    const std::string topic = "order-" + std::to_string(i);
+    lane.due[topic].push_back(Job("m" + std::to_string(i)));
+    s.Wake(topic);
+  }
+  EXPECT_EQ(s.topics(), 1000u);  // each with a push in flight
+  while (!transport.calls.empty()) transport.End(Ok());
+  EXPECT_EQ(lane.Written().size(), 1000u);
+  EXPECT_EQ(s.topics(), 0u);
+  s.Wake("order-7");  // nothing due: the take finds nothing, nothing is kept
+  EXPECT_EQ(s.topics(), 0u);
+
+  lane.due["order-7"].push_back(Job("again"));
+  s.Wake("order-7");
+  ASSERT_EQ(transport.calls.size(), 1u);
+  EXPECT_EQ(s.topics(), 1u);
+  transport.End(Ok());
+  EXPECT_EQ(lane.Written()["again"].verdict, PushVerdict::kAck);
+  EXPECT_EQ(s.topics(), 0u);
+}
+
+// What keeps a topic's state: a take under way (a wake meanwhile is not lost), pushes in flight,
+// an outcome write under way (outcomes arriving meanwhile still go into the next write).
+TEST(PushSchedulerTest, ATopicIsKeptWhileATakePushesOrAWriteAreUnderWay) {
+  FakeLane lane;
+  FakeTransport transport;
+  PushScheduler s(&lane, &transport, PushOptions{});
+  lane.hold_takes = true;
+  s.Wake("t");
+  lane.due["t"].push_back(Job("a"));
+  s.Wake("t");  // during the take, which found nothing: the next take finds "a"
+  EXPECT_EQ(s.topics(), 1u);
+  lane.hold_takes = false;
+  lane.due["t"].clear();
+  std::move(lane.held_takes.front())();  // empty answer; the wake that came meanwhile takes again
+  lane.held_takes.clear();
+  ASSERT_EQ(lane.asks.size(), 2u);
+  EXPECT_EQ(s.topics(), 0u);  // the second take found nothing either
+
+  lane.due["t"] = {Job("b"), Job("c")};
+  lane.hold_finishes = true;
+  s.Wake("t");
+  ASSERT_EQ(transport.calls.size(), 2u);
+  transport.End(Ok());                               // written at once (held); "c" still in flight
+  transport.End(Failed("timed out after 5000 ms"));  // waits for the next write
+  EXPECT_EQ(s.topics(), 1u);
+  std::move(lane.held_finishes.front())(Status::Ok());
+  lane.held_finishes.erase(lane.held_finishes.begin());
+  EXPECT_EQ(s.topics(), 1u);  // the second write is under way
+  ASSERT_EQ(lane.held_finishes.size(), 1u);
+  std::move(lane.held_finishes.front())(Status::Ok());
+  EXPECT_EQ(s.topics(), 0u);
+  EXPECT_EQ(lane.Written()["c"].verdict, PushVerdict::kNack);
+  EXPECT_EQ(s.stats().in_flight, 0);
+}
+
 TEST(PushSchedulerTest, NeverMoreInFlightThanTheLimitAndStarvedTopicsResumeAsRoomFrees) {
   FakeLane lane;
   FakeTransport transport;
