@@ -17,6 +17,8 @@ push::PushCall MakePushCall(const service::PushJob& job) {
   call.topic = r.topic;
   call.attempt = static_cast<int32_t>(r.retry);  // the lease counted this attempt
   call.timeout = cb.timeout;
+  // The store holds the message for this attempt until its ack deadline (the lease).
+  if (r.phase == core::Phase::kDelivered) call.lease_end = r.ack_deadline();
   switch (cb.type) {
     case core::CallbackType::kHttp:
       call.kind = push::Kind::kHttp;
@@ -51,10 +53,8 @@ push::PushCall MakePushCall(const service::PushJob& job) {
 
 void PusherTransport::Push(const service::PushJob& job,
                            UniqueFunction<void(service::PushOutcome)> done) {
-  push::PushCall call = MakePushCall(job);
-  call.max_queue_wait = max_queue_wait_;
-  pusher_->Push(std::move(call), [done = std::move(done)](push::PushOutcome out) mutable {
-    done(service::PushOutcome{out.ok, out.busy, std::move(out.error)});
+  pusher_->Push(MakePushCall(job), [done = std::move(done)](push::PushOutcome out) mutable {
+    done(service::PushOutcome{out.ok, out.busy, std::move(out.error), out.lease_short});
   });
 }
 

@@ -17,21 +17,20 @@
 
 namespace chronoq::app {
 
-// One attempt of `job`. REQUIRES: job.callback is set.
+// One attempt of `job`, with lease_end the ack deadline of a taken (delivered) message.
+// REQUIRES: job.callback is set.
 push::PushCall MakePushCall(const service::PushJob& job);
 
 class PusherTransport final : public service::PushTransport {
  public:
-  // REQUIRES: `pusher` outlives this. `max_queue_wait`: the longest an attempt may wait behind
-  // its target's in-flight limit before it is handed back untried (keep it below the
-  // scheduler's lease margin, so that a lease never runs out under an attempt).
-  explicit PusherTransport(push::Pusher* pusher, Millis max_queue_wait = Millis(1000))
-      : pusher_(pusher), max_queue_wait_(max_queue_wait) {}
+  // REQUIRES: `pusher` outlives this, and its clock (PusherOptions::clock) is the store's: each
+  // call's lease_end is the taken message's ack deadline, so an attempt starts only while the
+  // lease still covers its timeout (else it is handed back untried, lease_short).
+  explicit PusherTransport(push::Pusher* pusher) : pusher_(pusher) {}
   void Push(const service::PushJob& job, UniqueFunction<void(service::PushOutcome)> done) override;
 
  private:
   push::Pusher* const pusher_;
-  const Millis max_queue_wait_;
 };
 
 // The transport's figures on GET /metrics: cq_push_in_flight and cq_push_queued per target.

@@ -9,6 +9,7 @@
 #include <future>
 #include <memory>
 
+#include "base/clock.h"
 #include "push/testing/http_receiver.h"
 
 namespace chronoq::app {
@@ -84,6 +85,41 @@ TEST(PushTransportTest, AFailedPushLeavesASentenceForLastError) {
   EXPECT_FALSE(out.ok);
   EXPECT_FALSE(out.busy);
   EXPECT_EQ(out.error, "HTTP 500 Internal Server Error: database down");
+}
+
+// A starved node: the scheduler took the message (its lease counted from then), then the
+// attempt reached the transport only after most of the lease had passed. It must not start an
+// attempt the lease does not cover (another node may take the message at the lease's end and
+// push it too): it is handed back untried. The lease is the taken message's ack deadline, on
+// the store's clock (a manual one here, as under `serve --test-clock`).
+TEST(PushTransportTest, AnAttemptIsNotStartedWhenItsLeaseWouldEndBeforeItsTimeout) {
+  HttpReceiver receiver(HttpReceiver::Options{});
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  push::Pusher pusher({.clock = &clock});
+  PusherTransport transport(&pusher);
+  core::Callback cb;
+  cb.url = receiver.Url("/hook");
+  cb.timeout = Millis(5'000);
+  service::PushJob job = Job(cb);
+  core::MessageRecord& r = job.message.record;
+  r.phase = core::Phase::kDelivered;  // taken: leased for the timeout plus a 2 s margin
+  r.retry_interval = Millis(10'000);
+  r.visible_at = clock.Now() + Millis(7'000) + r.retry_interval;
+  EXPECT_EQ(MakePushCall(job).lease_end, clock.Now() + Millis(7'000));
+
+  clock.Advance(Millis(2'001));  // the node stalled between the take and the push
+  service::PushOutcome out = PushOnce(transport, job);
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.busy);  // released: not an attempt
+  EXPECT_TRUE(out.lease_short);
+  EXPECT_EQ(out.error,
+            "push not attempted: its lease ends in 4999 ms, before the call's timeout of 5000 ms");
+  EXPECT_EQ(receiver.RequestCount(), 0u);
+
+  clock.Set(clock.Now() - Millis(1));  // a stall of 2 s: the lease still covers the call
+  out = PushOnce(transport, job);
+  EXPECT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(receiver.RequestCount(), 1u);
 }
 
 TEST(PushTransportTest, GrpcAndKafkaCallsCarryThePayloadBytes) {

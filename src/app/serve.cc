@@ -217,6 +217,7 @@ int RunServe(const std::vector<std::string>& args) {
   // that push-lane messages stored while it did are still delivered (docs/push.md).
   push::PusherOptions push_options;
   push_options.shutdown_grace = std::chrono::milliseconds(500);  // after the service's 3 s
+  push_options.clock = clock;                                    // leases are on the store's clock
   push::Pusher pusher(push_options);
   PusherTransport push_transport(&pusher);
   service::ServiceOptions so;

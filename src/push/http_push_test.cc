@@ -11,6 +11,7 @@
 #include <future>
 #include <iostream>
 
+#include "base/clock.h"
 #include "push/pusher.h"
 #include "push/testing/http_receiver.h"
 #include "push/testing/push_and_wait.h"
@@ -311,6 +312,79 @@ TEST(HttpPushTest, FullTargetAnswersBusyAtOnce) {
   EXPECT_EQ(out.error, "target " + target.HostPort() + " busy: 2 pushes in flight, 3 queued");
   EXPECT_LT(out.latency, 1s);
   EXPECT_EQ(hung.size(), 0u);
+}
+
+// The store holds a taken message for its lease; an attempt that could outlive it may overlap
+// the next attempt (this node's or another's, after the lease's end), a double push without any
+// crash. So a call whose lease ends before its timeout would is handed back untried, however
+// long ago it was taken (a starved node), on the Pusher's clock (a manual one here).
+TEST(HttpPushTest, ACallWhoseLeaseEndsBeforeItsTimeoutIsNotAttempted) {
+  HttpReceiver target(HttpReceiver::Options{});
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  Pusher pusher({.clock = &clock});
+  PushCall call = HttpCall(target.Url("/"));
+  call.timeout = 1000ms;
+  call.lease_end = clock.Now() + 999ms;
+  PushOutcome out = PushAndWait(pusher, call);
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.busy);
+  EXPECT_TRUE(out.lease_short);
+  EXPECT_EQ(out.error,
+            "push not attempted: its lease ends in 999 ms, before the call's timeout "
+            "of 1000 ms");
+  call.lease_end = clock.Now() - 5ms;
+  out = PushAndWait(pusher, call);
+  EXPECT_TRUE(out.lease_short);
+  EXPECT_EQ(out.error, "push not attempted: its lease ended 5 ms ago");
+  EXPECT_EQ(target.RequestCount(), 0u);
+
+  call.lease_end = clock.Now() + 1000ms;  // exactly covers the call
+  out = PushAndWait(pusher, call);
+  EXPECT_TRUE(out.ok) << out.error;
+  EXPECT_FALSE(out.lease_short);
+  EXPECT_EQ(target.RequestCount(), 1u);
+}
+
+// A call that waited behind its target's in-flight limit is checked again when its turn comes:
+// time passed while it was queued counts, not only the wait since it was queued.
+TEST(HttpPushTest, AQueuedCallWhoseLeaseRanShortWhileItWaitedIsHandedBack) {
+  HttpReceiver target({.answer_delay = 300ms});
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  Tally tally;
+  Pusher pusher({.max_in_flight_per_target = 1, .clock = &clock});
+  PushCall first = HttpCall(target.Url("/"), "first");
+  pusher.Push(first, tally.Done());  // no lease: holds the only slot for 300 ms
+  PushCall short_lease = HttpCall(target.Url("/"), "short");
+  short_lease.timeout = 1000ms;
+  short_lease.lease_end = clock.Now() + 3000ms;
+  pusher.Push(short_lease, tally.Done());
+  PushCall long_lease = HttpCall(target.Url("/"), "long");
+  long_lease.timeout = 1000ms;
+  long_lease.lease_end = clock.Now() + 10'000ms;
+  pusher.Push(long_lease, tally.Done());
+  ASSERT_EQ(pusher.Queued(target.HostPort()), 2);
+  clock.Advance(2500ms);  // "short" now has 500 ms of lease left, "long" 7,500
+
+  ASSERT_TRUE(tally.Wait(3, 30s));
+  std::vector<PushOutcome> outcomes = tally.outcomes();
+  int ok = 0, handed_back = 0;
+  for (const PushOutcome& o : outcomes) {
+    if (o.ok) ++ok;
+    if (o.lease_short) {
+      ++handed_back;
+      EXPECT_TRUE(o.busy);
+      EXPECT_EQ(o.error.rfind("push not attempted: its lease ends in 500 ms, before the call's "
+                              "timeout of 1000 ms (waited ",
+                              0),
+                0u)
+          << o.error;
+    }
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(handed_back, 1);
+  std::vector<std::string> ids;
+  for (const auto& r : target.Requests()) ids.push_back(r.Header("X-Chronoq-Msg-Id"));
+  EXPECT_EQ(ids, (std::vector<std::string>{"first", "long"}));
 }
 
 TEST(HttpPushTest, ShutdownFailsQueuedCallsAndEndsHungOnesAfterTheGrace) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/time.h"
 
 namespace chronoq::push {
 
@@ -36,10 +37,12 @@ struct PushCall {
   // acknowledgement (Kafka message timeout). Time spent queued behind the target's in-flight
   // limit is not counted. At least 1 ms.
   std::chrono::milliseconds timeout{5000};
-  // The longest the call may wait in its target's queue before it starts; past it, it is
-  // answered busy without an attempt (so the whole call stays inside the scheduler's lease).
-  // 0: no limit.
-  std::chrono::milliseconds max_queue_wait{0};
+  // The end of the lease the store holds the message by for this attempt, on the Pusher's clock
+  // (PusherOptions::clock). The call starts only while now + timeout <= lease_end, when it is
+  // admitted and again when it leaves its target's queue; otherwise it is answered busy and
+  // lease_short without an attempt, so an attempt never outlives its lease (after which another
+  // attempt, on this node or another, may push the message too). kTimeMax: no lease.
+  TimePoint lease_end = kTimeMax;
 
   // kHttp: "http[s]://host[:port][/path][?query]".
   std::string url;
@@ -65,9 +68,14 @@ struct PushCall {
 struct PushOutcome {
   // The target accepted the message: HTTP 2xx, gRPC OK, Kafka acknowledged with acks=all.
   bool ok = false;
-  // The call was not attempted (the target's in-flight and queue limits are full, or the Pusher
-  // is shutting down): the scheduler should not count it as an attempt. Implies !ok.
+  // The call was not attempted (the target's in-flight and queue limits are full, the Pusher
+  // is shutting down, or its lease is too short): the scheduler should not count it as an
+  // attempt. Implies !ok.
   bool busy = false;
+  // Not attempted because the message's lease (PushCall::lease_end) ends before the call's
+  // timeout would: the node took it too long ago (starved, or its target's queue was long).
+  // Implies busy.
+  bool lease_short = false;
   // When !ok, one sentence for the message's `lastError`: "HTTP 500 Internal Server Error:
   // <answer snippet>", "connection refused to 127.0.0.1:9", "timed out after 5000 ms",
   // "gRPC UNAVAILABLE: <message>", "Kafka _MSG_TIMED_OUT: <text>", "target h:p busy: ...".

@@ -44,9 +44,23 @@ struct Record {
 };
 using RecordPtr = std::shared_ptr<Record>;
 
-// A queued call that waited longer than its max_queue_wait.
-bool QueueWaitOver(const Record& rec, Clock::time_point now) {
-  return rec.call.max_queue_wait.count() > 0 && now - rec.enqueued > rec.call.max_queue_wait;
+// Why `call` must not start at `now` (its lease ends before its timeout would); empty when it
+// may start.
+std::string LeaseTooShort(const PushCall& call, TimePoint now) {
+  if (call.lease_end == kTimeMax || SaturatingAdd(now, call.timeout) <= call.lease_end) return {};
+  const int64_t left = (call.lease_end - now).count();
+  if (left <= 0) return fmt::format("push not attempted: its lease ended {} ms ago", -left);
+  return fmt::format(
+      "push not attempted: its lease ends in {} ms, before the call's timeout of {} ms", left,
+      call.timeout.count());
+}
+
+PushOutcome LeaseShortOutcome(std::string sentence) {
+  PushOutcome out;
+  out.busy = true;
+  out.lease_short = true;
+  out.error = std::move(sentence);
+  return out;
 }
 
 struct Pusher::Impl {
@@ -68,6 +82,7 @@ struct Pusher::Impl {
 
   // Immutable after construction.
   const PusherOptions options_;
+  const base::Clock* const clock_;  // options_.clock, else the system clock
   std::unique_ptr<internal::Transport> http_;
   std::unique_ptr<internal::Transport> grpc_;
   std::unique_ptr<internal::Transport> kafka_;
@@ -92,7 +107,9 @@ struct Pusher::Impl {
   std::thread answer_thread_;
 };
 
-Pusher::Impl::Impl(PusherOptions opts) : options_(std::move(opts)) {
+Pusher::Impl::Impl(PusherOptions opts)
+    : options_(std::move(opts)),
+      clock_(options_.clock != nullptr ? options_.clock : base::SystemClock::Get()) {
   http_ = internal::NewHttpTransport(options_);
   grpc_ = internal::NewGrpcTransport(options_);
   kafka_ = internal::NewKafkaTransport(options_);
@@ -120,6 +137,12 @@ void Pusher::Impl::Push(PushCall call, UniqueFunction<void(PushOutcome)> done) {
     out.error = st.message();
     out.code = call.kind == Kind::kGrpc ? -1 : 0;
     Answer(std::move(done), std::move(out));
+    return;
+  }
+  // A node that took the message long ago (starved between the take and now) must not start an
+  // attempt its lease would not cover: the message goes back and whoever takes it next pushes.
+  if (std::string late = LeaseTooShort(call, clock_->Now()); !late.empty()) {
+    Answer(std::move(done), LeaseShortOutcome(std::move(late)));
     return;
   }
   auto rec = std::make_shared<Record>();
@@ -172,7 +195,7 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
   outcome.queued =
       std::chrono::duration_cast<std::chrono::microseconds>(rec->started - rec->enqueued);
   RecordPtr next;
-  std::vector<RecordPtr> expired;
+  std::vector<std::pair<RecordPtr, std::string>> expired;
   {
     base::MutexLock lock(mu_);
     running_.erase(rec);
@@ -180,10 +203,13 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
     CQ_CHECK(it != targets_.end(), "push target {} lost its entry", rec->key);
     Target& t = it->second;
     --t.in_flight;
-    // Calls that waited longer than they may are answered busy, without an attempt.
-    const Clock::time_point now = Clock::now();
-    while (!t.queue.empty() && !stopping_ && QueueWaitOver(*t.queue.front(), now)) {
-      expired.push_back(std::move(t.queue.front()));
+    // Calls that waited until their lease no longer covers their timeout are answered busy,
+    // without an attempt.
+    const TimePoint now = clock_->Now();
+    while (!t.queue.empty() && !stopping_) {
+      std::string late = LeaseTooShort(t.queue.front()->call, now);
+      if (late.empty()) break;
+      expired.emplace_back(std::move(t.queue.front()), std::move(late));
       t.queue.pop_front();
     }
     if (!t.queue.empty() && !stopping_) {
@@ -196,14 +222,13 @@ void Pusher::Impl::Finish(const RecordPtr& rec, PushOutcome outcome) {
     }
     if (running_.empty()) idle_cv_.SignalAll();
   }
-  for (RecordPtr& r : expired) {
-    PushOutcome out;
-    out.busy = true;
-    out.error = fmt::format(
-        "push not attempted: waited {} ms in the queue of target {}",
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - r->enqueued).count(),
-        r->key);
-    Answer(std::move(r->done), std::move(out));
+  for (auto& [r, late] : expired) {
+    Answer(std::move(r->done),
+           LeaseShortOutcome(fmt::format(
+               "{} (waited {} ms in the queue of target {})", late,
+               std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - r->enqueued)
+                   .count(),
+               r->key)));
   }
   if (next) Start(std::move(next));
   if (t_in_push) {

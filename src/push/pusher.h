@@ -8,7 +8,9 @@
 //   `max_queued_per_target` more wait in that target's FIFO queue; beyond both the call is
 //   answered at once with busy=true ("target 127.0.0.1:9 busy: 64 pushes in flight, 1024
 //   queued"). A target that hangs or black-holes therefore holds only its own slots, each for at
-//   most its call's timeout, and never the threads or slots of other targets.
+//   most its call's timeout, and never the threads or slots of other targets. A call whose lease
+//   (PushCall::lease_end) would end before its timeout, when it is admitted or when it leaves
+//   the queue, is answered busy and lease_short without an attempt.
 //   HTTP(S): Boost.Beast client (TLS through OpenSSL, server certificate and host name
 //   verified), keep-alive connection pool per host:port (one pool per I/O thread),
 //   a reused connection that turns out closed is retried once on a fresh one. gRPC: a generic
@@ -36,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/unique_function.h"
 #include "push/push_call.h"
 
@@ -61,6 +64,9 @@ struct PusherOptions {
   std::string tls_ca_pem = "";
   // Shutdown waits this long for in-flight attempts. Default 5 s.
   std::chrono::milliseconds shutdown_grace{5000};
+  // The clock PushCall::lease_end is on (the store's: the server's clock, a manual one in tests
+  // and under `serve --test-clock`). nullptr: the system clock. Must outlive the Pusher.
+  const base::Clock* clock = nullptr;
 };
 
 // Load of one target, for metrics.

@@ -109,8 +109,9 @@ void LongPollWaiters::Recheck() {
     base::MutexLock lock(mu_);
     recheck_timer_ = 0;
     if (shutdown_) return;
+    const TimePoint quiet_since = clock_->Now() - kRecheckEvery;
     for (const auto& [topic, q] : topics_) {
-      if (!q.waiters.empty()) parked_on.push_back(topic);
+      if (!q.waiters.empty() && q.news <= quiet_since) parked_on.push_back(topic);
     }
     if (parked_.load() > 0) ArmRecheck();
   }
@@ -147,14 +148,15 @@ void LongPollWaiters::Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer
 
 void LongPollWaiters::OnReady(std::string_view topic) {
   if (parked_.load() == 0) return;
-  Kick(std::string(topic));
+  Kick(std::string(topic), /*news=*/true);
 }
 
-void LongPollWaiters::Kick(const std::string& topic) {
+void LongPollWaiters::Kick(const std::string& topic, bool news) {
   {
     base::MutexLock lock(mu_);
     auto it = topics_.find(topic);
     if (it == topics_.end()) return;
+    if (news) it->second.news = clock_->Now();
     if (it->second.draining) {
       // Even when no request is parked: the one being served may get nothing from a pull that
       // began before this news, and must then be tried again.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -141,6 +142,33 @@ TEST_F(OneWaitingMessageTest, TopicsWithParkedRequestsAreRecheckedEveryFewSecond
   EXPECT_EQ(answers, 2);
   sched.Advance(LongPollWaiters::kRecheckEvery * 3);
   EXPECT_EQ(fake.rechecks().size(), 5u);
+}
+
+// A topic that had news (the backend's OnReady: a publication, a wake) within the last recheck
+// period is not rechecked: the drain that news started read the topic after it. A topic whose
+// news stopped is rechecked again once a whole period has passed without any.
+TEST_F(OneWaitingMessageTest, ATopicWithRecentNewsIsNotRechecked) {
+  auto answers = std::make_shared<int>(0);  // outlives the test body (TearDown answers)
+  waiters.Park(PollSpec{"t", 1, Millis(30'000), Millis(60'000)}, nullptr,
+               [answers](Result<std::vector<core::Message>>) { ++*answers; });
+  waiters.Park(PollSpec{"u", 1, Millis(30'000), Millis(60'000)}, nullptr,
+               [answers](Result<std::vector<core::Message>>) { ++*answers; });
+
+  sched.Advance(Millis(4'000));
+  waiters.OnReady("t");  // news of t ("m" is not consumable yet: its request stays parked)
+  sched.Advance(Millis(1'000));
+  EXPECT_EQ(fake.rechecks(), std::vector<std::string>{"u"});  // at 5 s: t had news 1 s ago
+  sched.Advance(Millis(4'000));
+  waiters.OnReady("t");  // news again at 9 s
+  sched.Advance(Millis(1'000));
+  EXPECT_EQ(fake.rechecks(), (std::vector<std::string>{"u", "u"}));  // at 10 s
+  sched.Advance(LongPollWaiters::kRecheckEvery);                     // at 15 s: t quiet since 9 s
+  const std::vector<std::string> all = fake.rechecks();
+  ASSERT_EQ(all.size(), 4u);
+  std::vector<std::string> third(all.begin() + 2, all.end());
+  std::sort(third.begin(), third.end());
+  EXPECT_EQ(third, (std::vector<std::string>{"t", "u"}));
+  EXPECT_EQ(*answers, 0);
 }
 
 }  // namespace

@@ -5,9 +5,13 @@
 namespace chronoq::service {
 namespace {
 
-constexpr std::array<std::string_view, 3> kOutcomeNames = {"ok", "error", "busy"};
+constexpr std::array<std::string_view, 4> kOutcomeNames = {"ok", "error", "busy", "lease_short"};
 
-int OutcomeIndex(const PushOutcome& o) { return o.ok ? 0 : (o.busy ? 2 : 1); }
+int OutcomeIndex(const PushOutcome& o) {
+  if (o.ok) return 0;
+  if (!o.busy) return 1;
+  return o.lease_short ? 3 : 2;
+}
 
 int KindIndex(const PushJob& job) {
   return job.callback ? static_cast<int>(job.callback->type) : 0;
@@ -53,7 +57,8 @@ void PushMetrics::Render(metrics::TextWriter& w) const {
   w.Family("cq_push_attempts_total",
            "push attempts by callback kind (http, grpc, kafka) and outcome (ok: delivered; error: "
            "failed, retried after the retry interval; busy: the target's queue was full, not "
-           "counted as an attempt)",
+           "counted as an attempt; lease_short: not started because the message's lease would "
+           "have ended before the call's timeout, handed back, not counted as an attempt)",
            MetricType::kCounter);
   for (int k = 0; k < kKinds; ++k) {
     const std::string_view kind = core::CallbackTypeName(static_cast<core::CallbackType>(k));

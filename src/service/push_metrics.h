@@ -34,7 +34,7 @@ class PushMetrics final : public PushObserver {
 
  private:
   static constexpr int kKinds = 3;     // core::CallbackType
-  static constexpr int kOutcomes = 3;  // ok, error, busy
+  static constexpr int kOutcomes = 4;  // ok, error, busy, lease_short
 
   const base::Clock* const clock_;
   std::array<std::array<metrics::Counter, kOutcomes>, kKinds> attempts_;

@@ -37,7 +37,8 @@ void PushScheduler::Wake(std::string_view topic) {
     }
     int64_t room = options_.max_in_flight - in_flight_;
     if (room <= 0) {
-      starved_.insert(it->first);
+      starved_.insert(it->first);  // woken again as room frees
+      EraseIfIdle(it);
       return;
     }
     asked = static_cast<int32_t>(std::min<int64_t>(room, options_.take_batch));
@@ -68,8 +69,10 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
   {
     base::MutexLock lock(mu_);
     in_flight_ -= asked - static_cast<int64_t>(jobs.size());
-    TopicState& st = topics_.find(topic)->second;
+    auto it = topics_.find(topic);
+    TopicState& st = it->second;
     st.taking = false;
+    st.pushing += static_cast<int64_t>(jobs.size());
     if (--taking_ == 0) idle_.SignalAll();
     // A full take may have left more behind; a wake during the take may have brought more.
     again =
@@ -78,6 +81,7 @@ void PushScheduler::OnTaken(const std::string& topic, int32_t asked,
     if (static_cast<int32_t>(jobs.size()) < asked) starved = TakeStarved();
     if (in_flight_ == 0 && finishing_ == 0) idle_.SignalAll();
     stopping = shutdown_;
+    EraseIfIdle(it);  // a take that found nothing (`again` wakes it afresh)
   }
   // (A take that answers during Shutdown hands its messages back below; Shutdown waits for it.)
   for (PushJob& job : jobs) {
@@ -112,6 +116,10 @@ void PushScheduler::StartPush(const std::string& topic, PushJob job) {
                      }
                      if (out.busy) {
                        result.verdict = PushVerdict::kRelease;
+                       if (out.lease_short) {
+                         base::MutexLock lock(mu_);
+                         ++stats_.lease_short;
+                       }
                      } else if (!out.ok) {
                        result.verdict = PushVerdict::kNack;
                        result.reason = std::move(out.error);
@@ -126,10 +134,14 @@ void PushScheduler::Complete(const std::string& topic, PushResult result) {
   {
     base::MutexLock lock(mu_);
     --in_flight_;
+    auto it = topics_.find(topic);
+    TopicState& st = it->second;
+    --st.pushing;
     if (abandoned_ && result.verdict == PushVerdict::kNack) {
       // Shutdown gave up waiting: most likely an attempt the transport cut short, whose outcome
       // is unknown. Not counted as a failure: the lease decides (pushed again when it ends).
       ++stats_.dropped;
+      EraseIfIdle(it);
       return;
     }
     switch (result.verdict) {
@@ -143,7 +155,6 @@ void PushScheduler::Complete(const std::string& topic, PushResult result) {
         ++stats_.released;
         break;
     }
-    TopicState& st = topics_.find(topic)->second;
     st.results.push_back(std::move(result));
     start = !st.finishing;
     if (start) {
@@ -170,12 +181,14 @@ void PushScheduler::OnFinished(const std::string& topic, const Status& s) {
   {
     base::MutexLock lock(mu_);
     if (!s.ok()) ++stats_.finish_errors;
-    TopicState& st = topics_.find(topic)->second;
+    auto it = topics_.find(topic);
+    TopicState& st = it->second;
     more = !st.results.empty();
     if (!more) {
       st.finishing = false;
       --finishing_;
       if (finishing_ == 0) idle_.SignalAll();  // Shutdown waits for the writes alone too
+      EraseIfIdle(it);
     }
   }
   if (!s.ok()) {
@@ -185,6 +198,16 @@ void PushScheduler::OnFinished(const std::string& topic, const Status& s) {
                 topic, s.ToString());
   }
   if (more) StartFinish(topic);
+}
+
+void PushScheduler::EraseIfIdle(Topics::iterator it) {
+  const TopicState& st = it->second;
+  if (!st.taking && !st.finishing && st.pushing == 0 && st.results.empty()) topics_.erase(it);
+}
+
+size_t PushScheduler::topics() const {
+  base::MutexLock lock(mu_);
+  return topics_.size();
 }
 
 std::vector<std::string> PushScheduler::TakeStarved() {

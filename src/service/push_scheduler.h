@@ -14,7 +14,9 @@
 // known topic at start. Between wakes the scheduler does nothing: no polling. At most
 // `max_in_flight` pushes run at once over all topics; a topic whose take was cut short by that
 // limit is taken again as pushes finish. One take and one outcome write per topic at a time;
-// outcomes that arrive meanwhile go into the next write.
+// outcomes that arrive meanwhile go into the next write. State is kept per topic only while
+// something of it is under way (a take, pushes, a write): memory follows the topics being
+// pushed now, not every topic ever pushed to (per-order topics), purged or deleted ones included.
 //
 // Thread-safety: every method may be called from any thread; the lane's and the transport's
 // callbacks may run inline or on their own threads.
@@ -74,8 +76,11 @@ class PushLane {
 
 struct PushOutcome {
   bool ok = false;
-  bool busy = false;  // the target's bounded queue was full: not an attempt
+  bool busy = false;  // not attempted (the target's bounded queue was full): released
   std::string error;  // when !ok: "HTTP 500 Internal Server Error: ...", "timed out after 5000 ms"
+  // Not attempted because the lease would have run out before the call's timeout (implies
+  // busy): released, whoever takes the message next pushes it.
+  bool lease_short = false;
 };
 
 // The transports: one attempt to one target.
@@ -134,18 +139,26 @@ class PushScheduler {
     int64_t acked = 0;
     int64_t nacked = 0;
     int64_t released = 0;
+    int64_t lease_short = 0;    // of the released: not started, their leases were too short
     int64_t finish_errors = 0;  // outcome writes the lane refused (the leases run out instead)
     int64_t dropped = 0;        // outcomes that came after Shutdown gave up waiting
   };
   Stats stats() const CQ_EXCLUDES(mu_);
+
+  // Topics the scheduler keeps state for: those with a take, pushes or an outcome write under
+  // way. A topic's state goes when the last of them ends (a wake brings it back), so topics
+  // pushed to once (per-order topics) cost nothing afterwards.
+  size_t topics() const CQ_EXCLUDES(mu_);
 
  private:
   struct TopicState {
     bool taking = false;              // a TakeDue is outstanding
     bool again = false;               // woken while taking, or starved of room: take again
     bool finishing = false;           // a Finish is outstanding
+    int64_t pushing = 0;              // pushes started and not completed
     std::vector<PushResult> results;  // outcomes waiting for the next Finish
   };
+  using Topics = std::map<std::string, TopicState, std::less<>>;
 
   void OnTaken(const std::string& topic, int32_t asked, Result<std::vector<PushJob>> res)
       CQ_EXCLUDES(mu_);
@@ -154,6 +167,8 @@ class PushScheduler {
   void OnFinished(const std::string& topic, const Status& s) CQ_EXCLUDES(mu_);
   // Topics starved of room, now that some is free; clears their flag.
   std::vector<std::string> TakeStarved() CQ_REQUIRES(mu_);
+  // Forgets a topic with nothing under way (its next Wake starts afresh).
+  void EraseIfIdle(Topics::iterator it) CQ_REQUIRES(mu_);
 
   void StartPush(const std::string& topic, PushJob job);
 
@@ -163,8 +178,8 @@ class PushScheduler {
   PushObserver* const observer_;
 
   mutable base::Mutex mu_;
-  base::CondVar idle_;  // signalled when in_flight_ and every finishing flag drop
-  std::map<std::string, TopicState, std::less<>> topics_ CQ_GUARDED_BY(mu_);
+  base::CondVar idle_;                // signalled when in_flight_ and every finishing flag drop
+  Topics topics_ CQ_GUARDED_BY(mu_);  // topics with something under way (EraseIfIdle)
   std::set<std::string> starved_ CQ_GUARDED_BY(mu_);
   int64_t in_flight_ CQ_GUARDED_BY(mu_) = 0;  // reserved by takes plus pushes running
   int64_t finishing_ CQ_GUARDED_BY(mu_) = 0;  // Finish calls outstanding

@@ -10,6 +10,9 @@
 #include <thread>
 #include <utility>
 
+#include "base/clock.h"
+#include "service/push_metrics.h"
+
 namespace chronoq::service {
 namespace {
 
@@ -123,6 +126,80 @@ TEST(PushSchedulerTest, EachOutcomeEndsItsAttemptAsAckNackOrRelease) {
   EXPECT_EQ(st.released, 1);
 }
 
+// The transport did not start an attempt whose lease would have ended before its timeout (a
+// starved node): the message goes back (release, not an attempt), and it is counted.
+TEST(PushSchedulerTest, AnAttemptNotStartedForItsShortLeaseIsReleasedAndCounted) {
+  FakeLane lane;
+  FakeTransport transport;
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  PushMetrics metrics(&clock);
+  PushScheduler s(&lane, &transport, PushOptions{}, &metrics);
+  lane.due["t"] = {Job("a"), Job("b")};
+  s.Wake("t");
+  transport.End(PushOutcome{false, true, "push not attempted: its lease ended 5 ms ago", true});
+  transport.End(Busy());
+  auto written = lane.Written();
+  EXPECT_EQ(written["a"].verdict, PushVerdict::kRelease);
+  EXPECT_EQ(written["b"].verdict, PushVerdict::kRelease);
+  EXPECT_EQ(s.stats().released, 2);
+  EXPECT_EQ(s.stats().lease_short, 1);
+  EXPECT_EQ(metrics.attempts(core::CallbackType::kHttp, "lease_short"), 1u);
+  EXPECT_EQ(metrics.attempts(core::CallbackType::kHttp, "busy"), 1u);
+}
+
+// Per-order topics: each pushed to once. The scheduler keeps no state for a topic once its
+// take, pushes and outcome writes are over, and a later wake of such a topic still pushes.
+TEST(PushSchedulerTest, ATopicWithNothingUnderWayIsForgottenAndAWakeBringsItBack) {
+  FakeLane lane;
+  FakeTransport transport;
+  PushScheduler s(&lane, &transport, PushOptions{});
+  for (int i = 0; i < 1000; ++i) {
+    const std::string topic = "order-" + std::to_string(i);
+    lane.due[topic].push_back(Job("m" + std::to_string(i)));
+    s.Wake(topic);
+  }
+  EXPECT_EQ(s.topics(), 1000u);  // each with a push in flight
+  while (!transport.calls.empty()) transport.End(Ok());
+  EXPECT_EQ(lane.Written().size(), 1000u);
+  EXPECT_EQ(s.topics(), 0u);
+  s.Wake("order-7");  // nothing due: the take finds nothing, nothing is kept
+  EXPECT_EQ(s.topics(), 0u);
+
+  lane.due["order-7"].push_back(Job("again"));
+  s.Wake("order-7");
+  ASSERT_EQ(transport.calls.size(), 1u);
+  EXPECT_EQ(s.topics(), 1u);
+  transport.End(Ok());
+  EXPECT_EQ(lane.Written()["again"].verdict, PushVerdict::kAck);
+  EXPECT_EQ(s.topics(), 0u);
+}
+
+// What keeps a topic's state besides a take (AWakeDuringATakeTakesAgainAfterIt): pushes in
+// flight, an outcome write under way (outcomes arriving meanwhile still go into the next write).
+TEST(PushSchedulerTest, ATopicIsKeptWhilePushesOrAWriteAreUnderWay) {
+  FakeLane lane;
+  FakeTransport transport;
+  PushScheduler s(&lane, &transport, PushOptions{});
+  lane.due["t"] = {Job("b"), Job("c")};
+  lane.hold_finishes = true;
+  s.Wake("t");
+  ASSERT_EQ(transport.calls.size(), 2u);
+  transport.End(Ok());                               // written at once (held); "c" still in flight
+  transport.End(Failed("timed out after 5000 ms"));  // waits for the next write
+  EXPECT_EQ(s.topics(), 1u);
+  auto first = std::move(lane.held_finishes.front());
+  lane.held_finishes.clear();
+  first(Status::Ok());
+  EXPECT_EQ(s.topics(), 1u);  // the second write is under way
+  ASSERT_EQ(lane.held_finishes.size(), 1u);
+  auto second = std::move(lane.held_finishes.front());
+  lane.held_finishes.clear();
+  second(Status::Ok());
+  EXPECT_EQ(s.topics(), 0u);
+  EXPECT_EQ(lane.Written()["c"].verdict, PushVerdict::kNack);
+  EXPECT_EQ(s.stats().in_flight, 0);
+}
+
 TEST(PushSchedulerTest, NeverMoreInFlightThanTheLimitAndStarvedTopicsResumeAsRoomFrees) {
   FakeLane lane;
   FakeTransport transport;
@@ -170,10 +247,13 @@ TEST(PushSchedulerTest, AWakeDuringATakeTakesAgainAfterIt) {
   lane.due["t"].clear();
   take();  // found nothing; the wake that came meanwhile asks again
   ASSERT_EQ(lane.asks.size(), 2u);
+  EXPECT_EQ(s.topics(), 1u);  // kept while a take is under way
   lane.due["t"].push_back(Job("late"));
   lane.hold_takes = false;
   std::move(lane.held_takes.front())();
   EXPECT_EQ(transport.calls.size(), 1u);
+  transport.End(Ok());
+  EXPECT_EQ(s.topics(), 0u);
 }
 
 TEST(PushSchedulerTest, OutcomesArrivingDuringAWriteGoIntoTheNextOne) {
