@@ -42,8 +42,9 @@ class MemIterator final : public KvIterator {
 Result<std::optional<std::string>> MemKv::Get(Cf cf, std::string_view key) {
   Family& f = family(cf);
   base::MutexLock lock(f.mu);
-  auto it = f.table.find(key);
-  if (it == f.table.end()) return std::optional<std::string>();
+  Table& table = TableOf(f, key);
+  auto it = table.find(key);
+  if (it == table.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second.value);
 }
 
@@ -57,7 +58,9 @@ void MemKv::IndexErase(Family& f, Slot& slot) { f.index.erase(slot.pos); }
 
 void MemKv::EnsureOrdered(Family& f) {
   if (f.ordered) return;
-  for (auto it = f.table.begin(); it != f.table.end(); ++it) IndexInsert(f, it);
+  for (Table& table : f.tables) {
+    for (auto it = table.begin(); it != table.end(); ++it) IndexInsert(f, it);
+  }
   f.ordered = true;
 }
 
@@ -82,26 +85,27 @@ std::unique_ptr<KvIterator> MemKv::Scan(Cf cf, std::string lower, std::string up
 }
 
 void MemKv::Apply(Family& f, KvBatch::Op& op) {
+  Table& table = TableOf(f, op.key);
   switch (op.kind) {
     case KvBatch::Kind::kPut: {
       // try_emplace leaves the key alone when it is already there.
-      auto [it, inserted] = f.table.try_emplace(std::move(op.key));
+      auto [it, inserted] = table.try_emplace(std::move(op.key));
       it->second.value = std::move(op.value);
       if (inserted && f.ordered) IndexInsert(f, it);
       break;
     }
     case KvBatch::Kind::kDelete: {
-      auto it = f.table.find(op.key);
-      if (it == f.table.end()) break;
+      auto it = table.find(op.key);
+      if (it == table.end()) break;
       if (f.ordered) IndexErase(f, it->second);
-      f.table.erase(it);
+      table.erase(it);
       break;
     }
     case KvBatch::Kind::kAdd: {
-      auto it = f.table.find(op.key);
-      if (it == f.table.end()) {
+      auto it = table.find(op.key);
+      if (it == table.end()) {
         if (op.delta == 0) break;  // a zero counter is no counter
-        it = f.table.try_emplace(std::move(op.key)).first;
+        it = table.try_emplace(std::move(op.key)).first;
         it->second.value = EncodeCounter(op.delta);
         if (f.ordered) IndexInsert(f, it);
         break;
@@ -111,7 +115,7 @@ void MemKv::Apply(Family& f, KvBatch::Op& op) {
         it->second.value = EncodeCounter(v);
       } else {
         if (f.ordered) IndexErase(f, it->second);
-        f.table.erase(it);
+        table.erase(it);
       }
       break;
     }
@@ -150,10 +154,10 @@ std::vector<std::pair<std::string, int64_t>> MemKv::Stats() {
   std::vector<std::pair<std::string, int64_t>> out;
   for (int i = 0; i < kCfCount; ++i) {
     Family& f = families_[i];
-    size_t n;
+    size_t n = 0;
     {
       base::MutexLock lock(f.mu);
-      n = f.table.size();
+      for (const Table& table : f.tables) n += table.size();
     }
     out.emplace_back(std::string("keys_") + std::string(CfName(static_cast<Cf>(i))),
                      static_cast<int64_t>(n));

@@ -4,7 +4,11 @@
 // snapshot, keys are visited in order).
 //
 // Layout. Each column family has its own mutex and a hash map from key to value, so that point
-// reads, overwrites and deletes cost O(1) and no key comparisons. The bytewise-ordered index that
+// reads, overwrites and deletes cost O(1) and no key comparisons. The hash map is cut into kParts
+// tables by key hash (as base::SplitHashMap): growing one rehashes 1/kParts of the family's keys,
+// where a single table rehashed all of them at each doubling, under the family's lock and the
+// engine's shard lock (10-40 ms at 40k-80k messages: every send, pull and ack of the shard
+// waited; docs/benchmarks.md, "Consume tail"). The bytewise-ordered index that
 // scans need (a std::map of string_views of the hash map's keys) is built on the first Scan of
 // the family and maintained from then on; each hash entry keeps its position in the index, so a
 // delete does not search it. Families never scanned (in the engine: records and payloads) never
@@ -54,13 +58,18 @@ class MemKv final : public KvStore {
   };
   // Node-based: keys and slots keep their addresses across rehashing, so the index may point in.
   using Table = std::unordered_map<std::string, Slot, Hash, std::equal_to<>>;
+  static constexpr size_t kParts = 256;  // a power of two
   struct Family {
     base::Mutex mu;
-    Table table CQ_GUARDED_BY(mu);
-    Index index CQ_GUARDED_BY(mu);  // string_views of the table's keys
+    std::array<Table, kParts> tables CQ_GUARDED_BY(mu);  // a key's: TableOf
+    Index index CQ_GUARDED_BY(mu);                       // string_views of the tables' keys
     bool ordered CQ_GUARDED_BY(mu) = false;
   };
 
+  // The table of `key` (the hash's high bits: each table's buckets use all of them).
+  static Table& TableOf(Family& f, std::string_view key) CQ_REQUIRES(f.mu) {
+    return f.tables[(Hash{}(key) >> 20) & (kParts - 1)];
+  }
   static void IndexInsert(Family& f, Table::iterator it) CQ_REQUIRES(f.mu);
   static void IndexErase(Family& f, Slot& slot) CQ_REQUIRES(f.mu);
   static void EnsureOrdered(Family& f) CQ_REQUIRES(f.mu);
