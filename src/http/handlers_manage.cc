@@ -304,6 +304,7 @@ void ListMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   if (ReaderFailed(r, req, reply)) return;
   l.topic = std::move(*topic);
   l.cursor = cursor.value_or("");
+  l.reveal_callback_headers = export_fields;  // chronoq export/import: the real values
   Svc(ctx, req).List(std::move(l), [reply = std::move(reply),
                                     export_fields](Result<backend::ListPage> res) mutable {
     reply(JsonResponse(res.has_value()

@@ -103,6 +103,9 @@ struct ListRequest {
   std::optional<int64_t> status{};  // absent: 1, 2 and 3; else 1..7
   std::optional<int64_t> limit{};   // absent: 100; >= 1; clamped to 1,000
   std::string cursor;               // empty: the first page
+  // The callbacks' real header values (listMsg export=true, admin only); else masked
+  // (service/session.h).
+  bool reveal_callback_headers = false;
 };
 
 struct DeleteRequest {

@@ -23,7 +23,20 @@ void Session::Out(std::string& topic) const {
   }
 }
 
+void MaskCallbackHeaders(core::Message& m) {
+  // The callback is shared, immutable (core::CallbackRef): the answer gets a masked copy.
+  if (!m.record.callback || m.record.callback->headers.empty()) return;
+  core::Callback shown = *m.record.callback;
+  for (auto& header : shown.headers) header.second = kMaskedHeaderValue;
+  m.record.callback = core::CallbackRef(std::move(shown));
+}
+
 void Session::Out(core::Message& m) const {
+  MaskCallbackHeaders(m);
+  Named(m);
+}
+
+void Session::Named(core::Message& m) const {
   if (ns_.empty()) return;
   Out(m.record.topic);
   if (m.record.dead_letter) Out(m.record.dead_letter->topic);
@@ -82,6 +95,17 @@ Callback<T> MappedIn(const std::string& ns, Callback<T> done, Map map) {
   };
 }
 
+// As MappedIn, but `map` runs in the unnamed namespace too: for answers holding messages, whose
+// callback header values are masked in every namespace (Session::Out).
+template <typename T, typename Map>
+Callback<T> ShownIn(const std::string& ns, Callback<T> done, Map map) {
+  return [ns, done = std::move(done), map = std::move(map)](T v) mutable {
+    if (!ns.empty()) Clean(ns, v);
+    map(v);
+    done(std::move(v));
+  };
+}
+
 template <typename T>
 Callback<T> CleanedIn(const std::string& ns, Callback<T> done) {
   return MappedIn(ns, std::move(done), [](T&) {});
@@ -97,14 +121,14 @@ Callback<T> CleanedIn(const std::string& ns, Callback<T> done) {
 void Session::Send(SendRequest req, Callback<Result<backend::Sent>> done) const {
   CQ_SESSION_IN("topic", req.topic);
   service_->Send(std::move(req),
-                 MappedIn(ns_, std::move(done), [s = *this](Result<backend::Sent>& r) {
+                 ShownIn(ns_, std::move(done), [s = *this](Result<backend::Sent>& r) {
                    if (r.has_value()) s.Out(r->message);
                  }));
 }
 
 void Session::Pull(PullRequest req, Callback<Result<Messages>> done) const {
   CQ_SESSION_IN("topic", req.topic);
-  service_->Pull(std::move(req), MappedIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
+  service_->Pull(std::move(req), ShownIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
                    if (r.has_value()) {
                      for (core::Message& m : *r) s.Out(m);
                    }
@@ -118,7 +142,7 @@ LongPollTicket Session::LongPoll(LongPollRequest req, std::function<bool()> aliv
     return nullptr;
   }
   return service_->LongPoll(std::move(req), std::move(alive),
-                            MappedIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
+                            ShownIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
                               if (r.has_value()) {
                                 for (core::Message& m : *r) s.Out(m);
                               }
@@ -135,7 +159,7 @@ void Session::SendBatch(SendBatchRequest req,
   CQ_SESSION_IN("topic", req.topic);
   service_->SendBatch(
       std::move(req),
-      MappedIn(ns_, std::move(done), [s = *this](Result<std::vector<Result<backend::Sent>>>& r) {
+      ShownIn(ns_, std::move(done), [s = *this](Result<std::vector<Result<backend::Sent>>>& r) {
         if (!r.has_value()) return;
         for (Result<backend::Sent>& item : *r) {
           if (item.has_value()) s.Out(item->message);
@@ -157,7 +181,7 @@ namespace {
 template <typename S>
 Callback<Result<core::Message>> MessageOut(const std::string& ns, S s,
                                            Callback<Result<core::Message>> done) {
-  return MappedIn(ns, std::move(done), [s = std::move(s)](Result<core::Message>& r) {
+  return ShownIn(ns, std::move(done), [s = std::move(s)](Result<core::Message>& r) {
     if (r.has_value()) s(*r);
   });
 }
@@ -193,11 +217,14 @@ void Session::Get(MessageRef req, Callback<Result<core::Message>> done) const {
 
 void Session::List(ListRequest req, Callback<Result<backend::ListPage>> done) const {
   CQ_SESSION_IN("topic", req.topic);
-  service_->List(std::move(req),
-                 MappedIn(ns_, std::move(done), [s = *this](Result<backend::ListPage>& r) {
-                   if (!r.has_value()) return;
-                   for (core::Message& m : r->messages) s.Out(m);
-                 }));
+  const bool reveal = req.reveal_callback_headers;
+  service_->List(std::move(req), ShownIn(ns_, std::move(done),
+                                         [s = *this, reveal](Result<backend::ListPage>& r) {
+                                           if (!r.has_value()) return;
+                                           for (core::Message& m : r->messages) {
+                                             reveal ? s.Named(m) : s.Out(m);
+                                           }
+                                         }));
 }
 
 void Session::Delete(DeleteRequest req, Callback<Status> done) const {

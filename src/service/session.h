@@ -7,6 +7,11 @@
 //     scope separator (core/scope.h), with validation's sentence, for every caller (a server
 //     without tokens too: that name could only be another namespace's internal name); otherwise
 //     it becomes the internal name ScopedTopic(ns, name);
+//   - out: a message's push callback shows its header names, each value "***" (values often
+//     carry the target's credentials), in every namespace: getMsg/Get, listMsg/List, pull, long
+//     poll, Consume, and the send/update answers. Only listMsg export=true (admin; `chronoq
+//     export` restores the real values: ListRequest::reveal_callback_headers) and push
+//     deliveries (AsItsClientsSeeIt) carry the real values (docs/security.md "Push callbacks");
 //   - out: every topic name in an answer (a message's topic and dead-letter source, topic infos,
 //     a topic configuration's dead-letter topic) is the client's name again; ListTopics answers
 //     only the caller's namespace.
@@ -24,6 +29,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "auth/access.h"
@@ -66,13 +72,20 @@ class Session {
   // The internal name of the client's `topic` (in place), or the error for a name holding the
   // scope separator.
   Status In(std::string_view param, std::string& topic) const;
-  // Answers in client names.
+  // Answers as the client sees them: a message in client names with its callback header values
+  // masked (Out), or in client names only (Named: listMsg export=true).
   void Out(core::Message& m) const;
+  void Named(core::Message& m) const;
   void Out(std::string& topic) const;
 
   QueueService* service_;
   std::string ns_;  // "" : the unnamed namespace
 };
+
+// What a client reading a message sees of each of its push callback's header values.
+inline constexpr std::string_view kMaskedHeaderValue = "***";
+// Replaces each header value of the message's callback by kMaskedHeaderValue, names kept.
+void MaskCallbackHeaders(core::Message& m);
 
 // The message as the clients of its own namespace know it: a scoped topic's client name (and its
 // dead letter's source topic), never the internal "ns\x1Ftopic". For what the server sends on
