@@ -66,6 +66,7 @@ backend::Sent FakeBackend::StoreLocked(core::NewMessage m) {
   msg.record.max_retry = *m.max_retry;
   msg.record.priority = m.priority;
   msg.record.count_trigger = m.count_trigger;
+  msg.record.callback = m.callback;
   // Markers: the fake has no clock.
   msg.record.trigger_time = m.trigger_time.value_or(TimePoint(m.delay));
   msg.record.expire_time = TimePoint(m.delay + *m.ttl);
