@@ -60,6 +60,34 @@ TEST_F(PushDeliveryTest, ARawBodyCarriesThePayloadAloneWithTheRequestedMethodAnd
   WaitForStatus(t, "r", 4);
 }
 
+TEST_F(PushDeliveryTest, ReadersSeeHeaderNamesOnlyWhileTheTargetAndAnExportGetTheValues) {
+  HttpReceiver target(Answering(204));
+  const std::string t = Topic();
+  const std::string extra = R"(,"headers":{"Authorization":"Bearer s3cret","X-Key":"k1"})";
+  json::object sent = SendOk(t, "m", 60'000,
+                             {{"msgId", "h"}, {"callback", HttpCallback(target, "/h", extra)}});
+  const json::value masked = json::parse(R"({"Authorization":"***","X-Key":"***"})");
+  const json::value real = json::parse(R"({"Authorization":"Bearer s3cret","X-Key":"k1"})");
+  EXPECT_EQ(sent.at("callback").at("headers"), masked);  // the send answer echoes masked
+  EXPECT_EQ(Message(t, "h").at("callback").at("headers"), masked);  // getMsg
+  ApiResponse list = api().Monitor("listMsg", {{"topic", t}});
+  ASSERT_EQ(list.code(), 200) << list.Describe();
+  EXPECT_EQ(list.at("delayMsgList").at(0).at("callback").at("headers"), masked);
+  // export=true (admin; chronoq export): the real values, for chronoq import to restore.
+  ApiResponse exported = api().Monitor("listMsg", {{"topic", t}, {"export", "true"}});
+  ASSERT_EQ(exported.code(), 200) << exported.Describe();
+  EXPECT_EQ(exported.at("delayMsgList").at(0).at("callback").at("headers"), real);
+  // The target gets the real values.
+  Advance(60'000);
+  ASSERT_TRUE(target.WaitForRequests(1, 10s));
+  const push::testing::ReceivedRequest r = target.Requests().at(0);
+  EXPECT_EQ(r.Header("Authorization"), "Bearer s3cret");
+  EXPECT_EQ(r.Header("X-Key"), "k1");
+  // The message object in the pushed body carries them too: the target is who they are for.
+  EXPECT_EQ(json::parse(r.body).at("callback").at("headers"), real);
+  WaitForStatus(t, "h", 4);
+}
+
 TEST_F(PushDeliveryTest, FailuresRetryAfterTheIntervalThenEndAsDeadLetters) {
   HttpReceiver target(Answering(500, "database down"));
   const std::string t = Topic();
