@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -50,6 +51,7 @@ class GrpcApiTest : public ::testing::Test {
     EXPECT_TRUE(engine_->Recover().ok());
     service::ServiceOptions o;
     o.limits.max_msg_bytes = kMaxMsgBytes;
+    o.push_allowed = core::TargetAllowlist::Parse("hooks.example").value();  // no pusher runs
     service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_, o);
     GrpcOptions g;
     g.host = "127.0.0.1";
@@ -245,6 +247,36 @@ TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) 
             std::string::npos);
   EXPECT_NE(text.find("cq_grpc_request_duration_seconds_count{method=\"Get\"} 2"),
             std::string::npos);
+}
+
+TEST_P(GrpcEnginesTest, AnswersShowACallbacksHeaderNamesWithEachValueMasked) {
+  v1::SendRequest req;
+  req.set_topic("t");
+  req.set_msg_id("h");
+  req.set_msg("m");
+  req.set_delay_millis(60'000);
+  v1::Callback::Http* http = req.mutable_callback()->mutable_http();
+  http->set_url("http://hooks.example/in");
+  (*http->mutable_headers())["Authorization"] = "Bearer s3cret";
+  (*http->mutable_headers())["X-Key"] = "k1";
+  const std::map<std::string, std::string> masked = {{"Authorization", "***"}, {"X-Key", "***"}};
+  auto headers = [](const v1::Message& m) {
+    const auto& h = m.callback().http().headers();
+    return std::map<std::string, std::string>(h.begin(), h.end());
+  };
+  grpc::ClientContext ctx;
+  v1::SendResponse sent;
+  ASSERT_TRUE(stub_->Send(&ctx, req, &sent).ok());
+  EXPECT_EQ(headers(sent.message()), masked);
+  EXPECT_EQ(headers(Get("h")), masked);
+  EXPECT_EQ(Get("h").callback().http().url(), "http://hooks.example/in");
+  v1::ListRequest list;
+  list.set_topic("t");
+  grpc::ClientContext lctx;
+  v1::ListResponse page;
+  ASSERT_TRUE(stub_->List(&lctx, list, &page).ok());
+  ASSERT_EQ(page.messages_size(), 1);
+  EXPECT_EQ(headers(page.messages(0)), masked);  // gRPC List has no export: always masked
 }
 
 TEST_P(GrpcEnginesTest, GetMsgHistoryAnswersTheEntriesOrRefusesWithTheSentenceAndCode) {
