@@ -135,6 +135,14 @@ TEST_P(SessionMaskingTest, SendGetAndListAnswerMaskedValuesWhileTheStoreKeepsThe
   EXPECT_EQ(page.messages[0].record.callback->headers, kReal);
   EXPECT_EQ(page.messages[0].record.topic, "t");
 
+  // A pull (and so a long poll and Consume, which end in the same answer): dead letters keep
+  // their callback and reach consumers.
+  Got<Result<Messages>> pulled;
+  session_.Pull(PullRequest{"t", 10, {}}, pulled.Cb());
+  ASSERT_TRUE(pulled.value && pulled.value->has_value());
+  ASSERT_EQ((*pulled.value)->size(), 1u);
+  EXPECT_EQ((**pulled.value)[0].record.callback->headers, kMasked);
+
   // A second read is masked again: the masking changed no stored message.
   Got<Result<core::Message>> again;
   session_.Get(MessageRef{"t", "a"}, again.Cb());
