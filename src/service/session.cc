@@ -83,20 +83,9 @@ void Clean(const std::string& ns, Result<T>& r) {
   r = Result<T>(std::move(s));
 }
 
-// A callback that puts its answer (value and error sentence) in client names before `done` sees
-// it; `done` itself in the unnamed namespace, where names need no mapping.
-template <typename T, typename Map>
-Callback<T> MappedIn(const std::string& ns, Callback<T> done, Map map) {
-  if (ns.empty()) return done;
-  return [ns, done = std::move(done), map = std::move(map)](T v) mutable {
-    Clean(ns, v);
-    map(v);
-    done(std::move(v));
-  };
-}
-
-// As MappedIn, but `map` runs in the unnamed namespace too: for answers holding messages, whose
-// callback header values are masked in every namespace (Session::Out).
+// A callback that puts its answer (value and error sentence) in client names, with `map`, before
+// `done` sees it. For answers holding messages: `map` runs in the unnamed namespace too, since
+// their callback header values are masked in every namespace (Session::Out).
 template <typename T, typename Map>
 Callback<T> ShownIn(const std::string& ns, Callback<T> done, Map map) {
   return [ns, done = std::move(done), map = std::move(map)](T v) mutable {
@@ -104,6 +93,13 @@ Callback<T> ShownIn(const std::string& ns, Callback<T> done, Map map) {
     map(v);
     done(std::move(v));
   };
+}
+
+// As ShownIn, for answers that need names mapped only: `done` itself in the unnamed namespace.
+template <typename T, typename Map>
+Callback<T> MappedIn(const std::string& ns, Callback<T> done, Map map) {
+  if (ns.empty()) return done;
+  return ShownIn(ns, std::move(done), std::move(map));
 }
 
 template <typename T>
@@ -218,13 +214,13 @@ void Session::Get(MessageRef req, Callback<Result<core::Message>> done) const {
 void Session::List(ListRequest req, Callback<Result<backend::ListPage>> done) const {
   CQ_SESSION_IN("topic", req.topic);
   const bool reveal = req.reveal_callback_headers;
-  service_->List(std::move(req), ShownIn(ns_, std::move(done),
-                                         [s = *this, reveal](Result<backend::ListPage>& r) {
-                                           if (!r.has_value()) return;
-                                           for (core::Message& m : r->messages) {
-                                             reveal ? s.Named(m) : s.Out(m);
-                                           }
-                                         }));
+  service_->List(std::move(req),
+                 ShownIn(ns_, std::move(done), [s = *this, reveal](Result<backend::ListPage>& r) {
+                   if (!r.has_value()) return;
+                   for (core::Message& m : r->messages) {
+                     reveal ? s.Named(m) : s.Out(m);
+                   }
+                 }));
 }
 
 void Session::Delete(DeleteRequest req, Callback<Status> done) const {

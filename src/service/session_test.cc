@@ -35,7 +35,7 @@ TEST(MaskCallbackHeadersTest, KeepsEachNameAndItsOrderAndHidesEachValue) {
   ASSERT_TRUE(m.record.callback);
   EXPECT_EQ(m.record.callback->headers, kMasked);
   EXPECT_EQ(m.record.callback->url, "http://hooks.example/in");  // the rest as it is
-  EXPECT_EQ(stored.record.callback->headers, kReal);  // the shared original is untouched
+  EXPECT_EQ(stored.record.callback->headers, kReal);             // the shared original is untouched
 }
 
 TEST(MaskCallbackHeadersTest, LeavesAMessageWithoutHeadersOrCallbackAsItIs) {

@@ -64,11 +64,11 @@ TEST_F(PushDeliveryTest, ReadersSeeHeaderNamesOnlyWhileTheTargetAndAnExportGetTh
   HttpReceiver target(Answering(204));
   const std::string t = Topic();
   const std::string extra = R"(,"headers":{"Authorization":"Bearer s3cret","X-Key":"k1"})";
-  json::object sent = SendOk(t, "m", 60'000,
-                             {{"msgId", "h"}, {"callback", HttpCallback(target, "/h", extra)}});
+  json::object sent =
+      SendOk(t, "m", 60'000, {{"msgId", "h"}, {"callback", HttpCallback(target, "/h", extra)}});
   const json::value masked = json::parse(R"({"Authorization":"***","X-Key":"***"})");
   const json::value real = json::parse(R"({"Authorization":"Bearer s3cret","X-Key":"k1"})");
-  EXPECT_EQ(sent.at("callback").at("headers"), masked);  // the send answer echoes masked
+  EXPECT_EQ(sent.at("callback").at("headers"), masked);             // the send answer echoes masked
   EXPECT_EQ(Message(t, "h").at("callback").at("headers"), masked);  // getMsg
   ApiResponse list = api().Monitor("listMsg", {{"topic", t}});
   ASSERT_EQ(list.code(), 200) << list.Describe();
