@@ -30,6 +30,9 @@ const std::vector<std::string> kPayloads = {
     "plain",
 };
 
+const char kCallback[] =
+    R"({"type":"http","url":"http://127.0.0.1:9/hook","headers":{"Authorization":"Bearer s3cret"}})";
+
 std::string Url(const ServerProcess& s) { return "http://127.0.0.1:" + std::to_string(s.port()); }
 
 std::string ReadFile(const std::string& path) {
@@ -48,7 +51,10 @@ class ExportImportTest : public ::testing::Test {
   // Starts a server on `storage` with a test clock.
   std::unique_ptr<ServerProcess> Start(const std::string& storage) {
     auto s = std::make_unique<ServerProcess>();
-    Status st = s->Start({"--storage=" + storage, "--test-clock"}, std::chrono::seconds(20));
+    // The allowlist admits the push callback of Fill (its trigger time is never reached).
+    Status st =
+        s->Start({"--storage=" + storage, "--test-clock", "--push-allowed-targets=127.0.0.1"},
+                 std::chrono::seconds(20));
     EXPECT_TRUE(st.ok()) << st.ToString();
     return s;
   }
@@ -106,6 +112,12 @@ class ExportImportTest : public ::testing::Test {
     ASSERT_EQ(nack.code(), 200) << nack.Describe();
     send({{"topic", "orders"}, {"msgId", "r1"}, {"msg", kPayloads[3]}, {"delayMillis", "0"}});
     send({{"topic", "jobs"}, {"msgId", "j1"}, {"msg", kPayloads[2]}, {"delayMillis", "900000"}});
+    // A push callback whose header value reads mask (security.md) and an export keeps.
+    send({{"topic", "jobs"},
+          {"msgId", "p1"},
+          {"msg", kPayloads[3]},
+          {"delayMillis", "3600000"},
+          {"callback", kCallback}});
   }
 
   testutil::TempDir dir_;
@@ -126,7 +138,7 @@ void ExpectSameMessages(ServerProcess& a, ServerProcess& b, const std::string& e
     EXPECT_EQ(json::serialize(ra.at("delayMsg")), json::serialize(rb.at("delayMsg")));
     ++n;
   }
-  EXPECT_EQ(n, 6);
+  EXPECT_EQ(n, 7);
 }
 
 TEST_F(ExportImportTest, RoundTripsKeepEveryFieldBetweenStorages) {
@@ -140,24 +152,33 @@ TEST_F(ExportImportTest, RoundTripsKeepEveryFieldBetweenStorages) {
     const std::string first = dir_.path() + "/" + chain[0] + "-0.jsonl";
     ExitResult e = Export(*servers[0], first);
     ASSERT_EQ(e.exit_code, 0) << Describe(e);
-    EXPECT_NE(e.err.find("exported 6 messages of 2 topics"), std::string::npos) << e.err;
+    EXPECT_NE(e.err.find("exported 7 messages of 2 topics"), std::string::npos) << e.err;
     const std::string exported = ReadFile(first);
     // Absolute times and the export fields are there.
     EXPECT_NE(exported.find("\"ackDeadline\":"), std::string::npos) << exported;
     EXPECT_NE(exported.find("\"lastError\":\"printer \\\"offline\\\"\""), std::string::npos);
+    // The callback's real header value (getMsg shows "***"), for import to restore.
+    EXPECT_NE(exported.find(R"("headers":{"Authorization":"Bearer s3cret"})"), std::string::npos)
+        << exported;
     for (size_t i = 1; i < chain.size(); ++i) {
       servers.push_back(Start(chain[i]));
       ServerProcess& target = *servers.back();
       const std::string in = dir_.path() + "/" + chain[0] + "-" + std::to_string(i - 1) + ".jsonl";
       ExitResult im = Import(target, in);
       ASSERT_EQ(im.exit_code, 0) << Describe(im);
-      EXPECT_EQ(im.out, "imported 6, skipped 0 (already there), refused 0\n");
+      EXPECT_EQ(im.out, "imported 7, skipped 0 (already there), refused 0\n");
       // Twice: nothing changes.
       im = Import(target, in);
       ASSERT_EQ(im.exit_code, 0) << Describe(im);
-      EXPECT_EQ(im.out, "imported 0, skipped 6 (already there), refused 0\n");
+      EXPECT_EQ(im.out, "imported 0, skipped 7 (already there), refused 0\n");
       ExpectSameMessages(*servers[0], target, exported);
-      // Its own export is the same, byte for byte (same order, fields and times).
+      // Its own export is the same, byte for byte (same order, fields and times; the real header
+      // value), while getMsg masks it.
+      ApiResponse p1 =
+          ApiClient(target.endpoint()).Queue("getMsg", {{"topic", "jobs"}, {"msgId", "p1"}});
+      EXPECT_EQ(json::serialize(p1.at("delayMsg").at("callback").at("headers")),
+                R"({"Authorization":"***"})")
+          << p1.Describe();
       const std::string again = dir_.path() + "/" + chain[0] + "-" + std::to_string(i) + ".jsonl";
       e = Export(target, again);
       ASSERT_EQ(e.exit_code, 0) << Describe(e);
