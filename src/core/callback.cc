@@ -198,6 +198,12 @@ Status CheckHttp(const Callback& cb) {
       return InvalidArgument(
           fmt::format("callback.headers may not set '{}' (chronoq sets it itself)", name));
     }
+    if (value == kMaskedHeaderValue) {
+      return InvalidArgument(fmt::format(
+          "callback.headers.{} is '{}', what read answers show in place of a header's value; "
+          "send its real value",
+          name, kMaskedHeaderValue));
+    }
     CQ_RETURN_IF_ERROR(CheckText(fmt::format("callback.headers.{}", name), value, false));
   }
   return Status::Ok();

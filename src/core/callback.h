@@ -31,6 +31,9 @@ inline constexpr Millis kDefaultCallbackTimeout = Millis(5'000);
 inline constexpr Millis kMaxCallbackTimeout = Millis(600'000);
 inline constexpr size_t kMaxCallbackHeaders = 32;
 inline constexpr size_t kMaxCallbackTextBytes = 2048;  // a url, a header value, a broker list...
+// What read answers show in place of each callback header value (service::MaskCallbackHeaders);
+// refused as a value, so a callback read back and sent again cannot store the mask.
+inline constexpr std::string_view kMaskedHeaderValue = "***";
 
 struct Callback {
   CallbackType type = CallbackType::kHttp;

@@ -67,6 +67,11 @@ TEST(CallbackTest, EachBadFieldGetsASentenceNamingIt) {
   Callback host = Http("http://x/");
   host.headers = {{"Host", "y"}};
   EXPECT_EQ(Error(host), "callback.headers may not set 'Host' (chronoq sets it itself)");
+  Callback masked = Http("http://x/");
+  masked.headers = {{"Authorization", "***"}};
+  EXPECT_EQ(Error(masked),
+            "callback.headers.Authorization is '***', what read answers show in place of a "
+            "header's value; send its real value");
   Callback bad_name = Http("http://x/");
   bad_name.headers = {{"a b", "y"}};
   EXPECT_EQ(Error(bad_name),

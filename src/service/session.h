@@ -82,9 +82,8 @@ class Session {
   std::string ns_;  // "" : the unnamed namespace
 };
 
-// What a client reading a message sees of each of its push callback's header values.
-inline constexpr std::string_view kMaskedHeaderValue = "***";
-// Replaces each header value of the message's callback by kMaskedHeaderValue, names kept.
+// Replaces each header value of the message's callback by core::kMaskedHeaderValue (what a client
+// reading a message sees of them), names kept.
 void MaskCallbackHeaders(core::Message& m);
 
 // The message as the clients of its own namespace know it: a scoped topic's client name (and its

@@ -77,6 +77,17 @@ TEST_F(PushDeliveryTest, ReadersSeeHeaderNamesOnlyWhileTheTargetAndAnExportGetTh
   ApiResponse exported = api().Monitor("listMsg", {{"topic", t}, {"export", "true"}});
   ASSERT_EQ(exported.code(), 200) << exported.Describe();
   EXPECT_EQ(exported.at("delayMsgList").at(0).at("callback").at("headers"), real);
+  // A callback read back and sent again is refused: the mask is not a value to store.
+  ApiResponse resend =
+      api().Queue("sendMsg", {{"topic", t},
+                              {"msgId", "h2"},
+                              {"msg", "m"},
+                              {"delayMillis", "60000"},
+                              {"callback", json::serialize(Message(t, "h").at("callback"))}});
+  EXPECT_EQ(resend.code(), 400) << resend.Describe();
+  EXPECT_NE(resend.msg().find("callback.headers.Authorization is '***'"), std::string::npos)
+      << resend.msg();
+  EXPECT_EQ(api().Queue("getMsg", {{"topic", t}, {"msgId", "h2"}}).code(), 404);  // nothing stored
   // The target gets the real values.
   Advance(60'000);
   ASSERT_TRUE(target.WaitForRequests(1, 10s));
