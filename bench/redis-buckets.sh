@@ -9,16 +9,30 @@
 #             pending buckets (bz_add_all of src/redis/lua_buckets.h, pasted from the
 #             header), no e entry.
 # Prints Redis CPU per message (INFO cpu, whole server) and usec_per_call of EVALSHA per
-# message (INFO commandstats), used_memory per message, and the load average.
+# message (INFO commandstats), used_memory per message, and the load average. With
+# CALLGRIND=1 the server runs under valgrind's callgrind instead and the figure is the
+# instructions it executed per message for the calls (zeroed after the script load, dumped
+# after the last call): exact and repeatable on a loaded host, unlike times.
 # DELAYS: 'rising' (trigger times in send order, the common case) or 'random' (over a day).
 # Usage: bench/redis-buckets.sh [CALLS=2000] [BATCH=50] [DELAYS=rising]
 set -u
 CALLS=${1:-2000}; BATCH=${2:-50}; DELAYS=${3:-rising}; P=${REDIS_PORT:-16574}
 D=$(mktemp -d /tmp/cq-redis-buckets.XXXXXX)
-redis-server --port $P --save '' --appendonly no --dir $D --daemonize yes --logfile $D/r.log >/dev/null
-trap 'redis-cli -p $P shutdown nosave >/dev/null 2>&1; rm -rf $D' EXIT
-sleep 0.3
+trap 'redis-cli -p $P shutdown nosave >/dev/null 2>&1; sleep 0.5; [ -n "${KEEP_DIR:-}" ] && echo "kept $D" || rm -rf $D' EXIT
 R="redis-cli -p $P"
+VG=
+start() { # layout
+  if [ -n "${CALLGRIND:-}" ]; then
+    valgrind --tool=callgrind --callgrind-out-file=$D/cg.$1 redis-server --port $P --save '' \
+      --appendonly no --dir $D >$D/vg.$1.log 2>&1 &
+    VG=$!
+    for _ in $(seq 100); do $R ping >/dev/null 2>&1 && break; sleep 0.2; done
+  else
+    redis-server --port $P --save '' --appendonly no --dir $D --daemonize yes --logfile $D/r.log >/dev/null
+    sleep 0.3
+  fi
+}
+stop() { $R shutdown nosave >/dev/null 2>&1; [ -n "$VG" ] && wait $VG; VG=; sleep 0.3; }
 BZ=$(python3 - "$(dirname "$0")/../src/redis/lua_buckets.h" <<'PY'
 import ast, re, sys
 text = open(sys.argv[1]).read()
@@ -60,13 +74,23 @@ bz_add_all(0, ps)"
 mem() { $R info memory | grep '^used_memory:' | cut -d: -f2 | tr -d '\r'; }
 cpu() { $R info cpu | awk -F: '/used_cpu_(sys|user):/{s+=$2} END{printf "%.3f", s}'; }
 for layout in 3 4; do
+  start $layout
   if [ $layout = 3 ]; then S=$($R script load "$L3"); else S=$($R script load "$L4"); fi
   $R flushall >/dev/null; $R config resetstat >/dev/null
+  [ -n "$VG" ] && callgrind_control -z $VG >/dev/null 2>&1
   m0=$(mem); c0=$(cpu); load=$(cut -d' ' -f1 /proc/loadavg)
   for ((c = 0; c < CALLS; c++)); do echo "EVALSHA $S 1 cq:{bench:t1}: $((c * BATCH + 1)) $BATCH $DELAYS"; done | $R | grep -i err | sort | uniq -c | head -3
-  c1=$(cpu); m1=$(mem); N=$((CALLS * BATCH))
-  usec=$($R info commandstats | awk -F'[=,]' '/cmdstat_evalsha:/{print $6}')
-  echo "layout $layout ($DELAYS): Redis CPU $(python3 -c "print(round(($c1 - $c0) * 1e6 / $N, 2))") us/message," \
-    "EVALSHA $(python3 -c "print(round($usec / $BATCH, 2))") us/message, used_memory $(( (m1 - m0) / N )) bytes/message" \
-    "($N messages, load average $load)"
+  N=$((CALLS * BATCH))
+  if [ -n "$VG" ]; then
+    callgrind_control -d $VG >/dev/null 2>&1
+    ir=$(grep -h '^totals:' $D/cg.$layout.* | awk '{print $2}')
+    echo "layout $layout ($DELAYS): $((ir / N)) instructions/message in redis-server ($N messages, callgrind)"
+  else
+    c1=$(cpu); m1=$(mem)
+    usec=$($R info commandstats | awk -F'[=,]' '/cmdstat_evalsha:/{print $6}')
+    echo "layout $layout ($DELAYS): Redis CPU $(python3 -c "print(round(($c1 - $c0) * 1e6 / $N, 2))") us/message," \
+      "EVALSHA $(python3 -c "print(round($usec / $BATCH, 2))") us/message, used_memory $(( (m1 - m0) / N )) bytes/message" \
+      "($N messages, load average $load)"
+  fi
+  stop
 done

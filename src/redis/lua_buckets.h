@@ -1,6 +1,6 @@
 // The pending set of layout 4 (docs/redis.md "Format 4 (design, issue 20)", "The bucketed
-// pending set"): one level's pending messages in sorted sets of at most 128 members (each stays
-// in the listpack encoding of a default Redis: about 50 bytes a member instead of about 150 in
+// pending set"): one level's pending messages in sorted sets of at most 32 members (each stays
+// in the listpack encoding of a default Redis: about 55 bytes a member instead of about 150 in
 // one big sorted set), found through an index of the buckets by their first position. A Lua
 // fragment pasted after the prelude that defines P (the topic's key prefix), as CQ_LUA_COMMON
 // is; private to src/redis/. Not used by the scripts yet (build step 4 of the design);
@@ -15,12 +15,17 @@
 
 #define CQ_LUA_BUCKETS                                                                          \
   "-- The pending set of one level in layout 4: buckets of at most BZ_MAX members, each\n"      \
-  "-- a sorted set small enough for the listpack encoding, and an index of the buckets\n"       \
-  "-- ('qi<l>': all scores 0, members ordered by bytes: '<first score, 8-byte\n"                \
-  "-- big-endian double><first seq, 6 bytes><id>'). Members start with their seq (6 bytes,\n"   \
-  "-- big-endian), so a position (score, seq) orders them as one sorted set would. 'qn'\n"      \
-  "-- keeps n<l>, the members of level l. Scores are >= 0.\n"                                   \
-  "local BZ_MAX, BZ_HALF = 128, 64\n"                                                           \
+  "-- a sorted set in the listpack encoding (up to zset-max-listpack-entries, 128 by\n"         \
+  "-- default; a sorted set that once grew over it never converts back), and an index of\n"     \
+  "-- the buckets ('qi<l>': all scores 0, members ordered by bytes: '<first score, 8-byte\n"    \
+  "-- big-endian double><first seq, 6 bytes><id>'). 32, not 128: a listpack insert walks\n"     \
+  "-- and decodes every member before its place twice (the member's look-up, then the\n"        \
+  "-- score's), about 27,000 instructions in a bucket of 128 against 9,000 in one of 32;\n"     \
+  "-- the smaller buckets cost about 6 bytes a member more (docs/redis.md \"Format 4\").\n"     \
+  "-- Members start with their seq (6 bytes, big-endian), so a position (score, seq)\n"         \
+  "-- orders them as one sorted set would. 'qn' keeps n<l>, the members of level l.\n"          \
+  "-- Scores are >= 0.\n"                                                                       \
+  "local BZ_MAX, BZ_HALF = 32, 16\n"                                                            \
   "local function bz_pos(score, member)\n"                                                      \
   "  return struct.pack('>d', score)..string.sub(member, 1, 6)\n"                               \
   "end\n"                                                                                       \
@@ -40,10 +45,10 @@
   "  redis.call('ZADD', P..'qi'..l, 0, im)\n"                                                   \
   "  return im\n"                                                                               \
   "end\n"                                                                                       \
-  "-- A full bucket (BZ_MAX members: one more would leave the listpack encoding for good,\n"    \
-  "-- since a sorted set never converts back) makes room for (score, member) at pos: a\n"       \
-  "-- position after its last member starts a new bucket alone (sends in order: buckets\n"      \
-  "-- stay full); otherwise its upper half moves to a new bucket. Answers the index member\n"   \
+  "-- A full bucket (BZ_MAX members) makes room for (score, member) at pos before the\n"        \
+  "-- ZADD (so no bucket ever holds more): a position after its last member starts a new\n"     \
+  "-- bucket alone (sends in order: buckets stay full); otherwise its upper half moves to a\n"  \
+  "-- new bucket. Answers the index member\n"                                                   \
   "-- of the bucket that takes the member.\n"                                                   \
   "local function bz_room(l, im, k, pos, score, member)\n"                                      \
   "  local last = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')\n"                              \
@@ -85,7 +90,7 @@
   "end\n"                                                                                       \
   "-- Adds the new members of xs ({score, member, ...}, scores numbers) to level l: one ZADD\n" \
   "-- per run of members that go to one bucket (a send batch in trigger order: one ZADD per\n"  \
-  "-- 128 members, as one ZADD per batch today) and one HINCRBY.\n"                             \
+  "-- BZ_MAX members, against one ZADD per batch today) and one HINCRBY.\n"                     \
   "local function bz_add_all(l, xs)\n"                                                          \
   "  local im, lo, hi, n, args = nil, nil, nil, 0, {}\n"                                        \
   "  local function flush()\n"                                                                  \
@@ -93,17 +98,22 @@
   "  end\n"                                                                                     \
   "  for i = 1, #xs, 2 do\n"                                                                    \
   "    local s, m = xs[i], xs[i+1]\n"                                                           \
-  "    local q = bz_seq(m)\n"                                                                   \
-  "    if im and n < BZ_MAX and (s > lo[1] or (s == lo[1] and q >= lo[2]))\n"                   \
-  "        and (not hi or s < hi[1] or (s == hi[1] and q < hi[2])) then\n"                      \
+  "    if im and n < BZ_MAX and (s > lo[1] or (s == lo[1] and bz_seq(m) >= lo[2]))\n"           \
+  "        and (not hi or s < hi[1] or (s == hi[1] and bz_seq(m) < hi[2])) then\n"              \
   "      args[#args+1] = s; args[#args+1] = m; n = n + 1\n"                                     \
   "    else\n"                                                                                  \
   "      flush()\n"                                                                             \
-  "      im = bz_place(l, s, m)\n"                                                              \
+  "      im = bz_find(l, bz_pos(s, m))\n"                                                       \
+  "      n = im and redis.call('ZCARD', bz_key(l, im)) or BZ_MAX\n"                             \
+  "      if n < BZ_MAX then -- it goes with the run it starts\n"                                \
+  "        args[1] = s; args[2] = m; n = n + 1\n"                                               \
+  "      else -- before every bucket, or its bucket is full\n"                                  \
+  "        im = bz_place(l, s, m)\n"                                                            \
+  "        n = redis.call('ZCARD', bz_key(l, im))\n"                                            \
+  "      end\n"                                                                                 \
   "      lo = {struct.unpack('>dI6', im)}\n"                                                    \
   "      local nx = bz_next(l, im)\n"                                                           \
   "      hi = nx and {struct.unpack('>dI6', nx)} or nil\n"                                      \
-  "      n = redis.call('ZCARD', bz_key(l, im))\n"                                              \
   "    end\n"                                                                                   \
   "  end\n"                                                                                     \
   "  flush()\n"                                                                                 \
