@@ -36,3 +36,27 @@ run "one sorted set, 48-byte member (16 digits + msgId, today)" "redis.call('ZAD
 run "one sorted set, 40-byte member (8-byte binary seq + msgId)" "redis.call('ZADD', 'z', 1700000000000+i, struct.pack('>I8', i)..$ID)"
 run "one sorted set, 8-byte member (binary seq)" "redis.call('ZADD', 'z', 1700000000000+i, struct.pack('>I8', i))"
 run "sorted sets of 100 entries (listpack, default config), 48-byte member" "redis.call('ZADD', 'w:'..math.floor(i/100), 1700000000000+i, string.format('%016d', i)..$ID)"
+# Format 4 (docs/redis.md "Format 4 (design)"), the whole of a waiting message on a default
+# Redis: its record as a field of one of B hash buckets picked by the msgId's SHA-1
+# ('cq:T:b:<3 hex digits>', hashtable encoding since the value is over 64 bytes), and its entry
+# in a bucket of at most 128 entries of the pending set ('cq:T:p:<id>', listpack encoding),
+# plus the buckets' index ('cq:T:pi', one member per bucket). Messages sent in order fill each
+# pending bucket (an insert after the last entry of a full last bucket starts a new one).
+F4REC="local id = $ID; redis.call('HSET', 'cq:{bench:t1}:b:'..string.sub(redis.sha1hex(id), 1, 3), id, $V152)"
+F4IDX="if i % 128 == 1 then redis.call('ZADD', 'cq:{bench:t1}:pi', 0, struct.pack('>dI6', 1700000000000+i, i)..'cq:{bench:t1}:p:'..math.floor(i/128)) end"
+run "format 4: record in 4096 buckets (152-byte value) + pending buckets of 128, 22-byte member (6-byte seq + 16-byte msgId)" \
+  "$F4REC; $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, struct.pack('>I6', i)..string.rep('k', 16))"
+run "format 4: the same, 38-byte member (6-byte seq + 32-character msgId)" \
+  "$F4REC; $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, struct.pack('>I6', i)..$ID)"
+run "format 4: the same, 48-byte member (16 digits + msgId, as today)" \
+  "$F4REC; $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, string.format('%016d', i)..$ID)"
+run "format 4: 38-byte member, buckets of 64 (half-full after a split)" \
+  "$F4REC; $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/64), 1700000000000+i, struct.pack('>I6', i)..$ID)"
+run "format 4: record in 256 buckets, 38-byte member, buckets of 128" \
+  "local id = $ID; redis.call('HSET', 'cq:{bench:t1}:b:'..string.sub(redis.sha1hex(id), 1, 2), id, $V152); $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, struct.pack('>I6', i)..$ID)"
+run "format 4: record field a 17-byte binary msgId (a generated id's 16 bytes), 38-byte member, 4096 buckets" \
+  "local id = $ID; redis.call('HSET', 'cq:{bench:t1}:b:'..string.sub(redis.sha1hex(id), 1, 3), '\\001'..string.sub(redis.sha1hex(id), 1, 16)..'', $V152); $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, struct.pack('>I6', i)..$ID)"
+run "format 4: 17-byte field + 22-byte member (binary msgIds in both), 4096 buckets, buckets of 128" \
+  "local id = $ID; local k = '\\001'..string.sub(redis.sha1hex(id), 1, 16); redis.call('HSET', 'cq:{bench:t1}:b:'..string.sub(redis.sha1hex(id), 1, 3), k, $V152); $F4IDX; redis.call('ZADD', 'cq:{bench:t1}:p:'..math.floor(i/128), 1700000000000+i, struct.pack('>I6', i)..string.sub(k, 2))"
+run "format 4 records alone: 4096 buckets, 152-byte value" "$F4REC"
+run "format 4 records alone: 4096 buckets, 181-byte value" "local id = $ID; redis.call('HSET', 'cq:{bench:t1}:b:'..string.sub(redis.sha1hex(id), 1, 3), id, ARGV[2])"
