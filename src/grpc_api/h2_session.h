@@ -28,6 +28,7 @@
 #include "grpc_api/h2_limits.h"
 #include "grpc_api/h2_routes.h"
 #include "grpc_api/h2_stream.h"
+#include "grpc_api/h2_wire.h"
 #include "service/queue_service.h"
 
 struct nghttp2_session;
@@ -110,9 +111,10 @@ class H2Session {
     // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
     service::LongPollTicket ticket;
     std::shared_ptr<std::atomic<bool>> gone;
-    bool refused = false;   // answered before its end (too large, deadline passed)
-    bool answered = false;  // its status is submitted
-    std::string out;        // the answer's DATA
+    GrpcRequestCheck check;  // its header block's rules (h2_wire.h)
+    bool refused = false;    // answered before its end (too large, deadline passed, not gRPC's)
+    bool answered = false;   // its status is submitted
+    std::string out;         // the answer's DATA
     size_t out_pos = 0;
 
     // Back to a new stream's state, for the next call (keeping the buffers' capacity).
@@ -131,6 +133,9 @@ class H2Session {
     s->refused = true;
     Submit(id, H2Answer{code, std::move(message), {}});
   }
+  // A request's header block complete: whether it is a gRPC request to serve; if not, the
+  // stream is refused (RST_STREAM PROTOCOL_ERROR when malformed, else HTTP 405 or 415).
+  bool Admit(int32_t id, Stream* s);
   // A request complete: its one message to the method of its path.
   void Dispatch(int32_t id, Stream* s);
   void OpenConsume(int32_t id, Stream* s);
