@@ -52,16 +52,21 @@ struct H2SessionCallbacks {
     if (s == nullptr) return 0;
     std::string_view n(reinterpret_cast<const char*>(name), namelen);
     std::string_view v(reinterpret_cast<const char*>(value), valuelen);
-    s->check.Field(n, v);
-    if (n == ":path") {
-      s->path = v;
-    } else if (n == "authorization") {
-      s->authorization = std::string(v);
-    } else if (n == "grpc-timeout") {
-      if (auto timeout = ParseGrpcTimeout(v)) {
-        s->deadline = std::chrono::steady_clock::now() +
-                      std::min<std::chrono::nanoseconds>(*timeout, std::chrono::hours(24 * 365));
-      }
+    switch (s->check.Field(n, v)) {
+      case GrpcRequestCheck::Use::kPath:
+        s->path = v;
+        break;
+      case GrpcRequestCheck::Use::kAuthorization:
+        s->authorization = std::string(v);
+        break;
+      case GrpcRequestCheck::Use::kGrpcTimeout:
+        if (auto timeout = ParseGrpcTimeout(v)) {
+          s->deadline = std::chrono::steady_clock::now() +
+                        std::min<std::chrono::nanoseconds>(*timeout, std::chrono::hours(24 * 365));
+        }
+        break;
+      case GrpcRequestCheck::Use::kNone:
+        break;
     }
     return 0;
   }

@@ -133,55 +133,70 @@ constexpr uint8_t kMethod = 1, kScheme = 2, kPath = 4, kAuthority = 8;
 
 }  // namespace
 
-void GrpcRequestCheck::Field(std::string_view name, std::string_view value) {
-  if (malformed_) return;
-  if (!name.empty() && name.front() == ':') {
+GrpcRequestCheck::Use GrpcRequestCheck::Field(std::string_view name, std::string_view value) {
+  if (name.empty()) {
+    malformed_ = true;
+    return Use::kNone;
+  }
+  // By length first: one comparison per field.
+  if (name.front() == ':') {
     uint8_t bit = 0;
-    if (name == ":path") {
-      bit = value.empty() ? 0 : kPath;
-    } else if (name == ":method") {
-      bit = kMethod;
-      post_ = value == "POST";
-      if (!post_) bad_method_ = value;
-    } else if (name == ":scheme") {
-      bit = kScheme;
-    } else if (name == ":authority") {
-      bit = kAuthority;
+    switch (name.size()) {
+      case 5:
+        if (name == ":path" && !value.empty()) bit = kPath;
+        break;
+      case 7:
+        if (name == ":method") {
+          bit = kMethod;
+          post_ = value == "POST";
+          if (!post_) bad_method_ = value;
+        } else if (name == ":scheme") {
+          bit = kScheme;
+        }
+        break;
+      case 10:
+        if (name == ":authority") bit = kAuthority;
+        break;
+      default:
+        break;
     }
-    malformed_ = regular_ || bit == 0 || (pseudo_ & bit) != 0;
+    malformed_ = malformed_ || regular_ || bit == 0 || (pseudo_ & bit) != 0;
     pseudo_ |= bit;
-    return;
+    return bit == kPath ? Use::kPath : Use::kNone;
   }
   regular_ = true;
   switch (name.size()) {
-    case 0:
-      malformed_ = true;
-      break;
     case 2:
-      malformed_ = name == "te" && !EqualsIgnoreCase(value, "trailers");
+      if (name == "te" && !EqualsIgnoreCase(value, "trailers")) malformed_ = true;
       break;
     case 7:
-      malformed_ = name == "upgrade";
+      if (name == "upgrade") malformed_ = true;
       break;
     case 10:
-      malformed_ = name == "connection" || name == "keep-alive";
+      if (name == "connection" || name == "keep-alive") malformed_ = true;
       break;
     case 12:
       if (name == "content-type") {
         content_type_ = true;
         grpc_ = IsGrpcContentType(value);
         if (!grpc_) bad_content_ = value;
+      } else if (name == "grpc-timeout") {
+        return Use::kGrpcTimeout;
       }
       break;
+    case 13:
+      if (name == "authorization") return Use::kAuthorization;
+      break;
     case 16:
-      malformed_ = name == "proxy-connection";
+      if (name == "proxy-connection") malformed_ = true;
       break;
     case 17:
-      malformed_ = name == "transfer-encoding";
+      if (name == "transfer-encoding") malformed_ = true;
       break;
     default:
       break;
   }
+  return Use::kNone;
 }
 
 GrpcRequestCheck::Verdict GrpcRequestCheck::Finish(std::string* message) const {

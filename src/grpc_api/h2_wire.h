@@ -89,8 +89,11 @@ class GrpcDeframer {
 class GrpcRequestCheck {
  public:
   enum class Verdict { kOk, kMalformed, kNotGrpc, kNotPost };
-  // The next field of the request's header block (HPACK-decoded, in order).
-  void Field(std::string_view name, std::string_view value);
+  // The fields the engine keeps of a request (the others are only checked).
+  enum class Use { kNone, kPath, kAuthorization, kGrpcTimeout };
+  // The next field of the request's header block (HPACK-decoded, in order), and whether the
+  // engine keeps it.
+  Use Field(std::string_view name, std::string_view value);
   // The block is complete: what to do with the request; `*message` the sentence of a refusal.
   Verdict Finish(std::string* message) const;
 
