@@ -35,13 +35,21 @@ bool Parse(H2Call& c, Req* req) {
   return false;
 }
 
+// A request larger than this is not kept in its thread's reused message after its call.
+constexpr size_t kKeptRequestBytes = 64 * 1024;
+
 template <class Req, class Resp, void (*Fn)(UnaryCall, const Req&, Resp*)>
 void Run(H2Call& c, Method m, service::LongPollTicket*) {
-  Req req;
-  if (!Parse(c, &req)) return;
-  auto resp = std::make_unique<Resp>();
-  Resp* out = resp.get();
-  Fn(Bind(c, m, std::move(resp)), req, out);
+  // Parsed into a message the thread reuses: its strings' buffers stay allocated from call to
+  // call (a parse clears it first). The methods read the request only until they return (what
+  // they keep, they copy), and no call starts inside another on the same thread.
+  thread_local Req req;
+  if (Parse(c, &req)) {
+    auto resp = std::make_unique<Resp>();
+    Resp* out = resp.get();
+    Fn(Bind(c, m, std::move(resp)), req, out);
+  }
+  if (c.request.size() > kKeptRequestBytes) req = Req();
 }
 
 // Pull: with wait_millis a parked long poll.
