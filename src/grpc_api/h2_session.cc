@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "grpc_api/h2_mem.h"
 #include "grpc_api/h2_wire.h"
 
 namespace chronoq::grpc_api {
@@ -211,7 +212,8 @@ void H2Session::Start() {
   // touching cold ones (docs/benchmarks.md). Frames a client still sends on a stream closed
   // here are ignored, as RFC 9113 allows after RST_STREAM.
   nghttp2_option_set_no_closed_streams(option, 1);
-  nghttp2_session_server_new2(&session_, cbs, this, option);
+  // A thread's freed blocks serve the next calls (h2_mem.h).
+  nghttp2_session_server_new3(&session_, cbs, this, option, static_cast<nghttp2_mem*>(H2Mem()));
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(cbs);
   const nghttp2_settings_entry settings[] = {
