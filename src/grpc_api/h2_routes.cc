@@ -21,7 +21,8 @@ UnaryCall Bind(H2Call& c, Method m, std::unique_ptr<Resp> resp) {
   u.authorization = std::move(c.authorization);
   u.finish = [resp = std::move(resp), reply = std::move(c.reply)](int code,
                                                                   std::string message) mutable {
-    reply(code == 0 ? H2Answer{0, {}, GrpcFrame(*resp)} : H2Answer{code, std::move(message), {}});
+    reply(code == 0 ? H2Answer{0, {}, ResponsePtr(resp.release())}
+                    : H2Answer{code, std::move(message), {}});
   };
   return u;
 }
@@ -100,6 +101,8 @@ const std::unordered_map<std::string_view, Route>& Routes() {
 }
 
 }  // namespace
+
+void MessageDeleter::operator()(google::protobuf::MessageLite* m) const { delete m; }
 
 void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticket) {
   const auto& routes = Routes();

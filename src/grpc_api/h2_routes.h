@@ -1,9 +1,11 @@
 // The nghttp2 engine's (h2_server.h) table of methods: a request path to the unary method of
 // unary_methods.h that serves it, with the request's decoding and the answer's encoding (gRPC's
-// length-prefixed messages). Names no protobuf or nghttp2 type.
+// length-prefixed messages). Names no nghttp2 type, and protobuf's MessageLite only as a
+// declaration.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,16 +14,27 @@
 #include "grpc_api/api_context.h"
 #include "service/queue_service.h"
 
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+
 namespace chronoq::grpc_api {
+
+// Deletes a response message (defined where the message type is complete: h2_routes.cc).
+struct MessageDeleter {
+  void operator()(google::protobuf::MessageLite* m) const;
+};
+using ResponsePtr = std::unique_ptr<google::protobuf::MessageLite, MessageDeleter>;
 
 // Consume's path: a stream (h2_consume.h), not a unary method.
 inline constexpr std::string_view kConsumePath = "/chronoq.v1.DelayQueue/Consume";
 
-// A call's answer: a gRPC status, and for OK the length-prefixed response message.
+// A call's answer: a gRPC status, and for OK the response message (serialized on the
+// connection's thread, straight into its DATA frame: h2_session.cc).
 struct H2Answer {
   int code = 0;
   std::string message;
-  std::string body;
+  ResponsePtr response;
 };
 
 struct H2Call {

@@ -2,6 +2,7 @@
 // the calls they start.
 #include "grpc_api/h2_session.h"
 
+#include <google/protobuf/message_lite.h>
 #include <nghttp2/nghttp2.h>
 
 #include <algorithm>
@@ -165,6 +166,21 @@ struct H2SessionCallbacks {
   static ssize_t ReadBody(nghttp2_session* session, int32_t id, uint8_t* buf, size_t length,
                           uint32_t* data_flags, nghttp2_data_source* source, void*) {
     auto* s = static_cast<Stream*>(source->ptr);
+    if (s->response != nullptr) {
+      const size_t whole = kGrpcPrefixBytes + s->response_bytes;
+      if (whole <= length) {  // the usual case: serialized into the frame, no copy
+        WriteGrpcFrame(*s->response, s->response_bytes, buf);
+        s->response.reset();
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        if (SubmitGrpcStatus(session, id, 0, {}, true) != 0) {
+          *data_flags &= ~NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        }
+        return static_cast<ssize_t>(whole);
+      }
+      s->out.resize(whole);
+      WriteGrpcFrame(*s->response, s->response_bytes, reinterpret_cast<uint8_t*>(s->out.data()));
+      s->response.reset();
+    }
     const size_t n = std::min(length, s->out.size() - s->out_pos);
     std::memcpy(buf, s->out.data() + s->out_pos, n);
     s->out_pos += n;
@@ -285,6 +301,7 @@ void H2Session::Stream::Clear() {
   refused = false;
   answered = false;
   check = GrpcRequestCheck();
+  response.reset();
   std::string().swap(out);
   out_pos = 0;
 }
@@ -344,7 +361,8 @@ void H2Session::Submit(int32_t id, H2Answer a) {
   s->gone.reset();  // answered: nothing parked to cancel any more
   s->ticket.reset();
   if (a.code == 0) {
-    s->out = std::move(a.body);
+    s->response = std::move(a.response);
+    s->response_bytes = s->response != nullptr ? s->response->ByteSizeLong() : 0;
     nghttp2_data_provider body;
     body.source.ptr = s;
     body.read_callback = H2SessionCallbacks::ReadBody;

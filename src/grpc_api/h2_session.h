@@ -114,7 +114,11 @@ class H2Session {
     GrpcRequestCheck check;  // its header block's rules (h2_wire.h)
     bool refused = false;    // answered before its end (too large, deadline passed, not gRPC's)
     bool answered = false;   // its status is submitted
-    std::string out;         // the answer's DATA
+    // The answer's message, serialized into its DATA frame when nghttp2 asks for it (else
+    // into `out` when the frame cannot hold it whole).
+    ResponsePtr response;
+    size_t response_bytes = 0;  // response->ByteSizeLong()
+    std::string out;            // the answer's DATA
     size_t out_pos = 0;
 
     // Back to a new stream's state, for the next call (keeping the buffers' capacity).

@@ -40,6 +40,15 @@ std::string RequestTooLarge(int64_t max_bytes) {
   return fmt::format("request larger than {} bytes", max_bytes);
 }
 
+void WriteGrpcFrame(const google::protobuf::MessageLite& m, size_t size, uint8_t* out) {
+  out[0] = 0;
+  out[1] = static_cast<uint8_t>((size >> 24) & 0xff);
+  out[2] = static_cast<uint8_t>((size >> 16) & 0xff);
+  out[3] = static_cast<uint8_t>((size >> 8) & 0xff);
+  out[4] = static_cast<uint8_t>(size & 0xff);
+  m.SerializeWithCachedSizesToArray(out + kGrpcPrefixBytes);
+}
+
 std::string GrpcFrame(const google::protobuf::MessageLite& m) {
   const size_t n = m.ByteSizeLong();
   std::string out(kGrpcPrefixBytes + n, '\0');

@@ -113,6 +113,9 @@ std::string RequestTooLarge(int64_t max_bytes);
 
 // The length-prefixed gRPC frame of `m`.
 std::string GrpcFrame(const google::protobuf::MessageLite& m);
+// Writes the length-prefixed gRPC frame of `m` to `out` (kGrpcPrefixBytes + `size` bytes), `size`
+// being m.ByteSizeLong() (called before: its sizes are cached).
+void WriteGrpcFrame(const google::protobuf::MessageLite& m, size_t size, uint8_t* out);
 // `message` (serialized) with gRPC's 5-byte prefix.
 std::string GrpcFrame(std::string_view message);
 
