@@ -36,11 +36,10 @@ struct H2SessionCallbacks {
   static int OnBeginHeaders(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
       H2Session* h = Of(user);
-      auto& slot = h->streams_[frame->hd.stream_id];
-      slot = h->NewStream();
+      Stream* s = h->Open(frame->hd.stream_id);
       h->receiving_id_ = frame->hd.stream_id;
-      h->receiving_ = slot.get();
-      nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, slot.get());
+      h->receiving_ = s;
+      nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
     }
     return 0;
   }
@@ -149,16 +148,16 @@ struct H2SessionCallbacks {
 
   static int OnStreamClose(nghttp2_session* session, int32_t id, uint32_t, void* user) {
     H2Session* h = Of(user);
-    auto it = h->streams_.find(id);
-    if (it == h->streams_.end()) return 0;
-    h->CancelParked(*it->second);
-    if (it->second->consume != nullptr) it->second->consume->OnClose();
-    if (it->second->streaming != nullptr) it->second->streaming->OnClose();
-    if (h->receiving_ == it->second.get()) h->receiving_ = nullptr;
-    h->Recycle(std::move(it->second));
-    h->streams_.erase(it);
-    if (h->streams_.empty()) h->idle_since_ = std::chrono::steady_clock::now();
+    // (nghttp2 still has the stream, and its user data, while it reports its closing.)
+    Stream* s = h->StreamOf(id);
+    if (s == nullptr) return 0;
+    h->CancelParked(*s);
+    if (s->consume != nullptr) s->consume->OnClose();
+    if (s->streaming != nullptr) s->streaming->OnClose();
+    if (h->receiving_ == s) h->receiving_ = nullptr;
     nghttp2_session_set_stream_user_data(session, id, nullptr);
+    h->Recycle(h->Remove(s));
+    if (h->streams_.empty()) h->idle_since_ = std::chrono::steady_clock::now();
     return 0;
   }
 
@@ -273,7 +272,7 @@ void H2Session::Terminate() {
 
 void H2Session::Close() {
   closed_ = true;
-  for (auto& [id, stream] : streams_) {
+  for (auto& stream : streams_) {
     CancelParked(*stream);
     if (stream->consume != nullptr) stream->consume->OnClose();
     if (stream->streaming != nullptr) stream->streaming->OnClose();
@@ -330,11 +329,29 @@ bool H2Session::Admit(int32_t id, Stream* s) {
   return false;
 }
 
-std::unique_ptr<H2Session::Stream> H2Session::NewStream() {
-  if (spare_.empty()) return std::make_unique<Stream>();
-  std::unique_ptr<Stream> s = std::move(spare_.back());
-  spare_.pop_back();
-  return s;
+H2Session::Stream* H2Session::Open(int32_t id) {
+  std::unique_ptr<Stream> s;
+  if (spare_.empty()) {
+    s = std::make_unique<Stream>();
+  } else {
+    s = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  s->id = id;
+  s->slot = streams_.size();
+  streams_.push_back(std::move(s));
+  return streams_.back().get();
+}
+
+std::unique_ptr<H2Session::Stream> H2Session::Remove(Stream* s) {
+  const size_t slot = s->slot;
+  std::unique_ptr<Stream> out = std::move(streams_[slot]);
+  if (slot + 1 != streams_.size()) {
+    streams_[slot] = std::move(streams_.back());
+    streams_[slot]->slot = slot;
+  }
+  streams_.pop_back();
+  return out;
 }
 
 void H2Session::Recycle(std::unique_ptr<Stream> s) {
@@ -417,17 +434,16 @@ void H2Session::SweepDeadlines() {
   const auto now = std::chrono::steady_clock::now();
   auto next = kNoDeadline;
   std::vector<int32_t> expired;
-  for (auto& [id, s] : streams_) {
+  for (auto& s : streams_) {
     if (s->deadline <= now) {
-      expired.push_back(id);
+      expired.push_back(s->id);
     } else {
       next = std::min(next, s->deadline);
     }
   }
   for (int32_t id : expired) {
-    auto it = streams_.find(id);
-    if (it == streams_.end()) continue;
-    Stream* s = it->second.get();
+    Stream* s = StreamOf(id);  // null once closed
+    if (s == nullptr) continue;
     s->deadline = kNoDeadline;
     if (s->consume != nullptr) {
       s->consume->OnDeadline();

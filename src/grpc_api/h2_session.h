@@ -20,7 +20,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "grpc_api/api_context.h"
@@ -100,6 +99,8 @@ class H2Session {
   friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks
   // One HTTP/2 stream: a call.
   struct Stream {
+    int32_t id = 0;
+    size_t slot = 0;  // its index in streams_
     std::string path;
     std::optional<std::string> authorization;
     // grpc-timeout: when the client gives up (max: never).
@@ -126,8 +127,11 @@ class H2Session {
   };
 
   Stream* StreamOf(int32_t id) const;
-  // A stream for a new call: a closed one's again (its buffers allocated already), or a new one.
-  std::unique_ptr<Stream> NewStream();
+  // The stream of a new call `id`, among the open ones: a closed one's again (its buffers
+  // allocated already), or a new one.
+  Stream* Open(int32_t id);
+  // Takes `s` out of the open streams.
+  std::unique_ptr<Stream> Remove(Stream* s);
   // A closed stream, kept for the next call while only a few are.
   void Recycle(std::unique_ptr<Stream> s);
   // The answer of stream `id`, from any thread.
@@ -151,9 +155,9 @@ class H2Session {
   H2Link* const link_;
   nghttp2_session* session_ = nullptr;
   bool closed_ = false;
-  // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
-  // report the streams it drops).
-  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  // The open streams, in no order (each knows its slot; nghttp2's stream user data points to
+  // them, and finds them by id; nghttp2_session_del does not report the streams it drops).
+  std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;  // closed, for the next calls
   // The stream whose request headers are being received (OnBeginHeaders to its last header).
   int32_t receiving_id_ = 0;
