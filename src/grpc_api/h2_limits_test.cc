@@ -258,11 +258,14 @@ TEST_F(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
   EXPECT_EQ(r.goaway_error, 0u);  // NO_ERROR: the client reconnects for its next call
 
   // A call open (health Watch, a stream that stays open) keeps its connection.
+  // (The call goes with the preface: on a busy host, reading the server's SETTINGS first took
+  // longer than the idle timeout.)
   testutil::RawConnection watching;
-  Open(&watching);
+  ASSERT_TRUE(watching.Connect(Endpoint()).ok());
   ASSERT_TRUE(
       watching
-          .Send(Frame(kHeaders, kEndHeaders, 1, RequestHeaders("/grpc.health.v1.Health/Watch")) +
+          .Send(Preface() +
+                Frame(kHeaders, kEndHeaders, 1, RequestHeaders("/grpc.health.v1.Health/Watch")) +
                 Frame(kData, kEndStream, 1, std::string(5, '\0')))
           .ok());
   EXPECT_FALSE(watching.WaitClosed(seconds(1)));        // five idle timeouts
