@@ -360,6 +360,8 @@ void H2Session::Recycle(std::unique_ptr<Stream> s) {
   spare_.push_back(std::move(s));
 }
 
+void H2Reply::operator()(H2Answer a) const { session->Complete(id, std::move(a)); }
+
 void H2Session::Complete(int32_t id, H2Answer a) {
   // Submitted at once on the connection's thread (the reader flushes after), else posted there.
   if (link_->OnThread()) {
@@ -474,7 +476,7 @@ void H2Session::Dispatch(int32_t id, Stream* s) {
   call.api = env_->api;
   call.authorization = std::move(s->authorization);
   call.request = std::string_view(b).substr(kGrpcPrefixBytes);
-  call.reply = [this, hold = link_->Hold(), id](H2Answer a) { Complete(id, std::move(a)); };
+  call.reply = H2Reply{this, link_->Hold(), id};
   if (s->path == "/chronoq.v1.DelayQueue/Pull") {
     s->gone = std::make_shared<std::atomic<bool>>(false);
     const auto until = s->deadline == kNoDeadline ? s->deadline : s->deadline - kDeadlineMargin;

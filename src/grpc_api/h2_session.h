@@ -97,6 +97,7 @@ class H2Session {
 
  private:
   friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks
+  friend struct H2Reply;             // a call's answer (Complete)
   // One HTTP/2 stream: a call.
   struct Stream {
     int32_t id = 0;
