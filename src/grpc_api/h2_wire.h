@@ -76,7 +76,7 @@ class GrpcDeframer {
 
 // A request's header block, field by field, checked as the engine needs it: nghttp2's HTTP
 // messaging checks are off (nghttp2_option_set_no_http_messaging, h2_session.cc; they cost about
-// 1.9k instructions per call, docs/benchmarks.md), so the rules the engine relies on are kept
+// 1.3k instructions per call net, docs/benchmarks.md), so the rules the engine relies on are kept
 // here. Malformed (RFC 9113 section 8.1.1: the stream is reset with PROTOCOL_ERROR): a
 // pseudo-header other than :method, :scheme, :path and :authority, one twice or after a regular
 // field, :method, :scheme or :path missing, :path empty, a connection-specific field
