@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/block_cache.h"
 #include "base/log.h"
-#include "grpc_api/h2_mem.h"
 #include "grpc_api/h2_wire.h"
 
 namespace chronoq::grpc_api {
@@ -227,8 +227,10 @@ void H2Session::Start() {
   // touching cold ones (docs/benchmarks.md). Frames a client still sends on a stream closed
   // here are ignored, as RFC 9113 allows after RST_STREAM.
   nghttp2_option_set_no_closed_streams(option, 1);
-  // A thread's freed blocks serve the next calls (h2_mem.h).
-  nghttp2_session_server_new3(&session_, cbs, this, option, static_cast<nghttp2_mem*>(H2Mem()));
+  // A thread's freed blocks serve the next calls (base/block_cache.h).
+  static nghttp2_mem mem{nullptr, base::block_cache::Malloc, base::block_cache::Free,
+                         base::block_cache::Calloc, base::block_cache::Realloc};
+  nghttp2_session_server_new3(&session_, cbs, this, option, &mem);
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(cbs);
   const nghttp2_settings_entry settings[] = {

@@ -1,15 +1,13 @@
-// nghttp2's allocator (h2_mem.h): a block carries its size class in a 16-byte header (16 keeps
-// malloc's alignment); each thread keeps up to kKept freed blocks per class.
-#include "grpc_api/h2_mem.h"
-
-#include <nghttp2/nghttp2.h>
+// Blocks kept per thread (block_cache.h): a block carries its size class in a 16-byte header (16
+// keeps malloc's alignment); each thread keeps up to kKept freed blocks per class.
+#include "base/block_cache.h"
 
 #include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
-namespace chronoq::grpc_api {
+namespace chronoq::base::block_cache {
 namespace {
 
 constexpr size_t kHeader = 16;
@@ -63,6 +61,14 @@ uint32_t ClassOf(size_t size) {
 }
 size_t ClassBytes(uint32_t c) { return kSmallest << c; }
 
+uint32_t ClassOfBlock(void* ptr) {
+  uint32_t c = 0;
+  std::memcpy(&c, static_cast<char*>(ptr) - kHeader, sizeof(c));
+  return c;
+}
+
+}  // namespace
+
 void* Malloc(size_t size, void*) {
   if (!kPooled) return std::malloc(size);
   const uint32_t c = ClassOf(size);
@@ -76,12 +82,6 @@ void* Malloc(size_t size, void*) {
   if (p == nullptr) return nullptr;
   std::memcpy(p, &c, sizeof(c));
   return p + kHeader;
-}
-
-uint32_t ClassOfBlock(void* ptr) {
-  uint32_t c = 0;
-  std::memcpy(&c, static_cast<char*>(ptr) - kHeader, sizeof(c));
-  return c;
 }
 
 void Free(void* ptr, void*) {
@@ -123,10 +123,4 @@ void* Realloc(void* ptr, size_t size, void* user) {
   return p;
 }
 
-nghttp2_mem mem{nullptr, Malloc, Free, Calloc, Realloc};
-
-}  // namespace
-
-void* H2Mem() { return &mem; }
-
-}  // namespace chronoq::grpc_api
+}  // namespace chronoq::base::block_cache
