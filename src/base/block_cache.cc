@@ -99,8 +99,8 @@ void Free(void* ptr, void*) {
 }
 
 void* Calloc(size_t n, size_t size, void* user) {
+  if (size != 0 && n > SIZE_MAX / size) return nullptr;  // (ASan's calloc would abort)
   if (!kPooled) return std::calloc(n, size);
-  if (size != 0 && n > SIZE_MAX / size) return nullptr;
   void* p = Malloc(n * size, user);
   if (p != nullptr) std::memset(p, 0, n * size);
   return p;
