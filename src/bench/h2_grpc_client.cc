@@ -10,6 +10,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "base/block_cache.h"
+
 namespace chronoq::bench {
 namespace {
 
@@ -202,6 +204,9 @@ Status GrpcH2Loop::Connect(int n) {
   nghttp2_option_new(&options);
   nghttp2_option_set_no_http_messaging(options, 1);
   nghttp2_option_set_no_closed_streams(options, 1);
+  // nghttp2's blocks kept per thread for the next calls (base/block_cache.h), as the server's.
+  static nghttp2_mem mem{nullptr, base::block_cache::Malloc, base::block_cache::Free,
+                         base::block_cache::Calloc, base::block_cache::Realloc};
   Status result = Status::Ok();
   for (int i = 0; i < n && result.ok(); ++i) {
     auto conn = client::HttpConnection::Connect(ep_);
@@ -214,7 +219,7 @@ Status GrpcH2Loop::Connect(int n) {
     c->tls = conn->ReleaseTls();
     c->fd = conn->ReleaseFd();  // the loop owns the socket (and its TLS session) from here
     ::fcntl(c->fd, F_SETFL, ::fcntl(c->fd, F_GETFL) | O_NONBLOCK);
-    nghttp2_session_client_new2(&c->session, cbs, c.get(), options);
+    nghttp2_session_client_new3(&c->session, cbs, c.get(), options, &mem);
     // Large windows: the answers (Consume's messages) flow without waiting for WINDOW_UPDATEs.
     const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
                                                {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 24}};

@@ -21,7 +21,8 @@ UnaryCall Bind(H2Call& c, Method m, std::unique_ptr<Resp> resp) {
   u.authorization = std::move(c.authorization);
   u.finish = [resp = std::move(resp), reply = std::move(c.reply)](int code,
                                                                   std::string message) mutable {
-    reply(code == 0 ? H2Answer{0, {}, GrpcFrame(*resp)} : H2Answer{code, std::move(message), {}});
+    reply(code == 0 ? H2Answer{0, {}, ResponsePtr(resp.release())}
+                    : H2Answer{code, std::move(message), {}});
   };
   return u;
 }
@@ -35,13 +36,21 @@ bool Parse(H2Call& c, Req* req) {
   return false;
 }
 
+// A request larger than this is not kept in its thread's reused message after its call.
+constexpr size_t kKeptRequestBytes = 64 * 1024;
+
 template <class Req, class Resp, void (*Fn)(UnaryCall, const Req&, Resp*)>
 void Run(H2Call& c, Method m, service::LongPollTicket*) {
-  Req req;
-  if (!Parse(c, &req)) return;
-  auto resp = std::make_unique<Resp>();
-  Resp* out = resp.get();
-  Fn(Bind(c, m, std::move(resp)), req, out);
+  // Parsed into a message the thread reuses: its strings' buffers stay allocated from call to
+  // call (a parse clears it first). The methods read the request only until they return (what
+  // they keep, they copy), and no call starts inside another on the same thread.
+  thread_local Req req;
+  if (Parse(c, &req)) {
+    auto resp = std::make_unique<Resp>();
+    Resp* out = resp.get();
+    Fn(Bind(c, m, std::move(resp)), req, out);
+  }
+  if (c.request.size() > kKeptRequestBytes) req = Req();
 }
 
 // Pull: with wait_millis a parked long poll.
@@ -92,6 +101,8 @@ const std::unordered_map<std::string_view, Route>& Routes() {
 }
 
 }  // namespace
+
+void MessageDeleter::operator()(google::protobuf::MessageLite* m) const { delete m; }
 
 void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticket) {
   const auto& routes = Routes();

@@ -1,35 +1,59 @@
 // The nghttp2 engine's (h2_server.h) table of methods: a request path to the unary method of
 // unary_methods.h that serves it, with the request's decoding and the answer's encoding (gRPC's
-// length-prefixed messages). Names no protobuf or nghttp2 type.
+// length-prefixed messages). Names no nghttp2 type, and protobuf's MessageLite only as a
+// declaration.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "base/unique_function.h"
 #include "grpc_api/api_context.h"
 #include "service/queue_service.h"
 
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+
 namespace chronoq::grpc_api {
+
+// Deletes a response message (defined where the message type is complete: h2_routes.cc).
+struct MessageDeleter {
+  void operator()(google::protobuf::MessageLite* m) const;
+};
+using ResponsePtr = std::unique_ptr<google::protobuf::MessageLite, MessageDeleter>;
 
 // Consume's path: a stream (h2_consume.h), not a unary method.
 inline constexpr std::string_view kConsumePath = "/chronoq.v1.DelayQueue/Consume";
 
-// A call's answer: a gRPC status, and for OK the length-prefixed response message.
+// A call's answer: a gRPC status, and for OK the response message (serialized on the
+// connection's thread, straight into its DATA frame: h2_session.cc).
 struct H2Answer {
   int code = 0;
   std::string message;
-  std::string body;
+  ResponsePtr response;
+};
+
+class H2Session;
+
+// Where a call's answer goes: stream `id` of `session`, whose connection `hold` keeps alive (a
+// plain value, not a function object: one allocation less per call). Called once, from any
+// thread (h2_session.cc).
+struct H2Reply {
+  H2Session* session = nullptr;
+  std::shared_ptr<void> hold;
+  int32_t id = 0;
+  void operator()(H2Answer a) const;
 };
 
 struct H2Call {
   const ApiContext* api = nullptr;
   std::optional<std::string> authorization;  // the `authorization` header
   std::string_view request;                  // the request message (without its 5-byte prefix)
-  // Called once, from any thread.
-  UniqueFunction<void(H2Answer)> reply;
+  H2Reply reply;
   // Pull with wait_millis: whether the client is still there (its stream open, its deadline
   // not about to pass).
   std::function<bool()> alive;

@@ -20,7 +20,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "grpc_api/api_context.h"
@@ -28,6 +27,7 @@
 #include "grpc_api/h2_limits.h"
 #include "grpc_api/h2_routes.h"
 #include "grpc_api/h2_stream.h"
+#include "grpc_api/h2_wire.h"
 #include "service/queue_service.h"
 
 struct nghttp2_session;
@@ -97,8 +97,11 @@ class H2Session {
 
  private:
   friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks
+  friend struct H2Reply;             // a call's answer (Complete)
   // One HTTP/2 stream: a call.
   struct Stream {
+    int32_t id = 0;
+    size_t slot = 0;  // its index in streams_
     std::string path;
     std::optional<std::string> authorization;
     // grpc-timeout: when the client gives up (max: never).
@@ -110,9 +113,14 @@ class H2Session {
     // A parked Pull, cancelled when the stream closes first; `gone` tells its long poll.
     service::LongPollTicket ticket;
     std::shared_ptr<std::atomic<bool>> gone;
-    bool refused = false;   // answered before its end (too large, deadline passed)
-    bool answered = false;  // its status is submitted
-    std::string out;        // the answer's DATA
+    GrpcRequestCheck check;  // its header block's rules (h2_wire.h)
+    bool refused = false;    // answered before its end (too large, deadline passed, not gRPC's)
+    bool answered = false;   // its status is submitted
+    // The answer's message, serialized into its DATA frame when nghttp2 asks for it (else
+    // into `out` when the frame cannot hold it whole).
+    ResponsePtr response;
+    size_t response_bytes = 0;  // response->ByteSizeLong()
+    std::string out;            // the answer's DATA
     size_t out_pos = 0;
 
     // Back to a new stream's state, for the next call (keeping the buffers' capacity).
@@ -120,8 +128,11 @@ class H2Session {
   };
 
   Stream* StreamOf(int32_t id) const;
-  // A stream for a new call: a closed one's again (its buffers allocated already), or a new one.
-  std::unique_ptr<Stream> NewStream();
+  // The stream of a new call `id`, among the open ones: a closed one's again (its buffers
+  // allocated already), or a new one.
+  Stream* Open(int32_t id);
+  // Takes `s` out of the open streams.
+  std::unique_ptr<Stream> Remove(Stream* s);
   // A closed stream, kept for the next call while only a few are.
   void Recycle(std::unique_ptr<Stream> s);
   // The answer of stream `id`, from any thread.
@@ -131,6 +142,9 @@ class H2Session {
     s->refused = true;
     Submit(id, H2Answer{code, std::move(message), {}});
   }
+  // A request's header block complete: whether it is a gRPC request to serve; if not, the
+  // stream is refused (RST_STREAM PROTOCOL_ERROR when malformed, else HTTP 405 or 415).
+  bool Admit(int32_t id, Stream* s);
   // A request complete: its one message to the method of its path.
   void Dispatch(int32_t id, Stream* s);
   void OpenConsume(int32_t id, Stream* s);
@@ -142,9 +156,9 @@ class H2Session {
   H2Link* const link_;
   nghttp2_session* session_ = nullptr;
   bool closed_ = false;
-  // The open streams (nghttp2's stream user data points into them; nghttp2_session_del does not
-  // report the streams it drops).
-  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  // The open streams, in no order (each knows its slot; nghttp2's stream user data points to
+  // them, and finds them by id; nghttp2_session_del does not report the streams it drops).
+  std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;  // closed, for the next calls
   // The stream whose request headers are being received (OnBeginHeaders to its last header).
   int32_t receiving_id_ = 0;

@@ -40,6 +40,15 @@ std::string RequestTooLarge(int64_t max_bytes) {
   return fmt::format("request larger than {} bytes", max_bytes);
 }
 
+void WriteGrpcFrame(const google::protobuf::MessageLite& m, size_t size, uint8_t* out) {
+  out[0] = 0;
+  out[1] = static_cast<uint8_t>((size >> 24) & 0xff);
+  out[2] = static_cast<uint8_t>((size >> 16) & 0xff);
+  out[3] = static_cast<uint8_t>((size >> 8) & 0xff);
+  out[4] = static_cast<uint8_t>(size & 0xff);
+  m.SerializeWithCachedSizesToArray(out + kGrpcPrefixBytes);
+}
+
 std::string GrpcFrame(const google::protobuf::MessageLite& m) {
   const size_t n = m.ByteSizeLong();
   std::string out(kGrpcPrefixBytes + n, '\0');
@@ -87,12 +96,16 @@ std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view v) {
   }
 }
 
-int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
-                     bool trailers) {
-  if (code == 0 && message.empty()) {  // OK: nothing to format, nothing for nghttp2 to copy
+namespace {
+
+// Trailers (`http_status` empty), or a response of one HEADERS frame with `http_status`.
+int SubmitStatus(nghttp2_session* session, int32_t id, std::string_view http_status, int code,
+                 std::string_view message) {
+  const bool trailers = http_status.empty();
+  if (code == 0 && message.empty()) {  // OK: nothing to format
     const nghttp2_nv ok = StaticNv("grpc-status", "0");
     if (trailers) return nghttp2_submit_trailer(session, id, &ok, 1);
-    const nghttp2_nv nva[] = {StaticNv(":status", "200"),
+    const nghttp2_nv nva[] = {Nv(":status", http_status, NGHTTP2_NV_FLAG_NO_COPY_NAME),
                               StaticNv("content-type", "application/grpc"), ok};
     return nghttp2_submit_response(session, id, nva, std::size(nva), nullptr);
   }
@@ -102,9 +115,127 @@ int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string
                                Nv("grpc-message", encoded, NGHTTP2_NV_FLAG_NO_COPY_NAME)};
   const size_t n = encoded.empty() ? 1 : 2;
   if (trailers) return nghttp2_submit_trailer(session, id, status, n);
-  const nghttp2_nv nva[] = {StaticNv(":status", "200"),
+  const nghttp2_nv nva[] = {Nv(":status", http_status, NGHTTP2_NV_FLAG_NO_COPY_NAME),
                             StaticNv("content-type", "application/grpc"), status[0], status[1]};
   return nghttp2_submit_response(session, id, nva, 2 + n, nullptr);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (c != b[i]) return false;
+  }
+  return true;
+}
+
+// application/grpc or application/grpc+proto, each with or without parameters (";...").
+bool IsGrpcContentType(std::string_view v) {
+  constexpr std::string_view kBase = "application/grpc";
+  if (!v.starts_with(kBase)) return false;
+  v.remove_prefix(kBase.size());
+  if (v.starts_with("+proto")) v.remove_prefix(6);
+  return v.empty() || v.front() == ';';
+}
+
+constexpr uint8_t kMethod = 1, kScheme = 2, kPath = 4, kAuthority = 8;
+
+}  // namespace
+
+GrpcRequestCheck::Use GrpcRequestCheck::Field(std::string_view name, std::string_view value) {
+  if (name.empty()) {
+    malformed_ = true;
+    return Use::kNone;
+  }
+  // By length first: one comparison per field.
+  if (name.front() == ':') {
+    uint8_t bit = 0;
+    switch (name.size()) {
+      case 5:
+        if (name == ":path" && !value.empty()) bit = kPath;
+        break;
+      case 7:
+        if (name == ":method") {
+          bit = kMethod;
+          post_ = value == "POST";
+          if (!post_) bad_method_ = value;
+        } else if (name == ":scheme") {
+          bit = kScheme;
+        }
+        break;
+      case 10:
+        if (name == ":authority") bit = kAuthority;
+        break;
+      default:
+        break;
+    }
+    malformed_ = malformed_ || regular_ || bit == 0 || (pseudo_ & bit) != 0;
+    pseudo_ |= bit;
+    return bit == kPath ? Use::kPath : Use::kNone;
+  }
+  regular_ = true;
+  switch (name.size()) {
+    case 2:
+      if (name == "te" && !EqualsIgnoreCase(value, "trailers")) malformed_ = true;
+      break;
+    case 7:
+      if (name == "upgrade") malformed_ = true;
+      break;
+    case 10:
+      if (name == "connection" || name == "keep-alive") malformed_ = true;
+      break;
+    case 12:
+      if (name == "content-type") {
+        content_type_ = true;
+        grpc_ = IsGrpcContentType(value);
+        if (!grpc_) bad_content_ = value;
+      } else if (name == "grpc-timeout") {
+        return Use::kGrpcTimeout;
+      }
+      break;
+    case 13:
+      if (name == "authorization") return Use::kAuthorization;
+      break;
+    case 16:
+      if (name == "proxy-connection") malformed_ = true;
+      break;
+    case 17:
+      if (name == "transfer-encoding") malformed_ = true;
+      break;
+    default:
+      break;
+  }
+  return Use::kNone;
+}
+
+GrpcRequestCheck::Verdict GrpcRequestCheck::Finish(std::string* message) const {
+  if (malformed_ || (pseudo_ & (kMethod | kScheme | kPath)) != (kMethod | kScheme | kPath)) {
+    return Verdict::kMalformed;
+  }
+  if (!grpc_) {
+    *message = !content_type_
+                   ? std::string("content-type is missing: a gRPC request's is application/grpc")
+                   : fmt::format(
+                         "content-type must be application/grpc or application/grpc+proto, not "
+                         "\"{}\"",
+                         bad_content_);
+    return Verdict::kNotGrpc;
+  }
+  if (!post_) {
+    *message = fmt::format(":method must be POST, not \"{}\"", bad_method_);
+    return Verdict::kNotPost;
+  }
+  return Verdict::kOk;
+}
+
+int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
+                     bool trailers) {
+  return SubmitStatus(session, id, trailers ? std::string_view() : "200", code, message);
+}
+
+int SubmitHttpRefusal(nghttp2_session* session, int32_t id, int http_status, int code,
+                      std::string_view message) {
+  return SubmitStatus(session, id, std::to_string(http_status), code, message);
 }
 
 int SubmitGrpcHeaders(nghttp2_session* session, int32_t id, const void* provider) {

@@ -19,6 +19,7 @@ class MessageLite;
 namespace chronoq::grpc_api {
 
 // gRPC status codes the engine answers itself.
+inline constexpr int kGrpcInvalidArgument = 3;
 inline constexpr int kGrpcDeadlineExceeded = 4;
 inline constexpr int kGrpcResourceExhausted = 8;
 inline constexpr int kGrpcUnimplemented = 12;
@@ -73,11 +74,48 @@ class GrpcDeframer {
   size_t pos_ = 0;  // in_'s bytes before it are taken
 };
 
+// A request's header block, field by field, checked as the engine needs it: nghttp2's HTTP
+// messaging checks are off (nghttp2_option_set_no_http_messaging, h2_session.cc; they cost about
+// 1.3k instructions per call net, docs/benchmarks.md), so the rules the engine relies on are kept
+// here. Malformed (RFC 9113 section 8.1.1: the stream is reset with PROTOCOL_ERROR): a
+// pseudo-header other than :method, :scheme, :path and :authority, one twice or after a regular
+// field, :method, :scheme or :path missing, :path empty, a connection-specific field
+// (connection, keep-alive, proxy-connection, transfer-encoding, upgrade), te other than
+// "trailers". Then gRPC's rules (answered as grpc-go does): a content-type other than
+// application/grpc or application/grpc+proto (with or without parameters): HTTP 415 and
+// INVALID_ARGUMENT; a :method other than POST: HTTP 405 and INTERNAL. Not checked, as nothing
+// here relies on them: the characters of names and values (a field is compared whole, an
+// unknown one ignored) and content-length (each gRPC message carries its length).
+class GrpcRequestCheck {
+ public:
+  enum class Verdict { kOk, kMalformed, kNotGrpc, kNotPost };
+  // The fields the engine keeps of a request (the others are only checked).
+  enum class Use { kNone, kPath, kAuthorization, kGrpcTimeout };
+  // The next field of the request's header block (HPACK-decoded, in order), and whether the
+  // engine keeps it.
+  Use Field(std::string_view name, std::string_view value);
+  // The block is complete: what to do with the request; `*message` the sentence of a refusal.
+  Verdict Finish(std::string* message) const;
+
+ private:
+  uint8_t pseudo_ = 0;    // the pseudo-headers seen (one bit each)
+  bool regular_ = false;  // a regular field seen: a pseudo-header after it is malformed
+  bool malformed_ = false;
+  bool post_ = false;
+  bool content_type_ = false;
+  bool grpc_ = false;        // content-type application/grpc[+proto][;...]
+  std::string bad_method_;   // :method when not POST (for the sentence)
+  std::string bad_content_;  // content-type when not gRPC's (for the sentence)
+};
+
 // RESOURCE_EXHAUSTED's sentence for a request message over `max_bytes`.
 std::string RequestTooLarge(int64_t max_bytes);
 
 // The length-prefixed gRPC frame of `m`.
 std::string GrpcFrame(const google::protobuf::MessageLite& m);
+// Writes the length-prefixed gRPC frame of `m` to `out` (kGrpcPrefixBytes + `size` bytes), `size`
+// being m.ByteSizeLong() (called before: its sizes are cached).
+void WriteGrpcFrame(const google::protobuf::MessageLite& m, size_t size, uint8_t* out);
 // `message` (serialized) with gRPC's 5-byte prefix.
 std::string GrpcFrame(std::string_view message);
 
@@ -90,6 +128,11 @@ std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view v);
 // content-type and the status). Returns nghttp2's answer (0: submitted).
 int SubmitGrpcStatus(nghttp2_session* session, int32_t id, int code, std::string_view message,
                      bool trailers);
+
+// Ends stream `id` with HTTP status `http_status` (a request that is not gRPC's: 405, 415),
+// gRPC status `code` and its sentence, in one HEADERS frame.
+int SubmitHttpRefusal(nghttp2_session* session, int32_t id, int http_status, int code,
+                      std::string_view message);
 
 // Submits the response's HEADERS of stream `id` (:status 200, application/grpc) with `provider`
 // as its DATA (an nghttp2_data_provider*).
