@@ -66,10 +66,7 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   if (!m.has_value()) return done(m.error());
   backend_->Send(std::move(*m), [this, topic = std::move(topic),
                                  done = std::move(done)](Result<backend::Sent> res) mutable {
-    if (res.has_value()) {
-      const core::MessageRecord& r = res->message.record;
-      recorder_.Sent(r.topic, res->existing ? clock_->Now() : r.produce_time);
-    }
+    if (res.has_value()) recorder_.Sent(res->message.record.topic);
     if (!res.has_value()) recorder_.Refused(topic, res.error());
     done(std::move(res));
   });

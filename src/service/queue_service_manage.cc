@@ -81,9 +81,7 @@ void QueueService::SendBatch(SendBatchRequest req,
         }
         for (size_t k = 0; k < where.size(); ++k) {
           Result<backend::Sent>& sent = (*res)[k];
-          if (sent.has_value() && !sent->existing) {
-            recorder_.Sent(sent->message.record.topic, sent->message.record.produce_time);
-          }
+          if (sent.has_value() && !sent->existing) recorder_.Sent(sent->message.record.topic);
           if (!sent.has_value()) recorder_.Refused(topic, sent.error());
           (*results)[where[k]] = std::move(sent);
         }

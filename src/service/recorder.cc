@@ -10,8 +10,8 @@ using metrics::QueueEvent;
 Recorder::Recorder(const base::Clock* clock, Millis monitor_interval, size_t max_topics)
     : clock_(clock), monitor_(monitor_interval), probe_(max_topics) {}
 
-void Recorder::Sent(std::string_view topic, TimePoint at) {
-  monitor_.Add(topic, MonitorCounter::kSendMsg, 1, at);
+void Recorder::Sent(std::string_view topic) {
+  monitor_.Add(topic, MonitorCounter::kSendMsg, 1, clock_->Now());
   probe_.Add(topic, QueueEvent::kSend);
 }
 

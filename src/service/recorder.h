@@ -25,9 +25,8 @@ class Recorder final : public backend::EventSink {
   // folded into topic="_other"). REQUIRES: `clock` outlives the recorder.
   Recorder(const base::Clock* clock, Millis monitor_interval, size_t max_topics);
 
-  // A send answered with success (an idempotent repeat included), counted in the monitor
-  // interval of `at` (a new message's produce time, which saves a clock read per send).
-  void Sent(std::string_view topic, TimePoint at);
+  // A send answered with success (an idempotent repeat included).
+  void Sent(std::string_view topic);
   // Messages of one topic handed out by a pull or a long poll: counts, and the lateness of each
   // (delivery time minus trigger time).
   void Delivered(const std::vector<core::Message>& list, bool long_poll);
