@@ -27,7 +27,9 @@ HZ=$(getconf CLK_TCK)
 for c in $CONNECTIONS; do
   for r in $(seq 1 "$ROUNDS"); do
     for b in "${BINS[@]}"; do
-      rm -rf "$WORK/data"
+      # The last run's `out` goes too: the new server's shell truncates it only once it has
+      # forked, and a wait that read the old line first took the old port (or none).
+      rm -rf "$WORK/data" "$WORK/out"
       # shellcheck disable=SC2086
       "$b" serve --listen=127.0.0.1:0 --grpc-listen= --data-dir="$WORK/data" --log-level=warn \
         $CQ_FLAGS >"$WORK/out" 2>>"$WORK/err" &

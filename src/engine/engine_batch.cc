@@ -87,16 +87,23 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
     done(std::vector<Result<backend::Sent>>());
     return;
   }
+  // What each item needs besides its message: one allocation for all of them (a send of one
+  // message allocates per vector).
+  struct Item {
+    bool generated = false;  // the id is ours: no idempotence or replacement lookup
+    bool full = false;       // refused: the topic is at capacity
+    Prior prior;             // the in-life or ended message with the item's id
+  };
+  std::vector<Item> items(msgs.size());
   // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
   // idempotence or replacement lookups for it.
-  std::vector<bool> generated(msgs.size());
   for (size_t i = 0; i < msgs.size(); ++i) {
-    generated[i] = msgs[i].msg_id.empty();
-    if (generated[i]) msgs[i].msg_id = base::NewMsgId();
+    items[i].generated = msgs[i].msg_id.empty();
+    if (items[i].generated) msgs[i].msg_id = base::NewMsgId();
   }
-  const std::string topic = msgs.front().topic;
+  Effects fx{msgs.front().topic, {}, 0, false};
+  const std::string& topic = fx.topic;  // msgs[i] are moved from below
   Shard& shard = ShardFor(topic);
-  Effects fx{topic, {}, 0, false};
   Answer<Result<std::vector<Result<backend::Sent>>>> answer(std::move(done));
   std::optional<Status> outcome;
   {
@@ -107,6 +114,9 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
     const core::EffectiveTopicConfig& config = ConfigOf(slot);
     Topic& t = *slot.topic;
     Batch batch = store_->NewBatch();
+    // A new message writes its `sent` and `vis` entries and a histogram addition; a few more
+    // for what Advance ends.
+    batch.Reserve(3 * msgs.size() + 2);
     // Answered in `done` only: the store may write it with the rest of this thread's loop turn.
     batch.SetDeferrable();
     TimePoint now = Advance(slot, fx, batch);
@@ -114,33 +124,32 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
 
     // An in-life message with an item's id answers that item (idempotence); an ended one is
     // replaced. A failed lookup fails the whole batch.
-    std::vector<Prior> priors(msgs.size());
     Status lookup;
     size_t fresh = 0;
     for (size_t i = 0; i < msgs.size() && lookup.ok(); ++i) {
-      if (!generated[i]) {
+      if (!items[i].generated) {
         Result<Prior> prior = FindPrior(t, fx, msgs[i].msg_id);
         if (!prior.has_value()) {
           lookup = prior.error();
           break;
         }
-        priors[i] = std::move(prior).value();
+        items[i].prior = std::move(prior).value();
       }
     }
     // Capacity: the in-life messages now (near and far, counted as of `now` under the lock), so
     // that concurrent sends never overfill the topic. New items beyond it are refused each.
     const int64_t in_life = t.in_life();
-    std::vector<bool> full(msgs.size());
     for (size_t i = 0; i < msgs.size() && lookup.ok(); ++i) {
-      if (priors[i].existing) continue;
-      full[i] = config.capacity > 0 && in_life + static_cast<int64_t>(fresh) >= config.capacity;
-      if (!full[i]) ++fresh;
+      Item& item = items[i];
+      if (item.prior.existing) continue;
+      item.full = config.capacity > 0 && in_life + static_cast<int64_t>(fresh) >= config.capacity;
+      if (!item.full) ++fresh;
     }
     // The answer to an item that stores nothing: the in-life message, or the refusal.
     auto unstored = [&](size_t i) -> Result<backend::Sent> {
-      if (full[i])
+      if (items[i].full)
         return core::TopicFull(topic, in_life + static_cast<int64_t>(fresh), config.capacity);
-      Prior& p = priors[i];
+      Prior& p = items[i].prior;
       MsgStatus status = core::StatusAt(*p.existing, now);
       return backend::Sent{core::Message{std::move(*p.existing), status}, true};
     };
@@ -163,8 +172,8 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
       out.reserve(msgs.size());
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < msgs.size(); ++i) {
-        Prior& p = priors[i];
-        if (p.existing || full[i]) {
+        Prior& p = items[i].prior;
+        if (p.existing || items[i].full) {
           out.push_back(unstored(i));
           continue;
         }

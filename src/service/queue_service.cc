@@ -64,7 +64,6 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   std::string topic = std::move(req.topic);
   Result<core::NewMessage> m = CheckSend(std::move(req), topic);
   if (!m.has_value()) return done(m.error());
-  m->topic = topic;
   backend_->Send(std::move(*m), [this, topic = std::move(topic),
                                  done = std::move(done)](Result<backend::Sent> res) mutable {
     if (res.has_value()) recorder_.Sent(res->message.record.topic);

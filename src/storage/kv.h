@@ -59,6 +59,10 @@ class KvBatch {
     ops_.push_back(Op{Kind::kAdd, cf, std::move(key), {}, delta});
   }
 
+  // Room for n ops, so that a batch whose size is known up front is not regrown (and its ops
+  // moved) op by op.
+  void Reserve(size_t n) { ops_.reserve(n); }
+
   const std::vector<Op>& ops() const { return ops_; }
   std::vector<Op>& mutable_ops() { return ops_; }
   bool empty() const { return ops_.empty(); }

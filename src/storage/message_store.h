@@ -61,6 +61,8 @@ class MessageStore {
 
     bool empty() const { return kv_.empty(); }
     size_t size() const { return kv_.size(); }
+    // Room for n writes (see KvBatch::Reserve).
+    void Reserve(size_t n) { kv_.Reserve(n); }
     // See KvBatch::set_deferrable: the committer never blocks its thread on the outcome.
     void SetDeferrable() { kv_.set_deferrable(true); }
     // The batch to commit, with one histogram addition per key (see CoalesceCounters).
