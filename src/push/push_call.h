@@ -30,9 +30,10 @@ enum class Kind { kHttp, kGrpc, kKafka };
 // by the scheduler after it, and the ack must land before the lease ends, or another node may
 // take the message meanwhile and push it again without any failure. The write is one storage
 // call (a RocksDB group commit or a Redis round trip: milliseconds), but it may wait behind the
-// topic's previous outcome write, a slow fsync or a Redis failover, and the lease's end was
-// computed on the store's clock (Redis) that the node's may lag. One second covers all of that
-// with room; it is half the scheduler's lease margin (service::PushOptions::lease_margin, 2 s:
+// topic's previous outcome write, a slow fsync, a Redis write's wait for its replicas or a
+// failover, and on Redis another node judges the lease's end by its own clock, which may run
+// ahead of this node's. One second covers all of that with room; it is half the scheduler's
+// lease margin (service::PushOptions::lease_margin, 2 s:
 // a lease is the callback's timeout plus the margin), so a call may still wait up to one second
 // for its start (a starved node, a target at its in-flight limit) before it is handed back.
 inline constexpr std::chrono::milliseconds kOutcomeReserve{1000};
