@@ -8,6 +8,11 @@
 
 namespace chronoq::app {
 
+// An attempt starts only while its lease covers its timeout and push::kOutcomeReserve after it;
+// the rest of the scheduler's margin is what a call may wait before it starts.
+static_assert(push::kOutcomeReserve < service::PushOptions{}.lease_margin,
+              "the lease margin must leave room after the outcome reserve");
+
 push::PushCall MakePushCall(const service::PushJob& job) {
   const core::Callback& cb = *job.callback;
   const core::Message shown = service::AsItsClientsSeeIt(job.message);
@@ -17,7 +22,8 @@ push::PushCall MakePushCall(const service::PushJob& job) {
   call.topic = r.topic;
   call.attempt = static_cast<int32_t>(r.retry);  // the lease counted this attempt
   call.timeout = cb.timeout;
-  // The store holds the message for this attempt until its ack deadline (the lease).
+  // The store holds the message for this attempt until its ack deadline (the lease); the call
+  // keeps push::kOutcomeReserve of it for the ack or nack (call.outcome_reserve's default).
   if (r.phase == core::Phase::kDelivered) call.lease_end = r.ack_deadline();
   switch (cb.type) {
     case core::CallbackType::kHttp:

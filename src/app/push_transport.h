@@ -25,7 +25,8 @@ class PusherTransport final : public service::PushTransport {
  public:
   // REQUIRES: `pusher` outlives this, and its clock (PusherOptions::clock) is the store's: each
   // call's lease_end is the taken message's ack deadline, so an attempt starts only while the
-  // lease still covers its timeout (else it is handed back untried, lease_short).
+  // lease still covers its timeout and the write of its outcome (push::kOutcomeReserve; else it
+  // is handed back untried, lease_short).
   explicit PusherTransport(push::Pusher* pusher) : pusher_(pusher) {}
   void Push(const service::PushJob& job, UniqueFunction<void(service::PushOutcome)> done) override;
 

@@ -107,16 +107,19 @@ TEST(PushTransportTest, AnAttemptIsNotStartedWhenItsLeaseWouldEndBeforeItsTimeou
   r.visible_at = clock.Now() + Millis(7'000) + r.retry_interval;
   EXPECT_EQ(MakePushCall(job).lease_end, clock.Now() + Millis(7'000));
 
-  clock.Advance(Millis(2'001));  // the node stalled between the take and the push
+  // The node stalled between the take and the push: the lease covers the call, but no longer
+  // the second kept to write its outcome (push::kOutcomeReserve), half the 2 s margin.
+  clock.Advance(Millis(1'001));
   service::PushOutcome out = PushOnce(transport, job);
   EXPECT_FALSE(out.ok);
   EXPECT_TRUE(out.busy);  // released: not an attempt
   EXPECT_TRUE(out.lease_short);
   EXPECT_EQ(out.error,
-            "push not attempted: its lease ends in 4999 ms, before the call's timeout of 5000 ms");
+            "push not attempted: its lease ends in 5999 ms, too soon for the call's timeout of "
+            "5000 ms and 1000 ms to write its outcome");
   EXPECT_EQ(receiver.RequestCount(), 0u);
 
-  clock.Set(clock.Now() - Millis(1));  // a stall of 2 s: the lease still covers the call
+  clock.Set(clock.Now() - Millis(1));  // a stall of 1 s: the lease covers call and outcome
   out = PushOnce(transport, job);
   EXPECT_TRUE(out.ok) << out.error;
   EXPECT_EQ(receiver.RequestCount(), 1u);

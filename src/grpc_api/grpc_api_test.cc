@@ -504,7 +504,9 @@ TEST_P(GrpcEnginesTest, AWaitingPullPastItsDeadlineTakesNothing) {
 }
 
 // One Consume stream on the client's callback API (no thread of its own): subscribes, counts
-// the messages it receives, never acks.
+// the messages it receives, never acks. gRPC calls into the reactor until OnDone, so destroying
+// it cancels the stream and waits for OnDone: a test whose ASSERT fails before the streams end
+// (the vector of consumers goes out of scope first) then fails without a use-after-free.
 class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::ConsumeResponse> {
  public:
   CountingConsumer(v1::DelayQueue::Stub* stub, int credit) {
@@ -515,6 +517,13 @@ class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::
     StartRead(&in_);
     StartCall();
   }
+  ~CountingConsumer() override {
+    ctx_.TryCancel();
+    base::MutexLock lock(mu_);
+    while (!done_) done_cv_.Wait(mu_);
+  }
+  CountingConsumer(const CountingConsumer&) = delete;
+  CountingConsumer& operator=(const CountingConsumer&) = delete;
   void OnReadDone(bool ok) override {
     if (!ok) return;
     received_.fetch_add(1);
@@ -524,6 +533,7 @@ class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::
     base::MutexLock lock(mu_);
     status_ = s;
     done_ = true;
+    done_cv_.SignalAll();
   }
   int received() const { return received_.load(); }
   void Cancel() { ctx_.TryCancel(); }
@@ -538,8 +548,9 @@ class CountingConsumer : public grpc::ClientBidiReactor<v1::ConsumeRequest, v1::
   v1::ConsumeResponse in_;
   std::atomic<int> received_{0};
   base::Mutex mu_;
-  grpc::Status status_;
-  bool done_ = false;
+  base::CondVar done_cv_;  // signalled by OnDone
+  grpc::Status status_ CQ_GUARDED_BY(mu_);
+  bool done_ CQ_GUARDED_BY(mu_) = false;
 };
 
 int ProcessThreads() {

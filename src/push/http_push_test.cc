@@ -324,14 +324,15 @@ TEST(HttpPushTest, ACallWhoseLeaseEndsBeforeItsTimeoutIsNotAttempted) {
   Pusher pusher({.clock = &clock});
   PushCall call = HttpCall(target.Url("/"));
   call.timeout = 1000ms;
+  call.outcome_reserve = 0ms;  // the timeout alone (the reserve: the next test)
   call.lease_end = clock.Now() + 999ms;
   PushOutcome out = PushAndWait(pusher, call);
   EXPECT_FALSE(out.ok);
   EXPECT_TRUE(out.busy);
   EXPECT_TRUE(out.lease_short);
   EXPECT_EQ(out.error,
-            "push not attempted: its lease ends in 999 ms, before the call's timeout "
-            "of 1000 ms");
+            "push not attempted: its lease ends in 999 ms, too soon for the call's timeout of "
+            "1000 ms and 0 ms to write its outcome");
   call.lease_end = clock.Now() - 5ms;
   out = PushAndWait(pusher, call);
   EXPECT_TRUE(out.lease_short);
@@ -339,6 +340,35 @@ TEST(HttpPushTest, ACallWhoseLeaseEndsBeforeItsTimeoutIsNotAttempted) {
   EXPECT_EQ(target.RequestCount(), 0u);
 
   call.lease_end = clock.Now() + 1000ms;  // exactly covers the call
+  out = PushAndWait(pusher, call);
+  EXPECT_TRUE(out.ok) << out.error;
+  EXPECT_FALSE(out.lease_short);
+  EXPECT_EQ(target.RequestCount(), 1u);
+}
+
+// A call that succeeds at the last moment of its timeout is acked after it: the lease must still
+// hold the message then, or another node may take it meanwhile and push it again. So a call
+// starts only while its lease also covers kOutcomeReserve (1 s) after its timeout, the default
+// of every call.
+TEST(HttpPushTest, ACallStartsOnlyWhenItsLeaseAlsoCoversTheWriteOfItsOutcome) {
+  HttpReceiver target(HttpReceiver::Options{});
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  Pusher pusher({.clock = &clock});
+  PushCall call = HttpCall(target.Url("/"));
+  EXPECT_EQ(call.outcome_reserve, kOutcomeReserve);
+  EXPECT_EQ(kOutcomeReserve, 1000ms);
+  call.timeout = 3000ms;
+  call.lease_end = clock.Now() + 3999ms;  // covers the call, but not its outcome's write
+  PushOutcome out = PushAndWait(pusher, call);
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.busy);
+  EXPECT_TRUE(out.lease_short);
+  EXPECT_EQ(out.error,
+            "push not attempted: its lease ends in 3999 ms, too soon for the call's timeout of "
+            "3000 ms and 1000 ms to write its outcome");
+  EXPECT_EQ(target.RequestCount(), 0u);
+
+  call.lease_end = clock.Now() + 4000ms;  // exactly the call and the reserve
   out = PushAndWait(pusher, call);
   EXPECT_TRUE(out.ok) << out.error;
   EXPECT_FALSE(out.lease_short);
@@ -356,14 +386,14 @@ TEST(HttpPushTest, AQueuedCallWhoseLeaseRanShortWhileItWaitedIsHandedBack) {
   pusher.Push(first, tally.Done());  // no lease: holds the only slot for 300 ms
   PushCall short_lease = HttpCall(target.Url("/"), "short");
   short_lease.timeout = 1000ms;
-  short_lease.lease_end = clock.Now() + 3000ms;
+  short_lease.lease_end = clock.Now() + 4000ms;  // the call and its reserve, and 2 s to spare
   pusher.Push(short_lease, tally.Done());
   PushCall long_lease = HttpCall(target.Url("/"), "long");
   long_lease.timeout = 1000ms;
   long_lease.lease_end = clock.Now() + 10'000ms;
   pusher.Push(long_lease, tally.Done());
   ASSERT_EQ(pusher.Queued(target.HostPort()), 2);
-  clock.Advance(2500ms);  // "short" now has 500 ms of lease left, "long" 7,500
+  clock.Advance(2500ms);  // "short" now has 1,500 ms of lease left, "long" 7,500
 
   ASSERT_TRUE(tally.Wait(3, 30s));
   std::vector<PushOutcome> outcomes = tally.outcomes();
@@ -373,8 +403,9 @@ TEST(HttpPushTest, AQueuedCallWhoseLeaseRanShortWhileItWaitedIsHandedBack) {
     if (o.lease_short) {
       ++handed_back;
       EXPECT_TRUE(o.busy);
-      EXPECT_EQ(o.error.rfind("push not attempted: its lease ends in 500 ms, before the call's "
-                              "timeout of 1000 ms (waited ",
+      EXPECT_EQ(o.error.rfind("push not attempted: its lease ends in 1500 ms, too soon for the "
+                              "call's timeout of 1000 ms and 1000 ms to write its outcome "
+                              "(waited ",
                               0),
                 0u)
           << o.error;

@@ -59,6 +59,10 @@ Status ValidatePushCall(const PushCall& call) {
     return InvalidArgument(
         fmt::format("callback timeout must be at least 1 ms, got {} ms", call.timeout.count()));
   }
+  if (call.outcome_reserve.count() < 0) {
+    return InvalidArgument(fmt::format("push outcome_reserve must not be negative, got {} ms",
+                                       call.outcome_reserve.count()));
+  }
   switch (call.kind) {
     case Kind::kHttp: {
       HttpUrl u;

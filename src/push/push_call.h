@@ -25,6 +25,19 @@ namespace chronoq::push {
 
 enum class Kind { kHttp, kGrpc, kKafka };
 
+// How much of a message's lease an attempt leaves, after its timeout, for writing its outcome
+// (PushCall::outcome_reserve): a call that succeeds at the last moment of its timeout is acked
+// by the scheduler after it, and the ack must land before the lease ends, or another node may
+// take the message meanwhile and push it again without any failure. The write is one storage
+// call (a RocksDB group commit or a Redis round trip: milliseconds), but it may wait behind the
+// topic's previous outcome write, a slow fsync, a Redis write's wait for its replicas or a
+// failover, and on Redis another node judges the lease's end by its own clock, which may run
+// ahead of this node's. One second covers all of that with room; it is half the scheduler's
+// lease margin (service::PushOptions::lease_margin, 2 s:
+// a lease is the callback's timeout plus the margin), so a call may still wait up to one second
+// for its start (a starved node, a target at its in-flight limit) before it is handed back.
+inline constexpr std::chrono::milliseconds kOutcomeReserve{1000};
+
 // "http", "grpc", "kafka".
 std::string_view KindName(Kind kind);
 
@@ -38,11 +51,16 @@ struct PushCall {
   // limit is not counted. At least 1 ms.
   std::chrono::milliseconds timeout{5000};
   // The end of the lease the store holds the message by for this attempt, on the Pusher's clock
-  // (PusherOptions::clock). The call starts only while now + timeout <= lease_end, when it is
-  // admitted and again when it leaves its target's queue; otherwise it is answered busy and
-  // lease_short without an attempt, so an attempt never outlives its lease (after which another
-  // attempt, on this node or another, may push the message too). kTimeMax: no lease.
+  // (PusherOptions::clock). The call starts only while now + timeout + outcome_reserve <=
+  // lease_end, when it is admitted and again when it leaves its target's queue; otherwise it is
+  // answered busy and lease_short without an attempt. So an attempt never outlives its lease,
+  // and its outcome (the ack of a success) still has outcome_reserve to reach the store before
+  // the lease ends: after that another attempt, on this node or another, may push the message
+  // too. kTimeMax: no lease.
   TimePoint lease_end = kTimeMax;
+  // The part of the lease kept, after the call's timeout, for writing the attempt's outcome (see
+  // lease_end and kOutcomeReserve).
+  std::chrono::milliseconds outcome_reserve = kOutcomeReserve;
 
   // kHttp: "http[s]://host[:port][/path][?query]".
   std::string url;

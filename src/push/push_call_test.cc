@@ -84,6 +84,11 @@ TEST(PushCallTest, ValidatesEachKindsFields) {
   c.msg_id = "m";
   c.timeout = std::chrono::milliseconds(0);
   EXPECT_EQ(ValidatePushCall(c).message(), "callback timeout must be at least 1 ms, got 0 ms");
+  c.timeout = std::chrono::milliseconds(5);
+  c.outcome_reserve = std::chrono::milliseconds(-1);
+  EXPECT_EQ(ValidatePushCall(c).message(), "push outcome_reserve must not be negative, got -1 ms");
+  c.outcome_reserve = std::chrono::milliseconds(0);
+  EXPECT_TRUE(ValidatePushCall(c).ok());
 
   PushCall g;
   g.kind = Kind::kGrpc;

@@ -44,15 +44,19 @@ struct Record {
 };
 using RecordPtr = std::shared_ptr<Record>;
 
-// Why `call` must not start at `now` (its lease ends before its timeout would); empty when it
-// may start.
+// Why `call` must not start at `now` (its lease ends before its timeout and the reserve for its
+// outcome would); empty when it may start.
 std::string LeaseTooShort(const PushCall& call, TimePoint now) {
-  if (call.lease_end == kTimeMax || SaturatingAdd(now, call.timeout) <= call.lease_end) return {};
+  if (call.lease_end == kTimeMax ||
+      SaturatingAdd(SaturatingAdd(now, call.timeout), call.outcome_reserve) <= call.lease_end) {
+    return {};
+  }
   const int64_t left = (call.lease_end - now).count();
   if (left <= 0) return fmt::format("push not attempted: its lease ended {} ms ago", -left);
   return fmt::format(
-      "push not attempted: its lease ends in {} ms, before the call's timeout of {} ms", left,
-      call.timeout.count());
+      "push not attempted: its lease ends in {} ms, too soon for the call's timeout of {} ms and "
+      "{} ms to write its outcome",
+      left, call.timeout.count(), call.outcome_reserve.count());
 }
 
 PushOutcome LeaseShortOutcome(std::string sentence) {

@@ -9,8 +9,9 @@
 //   answered at once with busy=true ("target 127.0.0.1:9 busy: 64 pushes in flight, 1024
 //   queued"). A target that hangs or black-holes therefore holds only its own slots, each for at
 //   most its call's timeout, and never the threads or slots of other targets. A call whose lease
-//   (PushCall::lease_end) would end before its timeout, when it is admitted or when it leaves
-//   the queue, is answered busy and lease_short without an attempt.
+//   (PushCall::lease_end) would end before its timeout and the reserve for writing its outcome
+//   (PushCall::outcome_reserve), when it is admitted or when it leaves the queue, is answered
+//   busy and lease_short without an attempt.
 //   HTTP(S): Boost.Beast client (TLS through OpenSSL, server certificate and host name
 //   verified), keep-alive connection pool per host:port (one pool per I/O thread),
 //   a reused connection that turns out closed is retried once on a fresh one. gRPC: a generic

@@ -58,7 +58,8 @@ void PushMetrics::Render(metrics::TextWriter& w) const {
            "push attempts by callback kind (http, grpc, kafka) and outcome (ok: delivered; error: "
            "failed, retried after the retry interval; busy: the target's queue was full, not "
            "counted as an attempt; lease_short: not started because the message's lease would "
-           "have ended before the call's timeout, handed back, not counted as an attempt)",
+           "have ended before the call's timeout and the write of its outcome, handed back, not "
+           "counted as an attempt)",
            MetricType::kCounter);
   for (int k = 0; k < kKinds; ++k) {
     const std::string_view kind = core::CallbackTypeName(static_cast<core::CallbackType>(k));

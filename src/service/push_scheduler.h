@@ -106,7 +106,10 @@ class PushObserver {
 struct PushOptions {
   int32_t max_in_flight = 1024;  // pushes at once, over every topic
   int32_t take_batch = 100;      // most messages one take asks for
-  Millis lease_margin{2'000};    // a lease is the callback's timeout plus this
+  // A lease is the callback's timeout plus this. The transport keeps part of it for writing the
+  // outcome (push::kOutcomeReserve, 1 s, in the app's transport); the rest is how long a call
+  // may wait to start (a starved node, a target at its in-flight limit) before it is released.
+  Millis lease_margin{2'000};
 };
 
 class PushScheduler {

@@ -7,6 +7,7 @@
 #include "core/scope.h"
 #include "core/validation.h"
 #include "metrics/exposition.h"
+#include "service/session.h"  // MaskCallbackHeaders
 
 namespace chronoq::service {
 namespace {
@@ -66,7 +67,10 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   if (!m.has_value()) return done(m.error());
   backend_->Send(std::move(*m), [this, topic = std::move(topic),
                                  done = std::move(done)](Result<backend::Sent> res) mutable {
-    if (res.has_value()) recorder_.Sent(res->message.record.topic);
+    if (res.has_value()) {
+      recorder_.Sent(res->message.record.topic);
+      MaskCallbackHeaders(res->message);  // the answer's callback as clients see it
+    }
     if (!res.has_value()) recorder_.Refused(topic, res.error());
     done(std::move(res));
   });
@@ -120,7 +124,11 @@ void QueueService::Pull(PullRequest req, Callback<Result<Messages>> done) {
   if (!spec.has_value()) return done(spec.error());
   backend_->Pull(backend::PullRequest{std::move(spec->topic), spec->batch, spec->ack_timeout},
                  [this, done = std::move(done)](Result<Messages> res) mutable {
-                   if (res.has_value()) recorder_.Delivered(*res, /*long_poll=*/false);
+                   if (res.has_value()) {
+                     recorder_.Delivered(*res, /*long_poll=*/false);
+                     for (core::Message& m : *res)
+                       MaskCallbackHeaders(m);  // dead letters keep theirs
+                   }
                    done(std::move(res));
                  });
 }
@@ -138,7 +146,10 @@ LongPollTicket QueueService::LongPoll(LongPollRequest req, std::function<bool()>
           : options_.defaults.long_polling_timeout;
   return waiters_.Park(std::move(*spec), std::move(alive),
                        [this, done = std::move(done)](Result<Messages> res) mutable {
-                         if (res.has_value()) recorder_.Delivered(*res, /*long_poll=*/true);
+                         if (res.has_value()) {
+                           recorder_.Delivered(*res, /*long_poll=*/true);
+                           for (core::Message& m : *res) MaskCallbackHeaders(m);
+                         }
                          done(std::move(res));
                        });
 }

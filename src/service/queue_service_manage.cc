@@ -9,6 +9,7 @@
 
 #include "core/validation.h"
 #include "service/queue_service.h"
+#include "service/session.h"  // MaskCallbackHeaders
 
 namespace chronoq::service {
 namespace {
@@ -82,6 +83,7 @@ void QueueService::SendBatch(SendBatchRequest req,
         for (size_t k = 0; k < where.size(); ++k) {
           Result<backend::Sent>& sent = (*res)[k];
           if (sent.has_value() && !sent->existing) recorder_.Sent(sent->message.record.topic);
+          if (sent.has_value()) MaskCallbackHeaders(sent->message);
           if (!sent.has_value()) recorder_.Refused(topic, sent.error());
           (*results)[where[k]] = std::move(sent);
         }

@@ -114,19 +114,22 @@ Callback<T> CleanedIn(const std::string& ns, Callback<T> done) {
     return done(std::move(in));                 \
   }
 
+// Send, SendBatch, Pull and LongPoll: the service masks callback header values where it builds
+// these answers (QueueService::Send), so only names remain to map here, and in the unnamed
+// namespace `done` goes to the service as it is: no wrapper, no heap allocation per answer.
 void Session::Send(SendRequest req, Callback<Result<backend::Sent>> done) const {
   CQ_SESSION_IN("topic", req.topic);
   service_->Send(std::move(req),
-                 ShownIn(ns_, std::move(done), [s = *this](Result<backend::Sent>& r) {
-                   if (r.has_value()) s.Out(r->message);
+                 MappedIn(ns_, std::move(done), [s = *this](Result<backend::Sent>& r) {
+                   if (r.has_value()) s.Named(r->message);
                  }));
 }
 
 void Session::Pull(PullRequest req, Callback<Result<Messages>> done) const {
   CQ_SESSION_IN("topic", req.topic);
-  service_->Pull(std::move(req), ShownIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
+  service_->Pull(std::move(req), MappedIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
                    if (r.has_value()) {
-                     for (core::Message& m : *r) s.Out(m);
+                     for (core::Message& m : *r) s.Named(m);
                    }
                  }));
 }
@@ -138,9 +141,9 @@ LongPollTicket Session::LongPoll(LongPollRequest req, std::function<bool()> aliv
     return nullptr;
   }
   return service_->LongPoll(std::move(req), std::move(alive),
-                            ShownIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
+                            MappedIn(ns_, std::move(done), [s = *this](Result<Messages>& r) {
                               if (r.has_value()) {
-                                for (core::Message& m : *r) s.Out(m);
+                                for (core::Message& m : *r) s.Named(m);
                               }
                             }));
 }
@@ -155,10 +158,10 @@ void Session::SendBatch(SendBatchRequest req,
   CQ_SESSION_IN("topic", req.topic);
   service_->SendBatch(
       std::move(req),
-      ShownIn(ns_, std::move(done), [s = *this](Result<std::vector<Result<backend::Sent>>>& r) {
+      MappedIn(ns_, std::move(done), [s = *this](Result<std::vector<Result<backend::Sent>>>& r) {
         if (!r.has_value()) return;
         for (Result<backend::Sent>& item : *r) {
-          if (item.has_value()) s.Out(item->message);
+          if (item.has_value()) s.Named(item->message);
           Clean(s.ns(), item);
         }
       }));

@@ -9,7 +9,9 @@
 //     it becomes the internal name ScopedTopic(ns, name);
 //   - out: a message's push callback shows its header names, each value "***" (values often
 //     carry the target's credentials), in every namespace: getMsg/Get, listMsg/List, pull, long
-//     poll, Consume, and the send/update answers. Only listMsg export=true (admin; `chronoq
+//     poll, Consume, and the send/update answers (the send and pull answers, the hot paths, are
+//     masked by QueueService where it builds them, so that the session wraps them only to map
+//     names, and not at all in the unnamed namespace). Only listMsg export=true (admin; `chronoq
 //     export` restores the real values: ListRequest::reveal_callback_headers) and push
 //     deliveries (AsItsClientsSeeIt) carry the real values (docs/security.md "Push callbacks");
 //   - out: every topic name in an answer (a message's topic and dead-letter source, topic infos,

@@ -150,5 +150,46 @@ TEST_P(SessionMaskingTest, SendGetAndListAnswerMaskedValuesWhileTheStoreKeepsThe
   EXPECT_EQ((*again.value)->record.callback->headers, kMasked);
 }
 
+// The send and pull answers are masked where the service builds them (the session adds no
+// wrapper of its own to them in the unnamed namespace): a batch's items and a long poll's
+// messages too, in client names.
+TEST_P(SessionMaskingTest, SendBatchAndLongPollAnswerMaskedValues) {
+  SendBatchRequest batch;
+  batch.topic = "t";
+  for (const char* id : {"b1", "b2"}) {
+    SendRequest r;
+    r.msg_id = id;
+    r.msg = "m";
+    r.delay_millis = 0;
+    r.callback = HttpCallback(kReal);
+    batch.msgs.push_back(std::move(r));
+  }
+  Got<Result<std::vector<Result<backend::Sent>>>> sent;
+  session_.SendBatch(std::move(batch), sent.Cb());
+  ASSERT_TRUE(sent.value && sent.value->has_value());
+  ASSERT_EQ((*sent.value)->size(), 2u);
+  for (const Result<backend::Sent>& item : **sent.value) {
+    ASSERT_TRUE(item.has_value()) << item.error().ToString();
+    EXPECT_EQ(item->message.record.callback->headers, kMasked);
+    EXPECT_EQ(item->message.record.topic, "t");
+  }
+
+  LongPollRequest poll;
+  poll.pull = PullRequest{"t", 10, {}};
+  poll.timeout_millis = 1'000;
+  Got<Result<Messages>> polled;
+  session_.LongPoll(std::move(poll), nullptr, polled.Cb());
+  if (!polled.value) sched_.Advance(Millis(1'000));
+  ASSERT_TRUE(polled.value && polled.value->has_value());
+  ASSERT_EQ((*polled.value)->size(), 2u);
+  for (const core::Message& m : **polled.value) {
+    EXPECT_EQ(m.record.callback->headers, kMasked);
+    EXPECT_EQ(m.record.topic, "t");
+  }
+  backend::ListPage page = List(true);  // stored as given
+  ASSERT_EQ(page.messages.size(), 2u);
+  EXPECT_EQ(page.messages[0].record.callback->headers, kReal);
+}
+
 }  // namespace
 }  // namespace chronoq::service

@@ -58,7 +58,7 @@ void MemKv::IndexErase(Family& f, Slot& slot) { f.index.erase(slot.pos); }
 
 void MemKv::EnsureOrdered(Family& f) {
   if (f.ordered) return;
-  for (Table& table : f.tables) {
+  for (Table& table : f.tables.all()) {
     for (auto it = table.begin(); it != table.end(); ++it) IndexInsert(f, it);
   }
   f.ordered = true;
@@ -157,7 +157,7 @@ std::vector<std::pair<std::string, int64_t>> MemKv::Stats() {
     size_t n = 0;
     {
       base::MutexLock lock(f.mu);
-      for (const Table& table : f.tables) n += table.size();
+      for (const Table& table : f.tables.all()) n += table.size();
     }
     out.emplace_back(std::string("keys_") + std::string(CfName(static_cast<Cf>(i))),
                      static_cast<int64_t>(n));

@@ -5,8 +5,9 @@
 //
 // Layout. Each column family has its own mutex and a hash map from key to value, so that point
 // reads, overwrites and deletes cost O(1) and no key comparisons. The hash map is cut into kParts
-// tables by key hash (as base::SplitHashMap): growing one rehashes 1/kParts of the family's keys,
-// where a single table rehashed all of them at each doubling, under the family's lock and the
+// tables by key hash (base::SplitParts, as in base::SplitHashMap, whose interface has no lookup by
+// string_view, no iteration and no key addresses): growing one rehashes 1/kParts of the family's
+// keys, where a single table rehashed all of them at each doubling, under the family's lock and the
 // engine's shard lock (10-40 ms at 40k-80k messages: every send, pull and ack of the shard
 // waited; docs/benchmarks.md, "Consume tail"). The bytewise-ordered index that
 // scans need (a std::map of string_views of the hash map's keys) is built on the first Scan of
@@ -24,6 +25,7 @@
 #include <unordered_map>
 
 #include "base/mutex.h"
+#include "base/split_hash_map.h"
 #include "base/thread_annotations.h"
 #include "storage/kv.h"
 
@@ -61,14 +63,13 @@ class MemKv final : public KvStore {
   static constexpr size_t kParts = 256;  // a power of two
   struct Family {
     base::Mutex mu;
-    std::array<Table, kParts> tables CQ_GUARDED_BY(mu);  // a key's: TableOf
-    Index index CQ_GUARDED_BY(mu);                       // string_views of the tables' keys
+    base::SplitParts<Table, kParts> tables CQ_GUARDED_BY(mu);  // a key's: TableOf
+    Index index CQ_GUARDED_BY(mu);                             // string_views of the tables' keys
     bool ordered CQ_GUARDED_BY(mu) = false;
   };
 
-  // The table of `key` (the hash's high bits: each table's buckets use all of them).
   static Table& TableOf(Family& f, std::string_view key) CQ_REQUIRES(f.mu) {
-    return f.tables[(Hash{}(key) >> 20) & (kParts - 1)];
+    return f.tables.Of(key);
   }
   static void IndexInsert(Family& f, Table::iterator it) CQ_REQUIRES(f.mu);
   static void IndexErase(Family& f, Slot& slot) CQ_REQUIRES(f.mu);
