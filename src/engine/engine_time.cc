@@ -36,9 +36,11 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
   size_t loaded = 0;
   int64_t unknown = 0;
   bool stopped = false;
-  // A vis value holds no payload: the payloads of a chunk are read here, in one batched read,
-  // ahead of their due time, so that their delivery reads none (a held payload is at most
-  // kHeldPayloadBytes; a larger one, or one that cannot be read now, is read at the pull).
+  // A vis value holds no payload: the payloads of a step's first `load_chunk` messages are read
+  // here, in one batched read, ahead of their due time, so that their delivery reads none (a held
+  // payload is at most kHeldPayloadBytes; a larger one, one that cannot be read now, or one of
+  // the messages already due loaded beyond the chunk, is read at the pull). The step holds the
+  // topic's shard lock: the chunk bounds it (docs/benchmarks.md, "Fifth session: bursts").
   std::vector<MessageRecord> chunk;
   auto hold = [&] {
     std::vector<std::string> ids;
@@ -54,7 +56,6 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
     }
     chunk.clear();
   };
-  const size_t read_chunk = std::max<size_t>(1, std::min<size_t>(options_.load_chunk, 4096));
   Status s = store_->ScanVis(t.name(), storage::VisKind::kPending, cursor.t, cursor.seq, target,
                              [&](MessageRecord&& rec) {
                                if (loaded >= options_.load_chunk && rec.visible_at > now) {
@@ -62,9 +63,13 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
                                  return false;
                                }
                                cursor = IndexKey{rec.visible_at, rec.seq + 1};
-                               chunk.push_back(std::move(rec));
-                               if (chunk.size() >= read_chunk) hold();
+                               if (loaded < options_.load_chunk) {
+                                 chunk.push_back(std::move(rec));
+                               } else if (!t.LoadFar(std::move(rec), t.processed())) {
+                                 ++unknown;
+                               }
                                ++loaded;
+                               if (loaded == options_.load_chunk) hold();
                                return true;
                              });
   if (!chunk.empty()) hold();
