@@ -56,7 +56,7 @@ struct EngineOptions {
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
   // Pending messages due later than now + horizon stay on disk, counted but not held in memory.
   Millis memory_horizon{60'000};
-  // Far messages loaded per step, with their payloads (a step holds the shard lock: about 10 ms
+  // Far messages loaded per step, with their payloads (a step holds the shard lock: about 12 ms
   // per 1,024 at 1M waiting messages on this project's 2-core host; docs/benchmarks.md).
   size_t load_chunk = 1024;
   // purgeTopic (engine_topics.cc): messages deleted per shard-lock hold and per write, and the
