@@ -56,7 +56,9 @@ struct EngineOptions {
   Millis topic_inactive{1'800'000};  // topic-inactive-millis
   // Pending messages due later than now + horizon stay on disk, counted but not held in memory.
   Millis memory_horizon{60'000};
-  size_t load_chunk = 4096;  // far messages loaded per step
+  // Far messages loaded per step, with their payloads (a step holds the shard lock: about 12 ms
+  // per 1,024 at 1M waiting messages on this project's 2-core host; docs/benchmarks.md).
+  size_t load_chunk = 1024;
   // purgeTopic (engine_topics.cc): messages deleted per shard-lock hold and per write, and the
   // pause after each chunk, as a multiple of the time the chunk took (1: the purge works at most
   // half of the time, leaving the committer and the cores to other topics in between).

@@ -191,6 +191,29 @@ TEST_P(EngineFailureTest, FailedReadDuringPullDeliversNothing) {
   ExpectConsistentWithStore();
 }
 
+// A far message's payload is read when it is loaded, half a horizon before it is due, so that
+// its delivery reads none (a burst of far messages drains without payload reads); a payload
+// larger than a held record keeps is still read at the pull.
+TEST_P(EngineFailureTest, AFarMessageLoadedAsItComesNearHoldsItsPayload) {
+  MustSend("t", "far", 5 * kMin);
+  MustSend("t", "big", 5 * kMin, 3'600'000, 10, kStoredPayload);
+  ASSERT_EQ(engine_->TEST_Tiers("t").far, 2);
+  sched_.Advance(Millis(5 * kMin - 2'000));  // loaded by the topic's timer
+  ASSERT_EQ(engine_->TEST_Tiers("t").far, 0);
+  sched_.Advance(Millis(2'000));
+  faulty_->FailNextReads(1);
+  std::vector<core::Message> first = MustPull("t");  // reads nothing
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].record.msg_id, "far");
+  EXPECT_EQ(first[0].record.payload, "body-far");
+  EXPECT_FALSE(b_->Pull("t", 1, Millis(30'000)).has_value());  // the read of big's payload
+  faulty_->FailNextReads(0);
+  std::vector<core::Message> second = MustPull("t");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].record.payload, kStoredPayload);
+  ExpectConsistentWithStore();
+}
+
 TEST_P(EngineFailureTest, WhatEndedBeforeAFailedReadIsStillStored) {
   MustSend("t", "short", 0, /*ttl_ms=*/1'000);
   MustSend("t", "long", 0, 3'600'000, 10, kStoredPayload);

@@ -36,6 +36,26 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
   size_t loaded = 0;
   int64_t unknown = 0;
   bool stopped = false;
+  // A vis value holds no payload: the payloads of a step's first `load_chunk` messages are read
+  // here, in one batched read, ahead of their due time, so that their delivery reads none (a held
+  // payload is at most kHeldPayloadBytes; a larger one, one that cannot be read now, or one of
+  // the messages already due loaded beyond the chunk, is read at the pull). The step holds the
+  // topic's shard lock: the chunk bounds it (docs/benchmarks.md, "Fifth session: bursts").
+  std::vector<MessageRecord> chunk;
+  auto hold = [&] {
+    std::vector<std::string> ids;
+    ids.reserve(chunk.size());
+    for (const MessageRecord& r : chunk) ids.push_back(r.msg_id);
+    Result<std::vector<std::optional<std::string>>> payloads = store_->GetPayloads(t.name(), ids);
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      MessageRecord& r = chunk[i];
+      if (payloads.has_value() && (*payloads)[i] && (*payloads)[i]->size() <= kHeldPayloadBytes) {
+        r.payload = std::move(*(*payloads)[i]);
+      }
+      if (!t.LoadFar(std::move(r), t.processed())) ++unknown;
+    }
+    chunk.clear();
+  };
   Status s = store_->ScanVis(t.name(), storage::VisKind::kPending, cursor.t, cursor.seq, target,
                              [&](MessageRecord&& rec) {
                                if (loaded >= options_.load_chunk && rec.visible_at > now) {
@@ -43,10 +63,16 @@ Status Engine::LoadNear(Topic& t, TimePoint now, bool* more) {
                                  return false;
                                }
                                cursor = IndexKey{rec.visible_at, rec.seq + 1};
-                               if (!t.LoadFar(std::move(rec), t.processed())) ++unknown;
+                               if (loaded < options_.load_chunk) {
+                                 chunk.push_back(std::move(rec));
+                               } else if (!t.LoadFar(std::move(rec), t.processed())) {
+                                 ++unknown;
+                               }
                                ++loaded;
+                               if (loaded == options_.load_chunk) hold();
                                return true;
                              });
+  if (!chunk.empty()) hold();
   if (!s.ok()) return s;
   // The histogram and the visibility index are written in the same batches, so they agree;
   // should they not, trust the index rather than wait for messages that are not there.

@@ -171,24 +171,33 @@ void LongPollWaiters::Kick(const std::string& topic, bool news) {
 
 void LongPollWaiters::Drain(const std::string& topic) {
   for (;;) {
-    std::shared_ptr<Waiter> w;
+    // The parked requests at the head, in their order, up to kMaxPullPerDrain messages in all,
+    // are served by one pull (one store write for all of them), as long as they ask for the same
+    // ack timeout (the first request is always served).
+    Claimed claimed;
     std::vector<std::pair<std::shared_ptr<Waiter>, base::TimerId>> gone;
+    size_t want = 0;
     {
       base::MutexLock lock(mu_);
       TopicQueue& q = topics_[topic];
       q.rekick = false;
       while (!q.waiters.empty()) {
         std::shared_ptr<Waiter> head = q.waiters.front();
+        const size_t batch = static_cast<size_t>(std::max(1, head->req.batch));
+        if (!claimed.empty() && (want + batch > kMaxPullPerDrain ||
+                                 head->req.ack_timeout != claimed.front()->req.ack_timeout)) {
+          break;
+        }
         q.waiters.pop_front();
         if (head->alive && !head->alive()) {
           gone.emplace_back(head, MarkDone(*head));  // client left: take nothing for it
           continue;
         }
         head->state = Waiter::State::kClaimed;
-        w = std::move(head);
-        break;
+        want += batch;
+        claimed.push_back(std::move(head));
       }
-      if (!w) {
+      if (claimed.empty()) {
         q.draining = false;
         EraseIfIdle(topic);
       }
@@ -197,7 +206,7 @@ void LongPollWaiters::Drain(const std::string& topic) {
       if (timer != 0) scheduler_->Cancel(timer);
       Finish(g, Messages{});
     }
-    if (!w) return;
+    if (claimed.empty()) return;
 
     // The pull may complete inline or on another thread; whichever side comes second handles it,
     // so inline completions loop here instead of recursing.
@@ -206,67 +215,85 @@ void LongPollWaiters::Drain(const std::string& topic) {
       std::optional<Result<Messages>> result;
     };
     auto step = std::make_shared<Step>();
-    backend_->Pull(backend::PullRequest{topic, w->req.batch, w->req.ack_timeout},
-                   [this, step, w, topic](Result<Messages> r) {
+    std::optional<Millis> ack_timeout = claimed.front()->req.ack_timeout;
+    auto shared_claimed = std::make_shared<Claimed>(std::move(claimed));
+    backend_->Pull(backend::PullRequest{topic, static_cast<int32_t>(want), ack_timeout},
+                   [this, step, shared_claimed, topic](Result<Messages> r) {
                      step->result.emplace(std::move(r));
                      if (step->state.exchange(1) == 2) {
-                       if (OnPulled(topic, w, std::move(*step->result))) Drain(topic);
+                       if (OnPulled(topic, *shared_claimed, std::move(*step->result))) {
+                         Drain(topic);
+                       }
                      }
                    });
     if (step->state.exchange(2) != 1) return;  // completes asynchronously
-    if (!OnPulled(topic, w, std::move(*step->result))) return;
+    if (!OnPulled(topic, *shared_claimed, std::move(*step->result))) return;
   }
 }
 
-bool LongPollWaiters::OnPulled(const std::string& topic, const std::shared_ptr<Waiter>& w,
+bool LongPollWaiters::OnPulled(const std::string& topic, const Claimed& claimed,
                                Result<Messages> result) {
-  const bool got = result.has_value() && !result->empty();
-  if (!result.has_value() || got) {
-    // A full batch may have left more behind. A short one took everything consumable at that
-    // moment: the drain goes on only if news came meanwhile. A backend error stops it; other
-    // requests wait for the next wake-up or their timeout.
-    const bool full = got && result->size() >= static_cast<size_t>(std::max(1, w->req.batch));
-    bool again = full;
-    base::TimerId timer;
-    {
-      base::MutexLock lock(mu_);
-      timer = MarkDone(*w);
-      if (!full) {
-        TopicQueue& q = topics_[topic];
-        again = got && q.rekick && !q.waiters.empty();
-        if (!again) {
-          q.draining = false;
-          EraseIfIdle(topic);
-        }
-      }
+  // Who gets what: the messages in order, each request up to its batch; a backend error goes to
+  // the first request alone (it stops the drain; the others wait for the next wake-up or their
+  // timeout, as every parked request does).
+  std::vector<Result<Messages>> answers;
+  answers.reserve(claimed.size());
+  bool full = result.has_value();
+  if (!result.has_value()) {
+    answers.emplace_back(std::move(result).error());
+  } else if (claimed.size() == 1) {
+    full = !result->empty() &&
+           result->size() >= static_cast<size_t>(std::max(1, claimed.front()->req.batch));
+    answers.push_back(std::move(result));
+  } else {
+    Messages& all = *result;
+    size_t next = 0;
+    for (const std::shared_ptr<Waiter>& w : claimed) {
+      const size_t batch = static_cast<size_t>(std::max(1, w->req.batch));
+      const size_t n = std::min(batch, all.size() - next);
+      full = full && n == batch;
+      Messages mine(std::make_move_iterator(all.begin() + static_cast<ptrdiff_t>(next)),
+                    std::make_move_iterator(all.begin() + static_cast<ptrdiff_t>(next + n)));
+      next += n;
+      answers.emplace_back(std::move(mine));
     }
-    if (timer != 0) scheduler_->Cancel(timer);
-    Finish(w, std::move(result));
-    return again;
   }
-  // Nothing ready: the request goes back to the head unless its time is up.
-  bool answer = false;
+  const bool got = answers.front().has_value() && !answers.front()->empty();
+  // A request answered: with messages, or with the error; the others of a short pull got
+  // nothing and go back to the head, in their order, unless their time is up.
+  auto answered = [&](size_t i) {
+    return i < answers.size() && (!answers[i].has_value() || !answers[i]->empty());
+  };
   bool again;
-  base::TimerId timer = 0;
+  std::vector<std::pair<size_t, base::TimerId>> finish;  // index into claimed, timer
   {
     base::MutexLock lock(mu_);
     TopicQueue& q = topics_[topic];
-    if (w->expired || shutdown_) {
-      timer = MarkDone(*w);
-      answer = true;
-    } else {
-      w->state = Waiter::State::kParked;
-      w->pos = q.waiters.insert(q.waiters.begin(), w);
+    auto back = q.waiters.begin();  // where the next request put back goes
+    for (size_t i = 0; i < claimed.size(); ++i) {
+      Waiter& w = *claimed[i];
+      if (answered(i)) {
+        finish.emplace_back(i, MarkDone(w));
+      } else if (w.expired || shutdown_) {
+        finish.emplace_back(i, MarkDone(w));
+      } else {
+        w.state = Waiter::State::kParked;
+        w.pos = q.waiters.insert(back, claimed[i]);
+        back = std::next(w.pos);
+      }
     }
-    again = q.rekick && !q.waiters.empty();
+    // A full pull may have left more behind. A short one took everything consumable at that
+    // moment: the drain goes on only if news came meanwhile. A backend error stops it.
+    again = full || (got && q.rekick && !q.waiters.empty()) ||
+            (!got && answers.front().has_value() && q.rekick && !q.waiters.empty());
     if (!again) {
       q.draining = false;
       EraseIfIdle(topic);
     }
   }
-  if (answer) {
+  for (auto& [i, timer] : finish) {
     if (timer != 0) scheduler_->Cancel(timer);
-    Finish(w, Messages{});
+    Finish(claimed[i], answered(i) ? std::move(answers[i]) : Result<Messages>(Messages{}));
   }
   return again;
 }

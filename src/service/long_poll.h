@@ -2,9 +2,11 @@
 // (API.md section 4). It listens to the backend's ReadyListener: when a topic may have
 // consumable messages it pulls on behalf of the first parked request of that topic, answers it
 // with what it got, and goes on with the next while messages keep coming; the first request that
-// gets nothing stays parked at the head. One drain runs per topic at a time, so one message goes
-// to one request. Before taking messages for a request it checks that the client is still
-// connected. Timeouts are Scheduler timers (fake-clock friendly); nothing polls.
+// gets nothing stays parked at the head. The requests at the head are served together by one
+// pull (their batches added up, the messages handed out in their order), so a burst drained for
+// N waiting consumers costs one store write per N batches. One drain runs per topic at a time, so
+// one message goes to one request. Before taking messages for a request it checks that the client
+// is still connected. Timeouts are Scheduler timers (fake-clock friendly); nothing polls.
 //
 // Concurrency: all methods are thread-safe. Pulls run on the thread that woke the topic (an
 // HTTP thread after a send or nack, the scheduler thread at a trigger time); `done` callbacks run
@@ -71,6 +73,9 @@ class LongPollWaiters final : public backend::ReadyListener {
   void Shutdown() CQ_EXCLUDES(mu_);
 
   static constexpr Millis kRecheckEvery{5'000};
+  // The parked requests at a topic's head are served by one pull of up to this many messages in
+  // all (their batches added up; the first request whatever its batch): one store write for all.
+  static constexpr size_t kMaxPullPerDrain = 1000;
 
   // Requests parked or being served.
   size_t parked() const { return parked_.load(); }
@@ -89,8 +94,10 @@ class LongPollWaiters final : public backend::ReadyListener {
   // `news`: called for the backend's news (OnReady), which the safety net counts.
   void Kick(const std::string& topic, bool news = false) CQ_EXCLUDES(mu_);
   void Drain(const std::string& topic) CQ_EXCLUDES(mu_);
-  // Handles the pull made for `w`; true when the drain should go on with the next request.
-  bool OnPulled(const std::string& topic, const std::shared_ptr<Waiter>& w,
+  // Requests claimed by a drain for one pull, in their queue order.
+  using Claimed = std::vector<std::shared_ptr<Waiter>>;
+  // Handles the pull made for `claimed`; true when the drain should go on with the next requests.
+  bool OnPulled(const std::string& topic, const Claimed& claimed,
                 Result<std::vector<core::Message>> result) CQ_EXCLUDES(mu_);
   // Timeout (cancel_timer=false) or client gone (true).
   void Expire(const std::shared_ptr<Waiter>& w, bool cancel_timer) CQ_EXCLUDES(mu_);

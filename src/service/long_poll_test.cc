@@ -72,6 +72,69 @@ TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce)
   EXPECT_EQ(waiters.parked(), 0u);
 }
 
+// The requests parked at a topic's head are served by one pull, their batches added up, the
+// messages handed out in their order; those a short pull leaves without messages stay at the
+// head in their order. A request asking another ack timeout is pulled for on its own.
+TEST(LongPollWaitersTest, RequestsAtTheHeadAreServedByOnePullInTheirOrder) {
+  base::ManualClock clock(kT0);
+  base::ManualScheduler sched(&clock);
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters(&fake, &clock, &sched);
+  fake.SetReadyListener(&waiters);
+  for (int i = 1; i <= 5; ++i) {
+    fake.Send(
+        core::NewMessage{"t", "m" + std::to_string(i), "x", Millis(3'600'000), Millis(60'000), 0},
+        [](Result<backend::Sent>) {});
+  }
+  std::vector<std::vector<std::string>> got(4);
+  std::vector<int> answers(4, 0);
+  auto park = [&](int i, Millis ack_timeout) {
+    waiters.Park(PollSpec{"t", 2, ack_timeout, Millis(60'000)}, nullptr,
+                 [&, i](Result<std::vector<core::Message>> r) {
+                   ++answers[i];
+                   ASSERT_TRUE(r.has_value());
+                   for (const core::Message& m : *r) got[i].push_back(m.record.msg_id);
+                 });
+  };
+  park(0, Millis(30'000));
+  park(1, Millis(30'000));
+  park(2, Millis(30'000));
+  park(3, Millis(20'000));  // another ack timeout
+  auto pulls = [&] {
+    std::vector<backend::PullRequest> out;
+    for (const auto& c : fake.calls()) {
+      if (c.op == "pull") out.push_back(c.pull);
+    }
+    return out;
+  };
+  const size_t before = pulls().size();
+
+  // Three messages become consumable at once (one piece of news).
+  fake.SetReadyListener(nullptr);
+  for (int i = 1; i <= 3; ++i) fake.MakeReady("t", "m" + std::to_string(i));
+  fake.SetReadyListener(&waiters);
+  waiters.OnReady("t");
+  std::vector<backend::PullRequest> p = pulls();
+  ASSERT_EQ(p.size(), before + 1);  // one pull for the first three requests
+  EXPECT_EQ(p.back().batch, 6);
+  EXPECT_EQ(p.back().ack_timeout, Millis(30'000));
+  EXPECT_EQ(got[0], (std::vector<std::string>{"m1", "m2"}));
+  EXPECT_EQ(got[1], std::vector<std::string>{"m3"});
+  EXPECT_EQ(answers[2], 0);  // nothing for it: still parked, at the head
+  EXPECT_EQ(answers[3], 0);
+  EXPECT_EQ(waiters.parked(), 2u);
+
+  fake.MakeReady("t", "m4");  // the third request is first
+  EXPECT_EQ(got[2], std::vector<std::string>{"m4"});
+  fake.MakeReady("t", "m5");  // then the fourth, pulled for with its own ack timeout
+  EXPECT_EQ(got[3], std::vector<std::string>{"m5"});
+  EXPECT_EQ(pulls().back().ack_timeout, Millis(20'000));
+  EXPECT_EQ(pulls().back().batch, 2);
+  EXPECT_EQ(answers, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(waiters.parked(), 0u);
+  fake.SetReadyListener(nullptr);
+}
+
 // Waiters on a fake backend holding one WAITING message, "m" of topic "t".
 class OneWaitingMessageTest : public ::testing::Test {
  protected:
