@@ -48,7 +48,7 @@ struct DeadlineClock {
   using rep = duration::rep;
   using period = duration::period;
   using time_point = std::chrono::time_point<DeadlineClock>;
-  static constexpr bool is_steady = true;
+  [[maybe_unused]] static constexpr bool is_steady = true;  // a Clock requirement
   static time_point now() {
     timespec ts{};
     ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
