@@ -147,63 +147,37 @@ GrpcRequestCheck::Use GrpcRequestCheck::Field(std::string_view name, std::string
     malformed_ = true;
     return Use::kNone;
   }
-  // By length first: one comparison per field.
   if (name.front() == ':') {
     uint8_t bit = 0;
-    switch (name.size()) {
-      case 5:
-        if (name == ":path" && !value.empty()) bit = kPath;
-        break;
-      case 7:
-        if (name == ":method") {
-          bit = kMethod;
-          post_ = value == "POST";
-          if (!post_) bad_method_ = value;
-        } else if (name == ":scheme") {
-          bit = kScheme;
-        }
-        break;
-      case 10:
-        if (name == ":authority") bit = kAuthority;
-        break;
-      default:
-        break;
+    if (name == ":path") {
+      bit = value.empty() ? 0 : kPath;
+    } else if (name == ":method") {
+      bit = kMethod;
+      post_ = value == "POST";
+      if (!post_) bad_method_ = value;
+    } else if (name == ":scheme") {
+      bit = kScheme;
+    } else if (name == ":authority") {
+      bit = kAuthority;
     }
     malformed_ = malformed_ || regular_ || bit == 0 || (pseudo_ & bit) != 0;
     pseudo_ |= bit;
     return bit == kPath ? Use::kPath : Use::kNone;
   }
   regular_ = true;
-  switch (name.size()) {
-    case 2:
-      if (name == "te" && !EqualsIgnoreCase(value, "trailers")) malformed_ = true;
-      break;
-    case 7:
-      if (name == "upgrade") malformed_ = true;
-      break;
-    case 10:
-      if (name == "connection" || name == "keep-alive") malformed_ = true;
-      break;
-    case 12:
-      if (name == "content-type") {
-        content_type_ = true;
-        grpc_ = IsGrpcContentType(value);
-        if (!grpc_) bad_content_ = value;
-      } else if (name == "grpc-timeout") {
-        return Use::kGrpcTimeout;
-      }
-      break;
-    case 13:
-      if (name == "authorization") return Use::kAuthorization;
-      break;
-    case 16:
-      if (name == "proxy-connection") malformed_ = true;
-      break;
-    case 17:
-      if (name == "transfer-encoding") malformed_ = true;
-      break;
-    default:
-      break;
+  if (name == "content-type") {
+    content_type_ = true;
+    grpc_ = IsGrpcContentType(value);
+    if (!grpc_) bad_content_ = value;
+  } else if (name == "grpc-timeout") {
+    return Use::kGrpcTimeout;
+  } else if (name == "authorization") {
+    return Use::kAuthorization;
+  } else if (name == "te") {
+    malformed_ = malformed_ || !EqualsIgnoreCase(value, "trailers");
+  } else if (name == "connection" || name == "keep-alive" || name == "proxy-connection" ||
+             name == "transfer-encoding" || name == "upgrade") {
+    malformed_ = true;
   }
   return Use::kNone;
 }

@@ -70,8 +70,9 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
     if (res.has_value()) {
       recorder_.Sent(res->message.record.topic);
       MaskCallbackHeaders(res->message);  // the answer's callback as clients see it
+    } else {
+      recorder_.Refused(topic, res.error());
     }
-    if (!res.has_value()) recorder_.Refused(topic, res.error());
     done(std::move(res));
   });
 }
@@ -119,16 +120,19 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
   return m;
 }
 
+// Delivered messages as a pull's or a long poll's answer shows them: counted, callback header
+// values masked.
+void QueueService::Shown(Messages& delivered, bool long_poll) {
+  recorder_.Delivered(delivered, long_poll);
+  for (core::Message& m : delivered) MaskCallbackHeaders(m);
+}
+
 void QueueService::Pull(PullRequest req, Callback<Result<Messages>> done) {
   Result<PollSpec> spec = CheckPull(req, options_);
   if (!spec.has_value()) return done(spec.error());
   backend_->Pull(backend::PullRequest{std::move(spec->topic), spec->batch, spec->ack_timeout},
                  [this, done = std::move(done)](Result<Messages> res) mutable {
-                   if (res.has_value()) {
-                     recorder_.Delivered(*res, /*long_poll=*/false);
-                     for (core::Message& m : *res)
-                       MaskCallbackHeaders(m);  // dead letters keep theirs
-                   }
+                   if (res.has_value()) Shown(*res, /*long_poll=*/false);
                    done(std::move(res));
                  });
 }
@@ -146,10 +150,7 @@ LongPollTicket QueueService::LongPoll(LongPollRequest req, std::function<bool()>
           : options_.defaults.long_polling_timeout;
   return waiters_.Park(std::move(*spec), std::move(alive),
                        [this, done = std::move(done)](Result<Messages> res) mutable {
-                         if (res.has_value()) {
-                           recorder_.Delivered(*res, /*long_poll=*/true);
-                           for (core::Message& m : *res) MaskCallbackHeaders(m);
-                         }
+                         if (res.has_value()) Shown(*res, /*long_poll=*/true);
                          done(std::move(res));
                        });
 }

@@ -190,6 +190,8 @@ class QueueService {
   Status CheckRef(const MessageRef& ref) const;
   // The checked message of a send (topic aside), or the first error.
   Result<core::NewMessage> CheckSend(SendRequest req, const std::string& topic) const;
+  // Delivered messages as a pull's or a long poll's answer shows them (counted, masked).
+  void Shown(Messages& delivered, bool long_poll);
 
   TopicConfigView ViewOf(const std::string& topic, const core::TopicConfig& stored) const;
 
