@@ -7,7 +7,7 @@
 #include "core/scope.h"
 #include "core/validation.h"
 #include "metrics/exposition.h"
-#include "service/session.h"  // MaskCallbackHeaders
+#include "service/masking.h"
 
 namespace chronoq::service {
 namespace {

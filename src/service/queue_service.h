@@ -91,7 +91,7 @@ class QueueService {
 
   // Stores a message, or answers the in-life one with the same msgId (Sent::existing).
   // Send, SendBatch, Pull and LongPoll answer callback header values masked
-  // (MaskCallbackHeaders, service/session.h): no caller needs the real ones there, and masking
+  // (MaskCallbackHeaders, service/masking.h): no caller needs the real ones there, and masking
   // where the answer is built spares Session a wrapper of its own per answer.
   void Send(SendRequest req, Callback<Result<backend::Sent>> done);
   // Delivers up to `batch` consumable messages now (an empty list when none is).

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "core/validation.h"
+#include "service/masking.h"
 #include "service/queue_service.h"
-#include "service/session.h"  // MaskCallbackHeaders
 
 namespace chronoq::service {
 namespace {

@@ -2,6 +2,7 @@
 
 #include "core/scope.h"
 #include "core/validation.h"
+#include "service/masking.h"
 
 namespace chronoq::service {
 
@@ -21,14 +22,6 @@ void Session::Out(std::string& topic) const {
   if (std::optional<std::string_view> t = core::ClientTopic(ns_, topic)) {
     if (t->size() != topic.size()) topic = std::string(*t);
   }
-}
-
-void MaskCallbackHeaders(core::Message& m) {
-  // The callback is shared, immutable (core::CallbackRef): the answer gets a masked copy.
-  if (!m.record.callback || m.record.callback->headers.empty()) return;
-  core::Callback shown = *m.record.callback;
-  for (auto& header : shown.headers) header.second = core::kMaskedHeaderValue;
-  m.record.callback = core::CallbackRef(std::move(shown));
 }
 
 void Session::Out(core::Message& m) const {

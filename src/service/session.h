@@ -84,10 +84,6 @@ class Session {
   std::string ns_;  // "" : the unnamed namespace
 };
 
-// Replaces each header value of the message's callback by core::kMaskedHeaderValue (what a client
-// reading a message sees of them), names kept.
-void MaskCallbackHeaders(core::Message& m);
-
 // The message as the clients of its own namespace know it: a scoped topic's client name (and its
 // dead letter's source topic), never the internal "ns\x1Ftopic". For what the server sends on
 // its own, outside any session: push deliveries.

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "service/masking.h"
 #include "tests/testutil/fake_backend.h"
 
 namespace chronoq::service {
