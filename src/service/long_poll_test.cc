@@ -22,18 +22,26 @@ namespace {
 
 const TimePoint kT0 = FromEpochMs(1'700'000'000'000);
 
+// Waiters on a fake backend, listening to it; what is still parked is answered at the end.
+class LongPollWaitersTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake.SetReadyListener(&waiters); }
+  void TearDown() override {
+    waiters.Shutdown();
+    fake.SetReadyListener(nullptr);
+  }
+  base::ManualClock clock{kT0};
+  base::ManualScheduler sched{&clock};
+  testutil::FakeBackend fake;
+  LongPollWaiters waiters{&fake, &clock, &sched};
+};
+
 // Regression: Park read the request's state after releasing the lock, to tell "parked" from
 // "answered at once". By then a drain on another thread could have claimed the request, so the
 // read raced with the drain's writes (ThreadSanitizer reported it); and when it saw the drain's
 // "answered", Park answered again, moving the callback out while the drain's answer might still
 // be doing the same (a double call or a double free at worst).
-TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce) {
-  base::ManualClock clock(kT0);
-  base::ManualScheduler sched(&clock);
-  testutil::FakeBackend fake;
-  LongPollWaiters waiters(&fake, &clock, &sched);
-  fake.SetReadyListener(&waiters);
-
+TEST_F(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce) {
   constexpr int kRequests = 2000;
   std::vector<std::atomic<int>> answers(kRequests);
   std::vector<std::atomic<size_t>> received(kRequests);
@@ -75,12 +83,7 @@ TEST(LongPollWaitersTest, RequestsParkedWhileAnotherThreadDrainsAreAnsweredOnce)
 // The requests parked at a topic's head are served by one pull, their batches added up, the
 // messages handed out in their order; those a short pull leaves without messages stay at the
 // head in their order. A request asking another ack timeout is pulled for on its own.
-TEST(LongPollWaitersTest, RequestsAtTheHeadAreServedByOnePullInTheirOrder) {
-  base::ManualClock clock(kT0);
-  base::ManualScheduler sched(&clock);
-  testutil::FakeBackend fake;
-  LongPollWaiters waiters(&fake, &clock, &sched);
-  fake.SetReadyListener(&waiters);
+TEST_F(LongPollWaitersTest, RequestsAtTheHeadAreServedByOnePullInTheirOrder) {
   for (int i = 1; i <= 5; ++i) {
     fake.Send(
         core::NewMessage{"t", "m" + std::to_string(i), "x", Millis(3'600'000), Millis(60'000), 0},
@@ -132,25 +135,16 @@ TEST(LongPollWaitersTest, RequestsAtTheHeadAreServedByOnePullInTheirOrder) {
   EXPECT_EQ(pulls().back().batch, 2);
   EXPECT_EQ(answers, (std::vector<int>{1, 1, 1, 1}));
   EXPECT_EQ(waiters.parked(), 0u);
-  fake.SetReadyListener(nullptr);
 }
 
-// Waiters on a fake backend holding one WAITING message, "m" of topic "t".
-class OneWaitingMessageTest : public ::testing::Test {
+// The same, the fake backend holding one WAITING message, "m" of topic "t".
+class OneWaitingMessageTest : public LongPollWaitersTest {
  protected:
   void SetUp() override {
-    fake.SetReadyListener(&waiters);
+    LongPollWaitersTest::SetUp();
     fake.Send(core::NewMessage{"t", "m", "x", Millis(3'600'000), Millis(60'000), 0},
               [](Result<backend::Sent>) {});
   }
-  void TearDown() override {
-    waiters.Shutdown();
-    fake.SetReadyListener(nullptr);
-  }
-  base::ManualClock clock{kT0};
-  base::ManualScheduler sched{&clock};
-  testutil::FakeBackend fake;
-  LongPollWaiters waiters{&fake, &clock, &sched};
 };
 
 // Regression: news that came while the topic's only parked request was claimed by a pull in
