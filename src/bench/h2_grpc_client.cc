@@ -223,9 +223,10 @@ struct GrpcH2Loop::Conn {
   void Pump(H2Stream* s) {
     while (!s->end_sent) {
       const size_t left = s->out.size() - s->out_pos;
-      const auto n = static_cast<size_t>(
-          std::min<int64_t>({static_cast<int64_t>(left), static_cast<int64_t>(max_frame),
-                             send_window, s->send_window}));
+      // (A window may be below 0 after the server lowered INITIAL_WINDOW_SIZE.)
+      const auto n = static_cast<size_t>(std::max<int64_t>(
+          0, std::min<int64_t>({static_cast<int64_t>(left), static_cast<int64_t>(max_frame),
+                                send_window, s->send_window})));
       if (n == 0 && (left > 0 || !s->last)) return;
       const bool end = s->last && n == left;
       AppendFrameHeader(&out, n, kData, end ? kEndStream : 0, s->id);
