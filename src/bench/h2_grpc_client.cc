@@ -145,6 +145,18 @@ struct GrpcH2Loop::Conn {
   size_t table_bytes = 0;
   size_t table_max = 4096;
   bool table_update = false;  // a size update is due at the start of the next header block
+  // The last request's header block when every field of it was indexed (the table unchanged):
+  // the next call to the same path sends the same bytes.
+  std::string sent_path;
+  std::string sent_block;
+  bool sent_valid = false;
+  // Header blocks of indexed fields only (which leave the decoder's table as it is) seen since
+  // the table last changed, and their fields: the same bytes again are not decoded again.
+  struct Seen {
+    std::string block;
+    std::vector<std::pair<std::string, std::string>> fields;
+  };
+  std::vector<Seen> seen;
   // Reading: bytes short of a whole frame, and a header block awaiting its CONTINUATION.
   std::string in;
   std::string block;
@@ -201,6 +213,7 @@ struct GrpcH2Loop::Conn {
     if (index && table_bytes + bytes <= table_max) {
       table.push_back({std::string(name), std::string(value)});
       table_bytes += bytes;
+      sent_valid = false;                        // the indexes of the entries before it moved
       AppendHpackInt(out, 0x40, 6, name_index);  // literal with incremental indexing
     } else {
       AppendHpackInt(out, index ? 0x00 : 0x10, 4, name_index);  // without / never indexed
@@ -278,6 +291,28 @@ struct GrpcH2Loop::Conn {
   // block), its fields to the call. False on a compression error.
   bool OnBlock(const uint8_t* p, size_t len) {
     H2Stream* s = Find(block_id);
+    const std::string_view bytes(reinterpret_cast<const char*>(p), len);
+    // Indexed fields only (each a byte 0x80-0xfe): the table stays as it is.
+    const bool indexed = std::all_of(bytes.begin(), bytes.end(), [](char c) {
+      return (static_cast<uint8_t>(c) & 0x80) != 0 && static_cast<uint8_t>(c) != 0xff;
+    });
+    if (indexed) {
+      for (const Seen& seen_block : seen) {
+        if (seen_block.block != bytes) continue;
+        if (s != nullptr) {
+          for (const auto& [n, v] : seen_block.fields) OnField(s, n, v);
+        }
+        if (block_end) RemoteEnd(block_id);
+        return true;
+      }
+    } else {
+      seen.clear();  // the decoder's table may change
+    }
+    Seen* keep = nullptr;
+    if (indexed && seen.size() < 4) {
+      seen.push_back({std::string(bytes), {}});
+      keep = &seen.back();
+    }
     for (;;) {
       nghttp2_nv nv;
       int flags = 0;
@@ -285,9 +320,11 @@ struct GrpcH2Loop::Conn {
       if (used < 0) return false;
       p += used;
       len -= static_cast<size_t>(used);
-      if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0 && s != nullptr) {
-        OnField(s, std::string_view(reinterpret_cast<const char*>(nv.name), nv.namelen),
-                std::string_view(reinterpret_cast<const char*>(nv.value), nv.valuelen));
+      if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0) {
+        const std::string_view n(reinterpret_cast<const char*>(nv.name), nv.namelen);
+        const std::string_view v(reinterpret_cast<const char*>(nv.value), nv.valuelen);
+        if (s != nullptr) OnField(s, n, v);
+        if (keep != nullptr) keep->fields.emplace_back(n, v);
       }
       if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) break;
       if (used == 0 && (flags & NGHTTP2_HD_INFLATE_EMIT) == 0) return false;
@@ -344,6 +381,7 @@ struct GrpcH2Loop::Conn {
               table.erase(table.begin());
             }
             table_update = true;
+            sent_valid = false;
           }
           break;
         case 3:  // MAX_CONCURRENT_STREAMS
@@ -544,17 +582,28 @@ int32_t GrpcH2Loop::Start(int conn, std::string_view path, std::string_view mess
   // after the first call (authorization never indexed).
   const size_t at = c.out.size();
   AppendFrameHeader(&c.out, 0, kHeaders, kEndHeaders, s->id);
-  if (c.table_update) {
-    AppendHpackInt(&c.out, 0x20, 5, c.table_max);
-    c.table_update = false;
+  if (c.sent_valid && !c.table_update && path == c.sent_path) {
+    c.out.append(c.sent_block);
+  } else {
+    const bool update = c.table_update;
+    if (update) {
+      AppendHpackInt(&c.out, 0x20, 5, c.table_max);
+      c.table_update = false;
+    }
+    const size_t from = c.out.size();
+    c.sent_valid = !update;                    // until a field is inserted in the table (Encode)
+    c.out.push_back(static_cast<char>(0x83));  // :method POST
+    c.out.push_back(static_cast<char>(ep_.tls ? 0x87 : 0x86));  // :scheme https / http
+    c.Encode(&c.out, 4, ":path", path);
+    c.Encode(&c.out, 1, ":authority", authority_);
+    c.Encode(&c.out, 31, "content-type", "application/grpc");
+    c.Encode(&c.out, 0, "te", "trailers");
+    if (!authorization_.empty()) c.Encode(&c.out, 23, "authorization", authorization_, false);
+    if (c.sent_valid) {
+      c.sent_path.assign(path);
+      c.sent_block.assign(c.out, from);
+    }
   }
-  c.out.push_back(static_cast<char>(0x83));                   // :method POST
-  c.out.push_back(static_cast<char>(ep_.tls ? 0x87 : 0x86));  // :scheme https / http
-  c.Encode(&c.out, 4, ":path", path);
-  c.Encode(&c.out, 1, ":authority", authority_);
-  c.Encode(&c.out, 31, "content-type", "application/grpc");
-  c.Encode(&c.out, 0, "te", "trailers");
-  if (!authorization_.empty()) c.Encode(&c.out, 23, "authorization", authorization_, false);
   const size_t block = c.out.size() - at - 9;
   if (block > c.max_frame) {  // not in one frame: a path or token beyond any real one
     c.out.resize(at);
