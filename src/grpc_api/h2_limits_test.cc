@@ -189,6 +189,22 @@ std::map<uint32_t, StreamEnd> Streams(const std::string& bytes) {
   return out;
 }
 
+// What the server sent on `*c` once each of streams `ids` has ended or been reset (or 5 s passed).
+std::map<uint32_t, StreamEnd> AwaitEnds(testutil::RawConnection* c,
+                                        const std::vector<uint32_t>& ids) {
+  std::map<uint32_t, StreamEnd> got;
+  for (auto end = std::chrono::steady_clock::now() + seconds(5);
+       std::chrono::steady_clock::now() < end;) {
+    c->ReadFor(milliseconds(50));
+    got = Streams(c->received());
+    if (std::all_of(ids.begin(), ids.end(),
+                    [&](uint32_t id) { return got[id].ended || got[id].reset != UINT32_MAX; })) {
+      break;
+    }
+  }
+  return got;
+}
+
 class H2LimitsTest : public ::testing::Test {
  protected:
   H2LimitsTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
@@ -411,17 +427,9 @@ TEST_F(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnection
              Frame(kData, kEndStream, id, std::string(5, '\0'));
   }
   ASSERT_TRUE(c.Send(bytes).ok());
-  std::map<uint32_t, StreamEnd> got;
-  for (auto end = std::chrono::steady_clock::now() + seconds(5);
-       std::chrono::steady_clock::now() < end;) {
-    c.ReadFor(milliseconds(50));
-    got = Streams(c.received());
-    bool all = true;
-    for (const auto& [id, fields] : requests) {
-      all = all && (got[id].ended || got[id].reset != UINT32_MAX);
-    }
-    if (all) break;
-  }
+  std::vector<uint32_t> ids;
+  for (const auto& [id, fields] : requests) ids.push_back(id);
+  std::map<uint32_t, StreamEnd> got = AwaitEnds(&c, ids);
   // Malformed (RFC 9113 section 8.1.1): RST_STREAM PROTOCOL_ERROR, no answer.
   for (uint32_t id = 1; id <= 19; id += 2) {
     EXPECT_EQ(got[id].reset, kProtocolError) << "stream " << id;
@@ -501,15 +509,9 @@ TEST_F(H2LimitsTest, BadHeaderNamesAndDataThatDisagreesWithContentLengthAreProto
     }
   }
   ASSERT_TRUE(c.Send(bytes).ok());
-  std::map<uint32_t, StreamEnd> got;
-  for (auto end = std::chrono::steady_clock::now() + seconds(5);
-       std::chrono::steady_clock::now() < end;) {
-    c.ReadFor(milliseconds(50));
-    got = Streams(c.received());
-    bool all = true;
-    for (const auto& r : requests) all = all && (got[r.id].ended || got[r.id].reset != UINT32_MAX);
-    if (all) break;
-  }
+  std::vector<uint32_t> ids;
+  for (const auto& r : requests) ids.push_back(r.id);
+  std::map<uint32_t, StreamEnd> got = AwaitEnds(&c, ids);
   for (uint32_t id = 1; id <= 19; id += 2) {
     EXPECT_EQ(got[id].reset, kProtocolError) << "stream " << id;
     EXPECT_TRUE(got[id].fields.empty()) << "stream " << id;
