@@ -18,7 +18,7 @@ namespace {
 constexpr uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kPushPromise = 5,
                   kPing = 6, kGoaway = 7, kWindowUpdate = 8, kContinuation = 9;
 constexpr uint8_t kEndStream = 1, kAck = 1, kEndHeaders = 4, kPadded = 8, kPriority = 0x20;
-constexpr uint32_t kNoError = 0, kCancel = 8;
+constexpr uint32_t kCancel = 8;  // RST_STREAM's error code
 constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 // The windows this side opens: the answers (Consume's messages) flow without waiting for
 // WINDOW_UPDATEs; half of a window consumed is given back.
