@@ -13,6 +13,11 @@
 #   GRPC=grpc++ or GRPC=nghttp2 ...                 (gRPC Send on that grpc-engine instead of
 #                                                     HTTP sendMsg; CALLS=N: calls in flight on
 #                                                     each connection)
+#   CACHESIM=1 ...                                  (also callgrind's cache and branch simulation:
+#                                                     the busiest thread's events per send, I1mr
+#                                                     and D1mr the L1 misses, Bcm and Bim the
+#                                                     mispredicted conditional and indirect
+#                                                     branches)
 #   TOPIC=t SERVER_ARGS=--config=f.toml ...          (the topic of both runs, default "cg": a fresh
 #                                                     random topic per run moved the figure by about
 #                                                     4k with where it sorts; extra server flags:
@@ -35,7 +40,7 @@ command -v valgrind >/dev/null || { echo "callgrind-send: valgrind is not instal
 work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$work"/cg.* "$KEEP"/ 2>/dev/null; rm -rf "$work"' EXIT
 
-valgrind --tool=callgrind --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
+valgrind --tool=callgrind ${CACHESIM:+--cache-sim=yes --branch-sim=yes} --separate-threads=yes --compress-strings=no --compress-pos=no --callgrind-out-file="$work/cg.%p" "$BIN" serve --listen=127.0.0.1:0 \
   --storage="$STORAGE" --data-dir="$work/data" --http-threads=1 --log-level=warn ${GRPC:+--grpc-engine=$GRPC} --grpc-listen=${GRPC:+127.0.0.1:0} ${SERVE_FLAGS:-} ${SERVER_ARGS:-} \
   >"$work/out" 2>"$work/err" &
 pid=$!
@@ -51,10 +56,11 @@ dump() {  # writes the counts since the last dump, one file per thread: cg.<pid>
   callgrind_control -d "$pid" >/dev/null 2>&1
   sleep 0.5
 }
+counts_of() {  # the instructions of one thread's dump file
+  sed -n 's/^summary: \([0-9]*\).*/\1/p;s/^totals: \([0-9]*\).*/\1/p' "$1" | head -1
+}
 counts() {  # the instructions of each thread in dump number $1
-  for f in "$work"/cg.*."$1"-*; do
-    sed -n 's/^summary: \([0-9]*\).*/\1/p;s/^totals: \([0-9]*\).*/\1/p' "$f" | head -1
-  done
+  for f in "$work"/cg.*."$1"-*; do counts_of "$f"; done
 }
 
 "$BIN" bench --server="$server" --no-progress --topic="${TOPIC:-cg}" produce --count="$N1" --connections="${CONNECTIONS:-1}" \
@@ -66,5 +72,10 @@ dump
 all=$(counts 2 | awk '{s += $1} END {printf "%.0f", s}')
 busiest=$(counts 2 | sort -n | tail -1)
 [ -n "${VERBOSE:-}" ] && counts 2 | awk -v n="$N2" '{printf "  thread: %d per send\n", $1 / n}'
+if [ -n "${CACHESIM:-}" ]; then  # the busiest thread's dump: every event per send
+  f=$(for g in "$work"/cg.*.2-*; do echo "$(counts_of "$g") $g"; done | sort -n | tail -1 | cut -d' ' -f2)
+  sed -n 's/^events: //p' "$f" | head -1
+  sed -n 's/^summary: //p;s/^totals: //p' "$f" | head -1 | awk -v n="$N2" '{for (i = 1; i <= NF; i++) printf "%.1f ", $i / n; print ""}'
+fi
 echo "instructions per send: $((all / N2)) in all threads, $((busiest / N2)) in the busiest" \
   "($STORAGE, ${GRPC:+gRPC $GRPC, }$BIN, $N2 sends)"

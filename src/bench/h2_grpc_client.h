@@ -1,11 +1,14 @@
-// GrpcH2Loop: the bench's own gRPC client, HTTP/2 on nghttp2's client sessions (h2c, or over
-// TLS with ALPN h2 when the endpoint is https), driven from one thread with epoll like LoadLoop:
+// GrpcH2Loop: the bench's own gRPC client, HTTP/2 (RFC 9113) framed here, h2c or over TLS with
+// ALPN h2 when the endpoint is https, driven from one thread with epoll like LoadLoop:
 // many connections, many calls in flight on each (HTTP/2 streams). A call is HEADERS (POST, the
 // method's path, content-type application/grpc, te: trailers, authorization when given), then
 // length-prefixed messages; answers arrive as DATA frames of length-prefixed messages, then
-// grpc-status in the trailers. Messages are bytes here (the caller serializes them); nghttp2's
-// types stay in the .cc file. Cheap per call (one read and one write per readable connection,
-// HPACK's indexed headers), so that on a small machine the server, not the client, is measured.
+// grpc-status in the trailers. Messages are bytes here (the caller serializes them). Cheap per
+// call, so that on a small machine the server, not the client, is measured: one read and one
+// write per readable connection; the request's header fields indexed in HPACK's dynamic table
+// after the first call, as gRPC's own clients do (a call's HEADERS is then 6 bytes; nghttp2's
+// encoder never indexes :path); the answers' header blocks decoded by nghttp2's HPACK decoder
+// (in the .cc file only).
 //
 // Thread-safety: a GrpcH2Loop and its calls belong to the thread that calls Run().
 #pragma once
@@ -70,7 +73,7 @@ class GrpcH2Loop {
   // Calls started and not closed, over all connections.
   int64_t open_calls() const { return open_calls_; }
 
-  struct Conn;  // one connection and its nghttp2 session (in the .cc file)
+  struct Conn;  // one connection: its frames, HPACK tables and open calls (in the .cc file)
 
  private:
   void Flush(Conn& c);
@@ -84,7 +87,6 @@ class GrpcH2Loop {
   std::vector<std::unique_ptr<Conn>> conns_;
   int64_t connection_errors_ = 0;
   int64_t open_calls_ = 0;
-  friend struct H2Callbacks;
 };
 
 }  // namespace chronoq::bench

@@ -189,6 +189,22 @@ std::map<uint32_t, StreamEnd> Streams(const std::string& bytes) {
   return out;
 }
 
+// What the server sent on `*c` once each of streams `ids` has ended or been reset (or 5 s passed).
+std::map<uint32_t, StreamEnd> AwaitEnds(testutil::RawConnection* c,
+                                        const std::vector<uint32_t>& ids) {
+  std::map<uint32_t, StreamEnd> got;
+  for (auto end = std::chrono::steady_clock::now() + seconds(5);
+       std::chrono::steady_clock::now() < end;) {
+    c->ReadFor(milliseconds(50));
+    got = Streams(c->received());
+    if (std::all_of(ids.begin(), ids.end(),
+                    [&](uint32_t id) { return got[id].ended || got[id].reset != UINT32_MAX; })) {
+      break;
+    }
+  }
+  return got;
+}
+
 class H2LimitsTest : public ::testing::Test {
  protected:
   H2LimitsTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
@@ -411,17 +427,9 @@ TEST_F(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnection
              Frame(kData, kEndStream, id, std::string(5, '\0'));
   }
   ASSERT_TRUE(c.Send(bytes).ok());
-  std::map<uint32_t, StreamEnd> got;
-  for (auto end = std::chrono::steady_clock::now() + seconds(5);
-       std::chrono::steady_clock::now() < end;) {
-    c.ReadFor(milliseconds(50));
-    got = Streams(c.received());
-    bool all = true;
-    for (const auto& [id, fields] : requests) {
-      all = all && (got[id].ended || got[id].reset != UINT32_MAX);
-    }
-    if (all) break;
-  }
+  std::vector<uint32_t> ids;
+  for (const auto& [id, fields] : requests) ids.push_back(id);
+  std::map<uint32_t, StreamEnd> got = AwaitEnds(&c, ids);
   // Malformed (RFC 9113 section 8.1.1): RST_STREAM PROTOCOL_ERROR, no answer.
   for (uint32_t id = 1; id <= 19; id += 2) {
     EXPECT_EQ(got[id].reset, kProtocolError) << "stream " << id;
@@ -444,6 +452,71 @@ TEST_F(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnection
   EXPECT_EQ(got[27].fields["grpc-message"], ":method must be POST, not \"GET\"");
   // The others are served (ListTopics: OK in the trailers after the answer's DATA).
   for (uint32_t id = 29; id <= 39; id += 2) {
+    EXPECT_EQ(got[id].fields[":status"], "200") << "stream " << id;
+    EXPECT_EQ(got[id].fields["grpc-status"], "0") << "stream " << id;
+    EXPECT_TRUE(got[id].ended) << "stream " << id;
+  }
+  EXPECT_FALSE(Has(Parse(c.received()), kGoaway));
+  EXPECT_TRUE(Call().ok());
+}
+
+// Also nghttp2's checks once (RFC 9113 sections 8.1.1 and 8.2.1): a field name's characters
+// (no uppercase letter, only tchar) and a request's DATA against its content-length.
+TEST_F(H2LimitsTest, BadHeaderNamesAndDataThatDisagreesWithContentLengthAreProtocolErrors) {
+  Start(GrpcOptions{});
+  testutil::RawConnection c;
+  Open(&c);
+  const std::string path = "/chronoq.v1.DelayQueue/ListTopics";
+  auto plus = [&](std::vector<std::pair<std::string, std::string>> extra) {
+    auto f = GrpcFields(path);
+    f.insert(f.end(), extra.begin(), extra.end());
+    return f;
+  };
+  const std::string message(5, '\0');  // an empty ListTopicsRequest, framed
+  struct Request {
+    uint32_t id;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::vector<std::string> data;  // its DATA frames, the last with END_STREAM
+  };
+  const std::vector<Request> requests = {
+      {1, plus({{"Content-Type", "application/grpc"}}), {message}},
+      {3, plus({{"x-Trace", "1"}}), {message}},
+      {5, plus({{"x trace", "1"}}), {message}},
+      {7, plus({{"x(trace)", "1"}}), {message}},
+      {9, plus({{"content-length", "4"}}), {message}},   // DATA past it
+      {11, plus({{"content-length", "6"}}), {message}},  // DATA short of it
+      {13,
+       plus({{"content-length", "5"}}),
+       {std::string(3, '\0'), std::string(3, '\0')}},  // past it, 2nd frame
+      {15, plus({{"content-length", "5"}}), {}},       // no DATA at all
+      {17, plus({{"content-length", "five"}}), {message}},
+      {19, plus({{"content-length", "5"}, {"content-length", "5"}}), {message}},
+      // Served: the fields gRPC's clients send, and a content-length that agrees.
+      {21, plus({{"content-length", "5"}}), {message}},
+      {23, plus({{"content-length", "5"}}), {std::string(2, '\0'), std::string(3, '\0')}},
+      {25,
+       plus({{"user-agent", "grpc-python/1.66.1 grpc-c/43.0.0 (linux; chttp2)"},
+             {"grpc-accept-encoding", "identity,deflate,gzip"},
+             {"x-request-id_2", "!#$%&'*+-.^_`|~"}}),
+       {message}},
+  };
+  std::string bytes;
+  for (const auto& r : requests) {
+    const uint8_t flags = r.data.empty() ? kEndHeaders | kEndStream : kEndHeaders;
+    bytes += Frame(kHeaders, flags, r.id, Block(r.fields));
+    for (size_t i = 0; i < r.data.size(); ++i) {
+      bytes += Frame(kData, i + 1 == r.data.size() ? kEndStream : 0, r.id, r.data[i]);
+    }
+  }
+  ASSERT_TRUE(c.Send(bytes).ok());
+  std::vector<uint32_t> ids;
+  for (const auto& r : requests) ids.push_back(r.id);
+  std::map<uint32_t, StreamEnd> got = AwaitEnds(&c, ids);
+  for (uint32_t id = 1; id <= 19; id += 2) {
+    EXPECT_EQ(got[id].reset, kProtocolError) << "stream " << id;
+    EXPECT_TRUE(got[id].fields.empty()) << "stream " << id;
+  }
+  for (uint32_t id = 21; id <= 25; id += 2) {
     EXPECT_EQ(got[id].fields[":status"], "200") << "stream " << id;
     EXPECT_EQ(got[id].fields["grpc-status"], "0") << "stream " << id;
     EXPECT_TRUE(got[id].ended) << "stream " << id;

@@ -75,6 +75,7 @@ struct H2SessionCallbacks {
   static int OnDataChunk(nghttp2_session* session, uint8_t, int32_t id, const uint8_t* data,
                          size_t len, void* user) {
     auto* s = static_cast<Stream*>(nghttp2_session_get_stream_user_data(session, id));
+    if (s != nullptr) s->check.Data(len);  // against its content-length (OnFrameRecv)
     if (s != nullptr && s->consume != nullptr) {
       s->consume->OnData(data, len);  // gives the window back as its requests are handled
       return 0;
@@ -112,6 +113,10 @@ struct H2SessionCallbacks {
     Stream* s = h->StreamOf(id);
     if (s == nullptr) return 0;
     const bool end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    if (!s->refused && !s->check.LengthKept(end)) {
+      h->ResetMalformed(id, s, "a request's DATA disagrees with its content-length");
+      return 0;
+    }
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
       if (!h->Admit(id, s)) return 0;
       // A stream: served from its headers on.
@@ -311,13 +316,15 @@ bool H2Session::Admit(int32_t id, Stream* s) {
   std::string message;
   const GrpcRequestCheck::Verdict v = s->check.Finish(&message);
   if (v == GrpcRequestCheck::Verdict::kOk) return true;
+  if (v == GrpcRequestCheck::Verdict::kMalformed) {
+    ResetMalformed(id, s, "a malformed request header block");
+    return false;
+  }
   s->refused = true;
   s->answered = true;
   s->deadline = kNoDeadline;
   switch (v) {
     case GrpcRequestCheck::Verdict::kMalformed:
-      CQ_LOG_DEBUG(kLog, "a malformed request header block: RST_STREAM PROTOCOL_ERROR");
-      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
       break;
     case GrpcRequestCheck::Verdict::kNotGrpc:
       SubmitHttpRefusal(session_, id, 415, kGrpcInvalidArgument, message);
@@ -329,6 +336,14 @@ bool H2Session::Admit(int32_t id, Stream* s) {
       break;
   }
   return false;
+}
+
+void H2Session::ResetMalformed(int32_t id, Stream* s, std::string_view what) {
+  CQ_LOG_DEBUG(kLog, "{}: RST_STREAM PROTOCOL_ERROR", what);
+  s->refused = true;
+  s->answered = true;
+  s->deadline = kNoDeadline;
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_PROTOCOL_ERROR);
 }
 
 H2Session::Stream* H2Session::Open(int32_t id) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "grpc_api/api_context.h"
@@ -145,6 +146,8 @@ class H2Session {
   // A request's header block complete: whether it is a gRPC request to serve; if not, the
   // stream is refused (RST_STREAM PROTOCOL_ERROR when malformed, else HTTP 405 or 415).
   bool Admit(int32_t id, Stream* s);
+  // A malformed request (RFC 9113 section 8.1.1, `what` for the log): RST_STREAM PROTOCOL_ERROR.
+  void ResetMalformed(int32_t id, Stream* s, std::string_view what);
   // A request complete: its one message to the method of its path.
   void Dispatch(int32_t id, Stream* s);
   void OpenConsume(int32_t id, Stream* s);

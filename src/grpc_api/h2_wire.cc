@@ -5,6 +5,7 @@
 #include <google/protobuf/message_lite.h>
 #include <nghttp2/nghttp2.h>
 
+#include <array>
 #include <iterator>
 
 namespace chronoq::grpc_api {
@@ -140,6 +141,33 @@ bool IsGrpcContentType(std::string_view v) {
 
 constexpr uint8_t kMethod = 1, kScheme = 2, kPath = 4, kAuthority = 8;
 
+// The characters of a field name in HTTP/2: RFC 9110's tchar, letters lowercase only.
+constexpr auto kNameChars = [] {
+  std::array<bool, 256> ok{};
+  for (int c = 'a'; c <= 'z'; ++c) ok[static_cast<size_t>(c)] = true;
+  for (int c = '0'; c <= '9'; ++c) ok[static_cast<size_t>(c)] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) ok[static_cast<unsigned char>(c)] = true;
+  return ok;
+}();
+
+bool IsFieldName(std::string_view name) {
+  for (char c : name) {
+    if (!kNameChars[static_cast<unsigned char>(c)]) return false;
+  }
+  return true;
+}
+
+// content-length: 1 to 18 digits (-1: not one).
+int64_t ParseContentLength(std::string_view v) {
+  if (v.empty() || v.size() > 18) return -1;
+  int64_t n = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
 }  // namespace
 
 GrpcRequestCheck::Use GrpcRequestCheck::Field(std::string_view name, std::string_view value) {
@@ -175,8 +203,12 @@ GrpcRequestCheck::Use GrpcRequestCheck::Field(std::string_view name, std::string
     return Use::kAuthorization;
   } else if (name == "te") {
     malformed_ = malformed_ || !EqualsIgnoreCase(value, "trailers");
+  } else if (name == "content-length") {
+    const int64_t n = ParseContentLength(value);
+    malformed_ = malformed_ || n < 0 || content_length_ >= 0;
+    content_length_ = n;
   } else if (name == "connection" || name == "keep-alive" || name == "proxy-connection" ||
-             name == "transfer-encoding" || name == "upgrade") {
+             name == "transfer-encoding" || name == "upgrade" || !IsFieldName(name)) {
     malformed_ = true;
   }
   return Use::kNone;

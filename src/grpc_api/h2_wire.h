@@ -83,9 +83,13 @@ class GrpcDeframer {
 // (connection, keep-alive, proxy-connection, transfer-encoding, upgrade), te other than
 // "trailers". Then gRPC's rules (answered as grpc-go does): a content-type other than
 // application/grpc or application/grpc+proto (with or without parameters): HTTP 415 and
-// INVALID_ARGUMENT; a :method other than POST: HTTP 405 and INTERNAL. Not checked, as nothing
-// here relies on them: the characters of names and values (a field is compared whole, an
-// unknown one ignored) and content-length (each gRPC message carries its length).
+// INVALID_ARGUMENT; a :method other than POST: HTTP 405 and INTERNAL. Also malformed, as in
+// nghttp2's checks: a field name with a character outside lowercase tchar (RFC 9110 section 5.6.2;
+// an uppercase letter in particular, RFC 9113 section 8.2.1: only the names the engine does not
+// know are scanned, a known one is compared whole), a content-length that is not digits or comes
+// twice, and the DATA of a request that goes past its content-length or ends short of it
+// (RFC 9113 section 8.1.1; LengthKept). Not checked, as nothing here relies on them: the
+// characters of values (a known field's value is compared or parsed, an unknown one ignored).
 class GrpcRequestCheck {
  public:
   enum class Verdict { kOk, kMalformed, kNotGrpc, kNotPost };
@@ -96,10 +100,20 @@ class GrpcRequestCheck {
   Use Field(std::string_view name, std::string_view value);
   // The block is complete: what to do with the request; `*message` the sentence of a refusal.
   Verdict Finish(std::string* message) const;
+  // `len` bytes of the request's DATA arrived.
+  void Data(size_t len) { received_ += static_cast<int64_t>(len); }
+  // Whether the DATA so far agrees with the request's content-length, if it has one: not past
+  // it, and (`ended`: the request's END_STREAM arrived) all of it.
+  bool LengthKept(bool ended) const {
+    return content_length_ < 0 ||
+           (ended ? received_ == content_length_ : received_ <= content_length_);
+  }
 
  private:
-  uint8_t pseudo_ = 0;    // the pseudo-headers seen (one bit each)
-  bool regular_ = false;  // a regular field seen: a pseudo-header after it is malformed
+  int64_t content_length_ = -1;  // -1: none given
+  int64_t received_ = 0;         // the DATA's bytes so far
+  uint8_t pseudo_ = 0;           // the pseudo-headers seen (one bit each)
+  bool regular_ = false;         // a regular field seen: a pseudo-header after it is malformed
   bool malformed_ = false;
   bool post_ = false;
   bool content_type_ = false;
