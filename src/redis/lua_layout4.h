@@ -1,11 +1,14 @@
 // Layout 4's records and members (docs/redis.md "Format 4 (design, issue 20)": "Key id and
 // member", "Ended records"), as a Lua fragment pasted after the prelude that defines P (the
-// topic's key prefix), as CQ_LUA_COMMON is; private to src/redis/. Not used by the scripts yet
-// (build steps 4 and 5 of the design); lua_layout4_test.cc runs it on a real redis-server.
+// topic's key prefix), as CQ_LUA_COMMON is; private to src/redis/. Pasted into layout4()
+// (CQ_LUA_LAYOUT4, below), so every script uses it for a layout-4 topic; lua_layout4_test.cc
+// runs it on a real redis-server.
 //
 // Functions: m4_member(seq, bucket, key id), m4_bucket(member), m4_kid(member); x4_trim(status,
 // cutoff, limit, history) -> how many ended records went, the oldest end left.
 #pragma once
+
+#include "redis/lua_buckets.h"
 
 #define CQ_LUA_LAYOUT4_RECORDS                                                                    \
   "-- Layout 4's records and members (docs/redis.md \"Format 4 (design, issue 20)\"): a record\n" \
@@ -42,4 +45,62 @@
   "    redis.call('ZREM', k, unpack(xs))\n"                                                       \
   "  end\n"                                                                                       \
   "  return #xs, redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')[2]\n"                                \
+  "end\n"
+
+// Layout 4 in every script (build step 4 of the design): CQ_LUA_COMMON pastes this after it
+// declares KE, KX and KL (the in-life set, the ended sets' prefix, the set of levels in use) and
+// calls layout4() when the topic's 'lay' is '4'.
+#define CQ_LUA_LAYOUT4                                                                             \
+  "-- Layout 4 (docs/redis.md \"Format 4 (design, issue 20)\"), set up by layout4() when the "     \
+  "topic's\n"                                                                                      \
+  "-- 'lay' is '4' (the helpers of CQ_LUA_COMMON then name layout 4's keys): B4 holds the "        \
+  "bucketed\n"                                                                                     \
+  "-- pending set (CQ_LUA_BUCKETS), the member and trim helpers (CQ_LUA_LAYOUT4_RECORDS) and the " \
+  "key\n"                                                                                          \
+  "-- ids. Made only for a layout-4 topic, so the closures cost nothing to layouts 1-3.\n"         \
+  "local B4\n"                                                                                     \
+  "local function layout4()\n"                                                                     \
+  "  KE, KX, KL = P..'E', P..'X', P..'ql'\n" CQ_LUA_BUCKETS CQ_LUA_LAYOUT4_RECORDS                 \
+  "  -- Key ids as src/redis/key_id.cc makes them (Lua, for now: the node does not know a "        \
+  "topic's\n"                                                                                      \
+  "  -- layout yet): 32 lowercase hex digits -> byte 1 and their 16 bytes; any other msgId: "      \
+  "itself.\n"                                                                                      \
+  "  local function kid_of(id)\n"                                                                  \
+  "    if #id ~= 32 or string.find(id, '[^0-9a-f]') then return id end\n"                          \
+  "    return '\\1'..(string.gsub(id, '..', function(h) return string.char(tonumber(h, 16)) "      \
+  "end))\n"                                                                                        \
+  "  end\n"                                                                                        \
+  "  local function mid_of(kid)\n"                                                                 \
+  "    if #kid ~= 17 or string.byte(kid, 1) ~= 1 then return kid end\n"                            \
+  "    return (string.gsub(string.sub(kid, 2), '.', function(c)\n"                                 \
+  "      return string.format('%02x', string.byte(c)) end))\n"                                     \
+  "  end\n"                                                                                        \
+  "  -- FNV-1a (32 bits) mod 256: the low byte of the product depends on the low bytes only.\n"    \
+  "  local function bucket_of(kid)\n"                                                              \
+  "    local h = 197\n"                                                                            \
+  "    for i = 1, #kid do h = (bit.bxor(h, string.byte(kid, i)) * 147) % 256 end\n"                \
+  "    return h\n"                                                                                 \
+  "  end\n"                                                                                        \
+  "  -- How many members of level l have a score in ZCOUNT's range [mins, maxs] (strings).\n"      \
+  "  local function count_s(l, mins, maxs)\n"                                                      \
+  "    local function num(s)\n"                                                                    \
+  "      s = string.gsub(s, '^%(', '')\n"                                                          \
+  "      if s == '+inf' or s == 'inf' then return math.huge end\n"                                 \
+  "      if s == '-inf' then return 0 end\n"                                                       \
+  "      return tonumber(s)\n"                                                                     \
+  "    end\n"                                                                                      \
+  "    local lo, hi, n = math.max(num(mins), 0), num(maxs), 0\n"                                   \
+  "    local im = bz_find(l, struct.pack('>dI6', lo, 0))\n"                                        \
+  "    if not im then im = redis.call('ZRANGE', P..'qi'..l, 0, 0)[1] end\n"                        \
+  "    while im and struct.unpack('>d', im) <= hi do\n"                                            \
+  "      n = n + redis.call('ZCOUNT', bz_key(l, im), mins, maxs)\n"                                \
+  "      im = bz_next(l, im)\n"                                                                    \
+  "    end\n"                                                                                      \
+  "    return n\n"                                                                                 \
+  "  end\n"                                                                                        \
+  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=count_s, "            \
+  "card=bz_card,\n"                                                                                \
+  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
+  "kid_of=kid_of,\n"                                                                               \
+  "        mid_of=mid_of, bucket_of=bucket_of}\n"                                                  \
   "end\n"
