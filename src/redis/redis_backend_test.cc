@@ -15,6 +15,7 @@
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 #include "redis/event_loop.h"
+#include "redis/key_id.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/sync_backend.h"
 
@@ -240,6 +241,73 @@ TEST_F(OldKeyspaceTest, FormatOneWritesTheHashesOfNodesBeforeIssue20) {
   EXPECT_TRUE(b_->Delete("t", "m").ok());
   EXPECT_EQ(Layout("t", "m"), "hash");
   EXPECT_GT(Ttl("t", "m"), 0);
+}
+
+// Layout 4 (docs/redis.md "Format 4", build step 4): a node with format 4 (a test-only switch;
+// the config refuses it) creates new topics in layout 4: records as fields of the hash buckets
+// 'b:<n>' named by key id (src/redis/key_id.h, the same bytes and bucket the scripts compute),
+// pending messages in listpack buckets, no key per message; a topic that exists keeps its layout;
+// a node of format 2 serves a layout-4 topic fully (one script serves either layout).
+TEST_F(OldKeyspaceTest, FormatFourCreatesTopicsInLayoutFourThatEveryNodeServes) {
+  StartBackend(3);
+  ASSERT_TRUE(b_->Send("old3", "x", "body", Millis(0)).has_value());
+  StartBackend(4);
+  const std::string gen = "0123456789abcdef0123456789abcdef";
+  ASSERT_TRUE(b_->Send("t4", gen, "generated", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Send("t4", "client-id", "client", Millis(60'000)).has_value());
+  ASSERT_TRUE(b_->Send("old3", "y", "body", Millis(0)).has_value());
+  const std::string p = "cq:{old:t4}:";
+  EXPECT_EQ(raw_->Command({"GET", p + "lay"})->str, "4");
+  EXPECT_TRUE(raw_->Command({"GET", "cq:{old:old3}:lay"})->is_nil());
+  EXPECT_EQ(Layout("old3", "y"), "integers");  // layout 3 still: a key per record
+  EXPECT_TRUE(raw_->Command({"KEYS", p + "r:*"})->elements.empty());
+  for (const std::string& id : {gen, std::string("client-id")}) {
+    const std::string kid = KeyIdOf(id);
+    Result<testutil::RedisReply> f =
+        raw_->Command({"HEXISTS", p + "b:" + std::to_string(RecordBucketOf(kid)), kid});
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->integer, 1) << id;
+  }
+  EXPECT_EQ(KeyIdOf(gen).size(), 17u);
+  Result<testutil::RedisReply> buckets = raw_->Command({"KEYS", p + "q0:*"});
+  ASSERT_EQ(buckets->elements.size(), 1u);
+  EXPECT_EQ(raw_->Command({"OBJECT", "ENCODING", buckets->elements[0].str})->str, "listpack");
+
+  StartBackend(2);  // another node, of format 2, pulls, nacks, acks and reads them
+  Result<std::vector<core::Message>> got = b_->Pull("t4", 10);
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].record.msg_id, gen);
+  EXPECT_EQ((*got)[0].record.payload, "generated");
+  Result<std::vector<Status>> acks = b_->AckBatch("t4", {{gen, false, "boom"}});
+  ASSERT_TRUE(acks.has_value() && (*acks)[0].ok());
+  got = b_->Pull("t4", 10);
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].record.last_error, "boom");
+  EXPECT_TRUE(b_->Ack("t4", gen).ok());
+  EXPECT_EQ(b_->Get("t4", gen)->status, core::MsgStatus::kConsumeOk);
+  EXPECT_EQ(b_->Get("t4", "client-id")->status, core::MsgStatus::kWaiting);
+  EXPECT_TRUE(raw_->Command({"KEYS", p + "r:*"})->elements.empty());
+}
+
+// Layout 4 has no key per record, so no PEXPIRE: the record of an ended message is deleted from
+// its bucket by the trim of a later end once its retention is over, with its 'X<s>' entry.
+TEST_F(OldKeyspaceTest, LayoutFourDeletesEndedRecordsOnceTheirRetentionIsOver) {
+  StartBackend(4);
+  ASSERT_TRUE(b_->Send("t4", "a", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Send("t4", "b", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Delete("t4", "a").ok());
+  const std::string p = "cq:{old:t4}:";
+  const std::string bucket_a = p + "b:" + std::to_string(RecordBucketOf("a"));
+  EXPECT_EQ(raw_->Command({"HEXISTS", bucket_a, "a"})->integer, 1);  // retained
+  EXPECT_EQ(b_->Get("t4", "a")->status, core::MsgStatus::kDelete);
+  clock_.Advance(Millis(300'001));  // the default retention
+  EXPECT_FALSE(b_->Get("t4", "a").has_value());
+  ASSERT_TRUE(b_->Delete("t4", "b").ok());  // its end trims the ended set
+  EXPECT_EQ(raw_->Command({"HEXISTS", bucket_a, "a"})->integer, 0);
+  EXPECT_EQ(raw_->Command({"ZCARD", p + "X7"})->integer, 1);  // b's
+  EXPECT_EQ(b_->Get("t4", "b")->status, core::MsgStatus::kDelete);
 }
 
 }  // namespace
