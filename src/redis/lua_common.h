@@ -185,7 +185,12 @@
   "  if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                           \
   "  redis.call('ZADD', dk(l), score, member)\n"                                                   \
   "end\n"                                                                                          \
+  "-- Layout 4 (docs/redis.md \"Waiting messages out of E\"): moves the pending entries that "     \
+  "became\n"                                                                                       \
+  "-- consumable into E (defined below, with the records).\n"                                      \
+  "local move_to_e\n"                                                                              \
   "local function account(now_arg, now)\n"                                                         \
+  "  if LAY then move_to_e(now) end\n"                                                             \
   "  local wm = redis.call('GET', P..'wm')\n"                                                      \
   "  if wm and tonumber(wm) >= now then return end\n"                                              \
   "  redis.call('SET', P..'wm', now_arg)\n"                                                        \
@@ -337,15 +342,6 @@
   "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
   "  else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end\n"                                   \
   "end\n"                                                                                          \
-  "-- m leaves the pending or delivered set of its level (layout 4 finds the pending bucket by "   \
-  "m's\n"                                                                                          \
-  "-- visible-at, so call it before changing va).\n"                                               \
-  "local function unpend(m)\n"                                                                     \
-  "  if not LAY then\n"                                                                            \
-  "    redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"         \
-  "  elseif m.ph == 0 then B4.rem(lv(m), m.va, m.member)\n"                                        \
-  "  else redis.call('ZREM', dk(lv(m)), m.member) end\n"                                           \
-  "end\n"                                                                                          \
   "-- The ack deadline of a delivery: visible-at less the retry interval.\n"                       \
   "local function deadline_of(m)\n"                                                                \
   "  if m.ri == 0 then return m.va, m.raw.va end\n"                                                \
@@ -359,6 +355,75 @@
   "    if d < m.et then return d, draw end\n"                                                      \
   "  end\n"                                                                                        \
   "  return m.et, m.raw.et\n"                                                                      \
+  "end\n"                                                                                          \
+  "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
+  "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
+  "the\n"                                                                                          \
+  "-- pending entries out of E (for capacity, in_life). MARK: {score, seq} ({-1, 0}: none yet).\n" \
+  "local MAXSEQ = 281474976710655\n"                                                               \
+  "local MARK, LAG\n"                                                                              \
+  "local function mark()\n"                                                                        \
+  "  if MARK then return MARK end\n"                                                               \
+  "  local x = redis.call('GET', P..'em')\n"                                                       \
+  "  local s, q\n"                                                                                 \
+  "  if x then s, q = string.match(x, '^(%S+) (%d+)$') end\n"                                      \
+  "  MARK = s and {tonumber(s), tonumber(q)} or {-1, 0}\n"                                         \
+  "  return MARK\n"                                                                                \
+  "end\n"                                                                                          \
+  "-- Whether a pending entry (visible-at va, seq, natural end ne; numbers) stays out of E.\n"     \
+  "local function out_of_e(va, seq, ne)\n"                                                         \
+  "  local M = mark()\n"                                                                           \
+  "  return ne >= va and (va > M[1] or (va == M[1] and seq > M[2]))\n"                             \
+  "end\n"                                                                                          \
+  "-- m, just added to its level's pending set, enters E, or is counted out of it.\n"              \
+  "local function e_pend(m)\n"                                                                     \
+  "  local ne, ne_raw = natural_end(m)\n"                                                          \
+  "  if out_of_e(m.va, m.sq, ne) then redis.call('HINCRBY', P..'qn', 'w', 1)\n"                    \
+  "  else redis.call('ZADD', KE, ne_raw, m.member) end\n"                                          \
+  "end\n"                                                                                          \
+  "-- m leaves the pending or delivered set of its level (layout 4 finds the pending bucket by "   \
+  "m's\n"                                                                                          \
+  "-- visible-at, and whether it was out of E, so call it before changing m).\n"                   \
+  "local function unpend(m)\n"                                                                     \
+  "  if not LAY then\n"                                                                            \
+  "    redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"         \
+  "  elseif m.ph == 0 then\n"                                                                      \
+  "    if B4.rem(lv(m), m.va, m.member) and out_of_e(m.va, m.sq, (natural_end(m))) then\n"         \
+  "      redis.call('HINCRBY', P..'qn', 'w', -1)\n"                                                \
+  "    end\n"                                                                                      \
+  "  else redis.call('ZREM', dk(lv(m)), m.member) end\n"                                           \
+  "end\n"                                                                                          \
+  "-- The move: the pending entries after the mark up to now (1,000 at most per call; LAG when "   \
+  "more\n"                                                                                         \
+  "-- are left, and next_visible answers now so that a wake-up moves the next) enter E by their\n" \
+  "-- natural end; the mark follows.\n"                                                            \
+  "move_to_e = function(now)\n"                                                                    \
+  "  local M = mark()\n"                                                                           \
+  "  if M[1] > now or (M[1] == now and M[2] == MAXSEQ) then return end\n"                          \
+  "  local cand = {}\n"                                                                            \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, 1001)\n"                                \
+  "    for i = 1, #xs, 2 do cand[#cand+1] = {tonumber(xs[i+1]), B4.seq(xs[i]), xs[i]} end\n"       \
+  "  end\n"                                                                                        \
+  "  table.sort(cand, function(x, y)\n"                                                            \
+  "    if x[1] ~= y[1] then return x[1] < y[1] end\n"                                              \
+  "    return x[2] < y[2]\n"                                                                       \
+  "  end)\n"                                                                                       \
+  "  local n = math.min(#cand, 1000)\n"                                                            \
+  "  local args, out = {}, 0\n"                                                                    \
+  "  for i = 1, n do\n"                                                                            \
+  "    local m = mload(cand[i][3], false)\n"                                                       \
+  "    if m and m.member == cand[i][3] and m.ph == 0 then\n"                                       \
+  "      local ne, ne_raw = natural_end(m)\n"                                                      \
+  "      if ne >= m.va then out = out + 1 end\n"                                                   \
+  "      args[#args+1] = ne_raw; args[#args+1] = m.member\n"                                       \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  if args[1] then redis.call('ZADD', KE, unpack(args)) end\n"                                   \
+  "  if out > 0 then redis.call('HINCRBY', P..'qn', 'w', -out) end\n"                              \
+  "  if #cand > n then MARK = {cand[n][1], cand[n][2]}; LAG = true\n"                              \
+  "  else MARK = {now, MAXSEQ} end\n"                                                              \
+  "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
   "end\n"                                                                                          \
   "local function status(m, now)\n"                                                                \
   "  if m.ph == 2 then return m.es end\n"                                                          \
@@ -459,6 +524,16 @@
   "  local l = tonumber(pr)\n"                                                                     \
   "  if m.raw.pu == '1' then l = l + 10 end\n"                                                     \
   "  if D and FMT == 1 and not LAY then write_record(m, false) end -- hashes: one at a time\n"     \
+  "  local in_e, e_raw = true, et\n"                                                               \
+  "  if LAY then -- E or not (out_of_e), from the numbers natural_end reads\n"                     \
+  "    m.ph, m.r, m.mr, m.ri = 0, tonumber(m.raw.r), tonumber(mr), 0\n"                            \
+  "    m.va, m.et = tonumber(va), tonumber(et)\n"                                                  \
+  "    local ne\n"                                                                                 \
+  "    ne, e_raw = natural_end(m)\n"                                                               \
+  "    in_e = not out_of_e(m.va, seq, ne)\n"                                                       \
+  "    if not in_e and D then D.w = D.w + 1\n"                                                     \
+  "    elseif not in_e then redis.call('HINCRBY', P..'qn', 'w', 1) end\n"                          \
+  "  end\n"                                                                                        \
   "  if D and LAY then -- one HSET per bucket of the batch\n"                                      \
   "    local hs = D.h[m.bk] or {}\n"                                                               \
   "    D.h[m.bk] = hs\n"                                                                           \
@@ -471,35 +546,39 @@
   "    local ps = D.p[l] or {}\n"                                                                  \
   "    D.p[l] = ps\n"                                                                              \
   "    ps[#ps+1] = LAY and tonumber(va) or va; ps[#ps+1] = member\n"                               \
-  "    D.e[#D.e+1] = et; D.e[#D.e+1] = member\n"                                                   \
+  "    if in_e then D.e[#D.e+1] = e_raw; D.e[#D.e+1] = member end\n"                               \
   "    return seq\n"                                                                               \
   "  end\n"                                                                                        \
   "  -- SET replaces an old record (of either form) with its expiry.\n"                            \
   "  write_record(m, false)\n"                                                                     \
   "  pz_add(l, va, member)\n"                                                                      \
-  "  redis.call('ZADD', KE, et, member)\n"                                                         \
+  "  if in_e then redis.call('ZADD', KE, e_raw, member) end\n"                                     \
   "  return seq\n"                                                                                 \
   "end\n"                                                                                          \
   "-- A batch of stores for `left` messages at most (store_new's D).\n"                            \
   "local function new_batch(left)\n"                                                               \
-  "  return {left=left, sets={}, h={}, p={}, e={}, mem={}}\n"                                      \
+  "  return {left=left, sets={}, h={}, p={}, e={}, mem={}, w=0}\n"                                 \
   "end\n"                                                                                          \
   "local function flush_batch(D)\n"                                                                \
-  "  if #D.e == 0 then return end\n"                                                               \
+  "  if not next(D.mem) then return end\n"                                                         \
   "  if D.sets[1] then redis.call('MSET', unpack(D.sets)) end -- like SET, drops an expiry\n"      \
   "  for b, hs in pairs(D.h) do redis.call('HSET', P..'b:'..b, unpack(hs)) end\n"                  \
   "  for l, ps in pairs(D.p) do\n"                                                                 \
   "    if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                         \
   "    if LAY then B4.add_all(l, ps) else redis.call('ZADD', pk(l), unpack(ps)) end\n"             \
   "  end\n"                                                                                        \
-  "  redis.call('ZADD', KE, unpack(D.e))\n"                                                        \
-  "  D.sets, D.h, D.p, D.e, D.mem = {}, {}, {}, {}, {}\n"                                          \
+  "  if D.e[1] then redis.call('ZADD', KE, unpack(D.e)) end\n"                                     \
+  "  if D.w > 0 then redis.call('HINCRBY', P..'qn', 'w', D.w) end\n"                               \
+  "  D.sets, D.h, D.p, D.e, D.mem, D.w = {}, {}, {}, {}, {}, 0\n"                                  \
   "end\n"                                                                                          \
   "-- The in-life messages now: those whose natural end is after now.\n"                           \
   "local function in_life(now_arg)\n"                                                              \
-  "  return redis.call('ZCOUNT', KE, '('..now_arg, '+inf')\n"                                      \
+  "  local n = redis.call('ZCOUNT', KE, '('..now_arg, '+inf')\n"                                   \
+  "  if LAY then n = n + tonumber(redis.call('HGET', P..'qn', 'w') or '0') end\n"                  \
+  "  return n\n"                                                                                   \
   "end\n"                                                                                          \
   "local function next_visible(now_arg)\n"                                                         \
+  "  if LAG then return now_arg end -- the move is not done\n"                                     \
   "  local n = ''\n"                                                                               \
   "  local keys = {KE}\n"                                                                          \
   "  for _, l in ipairs(levels()) do\n"                                                            \

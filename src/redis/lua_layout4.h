@@ -65,20 +65,33 @@
   "topic's\n"                                                                                      \
   "  -- layout yet): 32 lowercase hex digits -> byte 1 and their 16 bytes; any other msgId: "      \
   "itself.\n"                                                                                      \
+  "  -- Four 8-digit numbers each way (struct), not a callback per byte; remembered per call.\n"   \
+  "  local KC, BC = {}, {}\n"                                                                      \
   "  local function kid_of(id)\n"                                                                  \
-  "    if #id ~= 32 or string.find(id, '[^0-9a-f]') then return id end\n"                          \
-  "    return '\\1'..(string.gsub(id, '..', function(h) return string.char(tonumber(h, 16)) "      \
-  "end))\n"                                                                                        \
+  "    local k = KC[id]\n"                                                                         \
+  "    if k then return k end\n"                                                                   \
+  "    k = id\n"                                                                                   \
+  "    if #id == 32 and not string.find(id, '[^0-9a-f]') then\n"                                   \
+  "      k = '\\1'..struct.pack('>I4I4I4I4', tonumber(string.sub(id, 1, 8), 16),\n"                \
+  "        tonumber(string.sub(id, 9, 16), 16), tonumber(string.sub(id, 17, 24), 16),\n"           \
+  "        tonumber(string.sub(id, 25, 32), 16))\n"                                                \
+  "    end\n"                                                                                      \
+  "    KC[id] = k\n"                                                                               \
+  "    return k\n"                                                                                 \
   "  end\n"                                                                                        \
   "  local function mid_of(kid)\n"                                                                 \
   "    if #kid ~= 17 or string.byte(kid, 1) ~= 1 then return kid end\n"                            \
-  "    return (string.gsub(string.sub(kid, 2), '.', function(c)\n"                                 \
-  "      return string.format('%02x', string.byte(c)) end))\n"                                     \
+  "    local a, b, c, d = struct.unpack('>I4I4I4I4', kid, 2)\n"                                    \
+  "    return string.format('%08x%08x%08x%08x', a, b, c, d)\n"                                     \
   "  end\n"                                                                                        \
   "  -- FNV-1a (32 bits) mod 256: the low byte of the product depends on the low bytes only.\n"    \
   "  local function bucket_of(kid)\n"                                                              \
-  "    local h = 197\n"                                                                            \
-  "    for i = 1, #kid do h = (bit.bxor(h, string.byte(kid, i)) * 147) % 256 end\n"                \
+  "    local h = BC[kid]\n"                                                                        \
+  "    if h then return h end\n"                                                                   \
+  "    h = 197\n"                                                                                  \
+  "    local bytes = {string.byte(kid, 1, -1)}\n"                                                  \
+  "    for i = 1, #bytes do h = (bit.bxor(h, bytes[i]) * 147) % 256 end\n"                         \
+  "    BC[kid] = h\n"                                                                              \
   "    return h\n"                                                                                 \
   "  end\n"                                                                                        \
   "  -- How many members of level l have a score in ZCOUNT's range [mins, maxs] (strings).\n"      \

@@ -310,5 +310,55 @@ TEST_F(OldKeyspaceTest, LayoutFourDeletesEndedRecordsOnceTheirRetentionIsOver) {
   EXPECT_EQ(b_->Get("t4", "b")->status, core::MsgStatus::kDelete);
 }
 
+// Layout 4 keeps waiting messages out of E (docs/redis.md "Waiting messages out of E"): a burst
+// of 2,500 messages with one trigger time enters E when it becomes consumable, 1,000 per script
+// (the mark 'em' follows); meanwhile every message is delivered once, and the capacity counts
+// the waiting ones ('qn' field 'w') exactly; a waiting message whose time runs out is ended.
+TEST_F(OldKeyspaceTest, LayoutFourMovesWaitingMessagesIntoEWhenTheyBecomeConsumable) {
+  StartBackend(4);
+  const std::string p = "cq:{old:t4}:";
+  for (int b = 0; b < 25; ++b) {
+    std::vector<core::NewMessage> batch;
+    for (int i = 0; i < 100; ++i) {
+      batch.push_back(core::NewMessage{"t4", fmt::format("m{}", b * 100 + i), "x", Millis(60'000)});
+    }
+    ASSERT_TRUE(b_->SendBatch(std::move(batch)).has_value());
+  }
+  core::NewMessage short_life{"t4", "short", "x", Millis(60'000), Millis(5'000)};
+  ASSERT_TRUE(b_->Send(short_life).has_value());
+  auto count = [&](const std::vector<std::string>& cmd) { return raw_->Command(cmd)->integer; };
+  auto waiting_out = [&] {
+    Result<testutil::RedisReply> w = raw_->Command({"HGET", p + "qn", "w"});
+    return w->is_nil() ? int64_t{0} : std::stoll(w->str);
+  };
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 0);
+  EXPECT_EQ(waiting_out(), 2501);
+  core::TopicConfig full;
+  full.capacity = 2501;
+  ASSERT_TRUE(b_->SetTopicConfig("t4", full).has_value());
+  Result<backend::Sent> refused = b_->SendFull(core::NewMessage{"t4", "over", "x", Millis(0)});
+  EXPECT_FALSE(refused.has_value());  // the topic holds its capacity: the waiting ones count
+  full.capacity = 0;
+  ASSERT_TRUE(b_->SetTopicConfig("t4", full).has_value());
+
+  clock_.Advance(Millis(66'000));           // all consumable; "short" ran out at 65 s
+  ASSERT_TRUE(b_->Info("t4").has_value());  // its script moves the first 1,000
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 1000);
+  EXPECT_EQ(waiting_out(), 1501);
+  int delivered = 0;
+  for (;;) {
+    Result<std::vector<core::Message>> got = b_->Pull("t4", 100);
+    ASSERT_TRUE(got.has_value());
+    if (got->empty()) break;
+    delivered += static_cast<int>(got->size());
+  }
+  EXPECT_EQ(delivered, 2500);
+  ASSERT_TRUE(b_->Info("t4").has_value());
+  EXPECT_EQ(waiting_out(), 0);
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 2500);  // the deliveries
+  EXPECT_EQ(b_->Get("t4", "short")->status, core::MsgStatus::kExpire);
+  EXPECT_EQ(count({"ZCARD", p + "X5"}), 1);  // ended by time, once in E
+}
+
 }  // namespace
 }  // namespace chronoq::redis

@@ -131,7 +131,7 @@ for _, l in ipairs(levels()) do
           local st = status(m, now)
           if st == 2 then
             local _, visible, ri = timing(m)
-            take(cd)
+            if LAY then unpend(m) else take(cd) end
             local hb = hist_before(m)
             set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', visible, 'ri', ri)
             hist_change(hb, m, now, nowarg)
@@ -182,7 +182,7 @@ local function pending_again(m, va, now_too)
   set_fields(m, 'ph', '0', 'va', va, 'ri', '0')
   pz_add(lv(m), va, m.member)
   local ne, ne_raw = natural_end(m)
-  redis.call('ZADD', KE, ne_raw, m.member)
+  if LAY then e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
   local nx, nx_raw = ne, ne_raw
   if not now_too and m.va < ne then nx, nx_raw = m.va, va end
   if out[1] == '' or nx < tonumber(out[1]) then out[1] = nx_raw end

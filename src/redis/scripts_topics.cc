@@ -41,6 +41,9 @@ local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 account(ARGV[1], now)
 local keys, start = {{KE}}, nil
+-- Layout 4: waiting messages past the mark are not in E, so the pending sets are walked too (an
+-- entry in both is purged at the first, passed at the second).
+if LAY then for _, l in ipairs(levels()) do keys[#keys+1] = pset(l) end end
 if want ~= 0 then keys, start = status_sets(want, ARGV[1], now) end
 pos = {s = start}
 if ARGV[5] ~= '' and (not start or tonumber(ARGV[5]) > tonumber(start)) then
