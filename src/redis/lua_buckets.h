@@ -3,8 +3,9 @@
 // in the listpack encoding of a default Redis: about 55 bytes a member instead of about 150 in
 // one big sorted set), found through an index of the buckets by their first position. A Lua
 // fragment pasted after the prelude that defines P (the topic's key prefix), as CQ_LUA_COMMON
-// is; private to src/redis/. Not used by the scripts yet (build step 4 of the design);
-// lua_buckets_test.cc checks it against a plain sorted set on a real redis-server.
+// is; private to src/redis/. Pasted into layout4() (CQ_LUA_LAYOUT4, lua_layout4.h), so every
+// script uses it for a layout-4 topic; lua_buckets_test.cc checks it against a plain sorted set on
+// a real redis-server.
 //
 // Keys (P = "cq:{<ns>:<topic>}:"): 'q<l>:<id>' the buckets of level l, 'qi<l>' their index,
 // 'qid' the bucket id counter, 'qn' the member count of each level (field 'n<l>').

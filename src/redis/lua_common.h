@@ -33,142 +33,18 @@
 // wake-up) reads every level in use, so it sees both lanes without knowing of them.
 // 'e' holds in-life messages by natural end, 'x<status>' ended ones (4..7) by end time, trimmed
 // by the retention. Members are the zero-padded seq followed by the msgId.
+//
+// Layout 4 (docs/redis.md "Format 4"): a topic whose 'lay' is '4' (created so by a node whose
+// LOCAL format line is 4, new_topic4; a test-only switch until the config accepts it) has its
+// records in hash buckets and its pending sets bucketed (CQ_LUA_LAYOUT4, lua_layout4.h); the
+// helpers that name keys (load, write_record, pz_*, dk, mload, unpend, finish, store_new, ...)
+// serve both layouts, so one script serves a topic in either. pk() is for layouts 1-3 only.
+
 #pragma once
 
-// Exact arithmetic on non-negative decimal strings up to 2^63 - 1 (Lua numbers are doubles,
-// exact only to 2^53): dadd saturates as core's SaturatingAdd does; dsub needs a >= b. Operands
-// of at most 15 digits (sums below 2^53: every real time) take the fast path of doubles.
-#define CQ_LUA_DECIMAL                                                                        \
-  "local MAXI = '9223372036854775807'\n"                                                      \
-  "local function dcmp(a, b)\n"                                                               \
-  "  if #a ~= #b then return #a < #b and -1 or 1 end\n"                                       \
-  "  for i = 1, #a do\n"                                                                      \
-  "    local x, y = string.byte(a, i), string.byte(b, i)\n"                                   \
-  "    if x ~= y then return x < y and -1 or 1 end\n"                                         \
-  "  end\n"                                                                                   \
-  "  return 0\n"                                                                              \
-  "end\n"                                                                                     \
-  "local function digits(out)\n"                                                              \
-  "  local r = string.gsub(string.reverse(table.concat(out)), '^0+', '')\n"                   \
-  "  if r == '' then return '0' end\n"                                                        \
-  "  return r\n"                                                                              \
-  "end\n"                                                                                     \
-  "local function dadd(a, b)\n"                                                               \
-  "  if #a < 16 and #b < 16 then return string.format('%d', tonumber(a) + tonumber(b)) end\n" \
-  "  local out, carry, i, j = {}, 0, #a, #b\n"                                                \
-  "  while i > 0 or j > 0 or carry > 0 do\n"                                                  \
-  "    local s = carry + (i > 0 and string.byte(a, i) - 48 or 0) + "                          \
-  "(j > 0 and string.byte(b, j) - 48 or 0)\n"                                                 \
-  "    out[#out+1] = s % 10; carry = math.floor(s / 10); i = i - 1; j = j - 1\n"              \
-  "  end\n"                                                                                   \
-  "  local r = digits(out)\n"                                                                 \
-  "  if dcmp(r, MAXI) > 0 then return MAXI end\n"                                             \
-  "  return r\n"                                                                              \
-  "end\n"                                                                                     \
-  "local function dsub(a, b)\n"                                                               \
-  "  if #a < 16 then return string.format('%d', tonumber(a) - tonumber(b)) end\n"             \
-  "  local out, borrow, i, j = {}, 0, #a, #b\n"                                               \
-  "  while i > 0 do\n"                                                                        \
-  "    local s = string.byte(a, i) - 48 - borrow - (j > 0 and string.byte(b, j) - 48 or 0)\n" \
-  "    if s < 0 then s = s + 10; borrow = 1 else borrow = 0 end\n"                            \
-  "    out[#out+1] = s; i = i - 1; j = j - 1\n"                                               \
-  "  end\n"                                                                                   \
-  "  return digits(out)\n"                                                                    \
-  "end\n"
-
-// Message history (core/history.h): pasted into CQ_LUA_COMMON before finish(), which records
-// the ends; the scripts call hist_new, hist_before and hist_change where a record changes.
-#define CQ_LUA_HISTORY                                                                             \
-  "-- Message history (core/history.h, docs/redis.md): with the topic's history on ('hs'), a "     \
-  "change\n"                                                                                       \
-  "-- appends its entries (core::HistoryOf) to the list 'h:<msgId>', each '<seq> <time> <event>\n" \
-  "-- <attempt> <node length> <node><reason>', oldest first, the newest `max` kept; the list\n"    \
-  "-- expires with the record (natural end + retention). Entries of another seq (an older "        \
-  "message\n"                                                                                      \
-  "-- of that msgId) are not this message's: getMsgHistory skips them. H_SKIP: a change "          \
-  "recorded\n"                                                                                     \
-  "-- by nothing (a release). Four functions only: every call of every script makes them.\n"       \
-  "local H_SKIP\n"                                                                                 \
-  "-- Appends entries {time, event, attempt, reason} of m (as it is now) made at now (none: "      \
-  "only\n"                                                                                         \
-  "-- renews the expiry).\n"                                                                       \
-  "local function hist_write(m, now, entries)\n"                                                   \
-  "  local ret, max, node = string.match(cfg()._h or '', '^(%d+) (%d+) (.*)$')\n"                  \
-  "  if not ret then return end\n"                                                                 \
-  "  local k, e = P..'h:'..m.id, {}\n"                                                             \
-  "  for i, x in ipairs(entries) do\n"                                                             \
-  "    e[i] = m.raw.sq..' '..x[1]..' '..x[2]..' '..x[3]..' '..#node..' '..node..(x[4] or '')\n"    \
-  "  end\n"                                                                                        \
-  "  if e[1] and redis.call('RPUSH', k, unpack(e)) > tonumber(max) then\n"                         \
-  "    redis.call('LTRIM', k, -tonumber(max), -1)\n"                                               \
-  "  end\n"                                                                                        \
-  "  local left = natural_end(m) + tonumber(ret) - now\n"                                          \
-  "  if left > 1e15 then redis.call('PERSIST', k)\n"                                               \
-  "  elseif left > 0 then redis.call('PEXPIRE', k, string.format('%d', left))\n"                   \
-  "  else redis.call('DEL', k) end\n"                                                              \
-  "end\n"                                                                                          \
-  "-- A new record: entry `ev` (1 sent, 14 dead-lettered, 15 redriven; nil: none); `from`: the "   \
-  "seq\n"                                                                                          \
-  "-- whose history goes on (a redrive back to the source). `id`: its msgId (the record is "       \
-  "read),\n"                                                                                       \
-  "-- or, for a record never delivered, {msgId, seq, expire time} (nothing read).\n"               \
-  "local function hist_new(id, now, now_raw, ev, reason, from)\n"                                  \
-  "  if H_SKIP or cfg().hs ~= '1' then return end\n"                                               \
-  "  local m\n"                                                                                    \
-  "  if type(id) == 'table' then\n"                                                                \
-  "    m = {id = id[1], ph = 0, r = 0, mr = 0, et = tonumber(id[3]),\n"                            \
-  "         raw = {sq = tostring(id[2]), r = '0', et = id[3]}}\n"                                  \
-  "    id = id[1]\n"                                                                               \
-  "  else m = load(id, false) end\n"                                                               \
-  "  if from then\n"                                                                               \
-  "    local k, keep = P..'h:'..id, {}\n"                                                          \
-  "    for _, x in ipairs(redis.call('LRANGE', k, 0, -1)) do\n"                                    \
-  "      local s, rest = string.match(x, '^(%d+) (.*)$')\n"                                        \
-  "      if s == from then keep[#keep+1] = m.raw.sq..' '..rest end\n"                              \
-  "    end\n"                                                                                      \
-  "    redis.call('DEL', k)\n"                                                                     \
-  "    if keep[1] then redis.call('RPUSH', k, unpack(keep)) end\n"                                 \
-  "  end\n"                                                                                        \
-  "  hist_write(m, now, ev and {{now_raw, ev, m.raw.r, reason}} or {})\n"                          \
-  "end\n"                                                                                          \
-  "-- What hist_change needs of a record before its change (nil: history off).\n"                  \
-  "local function hist_before(m)\n"                                                                \
-  "  if H_SKIP or cfg().hs ~= '1' then return nil end\n"                                           \
-  "  local b = {ph = m.ph, r = m.r, va = m.raw.va, c = m.raw.c}\n"                                 \
-  "  if m.ph == 1 then b.d, b.draw = deadline_of(m) end\n"                                         \
-  "  return b\n"                                                                                   \
-  "end\n"                                                                                          \
-  "-- The entries of the change of a record from b (hist_before) to m, made at now "               \
-  "(core::HistoryOf).\n"                                                                           \
-  "local function hist_change(b, m, now, now_raw)\n"                                               \
-  "  if not b then return end\n"                                                                   \
-  "  local E = {}\n"                                                                               \
-  "  local function add(t, ev, attempt, reason) E[#E+1] = {t, ev, attempt, reason} end\n"          \
-  "  local r = m.raw.r\n"                                                                          \
-  "  if m.ph == 2 then\n"                                                                          \
-  "    if b.ph == 2 then return end\n"                                                             \
-  "    local at = m.raw.ea\n"                                                                      \
-  "    if b.ph == 1 and b.d <= m.ea then add(b.draw, 7, r) end\n"                                  \
-  "    if m.es == 4 then add(at, 10, r)\n"                                                         \
-  "    elseif m.es == 7 then add(at, 11, r)\n"                                                     \
-  "    elseif m.es == 5 or m.es == 6 then\n"                                                       \
-  "      if b.ph == 1 and b.d > m.ea then add(at, m.pu == 1 and 8 or 6, r, m.raw.le) end\n"        \
-  "      add(at, m.es == 5 and 12 or 13, r)\n"                                                     \
-  "      local dlt = cfg().dlt\n"                                                                  \
-  "      if dlt and dlt ~= '' then add(at, 14, r, 'to '..dlt) end\n"                               \
-  "    end\n"                                                                                      \
-  "  elseif m.ph == 1 then\n"                                                                      \
-  "    if m.r > b.r then\n"                                                                        \
-  "      if b.ph == 1 then add(b.draw, 7, string.format('%d', b.r)) end\n"                         \
-  "      add(now_raw, 5, r)\n"                                                                     \
-  "    elseif m.raw.va ~= b.va then add(now_raw, 4, r) end\n"                                      \
-  "  elseif b.ph == 1 then\n"                                                                      \
-  "    if m.r < b.r then add(now_raw, 9, r)\n"                                                     \
-  "    else add(now_raw, m.pu == 1 and 8 or 6, r, m.raw.le) end\n"                                 \
-  "  elseif m.raw.c ~= b.c then add(now_raw, 3, r, 'count '..m.raw.c)\n"                           \
-  "  else add(now_raw, 2, r) end\n"                                                                \
-  "  if E[1] then hist_write(m, now, E) end\n"                                                     \
-  "end\n"
+#include "redis/lua_decimal.h"
+#include "redis/lua_history.h"
+#include "redis/lua_layout4.h"
 
 // Every script starts with this (it includes CQ_LUA_DECIMAL).
 #define CQ_LUA_COMMON                                                                              \
@@ -185,6 +61,26 @@
   "-- 1 a hash, a field per name (nodes before issue 20); 2 a MessagePack array of\n"              \
   "-- strings; 3 the same with the numeric fields as MessagePack integers.\n"                      \
   "local FMT = tonumber(string.match(LOCAL, '\\n(%d+)$')) or 2\n"                                  \
+  "-- 4 (a test-only switch until build step 6; the config refuses it): format 3's records, and "  \
+  "a\n"                                                                                            \
+  "-- topic this node creates is created in layout 4 (new_topic4).\n"                              \
+  "local NEW4 = FMT == 4\n"                                                                        \
+  "if NEW4 then FMT = 3 end\n"                                                                     \
+  "-- The topic's layout (docs/redis.md \"Format 4\"): 'lay' = '4', else layouts 1-3 (absent). "   \
+  "KE: the\n"                                                                                      \
+  "-- in-life set, KX: the ended sets' prefix, KL: the set of the levels above 0 in use.\n"        \
+  "local LAY = redis.call('GET', P..'lay') == '4'\n"                                               \
+  "local KE, KX, KL = P..'e', P..'x', P..'pl'\n"                                                   \
+  "local LV -- the levels in use (levels())\n" CQ_LUA_LAYOUT4                                      \
+  "if LAY then layout4() end\n"                                                                    \
+  "-- A topic that does not exist yet (no seq) is created in layout 4 by a node with NEW4.\n"      \
+  "local function new_topic4()\n"                                                                  \
+  "  if NEW4 and not LAY and redis.call('EXISTS', P..'seq') == 0 then\n"                           \
+  "    redis.call('SET', P..'lay', '4')\n"                                                         \
+  "    LAY = true\n"                                                                               \
+  "    layout4()\n"                                                                                \
+  "  end\n"                                                                                        \
+  "end\n"                                                                                          \
   "local CF\n"                                                                                     \
   "local function cfg()\n"                                                                         \
   "  if CF then return CF end\n"                                                                   \
@@ -232,28 +128,69 @@
   "  return cfg().ri\n"                                                                            \
   "end\n"                                                                                          \
   "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO = 0, 0, 0, 0, 0, 0, 0\n"                          \
-  "local function pk(l) if l == 0 then return P..'p' end return P..'p'..l end\n"                   \
-  "local function dk(l) if l == 0 then return P..'d' end return P..'d'..l end\n"                   \
+  "local function pk(l)\n"                                                                         \
+  "  if LAY then error('layout 4 has no single pending set (not built for this script yet)') "     \
+  "end\n"                                                                                          \
+  "  if l == 0 then return P..'p' end return P..'p'..l\n"                                          \
+  "end\n"                                                                                          \
+  "local function dk(l)\n"                                                                         \
+  "  if LAY then return P..'D'..l end\n"                                                           \
+  "  if l == 0 then return P..'d' end return P..'d'..l\n"                                          \
+  "end\n"                                                                                          \
+  "-- The pending set of level l (layout 4: buckets, CQ_LUA_BUCKETS). Scores are raw strings or\n" \
+  "-- numbers; pz_range answers {member, score, ...} up to max (inclusive), in (score, seq) "      \
+  "order.\n"                                                                                       \
+  "local function pz_add(l, score, member)\n"                                                      \
+  "  if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                           \
+  "  if LAY then B4.add(l, tonumber(score), member) else redis.call('ZADD', pk(l), score, "        \
+  "member) end\n"                                                                                  \
+  "end\n"                                                                                          \
+  "local function pz_rem(l, score, member)\n"                                                      \
+  "  if LAY then return B4.rem(l, tonumber(score), member) end\n"                                  \
+  "  return redis.call('ZREM', pk(l), member) == 1\n"                                              \
+  "end\n"                                                                                          \
+  "local function pz_range(l, max, limit)\n"                                                       \
+  "  if LAY then return B4.range(l, nil, tonumber(max), limit) end\n"                              \
+  "  return redis.call('ZRANGEBYSCORE', pk(l), '-inf', max, 'WITHSCORES', 'LIMIT', 0, limit)\n"    \
+  "end\n"                                                                                          \
+  "local function pz_count(l, min, max) -- ZCOUNT's range strings\n"                               \
+  "  if LAY then return B4.count(l, min, max) end\n"                                               \
+  "  return redis.call('ZCOUNT', pk(l), min, max)\n"                                               \
+  "end\n"                                                                                          \
+  "local function pz_card(l)\n"                                                                    \
+  "  if LAY then return B4.card(l) end\n"                                                          \
+  "  return redis.call('ZCARD', pk(l))\n"                                                          \
+  "end\n"                                                                                          \
+  "-- A member's seq (send order among equal scores).\n"                                           \
+  "local function mseq(member)\n"                                                                  \
+  "  if LAY then return B4.seq(member) end\n"                                                      \
+  "  return tonumber(string.sub(member, 1, 16))\n"                                                 \
+  "end\n"                                                                                          \
   "-- A record's level: its priority, plus 10 in the push lane.\n"                                 \
   "local function lv(m) if m.pu == 1 then return m.pr + 10 end return m.pr end\n"                  \
-  "local LV\n"                                                                                     \
   "local function levels() -- in use, highest first; 0 always, last\n"                             \
   "  if LV then return LV end\n"                                                                   \
   "  LV = {}\n"                                                                                    \
-  "  for _, x in ipairs(redis.call('SMEMBERS', P..'pl')) do\n"                                     \
+  "  for _, x in ipairs(redis.call('SMEMBERS', KL)) do\n"                                          \
   "    local l = tonumber(x)\n"                                                                    \
-  "    if redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l)) > 0 then LV[#LV+1] = l\n"        \
-  "    else redis.call('SREM', P..'pl', x) end\n"                                                  \
+  "    if pz_card(l) + redis.call('ZCARD', dk(l)) > 0 then LV[#LV+1] = l\n"                        \
+  "    else redis.call('SREM', KL, x) end\n"                                                       \
   "  end\n"                                                                                        \
   "  table.sort(LV, function(a, b) return a > b end)\n"                                            \
   "  LV[#LV+1] = 0\n"                                                                              \
   "  return LV\n"                                                                                  \
   "end\n"                                                                                          \
   "local function zadd_level(set, l, score, member)\n"                                             \
-  "  if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                      \
-  "  redis.call('ZADD', set == 'p' and pk(l) or dk(l), score, member)\n"                           \
+  "  if set == 'p' then pz_add(l, score, member); return end\n"                                    \
+  "  if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                           \
+  "  redis.call('ZADD', dk(l), score, member)\n"                                                   \
   "end\n"                                                                                          \
+  "-- Layout 4 (docs/redis.md \"Waiting messages out of E\"): moves the pending entries that "     \
+  "became\n"                                                                                       \
+  "-- consumable into E (defined below, with the records).\n"                                      \
+  "local move_to_e\n"                                                                              \
   "local function account(now_arg, now)\n"                                                         \
+  "  if LAY then move_to_e(now) end\n"                                                             \
   "  local wm = redis.call('GET', P..'wm')\n"                                                      \
   "  if wm and tonumber(wm) >= now then return end\n"                                              \
   "  redis.call('SET', P..'wm', now_arg)\n"                                                        \
@@ -261,8 +198,16 @@
   "  local first\n"                                                                                \
   "  for _, l in ipairs(levels()) do\n"                                                            \
   "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                              \
-  "    local n = redis.call('ZCOUNT', pk(l), '('..wm, now_arg)\n"                                  \
-  "    if n > 0 then\n"                                                                            \
+  "    local n = pz_count(l, '('..wm, now_arg)\n"                                                  \
+  "    if n > 0 and LAY then -- the entries after wm in (score, seq) order, up to 10,000 of "      \
+  "them\n"                                                                                         \
+  "      TRIG = TRIG + n\n"                                                                        \
+  "      local all = B4.range(l, {tonumber(wm), 281474976710655}, now, 10000)\n"                   \
+  "      local fs, s = tonumber(all[2]), 0\n"                                                      \
+  "      for i = 2, #all, 2 do s = s + now - tonumber(all[i]) end\n"                               \
+  "      if not first or fs < first then first = fs end\n"                                         \
+  "      GSUM = GSUM + s * n / (#all / 2)\n"                                                       \
+  "    elseif n > 0 then\n"                                                                        \
   "      TRIG = TRIG + n\n"                                                                        \
   "      local f = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES', 'LIMIT', "   \
   "0, 1)\n"                                                                                        \
@@ -316,7 +261,7 @@
   "    local f = PF[i]\n"                                                                          \
   "    local x = m.raw[f]\n"                                                                       \
   "    if x ~= DEF[f] then n = i end\n"                                                            \
-  "    if FMT == 3 and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                         \
+  "    if (FMT == 3 or LAY) and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                \
   "    t[i] = x\n"                                                                                 \
   "  end\n"                                                                                        \
   "  for i = n + 1, #PF do t[i] = nil end\n"                                                       \
@@ -324,6 +269,7 @@
   "end\n"                                                                                          \
   "-- Writes m's record in format FMT; `keep`: keeps its expiry (an ended record's).\n"            \
   "local function write_record(m, keep)\n"                                                         \
+  "  if LAY then redis.call('HSET', P..'b:'..m.bk, m.kid, pack(m)); return end\n"                  \
   "  local k = P..'r:'..m.id\n"                                                                    \
   "  if FMT ~= 1 then\n"                                                                           \
   "    local v = pack(m)\n"                                                                        \
@@ -342,10 +288,15 @@
   "  redis.call('HSET', k, unpack(t))\n"                                                           \
   "  if ttl > 0 then redis.call('PEXPIRE', k, ttl) end\n"                                          \
   "end\n"                                                                                          \
-  "local function load(id, with_payload)\n"                                                        \
+  "-- Layout 4: the key id and record bucket of id (computed when not given).\n"                   \
+  "local function load(id, with_payload, kid, bk)\n"                                               \
   "  local k = P..'r:'..id\n"                                                                      \
-  "  local s = redis.pcall('GET', k)\n"                                                            \
-  "  local v\n"                                                                                    \
+  "  local s, v\n"                                                                                 \
+  "  if LAY then\n"                                                                                \
+  "    kid = kid or B4.kid_of(id)\n"                                                               \
+  "    bk = bk or B4.bucket_of(kid)\n"                                                             \
+  "    s = redis.call('HGET', P..'b:'..bk, kid)\n"                                                 \
+  "  else s = redis.pcall('GET', k) end\n"                                                         \
   "  if type(s) == 'string' then v = cmsgpack.unpack(s)\n"                                         \
   "  elseif not s then return nil\n"                                                               \
   "  else -- WRONGTYPE: a hash of before issue 20\n"                                               \
@@ -363,8 +314,33 @@
   "    end\n"                                                                                      \
   "  end\n"                                                                                        \
   "  m.raw.p = with_payload and m.pl or ''\n"                                                      \
-  "  m.member = string.format('%016d', m.sq)..id\n"                                                \
+  "  if LAY then m.kid, m.bk, m.member = kid, bk, B4.member(m.sq, bk, kid)\n"                      \
+  "  else m.member = string.format('%016d', m.sq)..id end\n"                                       \
   "  return m\n"                                                                                   \
+  "end\n"                                                                                          \
+  "-- The msgId a member names; the record a member names.\n"                                      \
+  "local function mid(member)\n"                                                                   \
+  "  if LAY then return B4.mid_of(B4.kid(member)) end\n"                                           \
+  "  return string.sub(member, 17)\n"                                                              \
+  "end\n"                                                                                          \
+  "local function mload(member, with_payload)\n"                                                   \
+  "  if LAY then\n"                                                                                \
+  "    local kid = B4.kid(member)\n"                                                               \
+  "    return load(B4.mid_of(kid), with_payload, kid, B4.bucket(member))\n"                        \
+  "  end\n"                                                                                        \
+  "  return load(string.sub(member, 17), with_payload)\n"                                          \
+  "end\n"                                                                                          \
+  "-- The key of m's history list ('h:<msgId>', layout 4 'h:<key id>').\n"                         \
+  "local function hkey(id)\n"                                                                      \
+  "  if LAY then return P..'h:'..B4.kid_of(id) end\n"                                              \
+  "  return P..'h:'..id\n"                                                                         \
+  "end\n"                                                                                          \
+  "-- Deletes m's record and history.\n"                                                           \
+  "local function del_record(m)\n"                                                                 \
+  "  if LAY then\n"                                                                                \
+  "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
+  "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
+  "  else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end\n"                                   \
   "end\n"                                                                                          \
   "-- The ack deadline of a delivery: visible-at less the retry interval.\n"                       \
   "local function deadline_of(m)\n"                                                                \
@@ -379,6 +355,75 @@
   "    if d < m.et then return d, draw end\n"                                                      \
   "  end\n"                                                                                        \
   "  return m.et, m.raw.et\n"                                                                      \
+  "end\n"                                                                                          \
+  "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
+  "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
+  "the\n"                                                                                          \
+  "-- pending entries out of E (for capacity, in_life). MARK: {score, seq} ({-1, 0}: none yet).\n" \
+  "local MAXSEQ = 281474976710655\n"                                                               \
+  "local MARK, LAG\n"                                                                              \
+  "local function mark()\n"                                                                        \
+  "  if MARK then return MARK end\n"                                                               \
+  "  local x = redis.call('GET', P..'em')\n"                                                       \
+  "  local s, q\n"                                                                                 \
+  "  if x then s, q = string.match(x, '^(%S+) (%d+)$') end\n"                                      \
+  "  MARK = s and {tonumber(s), tonumber(q)} or {-1, 0}\n"                                         \
+  "  return MARK\n"                                                                                \
+  "end\n"                                                                                          \
+  "-- Whether a pending entry (visible-at va, seq, natural end ne; numbers) stays out of E.\n"     \
+  "local function out_of_e(va, seq, ne)\n"                                                         \
+  "  local M = mark()\n"                                                                           \
+  "  return ne >= va and (va > M[1] or (va == M[1] and seq > M[2]))\n"                             \
+  "end\n"                                                                                          \
+  "-- m, just added to its level's pending set, enters E, or is counted out of it.\n"              \
+  "local function e_pend(m)\n"                                                                     \
+  "  local ne, ne_raw = natural_end(m)\n"                                                          \
+  "  if out_of_e(m.va, m.sq, ne) then redis.call('HINCRBY', P..'qn', 'w', 1)\n"                    \
+  "  else redis.call('ZADD', KE, ne_raw, m.member) end\n"                                          \
+  "end\n"                                                                                          \
+  "-- m leaves the pending or delivered set of its level (layout 4 finds the pending bucket by "   \
+  "m's\n"                                                                                          \
+  "-- visible-at, and whether it was out of E, so call it before changing m).\n"                   \
+  "local function unpend(m)\n"                                                                     \
+  "  if not LAY then\n"                                                                            \
+  "    redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"         \
+  "  elseif m.ph == 0 then\n"                                                                      \
+  "    if B4.rem(lv(m), m.va, m.member) and out_of_e(m.va, m.sq, (natural_end(m))) then\n"         \
+  "      redis.call('HINCRBY', P..'qn', 'w', -1)\n"                                                \
+  "    end\n"                                                                                      \
+  "  else redis.call('ZREM', dk(lv(m)), m.member) end\n"                                           \
+  "end\n"                                                                                          \
+  "-- The move: the pending entries after the mark up to now (1,000 at most per call; LAG when "   \
+  "more\n"                                                                                         \
+  "-- are left, and next_visible answers now so that a wake-up moves the next) enter E by their\n" \
+  "-- natural end; the mark follows.\n"                                                            \
+  "move_to_e = function(now)\n"                                                                    \
+  "  local M = mark()\n"                                                                           \
+  "  if M[1] > now or (M[1] == now and M[2] == MAXSEQ) then return end\n"                          \
+  "  local cand = {}\n"                                                                            \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, 1001)\n"                                \
+  "    for i = 1, #xs, 2 do cand[#cand+1] = {tonumber(xs[i+1]), B4.seq(xs[i]), xs[i]} end\n"       \
+  "  end\n"                                                                                        \
+  "  table.sort(cand, function(x, y)\n"                                                            \
+  "    if x[1] ~= y[1] then return x[1] < y[1] end\n"                                              \
+  "    return x[2] < y[2]\n"                                                                       \
+  "  end)\n"                                                                                       \
+  "  local n = math.min(#cand, 1000)\n"                                                            \
+  "  local args, out = {}, 0\n"                                                                    \
+  "  for i = 1, n do\n"                                                                            \
+  "    local m = mload(cand[i][3], false)\n"                                                       \
+  "    if m and m.member == cand[i][3] and m.ph == 0 then\n"                                       \
+  "      local ne, ne_raw = natural_end(m)\n"                                                      \
+  "      if ne >= m.va then out = out + 1 end\n"                                                   \
+  "      args[#args+1] = ne_raw; args[#args+1] = m.member\n"                                       \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  if args[1] then redis.call('ZADD', KE, unpack(args)) end\n"                                   \
+  "  if out > 0 then redis.call('HINCRBY', P..'qn', 'w', -out) end\n"                              \
+  "  if #cand > n then MARK = {cand[n][1], cand[n][2]}; LAG = true\n"                              \
+  "  else MARK = {now, MAXSEQ} end\n"                                                              \
+  "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
   "end\n"                                                                                          \
   "local function status(m, now)\n"                                                                \
   "  if m.ph == 2 then return m.es end\n"                                                          \
@@ -409,7 +454,9 @@
   "  write_record(m, true)\n"                                                                      \
   "end\n"                                                                                          \
   "local function trim_ended(st, now, retention)\n"                                                \
-  "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', string.format('%d', now - retention))\n"   \
+  "  local cut = string.format('%d', now - retention)\n"                                           \
+  "  if LAY then B4.trim(st, cut, 1000, cfg().hs == '1'); return end\n"                            \
+  "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', cut)\n"                                    \
   "end\n" CQ_LUA_HISTORY                                                                           \
   "-- A message that ends as EXPIRE or RETRY_EXHAUST in a topic with a dead-letter topic: an "     \
   "outbox\n"                                                                                       \
@@ -421,8 +468,8 @@
   "  if (st ~= 5 and st ~= 6) or not dlt or dlt == '' then return end\n"                           \
   "  local k = P..'ob:'..m.member\n"                                                               \
   "  redis.call('HSET', k, 'k', 'dl', 'id', m.id, 'to', dlt, 'p', m.pl,\n"                         \
-  "             'pr', m.raw.pr, 'le', m.raw.le, 'ds', tostring(st), 'dr', m.raw.r, 'de', "         \
-  "at_raw, 'cb', m.raw.cb)\n"                                                                      \
+  "             'pr', m.raw.pr, 'le', m.raw.le, 'ds', tostring(st), 'dr', m.raw.r, 'de', at_raw, " \
+  "'cb', m.raw.cb)\n"                                                                              \
   "  redis.call('ZADD', P..'ob', string.format('%d', now), m.member)\n"                            \
   "  DLO = DLO + 1\n"                                                                              \
   "end\n"                                                                                          \
@@ -430,20 +477,20 @@
   "  if by_time then ENDED = ENDED + 1; if st == 6 then EXH = EXH + 1 end end\n"                   \
   "  local hb = hist_before(m)\n"                                                                  \
   "  to_outbox(m, st, at_raw, now)\n"                                                              \
-  "  redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"           \
-  "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
+  "  unpend(m)\n"                                                                                  \
+  "  redis.call('ZREM', KE, m.member)\n"                                                           \
   "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                                 \
   "  local left = tonumber(at_raw) + retention - now\n"                                            \
   "  hist_change(hb, m, now, at_raw)\n"                                                            \
-  "  if left <= 0 then redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id); return end\n"              \
-  "  redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left))\n"                            \
-  "  redis.call('ZADD', P..'x'..st, at_raw, m.member)\n"                                           \
+  "  if left <= 0 then del_record(m); return end\n"                                                \
+  "  if not LAY then redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left)) end\n"        \
+  "  redis.call('ZADD', KX..st, at_raw, m.member)\n"                                               \
   "  trim_ended(st, now, retention)\n"                                                             \
   "end\n"                                                                                          \
   "local function unindex(m) -- a record about to be replaced or forgotten\n"                      \
-  "  redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"           \
-  "  redis.call('ZREM', P..'e', m.member)\n"                                                       \
-  "  if m.ph == 2 then redis.call('ZREM', P..'x'..m.es, m.member) end\n"                           \
+  "  if not LAY or m.ph ~= 2 then unpend(m) end\n"                                                 \
+  "  redis.call('ZREM', KE, m.member)\n"                                                           \
+  "  if m.ph == 2 then redis.call('ZREM', KX..m.es, m.member) end\n"                               \
   "end\n"                                                                                          \
   "-- Stores a new pending record (`fields`: name/value pairs beyond the common ones, values\n"    \
   "-- already strings) consumable from `va`; replaces an ended one. Returns its seq. With `D` "    \
@@ -468,47 +515,79 @@
   "             ea='0', sq=tostring(seq), pr=pr, ct='0', c='0', le='', ri='0', dt='', ds='0',\n"   \
   "             dr='0', de='0', cb='', pu='0', rv=''}}\n"                                          \
   "  for i = 1, #fields, 2 do m.raw[fields[i]] = fields[i+1] end\n"                                \
-  "  local member = string.format('%016d', seq)..id\n"                                             \
+  "  local member\n"                                                                               \
+  "  if LAY then\n"                                                                                \
+  "    m.kid = old and old.kid or B4.kid_of(id)\n"                                                 \
+  "    m.bk = old and old.bk or B4.bucket_of(m.kid)\n"                                             \
+  "    member = B4.member(seq, m.bk, m.kid)\n"                                                     \
+  "  else member = string.format('%016d', seq)..id end\n"                                          \
   "  local l = tonumber(pr)\n"                                                                     \
   "  if m.raw.pu == '1' then l = l + 10 end\n"                                                     \
-  "  if D and FMT == 1 then write_record(m, false) end -- hashes: one at a time\n"                 \
+  "  if D and FMT == 1 and not LAY then write_record(m, false) end -- hashes: one at a time\n"     \
+  "  local in_e, e_raw = true, et\n"                                                               \
+  "  if LAY then -- E or not (out_of_e), from the numbers natural_end reads\n"                     \
+  "    m.ph, m.r, m.mr, m.ri = 0, tonumber(m.raw.r), tonumber(mr), 0\n"                            \
+  "    m.va, m.et = tonumber(va), tonumber(et)\n"                                                  \
+  "    local ne\n"                                                                                 \
+  "    ne, e_raw = natural_end(m)\n"                                                               \
+  "    in_e = not out_of_e(m.va, seq, ne)\n"                                                       \
+  "    if not in_e and D then D.w = D.w + 1\n"                                                     \
+  "    elseif not in_e then redis.call('HINCRBY', P..'qn', 'w', 1) end\n"                          \
+  "  end\n"                                                                                        \
+  "  if D and LAY then -- one HSET per bucket of the batch\n"                                      \
+  "    local hs = D.h[m.bk] or {}\n"                                                               \
+  "    D.h[m.bk] = hs\n"                                                                           \
+  "    hs[#hs+1] = m.kid; hs[#hs+1] = pack(m)\n"                                                   \
+  "  end\n"                                                                                        \
   "  if D then\n"                                                                                  \
-  "    if FMT ~= 1 then D.sets[#D.sets+1] = P..'r:'..id; D.sets[#D.sets+1] = pack(m) end\n"        \
+  "    if FMT ~= 1 and not LAY then D.sets[#D.sets+1] = P..'r:'..id; D.sets[#D.sets+1] = pack(m) " \
+  "end\n"                                                                                          \
   "    D.mem[id] = true\n"                                                                         \
   "    local ps = D.p[l] or {}\n"                                                                  \
   "    D.p[l] = ps\n"                                                                              \
-  "    ps[#ps+1] = va; ps[#ps+1] = member\n"                                                       \
-  "    D.e[#D.e+1] = et; D.e[#D.e+1] = member\n"                                                   \
+  "    ps[#ps+1] = LAY and tonumber(va) or va; ps[#ps+1] = member\n"                               \
+  "    if in_e then D.e[#D.e+1] = e_raw; D.e[#D.e+1] = member end\n"                               \
   "    return seq\n"                                                                               \
   "  end\n"                                                                                        \
   "  -- SET replaces an old record (of either form) with its expiry.\n"                            \
   "  write_record(m, false)\n"                                                                     \
-  "  zadd_level('p', l, va, member)\n"                                                             \
-  "  redis.call('ZADD', P..'e', et, member)\n"                                                     \
+  "  pz_add(l, va, member)\n"                                                                      \
+  "  if in_e then redis.call('ZADD', KE, e_raw, member) end\n"                                     \
   "  return seq\n"                                                                                 \
   "end\n"                                                                                          \
   "-- A batch of stores for `left` messages at most (store_new's D).\n"                            \
   "local function new_batch(left)\n"                                                               \
-  "  return {left=left, sets={}, p={}, e={}, mem={}}\n"                                            \
+  "  return {left=left, sets={}, h={}, p={}, e={}, mem={}, w=0}\n"                                 \
   "end\n"                                                                                          \
   "local function flush_batch(D)\n"                                                                \
-  "  if #D.e == 0 then return end\n"                                                               \
+  "  if not next(D.mem) then return end\n"                                                         \
   "  if D.sets[1] then redis.call('MSET', unpack(D.sets)) end -- like SET, drops an expiry\n"      \
+  "  for b, hs in pairs(D.h) do redis.call('HSET', P..'b:'..b, unpack(hs)) end\n"                  \
   "  for l, ps in pairs(D.p) do\n"                                                                 \
-  "    if l ~= 0 then redis.call('SADD', P..'pl', tostring(l)); LV = nil end\n"                    \
-  "    redis.call('ZADD', pk(l), unpack(ps))\n"                                                    \
+  "    if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                         \
+  "    if LAY then B4.add_all(l, ps) else redis.call('ZADD', pk(l), unpack(ps)) end\n"             \
   "  end\n"                                                                                        \
-  "  redis.call('ZADD', P..'e', unpack(D.e))\n"                                                    \
-  "  D.sets, D.p, D.e, D.mem = {}, {}, {}, {}\n"                                                   \
+  "  if D.e[1] then redis.call('ZADD', KE, unpack(D.e)) end\n"                                     \
+  "  if D.w > 0 then redis.call('HINCRBY', P..'qn', 'w', D.w) end\n"                               \
+  "  D.sets, D.h, D.p, D.e, D.mem, D.w = {}, {}, {}, {}, {}, 0\n"                                  \
   "end\n"                                                                                          \
   "-- The in-life messages now: those whose natural end is after now.\n"                           \
   "local function in_life(now_arg)\n"                                                              \
-  "  return redis.call('ZCOUNT', P..'e', '('..now_arg, '+inf')\n"                                  \
+  "  local n = redis.call('ZCOUNT', KE, '('..now_arg, '+inf')\n"                                   \
+  "  if LAY then n = n + tonumber(redis.call('HGET', P..'qn', 'w') or '0') end\n"                  \
+  "  return n\n"                                                                                   \
   "end\n"                                                                                          \
   "local function next_visible(now_arg)\n"                                                         \
+  "  if LAG then return now_arg end -- the move is not done\n"                                     \
   "  local n = ''\n"                                                                               \
-  "  local keys = {P..'e'}\n"                                                                      \
-  "  for _, l in ipairs(levels()) do keys[#keys+1] = pk(l); keys[#keys+1] = dk(l) end\n"           \
+  "  local keys = {KE}\n"                                                                          \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    if LAY then\n"                                                                              \
+  "      local x = B4.range(l, {tonumber(now_arg), 281474976710655}, math.huge, 1)\n"              \
+  "      if x[2] and (n == '' or tonumber(x[2]) < tonumber(n)) then n = x[2] end\n"                \
+  "    else keys[#keys+1] = pk(l) end\n"                                                           \
+  "    keys[#keys+1] = dk(l)\n"                                                                    \
+  "  end\n"                                                                                        \
   "  for _, k in ipairs(keys) do\n"                                                                \
   "    local x = redis.call('ZRANGEBYSCORE', k, '('..now_arg, '+inf', 'WITHSCORES', 'LIMIT', 0, "  \
   "1)\n"                                                                                           \
@@ -517,127 +596,13 @@
   "  return n\n"                                                                                   \
   "end\n"                                                                                          \
   "local function finish_due(now_arg, now, retention)\n"                                           \
-  "  local due = redis.call('ZRANGEBYSCORE', P..'e', '-inf', now_arg, 'LIMIT', 0, 1000)\n"         \
+  "  local due = redis.call('ZRANGEBYSCORE', KE, '-inf', now_arg, 'LIMIT', 0, 1000)\n"             \
   "  for _, member in ipairs(due) do\n"                                                            \
-  "    local m = load(string.sub(member, 17), false)\n"                                            \
+  "    local m = mload(member, false)\n"                                                           \
   "    if m and m.member == member and m.ph ~= 2 then\n"                                           \
   "      local st = status(m, now)\n"                                                              \
   "      if st >= 4 then local _, at = natural_end(m); finish(m, st, at, now, retention, true) "   \
   "end\n"                                                                                          \
-  "    else redis.call('ZREM', P..'e', member) end\n"                                              \
+  "    else redis.call('ZREM', KE, member) end\n"                                                  \
   "  end\n"                                                                                        \
-  "end\n"
-
-// Walks over sorted sets in (score, seq) order from a position, bounded per call (listMsg, purge;
-// pasted after CQ_LUA_COMMON by those scripts only). `pos` is the position: the (score, seq) of
-// the last entry examined (score nil: the start). W holds the walk's bounds: how many entries
-// to accept (want), how many were (done), how many may still be examined (budget).
-#define CQ_LUA_WALK                                                                                \
-  "local pos = {}\n"                                                                               \
-  "local W = {want = 0, done = 0, budget = 0}\n"                                                   \
-  "-- The rank in sorted set k of the first entry after (s, seq) in (score, seq) order (after "    \
-  "every\n"                                                                                        \
-  "-- entry scored s when seq is nil): O(log n), a binary search over the entries scored s.\n"     \
-  "local function rank_after(k, s, seq)\n"                                                         \
-  "  if not s then return 0 end\n"                                                                 \
-  "  local lo = redis.call('ZCOUNT', k, '-inf', '('..s)\n"                                         \
-  "  local eq = redis.call('ZCOUNT', k, s, s)\n"                                                   \
-  "  if not seq then return lo + eq end\n"                                                         \
-  "  local a, b = lo, lo + eq\n"                                                                   \
-  "  while a < b do\n"                                                                             \
-  "    local mid = math.floor((a + b) / 2)\n"                                                      \
-  "    local x = redis.call('ZRANGE', k, mid, mid)[1]\n"                                           \
-  "    if tonumber(string.sub(x, 1, 16)) <= seq then a = mid + 1 else b = mid end\n"               \
-  "  end\n"                                                                                        \
-  "  return a\n"                                                                                   \
-  "end\n"                                                                                          \
-  "-- Examines the entries of `keys` ({key, highest score (inclusive) or nil}...) after pos, "     \
-  "merged\n"                                                                                       \
-  "-- in (score, seq) order, calling visit(member, key) on each (true: it counts as done), until " \
-  "W.want\n"                                                                                       \
-  "-- are done or the budget is spent; pos follows. Returns true when the keys have nothing "      \
-  "more.\n"                                                                                        \
-  "local function scan(keys, visit)\n"                                                             \
-  "  while W.done < W.want and W.budget > 0 do\n"                                                  \
-  "    local n = math.min(W.want - W.done, W.budget)\n"                                            \
-  "    local cand = {}\n"                                                                          \
-  "    for _, kh in ipairs(keys) do\n"                                                             \
-  "      local k = kh[1]\n"                                                                        \
-  "      local r = rank_after(k, pos.s, pos.seq)\n"                                                \
-  "      local e = kh[2] and redis.call('ZCOUNT', k, '-inf', kh[2]) or redis.call('ZCARD', k)\n"   \
-  "      if r < e then\n"                                                                          \
-  "        local xs = redis.call('ZRANGE', k, r, math.min(r + n, e) - 1, 'WITHSCORES')\n"          \
-  "        for i = 1, #xs, 2 do\n"                                                                 \
-  "          cand[#cand+1] = {xs[i], tonumber(xs[i+1]), xs[i+1], tonumber(string.sub(xs[i], 1, "   \
-  "16)), k}\n"                                                                                     \
-  "        end\n"                                                                                  \
-  "      end\n"                                                                                    \
-  "    end\n"                                                                                      \
-  "    if #cand == 0 then return true end\n"                                                       \
-  "    table.sort(cand, function(x, y)\n"                                                          \
-  "      if x[2] ~= y[2] then return x[2] < y[2] end\n"                                            \
-  "      return x[4] < y[4]\n"                                                                     \
-  "    end)\n"                                                                                     \
-  "    for i = 1, math.min(n, #cand) do\n"                                                         \
-  "      local c = cand[i]\n"                                                                      \
-  "      pos.s, pos.seq = c[3], c[4]\n"                                                            \
-  "      W.budget = W.budget - 1\n"                                                                \
-  "      if visit(c[1], c[5]) then W.done = W.done + 1 end\n"                                      \
-  "    end\n"                                                                                      \
-  "  end\n"                                                                                        \
-  "  return false\n"                                                                               \
-  "end\n"                                                                                          \
-  "-- The lowest and highest retry interval of the deliveries that may still be WAITING or "       \
-  "CONSUMING\n"                                                                                    \
-  "-- ('iv': interval -> the latest visible-at of a delivery with it).\n"                          \
-  "local function intervals(now_arg)\n"                                                            \
-  "  redis.call('ZREMRANGEBYSCORE', P..'iv', '-inf', now_arg)\n"                                   \
-  "  local lo, hi = nil, 0\n"                                                                      \
-  "  for _, x in ipairs(redis.call('ZRANGE', P..'iv', 0, -1)) do\n"                                \
-  "    local r = tonumber(x)\n"                                                                    \
-  "    if not lo or r < lo then lo = r end\n"                                                      \
-  "    if r > hi then hi = r end\n"                                                                \
-  "  end\n"                                                                                        \
-  "  return lo or 0, hi\n"                                                                         \
-  "end\n"                                                                                          \
-  "-- The sets holding the messages in status st (1 WAITING, 2 READY, 3 CONSUMING) of every "      \
-  "level, as\n"                                                                                    \
-  "-- scan() takes them, and the score their walk starts after (nil: the beginning). WAITING: "    \
-  "pending\n"                                                                                      \
-  "-- after now, and deliveries up to now + the highest interval (past their deadline, in their "  \
-  "interval);\n"                                                                                   \
-  "-- CONSUMING: deliveries after now + the lowest interval. Exact when one interval is in use.\n" \
-  "local function status_sets(st, now_arg, now)\n"                                                 \
-  "  local lo, hi = intervals(now_arg)\n"                                                          \
-  "  local keys = {}\n"                                                                            \
-  "  for _, l in ipairs(levels()) do\n"                                                            \
-  "    if st == 1 then\n"                                                                          \
-  "      keys[#keys+1] = {pk(l)}\n"                                                                \
-  "      if hi > 0 then keys[#keys+1] = {dk(l), string.format('%d', now + hi)} end\n"              \
-  "    elseif st == 3 then keys[#keys+1] = {dk(l)}\n"                                              \
-  "    else keys[#keys+1] = {pk(l), now_arg}; keys[#keys+1] = {dk(l), now_arg} end\n"              \
-  "  end\n"                                                                                        \
-  "  if st == 1 then return keys, now_arg end\n"                                                   \
-  "  if st == 3 then return keys, string.format('%d', now + lo) end\n"                             \
-  "  return keys, nil\n"                                                                           \
-  "end\n"
-
-// The inbox ('in', pasted after CQ_LUA_COMMON by the scripts that take in outbox entries of
-// another topic: dead letters, redrives): a marker per entry taken in, '<from topic>\n<outbox
-// member>', scored by the time after which it may go. A marker stays while its entry may be
-// moved again (30 days: a backstop for an entry whose node died before removing it; any node
-// finishes such an entry long before), and for a minute once the entry is gone (the node sets
-// that after removing the entry), so that a move repeated by a node that read the entry before
-// is answered as done, never stored twice, even when the message was released here since.
-#define CQ_LUA_INBOX                                                              \
-  "local INBOX_TRIMMED\n"                                                         \
-  "local function inbox_has(token)\n"                                             \
-  "  if not INBOX_TRIMMED then\n"                                                 \
-  "    redis.call('ZREMRANGEBYSCORE', P..'in', '-inf', '('..ARGV[1])\n"           \
-  "    INBOX_TRIMMED = true\n"                                                    \
-  "  end\n"                                                                       \
-  "  return redis.call('ZSCORE', P..'in', token) ~= false\n"                      \
-  "end\n"                                                                         \
-  "local function inbox_keep(token, now)\n"                                       \
-  "  redis.call('ZADD', P..'in', string.format('%d', now + 2592000000), token)\n" \
   "end\n"

@@ -1,11 +1,14 @@
 // Layout 4's records and members (docs/redis.md "Format 4 (design, issue 20)": "Key id and
 // member", "Ended records"), as a Lua fragment pasted after the prelude that defines P (the
-// topic's key prefix), as CQ_LUA_COMMON is; private to src/redis/. Not used by the scripts yet
-// (build steps 4 and 5 of the design); lua_layout4_test.cc runs it on a real redis-server.
+// topic's key prefix), as CQ_LUA_COMMON is; private to src/redis/. Pasted into layout4()
+// (CQ_LUA_LAYOUT4, below), so every script uses it for a layout-4 topic; lua_layout4_test.cc
+// runs it on a real redis-server.
 //
 // Functions: m4_member(seq, bucket, key id), m4_bucket(member), m4_kid(member); x4_trim(status,
 // cutoff, limit, history) -> how many ended records went, the oldest end left.
 #pragma once
+
+#include "redis/lua_buckets.h"
 
 #define CQ_LUA_LAYOUT4_RECORDS                                                                    \
   "-- Layout 4's records and members (docs/redis.md \"Format 4 (design, issue 20)\"): a record\n" \
@@ -42,4 +45,75 @@
   "    redis.call('ZREM', k, unpack(xs))\n"                                                       \
   "  end\n"                                                                                       \
   "  return #xs, redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')[2]\n"                                \
+  "end\n"
+
+// Layout 4 in every script (build step 4 of the design): CQ_LUA_COMMON pastes this after it
+// declares KE, KX and KL (the in-life set, the ended sets' prefix, the set of levels in use) and
+// calls layout4() when the topic's 'lay' is '4'.
+#define CQ_LUA_LAYOUT4                                                                             \
+  "-- Layout 4 (docs/redis.md \"Format 4 (design, issue 20)\"), set up by layout4() when the "     \
+  "topic's\n"                                                                                      \
+  "-- 'lay' is '4' (the helpers of CQ_LUA_COMMON then name layout 4's keys): B4 holds the "        \
+  "bucketed\n"                                                                                     \
+  "-- pending set (CQ_LUA_BUCKETS), the member and trim helpers (CQ_LUA_LAYOUT4_RECORDS) and the " \
+  "key\n"                                                                                          \
+  "-- ids. Made only for a layout-4 topic, so the closures cost nothing to layouts 1-3.\n"         \
+  "local B4\n"                                                                                     \
+  "local function layout4()\n"                                                                     \
+  "  KE, KX, KL = P..'E', P..'X', P..'ql'\n" CQ_LUA_BUCKETS CQ_LUA_LAYOUT4_RECORDS                 \
+  "  -- Key ids as src/redis/key_id.cc makes them (Lua, for now: the node does not know a "        \
+  "topic's\n"                                                                                      \
+  "  -- layout yet): 32 lowercase hex digits -> byte 1 and their 16 bytes; any other msgId: "      \
+  "itself.\n"                                                                                      \
+  "  -- Four 8-digit numbers each way (struct), not a callback per byte; remembered per call.\n"   \
+  "  local KC, BC = {}, {}\n"                                                                      \
+  "  local function kid_of(id)\n"                                                                  \
+  "    local k = KC[id]\n"                                                                         \
+  "    if k then return k end\n"                                                                   \
+  "    k = id\n"                                                                                   \
+  "    if #id == 32 and not string.find(id, '[^0-9a-f]') then\n"                                   \
+  "      k = '\\1'..struct.pack('>I4I4I4I4', tonumber(string.sub(id, 1, 8), 16),\n"                \
+  "        tonumber(string.sub(id, 9, 16), 16), tonumber(string.sub(id, 17, 24), 16),\n"           \
+  "        tonumber(string.sub(id, 25, 32), 16))\n"                                                \
+  "    end\n"                                                                                      \
+  "    KC[id] = k\n"                                                                               \
+  "    return k\n"                                                                                 \
+  "  end\n"                                                                                        \
+  "  local function mid_of(kid)\n"                                                                 \
+  "    if #kid ~= 17 or string.byte(kid, 1) ~= 1 then return kid end\n"                            \
+  "    local a, b, c, d = struct.unpack('>I4I4I4I4', kid, 2)\n"                                    \
+  "    return string.format('%08x%08x%08x%08x', a, b, c, d)\n"                                     \
+  "  end\n"                                                                                        \
+  "  -- FNV-1a (32 bits) mod 256: the low byte of the product depends on the low bytes only.\n"    \
+  "  local function bucket_of(kid)\n"                                                              \
+  "    local h = BC[kid]\n"                                                                        \
+  "    if h then return h end\n"                                                                   \
+  "    h = 197\n"                                                                                  \
+  "    local bytes = {string.byte(kid, 1, -1)}\n"                                                  \
+  "    for i = 1, #bytes do h = (bit.bxor(h, bytes[i]) * 147) % 256 end\n"                         \
+  "    BC[kid] = h\n"                                                                              \
+  "    return h\n"                                                                                 \
+  "  end\n"                                                                                        \
+  "  -- How many members of level l have a score in ZCOUNT's range [mins, maxs] (strings).\n"      \
+  "  local function count_s(l, mins, maxs)\n"                                                      \
+  "    local function num(s)\n"                                                                    \
+  "      s = string.gsub(s, '^%(', '')\n"                                                          \
+  "      if s == '+inf' or s == 'inf' then return math.huge end\n"                                 \
+  "      if s == '-inf' then return 0 end\n"                                                       \
+  "      return tonumber(s)\n"                                                                     \
+  "    end\n"                                                                                      \
+  "    local lo, hi, n = math.max(num(mins), 0), num(maxs), 0\n"                                   \
+  "    local im = bz_find(l, struct.pack('>dI6', lo, 0))\n"                                        \
+  "    if not im then im = redis.call('ZRANGE', P..'qi'..l, 0, 0)[1] end\n"                        \
+  "    while im and struct.unpack('>d', im) <= hi do\n"                                            \
+  "      n = n + redis.call('ZCOUNT', bz_key(l, im), mins, maxs)\n"                                \
+  "      im = bz_next(l, im)\n"                                                                    \
+  "    end\n"                                                                                      \
+  "    return n\n"                                                                                 \
+  "  end\n"                                                                                        \
+  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=count_s, "            \
+  "card=bz_card,\n"                                                                                \
+  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
+  "kid_of=kid_of,\n"                                                                               \
+  "        mid_of=mid_of, bucket_of=bucket_of}\n"                                                  \
   "end\n"

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 
 #include "base/clock.h"
@@ -15,6 +16,7 @@
 #include "redis/command_sink.h"
 #include "redis/connection.h"
 #include "redis/event_loop.h"
+#include "redis/key_id.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/sync_backend.h"
 
@@ -240,6 +242,134 @@ TEST_F(OldKeyspaceTest, FormatOneWritesTheHashesOfNodesBeforeIssue20) {
   EXPECT_TRUE(b_->Delete("t", "m").ok());
   EXPECT_EQ(Layout("t", "m"), "hash");
   EXPECT_GT(Ttl("t", "m"), 0);
+}
+
+// Layout 4 (docs/redis.md "Format 4", build step 4): a node with format 4 (a test-only switch;
+// the config refuses it) creates new topics in layout 4: records as fields of the hash buckets
+// 'b:<n>' named by key id (src/redis/key_id.h, the same bytes and bucket the scripts compute),
+// pending messages in listpack buckets, no key per message; a topic that exists keeps its layout;
+// a node of format 2 serves a layout-4 topic fully (one script serves either layout).
+TEST_F(OldKeyspaceTest, FormatFourCreatesTopicsInLayoutFourThatEveryNodeServes) {
+  StartBackend(3);
+  ASSERT_TRUE(b_->Send("old3", "x", "body", Millis(0)).has_value());
+  StartBackend(4);
+  const std::string gen = "0123456789abcdef0123456789abcdef";
+  ASSERT_TRUE(b_->Send("t4", gen, "generated", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Send("t4", "client-id", "client", Millis(60'000)).has_value());
+  ASSERT_TRUE(b_->Send("old3", "y", "body", Millis(0)).has_value());
+  const std::string p = "cq:{old:t4}:";
+  EXPECT_EQ(raw_->Command({"GET", p + "lay"})->str, "4");
+  EXPECT_TRUE(raw_->Command({"GET", "cq:{old:old3}:lay"})->is_nil());
+  EXPECT_EQ(Layout("old3", "y"), "integers");  // layout 3 still: a key per record
+  EXPECT_TRUE(raw_->Command({"KEYS", p + "r:*"})->elements.empty());
+  for (const std::string& id : {gen, std::string("client-id")}) {
+    const std::string kid = KeyIdOf(id);
+    Result<testutil::RedisReply> f =
+        raw_->Command({"HEXISTS", p + "b:" + std::to_string(RecordBucketOf(kid)), kid});
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->integer, 1) << id;
+  }
+  EXPECT_EQ(KeyIdOf(gen).size(), 17u);
+  Result<testutil::RedisReply> buckets = raw_->Command({"KEYS", p + "q0:*"});
+  ASSERT_EQ(buckets->elements.size(), 1u);
+  EXPECT_EQ(raw_->Command({"OBJECT", "ENCODING", buckets->elements[0].str})->str, "listpack");
+
+  StartBackend(2);  // another node, of format 2, pulls, nacks, acks and reads them
+  Result<std::vector<core::Message>> got = b_->Pull("t4", 10);
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].record.msg_id, gen);
+  EXPECT_EQ((*got)[0].record.payload, "generated");
+  Result<std::vector<Status>> acks = b_->AckBatch("t4", {{gen, false, "boom"}});
+  ASSERT_TRUE(acks.has_value() && (*acks)[0].ok());
+  got = b_->Pull("t4", 10);
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].record.last_error, "boom");
+  EXPECT_TRUE(b_->Ack("t4", gen).ok());
+  EXPECT_EQ(b_->Get("t4", gen)->status, core::MsgStatus::kConsumeOk);
+  EXPECT_EQ(b_->Get("t4", "client-id")->status, core::MsgStatus::kWaiting);
+  ASSERT_TRUE(b_->Send("t4", "from-two", "body", Millis(0)).has_value());  // stored in layout 4
+  EXPECT_EQ(
+      raw_->Command({"HEXISTS", p + "b:" + std::to_string(RecordBucketOf("from-two")), "from-two"})
+          ->integer,
+      1);
+  EXPECT_TRUE(raw_->Command({"KEYS", p + "r:*"})->elements.empty());
+}
+
+// Layout 4 has no key per record, so no PEXPIRE: the record of an ended message is deleted from
+// its bucket by the trim of a later end once its retention is over, with its 'X<s>' entry.
+TEST_F(OldKeyspaceTest, LayoutFourDeletesEndedRecordsOnceTheirRetentionIsOver) {
+  StartBackend(4);
+  ASSERT_TRUE(b_->Send("t4", "a", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Send("t4", "b", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Delete("t4", "a").ok());
+  const std::string p = "cq:{old:t4}:";
+  const std::string bucket_a = p + "b:" + std::to_string(RecordBucketOf("a"));
+  EXPECT_EQ(raw_->Command({"HEXISTS", bucket_a, "a"})->integer, 1);  // retained
+  EXPECT_EQ(b_->Get("t4", "a")->status, core::MsgStatus::kDelete);
+  clock_.Advance(Millis(300'001));  // the default retention
+  EXPECT_FALSE(b_->Get("t4", "a").has_value());
+  ASSERT_TRUE(b_->Delete("t4", "b").ok());  // its end trims the ended set
+  EXPECT_EQ(raw_->Command({"HEXISTS", bucket_a, "a"})->integer, 0);
+  EXPECT_EQ(raw_->Command({"ZCARD", p + "X7"})->integer, 1);  // b's
+  EXPECT_EQ(b_->Get("t4", "b")->status, core::MsgStatus::kDelete);
+}
+
+// Layout 4 keeps waiting messages out of E (docs/redis.md "Waiting messages out of E"): a burst
+// of 2,500 messages with one trigger time enters E when it becomes consumable, 1,000 per script
+// and the rest by the wake-ups that follow (the mark 'em' reaches now); every message is then
+// delivered once; the capacity counts the waiting ones ('qn' field 'w') exactly; a waiting
+// message whose time runs out is ended.
+TEST_F(OldKeyspaceTest, LayoutFourMovesWaitingMessagesIntoEWhenTheyBecomeConsumable) {
+  StartBackend(4);
+  const std::string p = "cq:{old:t4}:";
+  for (int b = 0; b < 25; ++b) {
+    std::vector<core::NewMessage> batch;
+    for (int i = 0; i < 100; ++i) {
+      batch.push_back(core::NewMessage{"t4", fmt::format("m{}", b * 100 + i), "x", Millis(60'000)});
+    }
+    ASSERT_TRUE(b_->SendBatch(std::move(batch)).has_value());
+  }
+  core::NewMessage short_life{"t4", "short", "x", Millis(60'000), Millis(5'000)};
+  ASSERT_TRUE(b_->Send(short_life).has_value());
+  auto count = [&](const std::vector<std::string>& cmd) { return raw_->Command(cmd)->integer; };
+  auto waiting_out = [&] {
+    Result<testutil::RedisReply> w = raw_->Command({"HGET", p + "qn", "w"});
+    return w->is_nil() ? int64_t{0} : std::stoll(w->str);
+  };
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 0);
+  EXPECT_EQ(waiting_out(), 2501);
+  core::TopicConfig full;
+  full.capacity = 2501;
+  ASSERT_TRUE(b_->SetTopicConfig("t4", full).has_value());
+  Result<backend::Sent> refused = b_->SendFull(core::NewMessage{"t4", "over", "x", Millis(0)});
+  EXPECT_FALSE(refused.has_value());  // the topic holds its capacity: the waiting ones count
+  full.capacity = 0;
+  ASSERT_TRUE(b_->SetTopicConfig("t4", full).has_value());
+
+  clock_.Advance(Millis(66'000));  // all consumable; "short" ran out at 65 s
+  // Its script moves 1,000 and answers now as the next change, so the wake-ups that follow move
+  // the rest (and end "short" once it is in E).
+  ASSERT_TRUE(b_->Info("t4").has_value());
+  std::promise<void> settled;
+  backend_->Flush([&settled] { settled.set_value(); });
+  settled.get_future().wait();
+  EXPECT_EQ(waiting_out(), 0);
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 2500);
+  EXPECT_EQ(raw_->Command({"GET", p + "em"})->str,
+            fmt::format("{} 281474976710655", kNow + 66'000));
+  int delivered = 0;
+  for (;;) {
+    Result<std::vector<core::Message>> got = b_->Pull("t4", 100);
+    ASSERT_TRUE(got.has_value());
+    if (got->empty()) break;
+    delivered += static_cast<int>(got->size());
+  }
+  EXPECT_EQ(delivered, 2500);
+  EXPECT_EQ(count({"ZCARD", p + "E"}), 2500);  // the deliveries
+  EXPECT_EQ(b_->Get("t4", "short")->status, core::MsgStatus::kExpire);
+  EXPECT_EQ(count({"ZCARD", p + "X5"}), 1);  // ended by time, once in E
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace chronoq::redis::scripts {
 // messages, '' when none is new.
 const std::string_view kSend = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
+new_topic4()
 account(ARGV[1], now)
 local c = cfg()
 local cap = tonumber(c.cap) or 0
@@ -100,37 +101,42 @@ local iv = {}  -- retry interval -> the latest visible-at of a delivery made wit
 -- not count.
 for _, l in ipairs(levels()) do
   if (l >= 10) == push then
-    local pkey, dkey = pk(l), dk(l)
+    local dkey = dk(l)
     while taken < batch do
       local need = batch - taken
-      local a = redis.call('ZRANGEBYSCORE', pkey, '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
+      local a = pz_range(l, nowarg, need)
       local b = redis.call('ZRANGEBYSCORE', dkey, '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
       if not a[1] and not b[1] then break end
       local cand = {}
-      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), pkey} end
-      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), dkey} end
+      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), false, LAY and mseq(a[i])} end
+      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), true, LAY and mseq(b[i])} end
       table.sort(cand, function(x, y)
         if x[2] ~= y[2] then return x[2] < y[2] end
+        if LAY then return x[4] < y[4] end
         return x[1] < y[1]
       end)
+      -- Takes an entry off the set it came from (pending: by its score).
+      local function take(cd)
+        if cd[3] then redis.call('ZREM', dkey, cd[1]) else pz_rem(l, cd[2], cd[1]) end
+      end
       local progress = false
       for _, cd in ipairs(cand) do
         if taken >= batch then break end
-        local member, from = cd[1], cd[3]
-        local m = load(string.sub(member, 17), true)
+        local member = cd[1]
+        local m = mload(member, true)
         if not m or m.member ~= member or m.ph == 2 or lv(m) ~= l then
-          redis.call('ZREM', from, member)  -- stale entry
+          take(cd)  -- stale entry
           progress = true
         else
           local st = status(m, now)
           if st == 2 then
             local _, visible, ri = timing(m)
-            redis.call('ZREM', from, member)
+            if LAY then unpend(m) else take(cd) end
             local hb = hist_before(m)
             set_fields(m, 'r', tostring(m.r + 1), 'ph', '1', 'va', visible, 'ri', ri)
             hist_change(hb, m, now, nowarg)
             redis.call('ZADD', dkey, visible, member)
-            redis.call('ZADD', P..'e', natural_end(m), member)
+            redis.call('ZADD', KE, natural_end(m), member)
             for _, x in ipairs(flat(m)) do out[#out+1] = x end
             if not iv[ri] or tonumber(visible) > tonumber(iv[ri]) then iv[ri] = visible end
             taken = taken + 1
@@ -174,9 +180,9 @@ local out = {''}
 local function pending_again(m, va, now_too)
   redis.call('ZREM', dk(lv(m)), m.member)
   set_fields(m, 'ph', '0', 'va', va, 'ri', '0')
-  zadd_level('p', lv(m), va, m.member)
+  pz_add(lv(m), va, m.member)
   local ne, ne_raw = natural_end(m)
-  redis.call('ZADD', P..'e', ne_raw, m.member)
+  if LAY then e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
   local nx, nx_raw = ne, ne_raw
   if not now_too and m.va < ne then nx, nx_raw = m.va, va end
   if out[1] == '' or nx < tonumber(out[1]) then out[1] = nx_raw end
@@ -233,8 +239,8 @@ if status(m, now) > 3 then return reply(with_tag('IS', m)) end
 H_SKIP = release  -- a release records nothing: its history goes with the record
 finish(m, 7, ARGV[3], now, retention)
 if release then
-  redis.call('DEL', P..'r:'..id, P..'h:'..id)
-  redis.call('ZREM', P..'x7', m.member)
+  del_record(m)
+  redis.call('ZREM', KX..'7', m.member)
 end
 return reply({'OK', ''})
 )lua";
@@ -266,7 +272,7 @@ for _, l in ipairs(levels()) do
   for i = 3, 11 do
     local hi = '+inf'
     if i <= 10 then hi = '(' .. string.format('%d', now + tonumber(ARGV[i])) end
-    local n = redis.call('ZCOUNT', pk(l), lo, hi)
+    local n = pz_count(l, lo, hi)
     if R > 0 then
       local hd = hi
       if hi == '+inf' or tonumber(string.sub(hi, 2)) > now + R then hd = cap end
@@ -277,7 +283,7 @@ for _, l in ipairs(levels()) do
     lo = string.sub(hi, 2)
   end
   consuming = consuming + redis.call('ZCOUNT', dk(l), '(' .. cap, '+inf')
-  total = total + redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l))
+  total = total + pz_card(l) + redis.call('ZCARD', dk(l))
 end
 out[#out+1] = total - waiting - consuming
 out[#out+1] = consuming
@@ -297,11 +303,11 @@ finish_due(ARGV[1], now, retention)
 local late, ready, due, held = 0, 0, 0, 0
 for _, l in ipairs(levels()) do
   local d = redis.call('ZCOUNT', dk(l), '-inf', ARGV[1])
-  local p = redis.call('ZCOUNT', pk(l), '-inf', ARGV[1])
+  local p = pz_count(l, '-inf', ARGV[1])
   late = late + d
   if l >= 10 then
     due = due + d + p
-    held = held + redis.call('ZCARD', pk(l)) + redis.call('ZCARD', dk(l))
+    held = held + pz_card(l) + redis.call('ZCARD', dk(l))
   else
     ready = ready + d + p
   end

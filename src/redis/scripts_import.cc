@@ -16,6 +16,7 @@ namespace chronoq::redis::scripts {
 // none is new).
 const std::string_view kImport = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
+new_topic4()
 account(ARGV[1], now)
 local out = {''}
 local iv = {}
@@ -32,13 +33,13 @@ for i = 3, #ARGV, 20 do
                'de', ARGV[i+19]})
     local m = load(id, false)
     if ph == '1' then
-      redis.call('ZREM', pk(lv(m)), m.member)
+      if LAY then unpend(m) else pz_rem(lv(m), m.raw.va, m.member) end
       set_fields(m, 'ph', '1', 'ri', ri)
       zadd_level('d', lv(m), va, m.member)
       if not iv[ri] or tonumber(va) > tonumber(iv[ri]) then iv[ri] = va end
     end
     local ne, ne_raw = natural_end(m)
-    redis.call('ZADD', P..'e', ne_raw, m.member)
+    if not LAY or ph == '1' then redis.call('ZADD', KE, ne_raw, m.member) end
     local nx = ne_raw
     if m.va > now and m.va < ne then nx = va end
     if out[1] == '' or tonumber(nx) < tonumber(out[1]) then out[1] = nx end

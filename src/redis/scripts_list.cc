@@ -1,7 +1,7 @@
 // The listMsg script (API-EXTENSIONS.md section 3): one page of a topic's messages in one status
 // (or the walk WAITING, READY, CONSUMING), from a cursor that is a position in the listed order,
 // never a snapshot. Cost: O(limit * levels * log n), never the backlog.
-#include "redis/lua_common.h"
+#include "redis/lua_walk.h"
 #include "redis/scripts.h"
 
 namespace chronoq::redis::scripts {
@@ -33,7 +33,7 @@ local emit = function(m) for _, x in ipairs(flat(m)) do out[#out+1] = x end end
 -- Lists the entries whose record is there and that ok() accepts.
 local function lister(ok)
   return function(member)
-    local m = load(string.sub(member, 17), emit ~= nil)
+    local m = mload(member, emit ~= nil)
     if not (m and m.member == member and ok(m)) then return false end
     if emit then emit(m) end
     return true
@@ -49,14 +49,14 @@ local function segment(st)
       if not pos.l or l <= pos.l then
         if pos.l ~= l then pos.l, pos.s, pos.seq = l, nil, nil end
         local ready = function(m) return lv(m) == l and status(m, now) == 2 end
-        if not scan({{pk(l), ARGV[1]}, {dk(l), ARGV[1]}}, lister(ready)) then return false end
+        if not scan({pset(l, ARGV[1]), {dk(l), ARGV[1]}}, lister(ready)) then return false end
       end
     end
     return true
   end
   if st == 5 or st == 6 then finish_due(ARGV[1], now, retention) end
   trim_ended(st, now, retention)
-  return scan({{P..'x'..st}}, lister(function(m)
+  return scan({{KX..st}}, lister(function(m)
     return m.ph == 2 and m.es == st and not purged(m, now, retention)
   end))
 end

@@ -30,13 +30,13 @@ if u.pr then f[#f+1] = 'pr'; f[#f+1] = u.pr end
 -- READY covers a delivery whose ack deadline passed (phase 1): a new trigger time makes it
 -- pending again (its deliveries so far stay counted); otherwise it stays in its phase's set.
 if u.tt and m.ph == 1 then f[#f+1] = 'ph'; f[#f+1] = '0'; f[#f+1] = 'ri'; f[#f+1] = '0' end
-redis.call('ZREM', m.ph == 0 and pk(lv(m)) or dk(lv(m)), m.member)
+if LAY then unpend(m) else redis.call('ZREM', m.ph == 0 and pk(lv(m)) or dk(lv(m)), m.member) end
 local hb = hist_before(m)
 set_fields(m, unpack(f))
 hist_change(hb, m, now, ARGV[2])
 zadd_level(m.ph == 0 and 'p' or 'd', lv(m), m.raw.va, m.member)
 local _, ne = natural_end(m)
-redis.call('ZADD', P..'e', ne, m.member)
+if LAY and m.ph == 0 then e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
 return reply(with_tag('OK', m))
 )lua";
 
@@ -57,7 +57,7 @@ hist_change(hb, m, now, ARGV[2])
 redis.call('ZADD', dk(lv(m)), va, m.member)
 redis.call('ZADD', P..'iv', 'GT', va, m.raw.ri)
 local _, ne = natural_end(m)
-redis.call('ZADD', P..'e', ne, m.member)
+redis.call('ZADD', KE, ne, m.member)
 return reply(with_tag('OK', m))
 )lua";
 
@@ -73,10 +73,11 @@ if status(m, now) ~= 1 then return reply(with_tag('IS', m)) end
 local c = dadd(m.raw.c, ARGV[2])
 local hb = hist_before(m)
 if m.ct > 0 and dcmp(c, m.raw.ct) >= 0 then
+  if LAY then unpend(m) end -- its bucket is found by its old score
   set_fields(m, 'c', c, 'va', ARGV[3])
   zadd_level('p', lv(m), ARGV[3], m.member)
   local _, ne = natural_end(m)
-  redis.call('ZADD', P..'e', ne, m.member)
+  if LAY then e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
 else
   set_fields(m, 'c', c)
 end

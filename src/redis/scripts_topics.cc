@@ -2,7 +2,7 @@
 // 'cfg' in the topic's own slot, so every script of the topic reads it atomically), purge in
 // bounded calls, and the two steps of moving dead letters and redrives between topics through
 // the source topic's outbox ('ob', docs/redis.md).
-#include "redis/lua_common.h"
+#include "redis/lua_walk.h"
 #include "redis/scripts.h"
 
 namespace chronoq::redis::scripts {
@@ -40,17 +40,20 @@ const std::string_view kPurge = CQ_LUA_COMMON CQ_LUA_WALK R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
 account(ARGV[1], now)
-local keys, start = {{P..'e'}}, nil
+local keys, start = {{KE}}, nil
+-- Layout 4: waiting messages past the mark are not in E, so the pending sets are walked too (an
+-- entry in both is purged at the first, passed at the second).
+if LAY then for _, l in ipairs(levels()) do keys[#keys+1] = pset(l) end end
 if want ~= 0 then keys, start = status_sets(want, ARGV[1], now) end
 pos = {s = start}
 if ARGV[5] ~= '' and (not start or tonumber(ARGV[5]) > tonumber(start)) then
   pos = {s = ARGV[5], seq = tonumber(ARGV[6])}
 end
 W.want, W.budget = limit, 2 * limit
-local complete = scan(keys, function(member, key)
-  local m = load(string.sub(member, 17), false)
+local complete = scan(keys, function(member, kh, score)
+  local m = mload(member, false)
   if not m or m.member ~= member or m.ph == 2 then
-    redis.call('ZREM', key, member)  -- stale entry
+    walk_drop(kh, member, score)  -- stale entry
     return false
   end
   local st = status(m, now)
@@ -101,6 +104,7 @@ return reply({})
 // marker in the inbox. Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
 const std::string_view kDeadLetterIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+new_topic4()
 account(ARGV[1], now)
 local c = cfg()
 local out = {''}
@@ -147,8 +151,8 @@ local function take(m)
   H_SKIP = true  -- leaving for its source: nothing recorded here (the history waits, see below)
   finish(m, 7, ARGV[1], now, retention)
   H_SKIP = nil
-  redis.call('DEL', P..'r:'..m.id)
-  redis.call('ZREM', P..'x7', m.member)
+  if LAY then redis.call('HDEL', P..'b:'..m.bk, m.kid) else redis.call('DEL', P..'r:'..m.id) end
+  redis.call('ZREM', KX..'7', m.member)
   taken[#taken+1] = {m.member, m.id, m.raw.p, m.raw.pr, m.raw.dt, m.raw.cb}
 end
 if id ~= '' then
@@ -160,18 +164,19 @@ else
   local budget = 4 * limit + 100
   for _, l in ipairs(levels()) do
     local cand = {}
-    for _, k in ipairs({pk(l), dk(l)}) do
-      local xs = redis.call('ZRANGEBYSCORE', k, '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, budget)
-      for i = 1, #xs, 2 do cand[#cand+1] = {xs[i], tonumber(xs[i+1])} end
+    for _, xs in ipairs({pz_range(l, ARGV[1], budget),
+        redis.call('ZRANGEBYSCORE', dk(l), '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, budget)}) do
+      for i = 1, #xs, 2 do cand[#cand+1] = {xs[i], tonumber(xs[i+1]), LAY and mseq(xs[i])} end
     end
     table.sort(cand, function(x, y)
       if x[2] ~= y[2] then return x[2] < y[2] end
+      if LAY then return x[3] < y[3] end
       return x[1] < y[1]
     end)
     for _, cd in ipairs(cand) do
       if #taken >= limit or budget <= 0 then break end
       budget = budget - 1
-      local m = load(string.sub(cd[1], 17), true)
+      local m = mload(cd[1], true)
       if m and m.member == cd[1] and m.ph ~= 2 and m.raw.dt ~= '' and status(m, now) == 2 then
         take(m)
       end
@@ -193,6 +198,7 @@ return reply(out)
 // msgId is in life here) or {'FULL', in life, capacity}.
 const std::string_view kRedriveIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+new_topic4()
 account(ARGV[1], now)
 local c = cfg()
 local cap = tonumber(c.cap) or 0
@@ -241,7 +247,7 @@ for i = 2, #ARGV, 2 do
     for j = 1, #h, 2 do r[h[j]] = h[j+1] end
     local keep = false
     if ARGV[i+1] == 'back' then
-      local id = string.sub(ARGV[i], 17)
+      local id = mid(ARGV[i])
       local old = load(id, false)
       if old and old.ph ~= 2 and status(old, now) <= 3 then
         keep = true

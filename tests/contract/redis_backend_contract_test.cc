@@ -4,7 +4,8 @@
 // (tests/testutil/redis_servers.h). Each test gets its own namespace, so tests never
 // see each other's keys. Those use the default record format (redis-format 2, MessagePack
 // strings); on standalone also formats 1 (hashes, as before issue 20) and 3 (MessagePack with
-// integers): every promise holds whichever format a fleet writes.
+// integers): every promise holds whichever format a fleet writes; and, as it is built, layout 4
+// (RedisFormat4: topics created in redis-format 4's layout by a test-only switch).
 #include <atomic>
 #include <future>
 
@@ -113,13 +114,17 @@ RedisFactory redis_sentinel(RedisFactory::Deployment::kSentinel, "RedisSentinel"
 RedisFactory redis_cluster(RedisFactory::Deployment::kCluster, "RedisCluster");
 RedisFactory redis_format1(RedisFactory::Deployment::kStandalone, "RedisFormat1", 1);
 RedisFactory redis_format3(RedisFactory::Deployment::kStandalone, "RedisFormat3", 3);
+// Topics created in layout 4 (docs/redis.md "Format 4", build step 4): record_format 4 is a
+// test-only switch until the config accepts it (build step 6).
+RedisFactory redis_format4(RedisFactory::Deployment::kStandalone, "RedisFormat4", 4);
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendContractTest,
                          ::testing::Values(static_cast<BackendFactory*>(&redis_standalone),
                                            static_cast<BackendFactory*>(&redis_sentinel),
                                            static_cast<BackendFactory*>(&redis_cluster),
                                            static_cast<BackendFactory*>(&redis_format1),
-                                           static_cast<BackendFactory*>(&redis_format3)),
+                                           static_cast<BackendFactory*>(&redis_format3),
+                                           static_cast<BackendFactory*>(&redis_format4)),
                          FactoryName);
 
 }  // namespace

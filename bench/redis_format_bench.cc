@@ -1,0 +1,148 @@
+// Redis memory and CPU per message of one redis-format (docs/redis.md "Format 4", build step 4):
+// RedisBackend itself, with the real scripts, against a redis-server the caller started
+// (bench/redis-format4.sh). Sends N messages of a 100-byte payload, 1 hour ahead, to a fresh
+// topic in sendMsgBatch-sized batches (about what the coalescer makes of 64 connections), with
+// generated msgIds (32 hex digits, base::NewMsgId); then, with --life, moves the clock past the
+// trigger time and pulls them in batches of 100, acking each batch. Prints one line: the format,
+// used_memory per waiting message, and Redis CPU (INFO cpu) per send and per pull+ack.
+//
+//   redis_format_bench --port=P [--format=3] [--messages=20000] [--batch=17] [--payload=100]
+//                      [--life] [--topic=t]
+//
+// The format 4 is the test-only switch of build steps 4-5 (the config refuses it): new topics are
+// created in layout 4.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/random.h"
+#include "base/scheduler.h"
+#include "redis/command_sink.h"
+#include "redis/connection.h"
+#include "redis/event_loop.h"
+#include "redis/redis_backend.h"
+#include "tests/testutil/redis_servers.h"
+#include "tests/testutil/sync_backend.h"
+
+namespace chronoq {
+namespace {
+
+struct Flags {
+  int port = 0;
+  int format = 3;
+  int messages = 20000;
+  int batch = 17;
+  int payload = 100;
+  bool life = false;
+  std::string topic = "t";
+};
+
+Flags Parse(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view name) -> const char* {
+      return a.substr(0, name.size()) == name ? argv[i] + name.size() : nullptr;
+    };
+    if (const char* v = value("--port=")) f.port = std::atoi(v);
+    if (const char* v = value("--format=")) f.format = std::atoi(v);
+    if (const char* v = value("--messages=")) f.messages = std::atoi(v);
+    if (const char* v = value("--batch=")) f.batch = std::atoi(v);
+    if (const char* v = value("--payload=")) f.payload = std::atoi(v);
+    if (const char* v = value("--topic=")) f.topic = v;
+    if (a == "--life") f.life = true;
+  }
+  return f;
+}
+
+// A field of an INFO section ("used_memory", "used_cpu_user"...), as a number.
+double Info(testutil::RedisConn& c, const std::string& section, const std::string& field) {
+  Result<testutil::RedisReply> r = c.Command({"INFO", section});
+  if (!r.has_value()) return -1;
+  const std::string key = "\n" + field + ":";
+  const size_t at = ("\n" + r->str).find(key);
+  return at == std::string::npos ? -1 : std::atof(r->str.c_str() + at + key.size() - 1);
+}
+
+double Cpu(testutil::RedisConn& c) {
+  return Info(c, "cpu", "used_cpu_user") + Info(c, "cpu", "used_cpu_sys");
+}
+
+int Run(const Flags& f) {
+  Result<testutil::RedisConn> raw = testutil::RedisConn::Connect(static_cast<uint16_t>(f.port));
+  if (!raw.has_value()) {
+    std::fprintf(stderr, "connect: %s\n", raw.error().ToString().c_str());
+    return 1;
+  }
+  base::ManualClock clock(FromEpochMs(1'700'000'000'000));
+  base::ManualScheduler scheduler(&clock);
+  redis::EventLoop loop;
+  redis::ConnectionOptions co;
+  co.endpoint = redis::RedisEndpoint{"127.0.0.1", static_cast<uint16_t>(f.port)};
+  redis::RedisConnection conn(&loop, co);
+  redis::SingleServer sink(&conn);
+  redis::RedisBackendOptions o;
+  o.ns = "bench";
+  o.record_format = f.format;
+  redis::RedisBackend backend(o, &sink, &clock, &scheduler);
+  testutil::SyncBackend b(&backend);
+  // Warm-up: the scripts loaded, the topic list written (another topic).
+  if (!b.Send(f.topic + "-warm", base::NewMsgId(), "w", Millis(0)).has_value()) {
+    std::fprintf(stderr, "warm-up send failed\n");
+    return 1;
+  }
+  const std::string payload(static_cast<size_t>(f.payload), 'x');
+  const double m0 = Info(*raw, "memory", "used_memory");
+  const double c0 = Cpu(*raw);
+  for (int sent = 0; sent < f.messages;) {
+    std::vector<core::NewMessage> batch;
+    for (int i = 0; i < f.batch && sent < f.messages; ++i, ++sent) {
+      batch.push_back(core::NewMessage{f.topic, base::NewMsgId(), payload, Millis(3'600'000)});
+    }
+    if (!b.SendBatch(std::move(batch)).has_value()) {
+      std::fprintf(stderr, "send failed\n");
+      return 1;
+    }
+  }
+  const double c1 = Cpu(*raw);
+  const double m1 = Info(*raw, "memory", "used_memory");
+  std::printf("format %d messages %d batch %d used_memory/msg %.0f redis_cpu_us/send %.1f",
+              f.format, f.messages, f.batch, (m1 - m0) / f.messages, (c1 - c0) * 1e6 / f.messages);
+  if (f.life) {
+    clock.Advance(Millis(3'600'001));
+    int done = 0;
+    for (;;) {
+      Result<std::vector<core::Message>> got = b.Pull(f.topic, 100);
+      if (!got.has_value() || got->empty()) break;
+      std::vector<backend::AckItem> acks;
+      for (const core::Message& m : *got) {
+        backend::AckItem a;
+        a.msg_id = m.record.msg_id;
+        acks.push_back(std::move(a));
+      }
+      done += static_cast<int>(got->size());
+      if (!b.AckBatch(f.topic, std::move(acks)).has_value()) break;
+    }
+    std::printf(" pulled+acked %d redis_cpu_us/pull+ack %.1f", done,
+                (Cpu(*raw) - c1) * 1e6 / (done > 0 ? done : 1));
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace chronoq
+
+int main(int argc, char** argv) {
+  const chronoq::Flags f = chronoq::Parse(argc, argv);
+  if (f.port == 0) {
+    std::fprintf(stderr, "usage: redis_format_bench --port=P [--format=3] [--messages=N] ...\n");
+    return 2;
+  }
+  return chronoq::Run(f);
+}
