@@ -86,28 +86,36 @@ void Engine::AfterNewWrite(Shard& shard, Slot& slot, bool created, bool refused)
 
 namespace {
 
-// The answers of SendItems' items, as SendBatch gives them: a vector of one answer per item.
+// The answers of SendItems' items, as SendBatch gives them: a vector of one answer per item, set
+// as the operation's answer by Done().
 class BatchAnswers {
  public:
   using Answer = Result<std::vector<Result<backend::Sent>>>;
-  explicit BatchAnswers(size_t n) { out_.reserve(n); }
-  void Add(Result<backend::Sent> r) { out_.push_back(std::move(r)); }
-  Answer Take() { return std::move(out_); }
+  BatchAnswers(engine::Answer<Answer>& answer, size_t n) : answer_(answer) { out_.reserve(n); }
+  template <typename R>
+  void Add(R&& r) {
+    out_.emplace_back(std::forward<R>(r));
+  }
+  void Done() { answer_.Set(std::move(out_)); }
 
  private:
+  engine::Answer<Answer>& answer_;
   std::vector<Result<backend::Sent>> out_;
 };
 
-// Send's: the one item's answer as it is.
+// Send's: the one item's answer is the operation's, constructed where the answer keeps it.
 class OneAnswer {
  public:
   using Answer = Result<backend::Sent>;
-  explicit OneAnswer(size_t) {}
-  void Add(Result<backend::Sent> r) { out_.emplace(std::move(r)); }
-  Answer Take() { return std::move(*out_); }
+  OneAnswer(engine::Answer<Answer>& answer, size_t) : answer_(answer) {}
+  template <typename R>
+  void Add(R&& r) {
+    answer_.Set(std::forward<R>(r));
+  }
+  void Done() {}
 
  private:
-  std::optional<Result<backend::Sent>> out_;
+  engine::Answer<Answer>& answer_;
 };
 
 }  // namespace
@@ -197,9 +205,9 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
     };
     if (!lookup.ok() || fresh == 0) {
       if (lookup.ok()) {
-        Out out(msgs.size());
+        Out out(answer, msgs.size());
         for (size_t i = 0; i < msgs.size(); ++i) out.Add(unstored(i));
-        answer.Set(out.Take());
+        out.Done();
       } else {
         answer.Set(lookup);
       }
@@ -209,7 +217,7 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
       outcome = Status::Ok();
     } else {
       NewRecords held;  // what memory takes once the write is accepted
-      Out out(msgs.size());
+      Out out(answer, msgs.size());
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < msgs.size(); ++i) {
         Prior& p = items[i].prior;
@@ -225,7 +233,7 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
         held.Add(t, rec);
         out.Add(backend::Sent{core::Message{std::move(rec), status}, false});
       }
-      answer.Set(out.Take());
+      out.Done();
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
         held.TakeInto(t, now);
       } else {
