@@ -20,7 +20,11 @@ template <typename T>
 class Answer {
  public:
   explicit Answer(backend::Callback<T> done) : state_(std::make_shared<State>(std::move(done))) {}
-  void Set(T v) { state_->value.emplace(std::move(v)); }
+  // Sets the value, constructed in place from `v` (a T, or what T is made from: no move of a T).
+  template <typename U>
+  void Set(U&& v) {
+    state_->value.emplace(std::forward<U>(v));
+  }
   const T& value() const { return *state_->value; }
   // For the store: called once the batch is durable (or failed).
   UniqueFunction<void(Status)> OnDurable() {

@@ -198,19 +198,6 @@ Result<MessageRecord> Engine::FindStored(const std::string& topic, const std::st
   return std::move(*stored);
 }
 
-void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
-  std::vector<core::NewMessage> one;
-  one.push_back(std::move(m));
-  SendBatch(std::move(one),
-            [done = std::move(done)](Result<std::vector<Result<backend::Sent>>> r) mutable {
-              if (r.has_value()) {
-                done(std::move(r->front()));
-              } else {
-                done(r.error());
-              }
-            });
-}
-
 void Engine::Pull(PullRequest req, Callback<Result<std::vector<core::Message>>> done) {
   TakeRequest take{std::move(req.topic), static_cast<size_t>(std::max(1, req.batch)), Lane::kPull,
                    req.ack_timeout};

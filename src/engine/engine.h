@@ -30,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -286,6 +287,11 @@ class Engine final : public backend::QueueBackend {
     std::optional<core::MessageRecord> replaced;
   };
   Result<Prior> FindPrior(const Topic& t, const Effects& fx, const std::string& msg_id);
+  // Send's and SendBatch's work on the messages of one topic: `Out` collects the items' answers
+  // into what `done` takes (engine_batch.cc), so that a send of one message is answered without
+  // a vector or a wrapping callback.
+  template <typename Out>
+  void SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::Answer> done);
   // What SendBatch and Import share. Writes a new record (seq set) into `batch`, replacing the
   // ended record `replaced` with its msgId when there is one.
   void WriteNew(Batch& batch, const core::MessageRecord& rec,

@@ -1,6 +1,9 @@
 // Sends and acks of the Engine (engine.h), one message or a batch of one topic: either way one
 // shard lock, one store batch (one group commit) and one answer. Send and Ack are batches of one.
 #include <algorithm>
+#include <optional>
+#include <span>
+#include <vector>
 
 #include "base/random.h"
 #include "core/state_machine.h"
@@ -81,20 +84,67 @@ void Engine::AfterNewWrite(Shard& shard, Slot& slot, bool created, bool refused)
   }
 }
 
+namespace {
+
+// The answers of SendItems' items, as SendBatch gives them: a vector of one answer per item, set
+// as the operation's answer by Done().
+class BatchAnswers {
+ public:
+  using Answer = Result<std::vector<Result<backend::Sent>>>;
+  BatchAnswers(engine::Answer<Answer>& answer, size_t n) : answer_(answer) { out_.reserve(n); }
+  template <typename R>
+  void Add(R&& r) {
+    out_.emplace_back(std::forward<R>(r));
+  }
+  void Done() { answer_.Set(std::move(out_)); }
+
+ private:
+  engine::Answer<Answer>& answer_;
+  std::vector<Result<backend::Sent>> out_;
+};
+
+// Send's: the one item's answer is the operation's, constructed where the answer keeps it.
+class OneAnswer {
+ public:
+  using Answer = Result<backend::Sent>;
+  OneAnswer(engine::Answer<Answer>& answer, size_t) : answer_(answer) {}
+  template <typename R>
+  void Add(R&& r) {
+    answer_.Set(std::forward<R>(r));
+  }
+  void Done() {}
+
+ private:
+  engine::Answer<Answer>& answer_;
+};
+
+}  // namespace
+
+void Engine::Send(core::NewMessage m, Callback<Result<backend::Sent>> done) {
+  SendItems<OneAnswer>(std::span<core::NewMessage>(&m, 1), std::move(done));
+}
+
 void Engine::SendBatch(std::vector<core::NewMessage> msgs,
                        Callback<Result<std::vector<Result<backend::Sent>>>> done) {
   if (msgs.empty()) {
     done(std::vector<Result<backend::Sent>>());
     return;
   }
-  // What each item needs besides its message: one allocation for all of them (a send of one
-  // message allocates per vector).
+  SendItems<BatchAnswers>(msgs, std::move(done));
+}
+
+template <typename Out>
+void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::Answer> done) {
+  // What each item needs besides its message: one allocation for all of them, none for a send
+  // of one message.
   struct Item {
     bool generated = false;  // the id is ours: no idempotence or replacement lookup
     bool full = false;       // refused: the topic is at capacity
     Prior prior;             // the in-life or ended message with the item's id
   };
-  std::vector<Item> items(msgs.size());
+  Item one;  // a send of one message allocates none
+  std::vector<Item> many(msgs.size() > 1 ? msgs.size() : 0);
+  Item* items = msgs.size() == 1 ? &one : many.data();
   // A generated id (milliseconds, a counter and 64 random bits) is new by construction: no
   // idempotence or replacement lookups for it.
   for (size_t i = 0; i < msgs.size(); ++i) {
@@ -104,7 +154,7 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
   Effects fx{msgs.front().topic, {}, 0, false};
   const std::string& topic = fx.topic;  // msgs[i] are moved from below
   Shard& shard = ShardFor(topic);
-  Answer<Result<std::vector<Result<backend::Sent>>>> answer(std::move(done));
+  Answer<typename Out::Answer> answer(std::move(done));
   std::optional<Status> outcome;
   {
     base::MutexLock lock(shard.mu);
@@ -155,10 +205,9 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
     };
     if (!lookup.ok() || fresh == 0) {
       if (lookup.ok()) {
-        std::vector<Result<backend::Sent>> out;
-        out.reserve(msgs.size());
-        for (size_t i = 0; i < msgs.size(); ++i) out.push_back(unstored(i));
-        answer.Set(std::move(out));
+        Out out(answer, msgs.size());
+        for (size_t i = 0; i < msgs.size(); ++i) out.Add(unstored(i));
+        out.Done();
       } else {
         answer.Set(lookup);
       }
@@ -168,13 +217,12 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
       outcome = Status::Ok();
     } else {
       NewRecords held;  // what memory takes once the write is accepted
-      std::vector<Result<backend::Sent>> out;
-      out.reserve(msgs.size());
+      Out out(answer, msgs.size());
       uint64_t seq = AllocSeqs(batch, fresh);
       for (size_t i = 0; i < msgs.size(); ++i) {
         Prior& p = items[i].prior;
         if (p.existing || items[i].full) {
-          out.push_back(unstored(i));
+          out.Add(unstored(i));
           continue;
         }
         core::ResolveDefaults(msgs[i], config);
@@ -183,9 +231,9 @@ void Engine::SendBatch(std::vector<core::NewMessage> msgs,
         const MsgStatus status = core::StatusAt(rec, now);
         if (status == MsgStatus::kReady) fx.Ready(rec);
         held.Add(t, rec);
-        out.push_back(backend::Sent{core::Message{std::move(rec), status}, false});
+        out.Add(backend::Sent{core::Message{std::move(rec), status}, false});
       }
-      answer.Set(std::move(out));
+      out.Done();
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
         held.TakeInto(t, now);
       } else {

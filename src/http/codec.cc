@@ -1,10 +1,33 @@
 #include "http/codec.h"
 
+#include <charconv>
+#include <cstring>
+
+#include "base/check.h"
 #include "http/callback_json.h"
 #include "http/json_writer.h"
 
 namespace chronoq::http {
 namespace {
+
+// Number members (`,"key":value`) written into a buffer on the stack, appended at once.
+class NumberMembers {
+ public:
+  template <size_t N>
+  void Add(const char (&key_text)[N], int64_t v) {
+    static_assert(N - 1 <= kKeyMax, "NumberMembers: key text too long");
+    CQ_DCHECK(used_ + kKeyMax + 20 <= sizeof(buf_), "NumberMembers: more members than room");
+    std::memcpy(buf_ + used_, key_text, N - 1);
+    used_ += N - 1;
+    used_ = static_cast<size_t>(std::to_chars(buf_ + used_, buf_ + sizeof(buf_), v).ptr - buf_);
+  }
+  std::string_view text() const { return {buf_, used_}; }
+
+ private:
+  static constexpr size_t kKeyMax = 24;
+  char buf_[6 * (kKeyMax + 20)];  // six members, each a key and an int64 (at most 20 characters)
+  size_t used_ = 0;
+};
 
 void WriteMessage(JsonWriter& w, const core::Message& m, bool export_fields = false) {
   const core::MessageRecord& r = m.record;
@@ -17,12 +40,15 @@ void WriteMessage(JsonWriter& w, const core::Message& m, bool export_fields = fa
   AppendJsonString(out, r.msg_id);
   out += ",\"msg\":";
   AppendJsonString(out, r.payload);
-  JsonWriter::AppendInt(out, ",\"produceTime\":", ToEpochMs(r.produce_time));
-  JsonWriter::AppendInt(out, ",\"triggerTime\":", ToEpochMs(r.trigger_time));
-  JsonWriter::AppendInt(out, ",\"expireTime\":", ToEpochMs(r.expire_time));
-  JsonWriter::AppendInt(out, ",\"maxRetry\":", r.max_retry);
-  JsonWriter::AppendInt(out, ",\"retry\":", r.retry);
-  JsonWriter::AppendInt(out, ",\"status\":", static_cast<int>(m.status));
+  // The six numbers in one append.
+  NumberMembers nums;
+  nums.Add(",\"produceTime\":", ToEpochMs(r.produce_time));
+  nums.Add(",\"triggerTime\":", ToEpochMs(r.trigger_time));
+  nums.Add(",\"expireTime\":", ToEpochMs(r.expire_time));
+  nums.Add(",\"maxRetry\":", r.max_retry);
+  nums.Add(",\"retry\":", r.retry);
+  nums.Add(",\"status\":", static_cast<int>(m.status));
+  out.append(nums.text());
   // Extension fields (API-EXTENSIONS.md section 1) only when they differ from their default, so
   // that a camellia-style message stays byte-identical.
   if (r.priority != 0) w.Num("priority", r.priority);

@@ -32,7 +32,7 @@ void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
     return;
   }
   s.topic = std::move(*topic);
-  Svc(ctx, req).Send(std::move(s), [reply = std::move(reply)](Result<backend::Sent> res) mutable {
+  Svc(ctx, req).Send(std::move(s), [reply = std::move(reply)](Result<backend::Sent>&& res) mutable {
     if (!res.has_value()) {
       reply(JsonResponse(
           EncodeMessageAnswer(AppCode(res.error().code()), res.error().message(), nullptr)));

@@ -12,40 +12,70 @@ namespace chronoq::http {
 
 void AppendJsonString(std::string& out, std::string_view s) { base::AppendJsonString(out, s); }
 
+namespace {
+constexpr size_t kBits = 64;  // containers whose first-element flag is a bit of first_bits_
+}  // namespace
+
+bool JsonWriter::First() const {
+  const size_t d = depth_ - 1;
+  return d < kBits ? ((first_bits_ >> d) & 1) != 0 : deeper_.back();
+}
+
+void JsonWriter::SetFirst(bool first) {
+  const size_t d = depth_ - 1;
+  if (d < kBits) {
+    first_bits_ = first ? first_bits_ | (uint64_t{1} << d) : first_bits_ & ~(uint64_t{1} << d);
+  } else {
+    deeper_.back() = first;
+  }
+}
+
+void JsonWriter::Open() {
+  if (depth_ >= kBits) deeper_.push_back(true);
+  ++depth_;
+  if (depth_ <= kBits) SetFirst(true);
+}
+
+void JsonWriter::Close() {
+  CQ_DCHECK(depth_ > 0, "JsonWriter: a container closed that was not open");
+  --depth_;
+  if (depth_ >= kBits) deeper_.pop_back();
+}
+
 void JsonWriter::BeforeValue() {
   if (after_key_) {
     after_key_ = false;
     return;
   }
-  if (!first_.empty()) {
-    if (!first_.back()) out_.push_back(',');
-    first_.back() = false;
+  if (depth_ > 0) {
+    if (!First()) out_.push_back(',');
+    SetFirst(false);
   }
 }
 
 JsonWriter& JsonWriter::BeginObject() {
   BeforeValue();
   out_.push_back('{');
-  first_.push_back(true);
+  Open();
   return *this;
 }
 
 JsonWriter& JsonWriter::EndObject() {
   out_.push_back('}');
-  first_.pop_back();
+  Close();
   return *this;
 }
 
 JsonWriter& JsonWriter::BeginArray() {
   BeforeValue();
   out_.push_back('[');
-  first_.push_back(true);
+  Open();
   return *this;
 }
 
 JsonWriter& JsonWriter::EndArray() {
   out_.push_back(']');
-  first_.pop_back();
+  Close();
   return *this;
 }
 

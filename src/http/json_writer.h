@@ -48,7 +48,7 @@ class JsonWriter {
   // their members after them. For fixed members written often (a message's nine), without a
   // call per key and value. REQUIRES: keys need no escaping; values are valid JSON.
   std::string& MembersText() {
-    first_.back() = false;
+    SetFirst(false);
     return out_;
   }
   // Appends `key_text` (such as `,"retry":`) and v.
@@ -61,9 +61,18 @@ class JsonWriter {
   void BeforeValue();
   // REQUIRES: k needs no escaping.
   JsonWriter& LiteralKey(std::string_view k);
+  // Whether the innermost open container has no element yet (REQUIRES: one is open).
+  bool First() const;
+  void SetFirst(bool first);
+  void Open();   // a container begins: it has no element yet
+  void Close();  // the innermost one ends
   std::string out_;
-  // One entry per open container: true until its first element is written.
-  std::vector<bool> first_;
+  // One bit per open container, true until its first element is written: the 64 outermost in
+  // `first_bits_` (bit d for depth d; no allocation for any answer chronoq writes), any deeper
+  // ones in `deeper_`.
+  uint64_t first_bits_ = 0;
+  std::vector<bool> deeper_;
+  size_t depth_ = 0;
   bool after_key_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -129,6 +130,25 @@ class BeastParser final : public bhttp::basic_parser<true> {
   std::string* body_;
 };
 
+// The length of the run of bytes at the front of `s` that are printable ASCII from `low` (`!`:
+// none is a space; ` `: spaces too) to `~`. Eight bytes at a time (the fast path's scans).
+size_t PlainRun(std::string_view s, char low) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  const uint64_t lows = kOnes * static_cast<uint8_t>(low);
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    const uint64_t del = x ^ (kOnes * 0x7f);  // a zero byte where x has DEL
+    // A byte with its high bit set, below `low`, or DEL stops the run (bytes below `low` and
+    // zero bytes are found exactly when no byte has its high bit set, the case that matters).
+    if (((x & kHighs) | ((x - lows) & ~x & kHighs) | ((del - kOnes) & ~del & kHighs)) != 0) break;
+  }
+  while (i < s.size() && s[i] >= low && s[i] < 0x7f) ++i;
+  return i;
+}
+
 }  // namespace
 
 struct RequestParser::Impl {
@@ -139,6 +159,9 @@ struct RequestParser::Impl {
   // Whether to attempt the header with the `n` bytes held now (see the header comment).
   bool ShouldAttempt(std::string_view in);
   Step Head(std::string_view in);
+  std::optional<Step> Fast(std::string_view in);
+  // The request is complete: fills `parsed` from `header` (the body is in place).
+  Step Done(bool keep_alive, size_t consumed);
   Step Body(std::string_view in);
   Step Fail(int status, std::string message, size_t consumed);
   std::string BodyLimitMessage() const {
@@ -175,7 +198,11 @@ bool RequestParser::Impl::ShouldAttempt(std::string_view in) {
 
 RequestParser::Step RequestParser::Impl::Head(std::string_view in) {
   if (!ShouldAttempt(in)) return {Event::kNeedMore, 0};
+  const bool first_attempt = tried == 0;  // the fast path reads a request's bytes once at most
   tried = in.size();
+  if (first_attempt && limits.fast_path) {
+    if (std::optional<Step> step = Fast(in)) return *step;
+  }
   // A fresh parser reads every byte held so far, as if they had come at once.
   header.Clear();
   parsed.request.body.clear();
@@ -231,6 +258,10 @@ RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
     }
     if (!beast->is_done()) return {Event::kNeedMore, used};
   }
+  return Done(beast->keep_alive(), used);
+}
+
+RequestParser::Step RequestParser::Impl::Done(bool keep_alive, size_t consumed) {
   phase = Phase::kDone;
   HttpRequest& req = parsed.request;
   req.method = header.method;
@@ -241,9 +272,122 @@ RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
   req.authorization = header.authorization;
   req.has_authorization = header.has_authorization;
   parsed.version = header.version;
-  parsed.keep_alive = beast->keep_alive();
+  parsed.keep_alive = keep_alive;
   parsed.head = header.verb == bhttp::verb::head;
-  return {Event::kRequest, used};
+  return {Event::kRequest, consumed};
+}
+
+// The fast path. Reads, from the first byte, `GET` or `POST`, SP, a target of visible ASCII
+// starting with `/`, ` HTTP/1.1` CRLF, then fields `name:` OWS value OWS CRLF (names of
+// letters, digits and `-`; values of visible ASCII, SP and HTAB, not empty) up to the empty
+// line, within half the header limit, and the body. Beast reads each of these the same way;
+// anything else (another method or version, absolute-form, obs-fold, obs-text, control bytes,
+// bare LF, Transfer-Encoding, Expect, Upgrade, Proxy-Connection, a Connection other than
+// `keep-alive` or `close`, a Content-Length other than plain digits or given twice, a Host
+// missing or repeated, a body not all there yet) returns nullopt for Beast to read it all:
+// what it refuses, it refuses with its own answer.
+std::optional<RequestParser::Step> RequestParser::Impl::Fast(std::string_view in) {
+  const size_t limit = limits.max_header_bytes / 2;
+  const size_t n = in.size();
+  size_t i = 0;
+  header.Clear();
+  if (in.starts_with("POST ")) {
+    header.method.assign("POST");
+    header.verb = bhttp::verb::post;
+    i = 5;
+  } else if (in.starts_with("GET ")) {
+    header.method.assign("GET");
+    header.verb = bhttp::verb::get;
+    i = 4;
+  } else {
+    return std::nullopt;
+  }
+  const size_t target_begin = i;
+  if (i >= n || in[i] != '/') return std::nullopt;
+  i += PlainRun(in.substr(i), '!');
+  const std::string_view target = in.substr(target_begin, i - target_begin);
+  if (in.substr(i, 11) != " HTTP/1.1\r\n") return std::nullopt;
+  i += 11;
+  auto name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+  };
+  auto space = [](char c) { return c == ' ' || c == '\t'; };
+  bool keep_alive = true;
+  bool has_length = false;
+  uint64_t length = 0;
+  for (;;) {
+    if (i > limit || i + 2 > n) return std::nullopt;
+    if (in[i] == '\r') {
+      if (in[i + 1] != '\n') return std::nullopt;
+      i += 2;
+      break;
+    }
+    const size_t name_begin = i;
+    while (i < n && name_char(in[i])) ++i;
+    if (i == name_begin || i >= n || in[i] != ':') return std::nullopt;
+    const std::string_view name = in.substr(name_begin, i - name_begin);
+    ++i;
+    while (i < n && space(in[i])) ++i;
+    const size_t value_begin = i;
+    for (i += PlainRun(in.substr(i), ' '); i < n && in[i] == '\t';) {
+      i += 1 + PlainRun(in.substr(i + 1), ' ');
+    }
+    if (i + 1 >= n || in[i] != '\r' || in[i + 1] != '\n') return std::nullopt;
+    size_t value_end = i;
+    while (value_end > value_begin && space(in[value_end - 1])) --value_end;
+    const std::string_view value = in.substr(value_begin, value_end - value_begin);
+    i += 2;
+    if (value.empty()) return std::nullopt;
+    // `known` is lower case: letters and `-`; a name's bytes are letters, digits and `-`, so
+    // that `c | 0x20` is c in lower case and leaves `-` and digits as they are.
+    auto is = [&name](std::string_view known) {
+      if (name.size() != known.size()) return false;
+      for (size_t k = 0; k < known.size(); ++k) {
+        if ((name[k] | 0x20) != known[k]) return false;
+      }
+      return true;
+    };
+    if (is("host")) {
+      ++header.hosts;
+    } else if (is("content-type")) {
+      if (!header.has_content_type) {
+        header.has_content_type = true;
+        header.content_type.assign(value);
+      }
+    } else if (is("content-length")) {
+      if (has_length || value.size() > 15 || (value.size() > 1 && value[0] == '0')) {
+        return std::nullopt;
+      }
+      for (char c : value) {
+        if (c < '0' || c > '9') return std::nullopt;
+        length = 10 * length + static_cast<uint64_t>(c - '0');
+      }
+      has_length = true;
+    } else if (is("connection")) {
+      if (EqualsIgnoringCase(value, "close")) {
+        keep_alive = false;
+      } else if (!EqualsIgnoringCase(value, "keep-alive")) {
+        return std::nullopt;
+      }
+    } else if (is("authorization")) {
+      if (!header.has_authorization) {
+        header.has_authorization = true;
+        header.authorization.assign(value);
+      }
+    } else if (is("if-none-match")) {
+      if (header.if_none_match.empty()) header.if_none_match.assign(value);
+    } else if (is("transfer-encoding") || is("expect") || is("upgrade") || is("proxy-connection")) {
+      return std::nullopt;
+    }
+  }
+  if (i > limit || header.hosts != 1 || length > limits.max_body_bytes || n - i < length) {
+    return std::nullopt;
+  }
+  header.target.assign(target);
+  header.version = 11;
+  header.request_line_read = true;
+  parsed.request.body.assign(in.substr(i, static_cast<size_t>(length)));
+  return Done(keep_alive, i + static_cast<size_t>(length));
 }
 
 RequestParser::Step RequestParser::Impl::Fail(int status, std::string message, size_t consumed) {

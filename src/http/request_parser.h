@@ -25,6 +25,12 @@
 // time. The limit applies as Beast applies it: to the request line and to the header fields
 // (each at most max_header_bytes).
 //
+// The common request (GET or POST of HTTP/1.1 with an origin-form target, plain header fields,
+// one Host, at most one Content-Length, its whole body already there) is read on its first
+// attempt by a parser of a strict subset of the syntax Beast reads, with the same result; every
+// other request, and any byte that parser does not know, goes to Beast as before, so refusals and
+// their answers are Beast's (fuzz/http_fast_path_fuzz.cc compares the two readings).
+//
 // Thread-safety: none; one connection's thread uses it.
 #pragma once
 
@@ -40,6 +46,9 @@ namespace chronoq::http {
 struct RequestLimits {
   size_t max_header_bytes = 16 * 1024;  // larger request line or header fields: HTTP 431
   size_t max_body_bytes = 8 << 20;      // larger bodies: HTTP 413
+  // Read the common request without Beast (request_parser.cc "The fast path"); off only where
+  // a test or the fuzz target compares the two readings.
+  bool fast_path = true;
 };
 
 // A request that cannot be served; the connection closes after the answer.

@@ -28,10 +28,13 @@ std::vector<std::string> Transcript(std::string_view bytes, size_t chunk,
       out.push_back("100 Continue");
     } else if (step.event == Event::kRequest) {
       const ParsedRequest& p = parser.request();
-      out.push_back(std::string(p.request.method) + " " + std::string(p.request.target) + " ct=" +
-                    (p.request.has_content_type ? std::string(p.request.content_type) : "-") +
-                    " body=" + p.request.body + " v=" + std::to_string(p.version) +
-                    (p.keep_alive ? " keep" : " close") + (p.head ? " head" : ""));
+      out.push_back(
+          std::string(p.request.method) + " " + std::string(p.request.target) +
+          " ct=" + (p.request.has_content_type ? std::string(p.request.content_type) : "-") +
+          " body=" + p.request.body + " v=" + std::to_string(p.version) +
+          (p.keep_alive ? " keep" : " close") + (p.head ? " head" : "") +
+          (p.request.has_authorization ? " auth=" + std::string(p.request.authorization) : "") +
+          (p.request.if_none_match.empty() ? "" : " inm=" + std::string(p.request.if_none_match)));
       parser.Reset();
     } else if (step.event == Event::kError) {
       const RequestFailure& f = parser.failure();
@@ -160,6 +163,75 @@ TEST(RequestParserTest, HowTheBytesAreSplitDoesNotMatter) {
       EXPECT_EQ(Transcript(c.bytes, chunk), at_once) << c.what << ", " << chunk << " at a time";
     }
   }
+}
+
+// Requests near the fast path's edges (request_parser.h): each must read the same with it and
+// without it (Beast alone), however the bytes are split.
+std::vector<std::string> FastPathEdges() {
+  const std::string line = "POST /camellia/delayQueue/sendMsg HTTP/1.1\r\n";
+  const std::string form = "Content-Type: application/x-www-form-urlencoded\r\n";
+  return {
+      line + "Host: h\r\n" + form + "Content-Length: 9\r\n\r\ntopic=t&x",
+      line + "host: h\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nab",
+      line + "Host: h\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+      line + "Host: h\r\nConnection: Keep-Alive, close\r\n\r\n",
+      line + "Host: h\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\n",
+      line + "Host: h\r\nProxy-Connection: close\r\n\r\n",
+      line + "Host: h\r\nAuthorization: Bearer abc\r\nAuthorization: Bearer x\r\n\r\n",
+      "GET /dashboard/app.js HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"e1\"\r\n\r\n",
+      line + "Host:\th \t\r\nX-A:  a\tb  \r\nContent-Length: 1\r\n\r\nz",
+      line + "Host: h\r\nX-Empty:\r\nX-Spaces:   \r\n\r\n",
+      line + "Host: h\r\nX-Fold: a\r\n b\r\n\r\n",
+      line + "Host: h\r\nContent-Length: 01\r\n\r\nab",
+      line + "Host: h\r\nContent-Length: 1,1\r\n\r\na",
+      line + "Host: h\r\nContent-Length: 1, 2\r\n\r\nab",
+      line + "Host: h\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\na",
+      line + "Host: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+      line + "Host: h\r\nContent-Length: +1\r\n\r\na",
+      line + "Host: h\r\nContent-Length: 99999999999999999999\r\n\r\n",
+      line + "Host: h\r\nX-Del: a\x7f\r\n\r\n",
+      line + "Host: h\r\nX-Obs: caf\xc3\xa9\r\n\r\n",
+      line + "Host: h\r\nX-Nul: a\0b\r\n\r\n",
+      line + "Host: h\r\nX_Under: a\r\nX.Dot: b\r\n\r\n",
+      line + "Host: h\r\nBad Name: a\r\n\r\n",
+      line + "Host : h\r\n\r\n",
+      line + "Host: h\nX: bare LF\r\n\r\n",
+      line + "Host: h\r\n\n",
+      "POST /a?\x80\xff HTTP/1.1\r\nHost: h\r\n\r\n",
+      "POST  /a HTTP/1.1\r\nHost: h\r\n\r\n",
+      "POST /a  HTTP/1.1\r\nHost: h\r\n\r\n",
+      "POST /a HTTP/1.10\r\nHost: h\r\n\r\n",
+      "POST /a HTTP/1.1 \r\nHost: h\r\n\r\n",
+      "POST http://h/a HTTP/1.1\r\nHost: h\r\n\r\n",
+      "POST * HTTP/1.1\r\nHost: h\r\n\r\n",
+      "GET /a HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: "
+      "h\r\n\r\n",
+      "post /a HTTP/1.1\r\nHost: h\r\n\r\n",
+      "\r\nPOST /a HTTP/1.1\r\nHost: h\r\n\r\n",
+      line + "Host: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n",
+      line + "Host: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\na",
+      line + "Host: h\r\nContent-Length: 65\r\n\r\n" + std::string(65, 'b'),
+      line + "Host: h\r\nX-Pad: " + std::string(100, 'p') + "\r\n\r\n",  // past half the limit
+  };
+}
+
+TEST(RequestParserTest, TheFastPathReadsEveryRequestAsBeastDoes) {
+  RequestLimits beast_only = SmallLimits();
+  beast_only.fast_path = false;
+  std::vector<std::string> inputs = FastPathEdges();
+  for (const Case& c : Cases()) inputs.push_back(c.bytes);
+  for (const std::string& bytes : inputs) {
+    for (size_t chunk : {0, 1, 5, 64}) {
+      EXPECT_EQ(Transcript(bytes, chunk), Transcript(bytes, chunk, beast_only))
+          << "'" << bytes << "', " << chunk << " bytes at a time";
+    }
+  }
+  // The common request is read whole by the fast path; the answers agree on its fields.
+  EXPECT_EQ(Transcript(FastPathEdges()[6], 0),
+            std::vector<std::string>{"POST /camellia/delayQueue/sendMsg ct=- body= v=11 keep "
+                                     "auth=Bearer abc"});
+  EXPECT_EQ(Transcript(FastPathEdges()[8], 0),
+            std::vector<std::string>{"POST /camellia/delayQueue/sendMsg ct=- body=z v=11 keep"});
 }
 
 TEST(RequestParserTest, ConsumesExactlyOneRequestAndLeavesThePipelinedRest) {

@@ -66,7 +66,7 @@ void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
   Result<core::NewMessage> m = CheckSend(std::move(req), topic);
   if (!m.has_value()) return done(m.error());
   backend_->Send(std::move(*m), [this, topic = std::move(topic),
-                                 done = std::move(done)](Result<backend::Sent> res) mutable {
+                                 done = std::move(done)](Result<backend::Sent>&& res) mutable {
     if (res.has_value()) {
       recorder_.Sent(res->message.record.topic);
       MaskCallbackHeaders(res->message);  // the answer's callback as clients see it
