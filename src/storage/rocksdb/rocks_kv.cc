@@ -337,6 +337,10 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
       // 0 (CompactOnDeletionBelowLevel0).
       o.table_properties_collector_factories.emplace_back(
           std::make_shared<CompactOnDeletionBelowLevel0>());
+      // A burst's drain flushes vis files of tombstones whose key range spans every message
+      // still due (the kind-0 deletes and the kind-1 entries of the deliveries): each level-0
+      // compaction rewrites the whole of level 1 below them, so fewer and larger ones cost less.
+      if (cf == Cf::kVis) o.level0_file_num_compaction_trigger = 8;
       break;
     case Cf::kHist:
       o.merge_operator = add;
