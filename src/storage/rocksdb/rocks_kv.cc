@@ -339,8 +339,13 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
           std::make_shared<CompactOnDeletionBelowLevel0>());
       // A burst's drain flushes vis files of tombstones whose key range spans every message
       // still due (the kind-0 deletes and the kind-1 entries of the deliveries): each level-0
-      // compaction rewrites the whole of level 1 below them, so fewer and larger ones cost less.
-      if (cf == Cf::kVis) o.level0_file_num_compaction_trigger = 8;
+      // compaction rewrites the whole of level 1 below them, so fewer and larger ones cost less;
+      // and in a larger memtable more of the deliveries' kind-1 entries meet their acks' deletes
+      // before the flush. The memtable budget (WriteBufferManager) still bounds them all.
+      if (cf == Cf::kVis) {
+        o.level0_file_num_compaction_trigger = 8;
+        o.write_buffer_size = 16 << 20;
+      }
       break;
     case Cf::kHist:
       o.merge_operator = add;
