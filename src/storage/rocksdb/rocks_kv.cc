@@ -61,6 +61,41 @@ class ZeroCounterFilter final : public rocksdb::CompactionFilter {
 
 const ZeroCounterFilter kZeroCounterFilter;
 
+// Collects nothing: what CompactOnDeletionBelowLevel0 gives a flushed file.
+class NoCollector final : public rocksdb::TablePropertiesCollector {
+ public:
+  rocksdb::Status AddUserKey(const rocksdb::Slice&, const rocksdb::Slice&, rocksdb::EntryType,
+                             rocksdb::SequenceNumber, uint64_t) override {
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status Finish(rocksdb::UserCollectedProperties*) override {
+    return rocksdb::Status::OK();
+  }
+  rocksdb::UserCollectedProperties GetReadableProperties() const override { return {}; }
+  const char* Name() const override { return "chronoq.none"; }
+};
+
+// Marks a file full of tombstones for compaction (RocksDB's CompactOnDeletionCollector), except
+// a flushed one: a burst's drain flushes files of little else, and marking each made every flush
+// a compaction with the whole of level 1 (the deletes span the due second's key range); level 0
+// is compacted by its file count instead (docs/benchmarks.md, "Sixth session: bursts"). What a
+// compaction leaves above the last level is still marked, so a walk from the start (recovery)
+// does not wade through tombstones there.
+class CompactOnDeletionBelowLevel0 final : public rocksdb::TablePropertiesCollectorFactory {
+ public:
+  rocksdb::TablePropertiesCollector* CreateTablePropertiesCollector(
+      rocksdb::TablePropertiesCollectorFactory::Context context) override {
+    if (context.level_at_creation == 0) return new NoCollector();
+    return on_deletion_->CreateTablePropertiesCollector(context);
+  }
+  const char* Name() const override { return "chronoq.compact_on_deletion_below_l0"; }
+
+ private:
+  std::shared_ptr<rocksdb::TablePropertiesCollectorFactory> on_deletion_ =
+      rocksdb::NewCompactOnDeletionCollectorFactory(/*sliding_window_size=*/1024,
+                                                    /*deletion_trigger=*/256);
+};
+
 // The (namespace, topic) prefix of a per-topic key, or the namespace prefix of a retention key:
 // inserts that follow each other within one prefix (time-ordered keys) reuse the skiplist
 // position of the previous one (memtable_insert_with_hint_prefix_extractor).
@@ -298,10 +333,19 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
     case Cf::kRetention:
     case Cf::kEnded:
       // Queue-shaped ranges: deleted at the head. Compact files full of tombstones early, so
-      // that a walk from the start (at recovery) does not wade through them.
+      // that a walk from the start (at recovery) does not wade through them: those below level
+      // 0 (CompactOnDeletionBelowLevel0).
       o.table_properties_collector_factories.emplace_back(
-          rocksdb::NewCompactOnDeletionCollectorFactory(/*sliding_window_size=*/1024,
-                                                        /*deletion_trigger=*/256));
+          std::make_shared<CompactOnDeletionBelowLevel0>());
+      // A burst's drain flushes vis files of tombstones whose key range spans every message
+      // still due (the kind-0 deletes and the kind-1 entries of the deliveries): each level-0
+      // compaction rewrites the whole of level 1 below them, so fewer and larger ones cost less;
+      // and in a larger memtable more of the deliveries' kind-1 entries meet their acks' deletes
+      // before the flush. The memtable budget (WriteBufferManager) still bounds them all.
+      if (cf == Cf::kVis) {
+        o.level0_file_num_compaction_trigger = 8;
+        o.write_buffer_size = 16 << 20;
+      }
       break;
     case Cf::kHist:
       o.merge_operator = add;
