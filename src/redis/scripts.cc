@@ -16,7 +16,7 @@ namespace chronoq::redis::scripts {
 // messages, '' when none is new.
 const std::string_view kSend = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
-new_topic4()
+)lua" CQ_LUA_NEW_TOPIC4 R"lua(
 account(ARGV[1], now)
 local c = cfg()
 local cap = tonumber(c.cap) or 0
@@ -104,12 +104,13 @@ for _, l in ipairs(levels()) do
     local dkey = dk(l)
     while taken < batch do
       local need = batch - taken
-      local a = pz_range(l, nowarg, need)
+      local a = B4 and B4.range(l, nil, now, need)
+        or redis.call('ZRANGEBYSCORE', pk(l), '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
       local b = redis.call('ZRANGEBYSCORE', dkey, '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
       if not a[1] and not b[1] then break end
       local cand = {}
-      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), false, LAY and mseq(a[i])} end
-      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), true, LAY and mseq(b[i])} end
+      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), false, LAY and B4.seq(a[i])} end
+      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), true, LAY and B4.seq(b[i])} end
       table.sort(cand, function(x, y)
         if x[2] ~= y[2] then return x[2] < y[2] end
         if LAY then return x[4] < y[4] end
@@ -117,7 +118,9 @@ for _, l in ipairs(levels()) do
       end)
       -- Takes an entry off the set it came from (pending: by its score).
       local function take(cd)
-        if cd[3] then redis.call('ZREM', dkey, cd[1]) else pz_rem(l, cd[2], cd[1]) end
+        if cd[3] then redis.call('ZREM', dkey, cd[1])
+        elseif LAY then B4.rem(l, cd[2], cd[1])
+        else redis.call('ZREM', pk(l), cd[1]) end
       end
       local progress = false
       for _, cd in ipairs(cand) do
@@ -182,7 +185,7 @@ local function pending_again(m, va, now_too)
   set_fields(m, 'ph', '0', 'va', va, 'ri', '0')
   pz_add(lv(m), va, m.member)
   local ne, ne_raw = natural_end(m)
-  if LAY then e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
+  if LAY then B4.e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
   local nx, nx_raw = ne, ne_raw
   if not now_too and m.va < ne then nx, nx_raw = m.va, va end
   if out[1] == '' or nx < tonumber(out[1]) then out[1] = nx_raw end
@@ -239,7 +242,7 @@ if status(m, now) > 3 then return reply(with_tag('IS', m)) end
 H_SKIP = release  -- a release records nothing: its history goes with the record
 finish(m, 7, ARGV[3], now, retention)
 if release then
-  del_record(m)
+  if LAY then B4.del(m) else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end
   redis.call('ZREM', KX..'7', m.member)
 end
 return reply({'OK', ''})
