@@ -408,8 +408,10 @@
   "the\n"                                                                                          \
   "-- whole batch instead of five commands per message. The caller flushes before it loads a "     \
   "msgId\n"                                                                                        \
-  "-- stored in D (D.mem) and at the end.\n"                                                       \
-  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields, D)\n"                \
+  "-- stored in D (D.mem) and at the end. `kid`, `bk`: layout 4's key id and record bucket of "    \
+  "id\n"                                                                                           \
+  "-- when the node sent them (else computed).\n"                                                  \
+  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields, D, kid, bk)\n"       \
   "  if old then unindex(old) end\n"                                                               \
   "  local seq\n"                                                                                  \
   "  if D then\n"                                                                                  \
@@ -426,8 +428,8 @@
   "  for i = 1, #fields, 2 do m.raw[fields[i]] = fields[i+1] end\n"                                \
   "  local member\n"                                                                               \
   "  if B4 then\n"                                                                                 \
-  "    m.kid = old and old.kid or B4.kid_of(id)\n"                                                 \
-  "    m.bk = old and old.bk or B4.bucket_of(m.kid)\n"                                             \
+  "    m.kid = old and old.kid or kid or B4.kid_of(id)\n"                                          \
+  "    m.bk = old and old.bk or bk or B4.bucket_of(m.kid)\n"                                       \
   "    member = B4.member(seq, m.bk, m.kid)\n"                                                     \
   "  else member = string.format('%016d', seq)..id end\n"                                          \
   "  local l = tonumber(pr)\n"                                                                     \

@@ -6,7 +6,9 @@ namespace chronoq::redis::scripts {
 
 // ARGV: now, retention, then 9 per message: msgId, payload, produce, trigger, ttl, maxRetry
 // (both '' when the request left them out: the topic's), priority, countTrigger, callback
-// (core::EncodeCallback's bytes, '' for none). Each message is stored, or answered with the
+// (core::EncodeCallback's bytes, '' for none), and from a node with NEW4 (redis-format 4) two
+// more: the record bucket and key id of the msgId (key_id.h; used for a layout-4 topic, else
+// ignored). Each message is stored, or answered with the
 // in-life message of its id (nothing stored; an ended one is replaced), or refused when the
 // topic holds its capacity of in-life messages (counted here, so exact whatever the nodes). Its
 // lane is decided here, with the send (core::ResolveDefaults): the push lane when it has a
@@ -23,13 +25,16 @@ local cap = tonumber(c.cap) or 0
 local n
 local out = {''}
 local tcb = topic_cb()
-local D = new_batch((#ARGV - 2) / 9)
-for i = 3, #ARGV, 9 do
+local S = NEW4 and 11 or 9 -- arguments per message
+local D = new_batch((#ARGV - 2) / S)
+for i = 3, #ARGV, S do
   local id, tt, ttl, mr, pr, ct = ARGV[i], ARGV[i+3], ARGV[i+4], ARGV[i+5], ARGV[i+6], ARGV[i+7]
   local cb = ARGV[i+8]
+  local bk, kid -- nil from other nodes: computed in Lua then
+  if S == 11 then bk, kid = tonumber(ARGV[i+9]), ARGV[i+10] end
   local pu = (cb ~= '' or tcb) and '1' or '0'
   if D.mem[id] then flush_batch(D) end -- the same msgId twice in one batch
-  local old = load(id, true)
+  local old = load(id, true, kid, bk)
   if old and not purged(old, now, retention) and status(old, now) <= 3 then
     out[#out+1] = with_tag('EXISTS', old)
   else
@@ -41,7 +46,7 @@ for i = 3, #ARGV, 9 do
       if mr == '' then mr = c.mr end
       local et = dadd(tt, ttl)
       local seq = store_new(id, old, ARGV[i+1], ARGV[i+2], tt, et, mr, pr, tt,
-                            {'ct', ct, 'cb', cb, 'pu', pu}, D)
+                            {'ct', ct, 'cb', cb, 'pu', pu}, D, kid, bk)
       hist_new({id, seq, et}, now, ARGV[1], 1)
       if n then n = n + 1 end
       out[#out+1] = {'NEW', tostring(seq), et, mr, pu}
