@@ -3,9 +3,10 @@
 // (what base::NewMsgId generates) is byte 0x01 followed by its 16 bytes; any other msgId is
 // itself (a msgId never holds a control character, core::ValidateMsgId, so the two forms cannot
 // collide). The node converts both ways, so Redis does no hex work; the record bucket of a key
-// id is computed here too and carried in every member. Pure functions, no state. The scripts
-// compute the same in Lua for now (CQ_LUA_LAYOUT4's kid_of, bucket_of: the node does not know a
-// topic's layout yet); this is for the node to send them (docs/redis.md "Build steps").
+// id is computed here too and carried in every member. Pure functions, no state. A node of
+// redis-format 4 sends both with each message it sends (RedisBackend::SendBatch); the scripts
+// compute the same in Lua when they are absent (CQ_LUA_LAYOUT4's kid_of, bucket_of: the other
+// scripts, and nodes of other formats; docs/redis.md "Key ids from the node").
 #pragma once
 
 #include <cstdint>

@@ -71,16 +71,13 @@
   "-- in-life set, KX: the ended sets' prefix, KL: the set of the levels above 0 in use.\n"        \
   "local LAY = redis.call('GET', P..'lay') == '4'\n"                                               \
   "local KE, KX, KL = P..'e', P..'x', P..'pl'\n"                                                   \
-  "local LV -- the levels in use (levels())\n" CQ_LUA_LAYOUT4                                      \
-  "if LAY then layout4() end\n"                                                                    \
-  "-- A topic that does not exist yet (no seq) is created in layout 4 by a node with NEW4.\n"      \
-  "local function new_topic4()\n"                                                                  \
-  "  if NEW4 and not LAY and redis.call('EXISTS', P..'seq') == 0 then\n"                           \
-  "    redis.call('SET', P..'lay', '4')\n"                                                         \
-  "    LAY = true\n"                                                                               \
-  "    layout4()\n"                                                                                \
-  "  end\n"                                                                                        \
-  "end\n"                                                                                          \
+  "local LV -- the levels in use (levels())\n"                                                     \
+  "-- Layout 4's helpers (B4): made by layout4() (CQ_LUA_LAYOUT4, at the end of this prelude)\n"   \
+  "-- only for a layout-4 topic, with no upvalues: every closure a script makes, and every\n"      \
+  "-- upvalue it captures, costs every call (docs/redis.md \"As built\"). The helpers below "      \
+  "test\n"                                                                                         \
+  "-- B4 (set exactly when LAY) rather than LAY: one upvalue fewer each.\n"                        \
+  "local B4\n"                                                                                     \
   "local CF\n"                                                                                     \
   "local function cfg()\n"                                                                         \
   "  if CF then return CF end\n"                                                                   \
@@ -129,42 +126,28 @@
   "end\n"                                                                                          \
   "local TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO = 0, 0, 0, 0, 0, 0, 0\n"                          \
   "local function pk(l)\n"                                                                         \
-  "  if LAY then error('layout 4 has no single pending set (not built for this script yet)') "     \
+  "  if B4 then error('layout 4 has no single pending set (not built for this script yet)') "      \
   "end\n"                                                                                          \
   "  if l == 0 then return P..'p' end return P..'p'..l\n"                                          \
   "end\n"                                                                                          \
   "local function dk(l)\n"                                                                         \
-  "  if LAY then return P..'D'..l end\n"                                                           \
+  "  if B4 then return P..'D'..l end\n"                                                            \
   "  if l == 0 then return P..'d' end return P..'d'..l\n"                                          \
   "end\n"                                                                                          \
   "-- The pending set of level l (layout 4: buckets, CQ_LUA_BUCKETS). Scores are raw strings or\n" \
-  "-- numbers; pz_range answers {member, score, ...} up to max (inclusive), in (score, seq) "      \
-  "order.\n"                                                                                       \
+  "-- numbers (B4.range: the pending entries in (score, seq) order; B4.rem: takes one off).\n"     \
   "local function pz_add(l, score, member)\n"                                                      \
   "  if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                           \
-  "  if LAY then B4.add(l, tonumber(score), member) else redis.call('ZADD', pk(l), score, "        \
+  "  if B4 then B4.add(l, tonumber(score), member) else redis.call('ZADD', pk(l), score, "         \
   "member) end\n"                                                                                  \
   "end\n"                                                                                          \
-  "local function pz_rem(l, score, member)\n"                                                      \
-  "  if LAY then return B4.rem(l, tonumber(score), member) end\n"                                  \
-  "  return redis.call('ZREM', pk(l), member) == 1\n"                                              \
-  "end\n"                                                                                          \
-  "local function pz_range(l, max, limit)\n"                                                       \
-  "  if LAY then return B4.range(l, nil, tonumber(max), limit) end\n"                              \
-  "  return redis.call('ZRANGEBYSCORE', pk(l), '-inf', max, 'WITHSCORES', 'LIMIT', 0, limit)\n"    \
-  "end\n"                                                                                          \
   "local function pz_count(l, min, max) -- ZCOUNT's range strings\n"                               \
-  "  if LAY then return B4.count(l, min, max) end\n"                                               \
+  "  if B4 then return B4.count(l, min, max) end\n"                                                \
   "  return redis.call('ZCOUNT', pk(l), min, max)\n"                                               \
   "end\n"                                                                                          \
   "local function pz_card(l)\n"                                                                    \
-  "  if LAY then return B4.card(l) end\n"                                                          \
+  "  if B4 then return B4.card(l) end\n"                                                           \
   "  return redis.call('ZCARD', pk(l))\n"                                                          \
-  "end\n"                                                                                          \
-  "-- A member's seq (send order among equal scores).\n"                                           \
-  "local function mseq(member)\n"                                                                  \
-  "  if LAY then return B4.seq(member) end\n"                                                      \
-  "  return tonumber(string.sub(member, 1, 16))\n"                                                 \
   "end\n"                                                                                          \
   "-- A record's level: its priority, plus 10 in the push lane.\n"                                 \
   "local function lv(m) if m.pu == 1 then return m.pr + 10 end return m.pr end\n"                  \
@@ -185,12 +168,8 @@
   "  if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                           \
   "  redis.call('ZADD', dk(l), score, member)\n"                                                   \
   "end\n"                                                                                          \
-  "-- Layout 4 (docs/redis.md \"Waiting messages out of E\"): moves the pending entries that "     \
-  "became\n"                                                                                       \
-  "-- consumable into E (defined below, with the records).\n"                                      \
-  "local move_to_e\n"                                                                              \
   "local function account(now_arg, now)\n"                                                         \
-  "  if LAY then move_to_e(now) end\n"                                                             \
+  "  if B4 then B4.move_to_e(now) end\n"                                                           \
   "  local wm = redis.call('GET', P..'wm')\n"                                                      \
   "  if wm and tonumber(wm) >= now then return end\n"                                              \
   "  redis.call('SET', P..'wm', now_arg)\n"                                                        \
@@ -199,7 +178,7 @@
   "  for _, l in ipairs(levels()) do\n"                                                            \
   "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                              \
   "    local n = pz_count(l, '('..wm, now_arg)\n"                                                  \
-  "    if n > 0 and LAY then -- the entries after wm in (score, seq) order, up to 10,000 of "      \
+  "    if n > 0 and B4 then -- the entries after wm in (score, seq) order, up to 10,000 of "       \
   "them\n"                                                                                         \
   "      TRIG = TRIG + n\n"                                                                        \
   "      local all = B4.range(l, {tonumber(wm), 281474976710655}, now, 10000)\n"                   \
@@ -261,7 +240,7 @@
   "    local f = PF[i]\n"                                                                          \
   "    local x = m.raw[f]\n"                                                                       \
   "    if x ~= DEF[f] then n = i end\n"                                                            \
-  "    if (FMT == 3 or LAY) and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                \
+  "    if (FMT == 3 or B4) and NUM[f] and #x < 16 then x = tonumber(x) or x end\n"                 \
   "    t[i] = x\n"                                                                                 \
   "  end\n"                                                                                        \
   "  for i = n + 1, #PF do t[i] = nil end\n"                                                       \
@@ -269,7 +248,7 @@
   "end\n"                                                                                          \
   "-- Writes m's record in format FMT; `keep`: keeps its expiry (an ended record's).\n"            \
   "local function write_record(m, keep)\n"                                                         \
-  "  if LAY then redis.call('HSET', P..'b:'..m.bk, m.kid, pack(m)); return end\n"                  \
+  "  if B4 then redis.call('HSET', P..'b:'..m.bk, m.kid, pack(m)); return end\n"                   \
   "  local k = P..'r:'..m.id\n"                                                                    \
   "  if FMT ~= 1 then\n"                                                                           \
   "    local v = pack(m)\n"                                                                        \
@@ -292,7 +271,7 @@
   "local function load(id, with_payload, kid, bk)\n"                                               \
   "  local k = P..'r:'..id\n"                                                                      \
   "  local s, v\n"                                                                                 \
-  "  if LAY then\n"                                                                                \
+  "  if B4 then\n"                                                                                 \
   "    kid = kid or B4.kid_of(id)\n"                                                               \
   "    bk = bk or B4.bucket_of(kid)\n"                                                             \
   "    s = redis.call('HGET', P..'b:'..bk, kid)\n"                                                 \
@@ -314,33 +293,17 @@
   "    end\n"                                                                                      \
   "  end\n"                                                                                        \
   "  m.raw.p = with_payload and m.pl or ''\n"                                                      \
-  "  if LAY then m.kid, m.bk, m.member = kid, bk, B4.member(m.sq, bk, kid)\n"                      \
+  "  if B4 then m.kid, m.bk, m.member = kid, bk, B4.member(m.sq, bk, kid)\n"                       \
   "  else m.member = string.format('%016d', m.sq)..id end\n"                                       \
   "  return m\n"                                                                                   \
   "end\n"                                                                                          \
-  "-- The msgId a member names; the record a member names.\n"                                      \
-  "local function mid(member)\n"                                                                   \
-  "  if LAY then return B4.mid_of(B4.kid(member)) end\n"                                           \
-  "  return string.sub(member, 17)\n"                                                              \
-  "end\n"                                                                                          \
+  "-- The record a member names.\n"                                                                \
   "local function mload(member, with_payload)\n"                                                   \
-  "  if LAY then\n"                                                                                \
+  "  if B4 then\n"                                                                                 \
   "    local kid = B4.kid(member)\n"                                                               \
   "    return load(B4.mid_of(kid), with_payload, kid, B4.bucket(member))\n"                        \
   "  end\n"                                                                                        \
   "  return load(string.sub(member, 17), with_payload)\n"                                          \
-  "end\n"                                                                                          \
-  "-- The key of m's history list ('h:<msgId>', layout 4 'h:<key id>').\n"                         \
-  "local function hkey(id)\n"                                                                      \
-  "  if LAY then return P..'h:'..B4.kid_of(id) end\n"                                              \
-  "  return P..'h:'..id\n"                                                                         \
-  "end\n"                                                                                          \
-  "-- Deletes m's record and history.\n"                                                           \
-  "local function del_record(m)\n"                                                                 \
-  "  if LAY then\n"                                                                                \
-  "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
-  "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
-  "  else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end\n"                                   \
   "end\n"                                                                                          \
   "-- The ack deadline of a delivery: visible-at less the retry interval.\n"                       \
   "local function deadline_of(m)\n"                                                                \
@@ -356,74 +319,17 @@
   "  end\n"                                                                                        \
   "  return m.et, m.raw.et\n"                                                                      \
   "end\n"                                                                                          \
-  "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
-  "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
-  "the\n"                                                                                          \
-  "-- pending entries out of E (for capacity, in_life). MARK: {score, seq} ({-1, 0}: none yet).\n" \
-  "local MAXSEQ = 281474976710655\n"                                                               \
-  "local MARK, LAG\n"                                                                              \
-  "local function mark()\n"                                                                        \
-  "  if MARK then return MARK end\n"                                                               \
-  "  local x = redis.call('GET', P..'em')\n"                                                       \
-  "  local s, q\n"                                                                                 \
-  "  if x then s, q = string.match(x, '^(%S+) (%d+)$') end\n"                                      \
-  "  MARK = s and {tonumber(s), tonumber(q)} or {-1, 0}\n"                                         \
-  "  return MARK\n"                                                                                \
-  "end\n"                                                                                          \
-  "-- Whether a pending entry (visible-at va, seq, natural end ne; numbers) stays out of E.\n"     \
-  "local function out_of_e(va, seq, ne)\n"                                                         \
-  "  local M = mark()\n"                                                                           \
-  "  return ne >= va and (va > M[1] or (va == M[1] and seq > M[2]))\n"                             \
-  "end\n"                                                                                          \
-  "-- m, just added to its level's pending set, enters E, or is counted out of it.\n"              \
-  "local function e_pend(m)\n"                                                                     \
-  "  local ne, ne_raw = natural_end(m)\n"                                                          \
-  "  if out_of_e(m.va, m.sq, ne) then redis.call('HINCRBY', P..'qn', 'w', 1)\n"                    \
-  "  else redis.call('ZADD', KE, ne_raw, m.member) end\n"                                          \
-  "end\n"                                                                                          \
   "-- m leaves the pending or delivered set of its level (layout 4 finds the pending bucket by "   \
   "m's\n"                                                                                          \
   "-- visible-at, and whether it was out of E, so call it before changing m).\n"                   \
   "local function unpend(m)\n"                                                                     \
-  "  if not LAY then\n"                                                                            \
+  "  if not B4 then\n"                                                                             \
   "    redis.call('ZREM', pk(lv(m)), m.member); redis.call('ZREM', dk(lv(m)), m.member)\n"         \
   "  elseif m.ph == 0 then\n"                                                                      \
-  "    if B4.rem(lv(m), m.va, m.member) and out_of_e(m.va, m.sq, (natural_end(m))) then\n"         \
+  "    if B4.rem(lv(m), m.va, m.member) and B4.out_of_e(m.va, m.sq, (natural_end(m))) then\n"      \
   "      redis.call('HINCRBY', P..'qn', 'w', -1)\n"                                                \
   "    end\n"                                                                                      \
   "  else redis.call('ZREM', dk(lv(m)), m.member) end\n"                                           \
-  "end\n"                                                                                          \
-  "-- The move: the pending entries after the mark up to now (1,000 at most per call; LAG when "   \
-  "more\n"                                                                                         \
-  "-- are left, and next_visible answers now so that a wake-up moves the next) enter E by their\n" \
-  "-- natural end; the mark follows.\n"                                                            \
-  "move_to_e = function(now)\n"                                                                    \
-  "  local M = mark()\n"                                                                           \
-  "  if M[1] > now or (M[1] == now and M[2] == MAXSEQ) then return end\n"                          \
-  "  local cand = {}\n"                                                                            \
-  "  for _, l in ipairs(levels()) do\n"                                                            \
-  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, 1001)\n"                                \
-  "    for i = 1, #xs, 2 do cand[#cand+1] = {tonumber(xs[i+1]), B4.seq(xs[i]), xs[i]} end\n"       \
-  "  end\n"                                                                                        \
-  "  table.sort(cand, function(x, y)\n"                                                            \
-  "    if x[1] ~= y[1] then return x[1] < y[1] end\n"                                              \
-  "    return x[2] < y[2]\n"                                                                       \
-  "  end)\n"                                                                                       \
-  "  local n = math.min(#cand, 1000)\n"                                                            \
-  "  local args, out = {}, 0\n"                                                                    \
-  "  for i = 1, n do\n"                                                                            \
-  "    local m = mload(cand[i][3], false)\n"                                                       \
-  "    if m and m.member == cand[i][3] and m.ph == 0 then\n"                                       \
-  "      local ne, ne_raw = natural_end(m)\n"                                                      \
-  "      if ne >= m.va then out = out + 1 end\n"                                                   \
-  "      args[#args+1] = ne_raw; args[#args+1] = m.member\n"                                       \
-  "    end\n"                                                                                      \
-  "  end\n"                                                                                        \
-  "  if args[1] then redis.call('ZADD', KE, unpack(args)) end\n"                                   \
-  "  if out > 0 then redis.call('HINCRBY', P..'qn', 'w', -out) end\n"                              \
-  "  if #cand > n then MARK = {cand[n][1], cand[n][2]}; LAG = true\n"                              \
-  "  else MARK = {now, MAXSEQ} end\n"                                                              \
-  "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
   "end\n"                                                                                          \
   "local function status(m, now)\n"                                                                \
   "  if m.ph == 2 then return m.es end\n"                                                          \
@@ -455,7 +361,7 @@
   "end\n"                                                                                          \
   "local function trim_ended(st, now, retention)\n"                                                \
   "  local cut = string.format('%d', now - retention)\n"                                           \
-  "  if LAY then B4.trim(st, cut, 1000, cfg().hs == '1'); return end\n"                            \
+  "  if B4 then B4.trim(st, cut, 1000, cfg().hs == '1'); return end\n"                             \
   "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', cut)\n"                                    \
   "end\n" CQ_LUA_HISTORY                                                                           \
   "-- A message that ends as EXPIRE or RETRY_EXHAUST in a topic with a dead-letter topic: an "     \
@@ -482,13 +388,16 @@
   "  set_fields(m, 'ph', '2', 'es', tostring(st), 'ea', at_raw)\n"                                 \
   "  local left = tonumber(at_raw) + retention - now\n"                                            \
   "  hist_change(hb, m, now, at_raw)\n"                                                            \
-  "  if left <= 0 then del_record(m); return end\n"                                                \
-  "  if not LAY then redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left)) end\n"        \
+  "  if left <= 0 then -- the record and its history go\n"                                         \
+  "    if B4 then B4.del(m) else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end\n"            \
+  "    return\n"                                                                                   \
+  "  end\n"                                                                                        \
+  "  if not B4 then redis.call('PEXPIRE', P..'r:'..m.id, string.format('%d', left)) end\n"         \
   "  redis.call('ZADD', KX..st, at_raw, m.member)\n"                                               \
   "  trim_ended(st, now, retention)\n"                                                             \
   "end\n"                                                                                          \
   "local function unindex(m) -- a record about to be replaced or forgotten\n"                      \
-  "  if not LAY or m.ph ~= 2 then unpend(m) end\n"                                                 \
+  "  if not B4 or m.ph ~= 2 then unpend(m) end\n"                                                  \
   "  redis.call('ZREM', KE, m.member)\n"                                                           \
   "  if m.ph == 2 then redis.call('ZREM', KX..m.es, m.member) end\n"                               \
   "end\n"                                                                                          \
@@ -499,8 +408,10 @@
   "the\n"                                                                                          \
   "-- whole batch instead of five commands per message. The caller flushes before it loads a "     \
   "msgId\n"                                                                                        \
-  "-- stored in D (D.mem) and at the end.\n"                                                       \
-  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields, D)\n"                \
+  "-- stored in D (D.mem) and at the end. `kid`, `bk`: layout 4's key id and record bucket of "    \
+  "id\n"                                                                                           \
+  "-- when the node sent them (else computed).\n"                                                  \
+  "local function store_new(id, old, payload, pt, tt, et, mr, pr, va, fields, D, kid, bk)\n"       \
   "  if old then unindex(old) end\n"                                                               \
   "  local seq\n"                                                                                  \
   "  if D then\n"                                                                                  \
@@ -516,36 +427,36 @@
   "             dr='0', de='0', cb='', pu='0', rv=''}}\n"                                          \
   "  for i = 1, #fields, 2 do m.raw[fields[i]] = fields[i+1] end\n"                                \
   "  local member\n"                                                                               \
-  "  if LAY then\n"                                                                                \
-  "    m.kid = old and old.kid or B4.kid_of(id)\n"                                                 \
-  "    m.bk = old and old.bk or B4.bucket_of(m.kid)\n"                                             \
+  "  if B4 then\n"                                                                                 \
+  "    m.kid = old and old.kid or kid or B4.kid_of(id)\n"                                          \
+  "    m.bk = old and old.bk or bk or B4.bucket_of(m.kid)\n"                                       \
   "    member = B4.member(seq, m.bk, m.kid)\n"                                                     \
   "  else member = string.format('%016d', seq)..id end\n"                                          \
   "  local l = tonumber(pr)\n"                                                                     \
   "  if m.raw.pu == '1' then l = l + 10 end\n"                                                     \
-  "  if D and FMT == 1 and not LAY then write_record(m, false) end -- hashes: one at a time\n"     \
+  "  if D and FMT == 1 and not B4 then write_record(m, false) end -- hashes: one at a time\n"      \
   "  local in_e, e_raw = true, et\n"                                                               \
-  "  if LAY then -- E or not (out_of_e), from the numbers natural_end reads\n"                     \
+  "  if B4 then -- E or not (out_of_e), from the numbers natural_end reads\n"                      \
   "    m.ph, m.r, m.mr, m.ri = 0, tonumber(m.raw.r), tonumber(mr), 0\n"                            \
   "    m.va, m.et = tonumber(va), tonumber(et)\n"                                                  \
   "    local ne\n"                                                                                 \
   "    ne, e_raw = natural_end(m)\n"                                                               \
-  "    in_e = not out_of_e(m.va, seq, ne)\n"                                                       \
+  "    in_e = not B4.out_of_e(m.va, seq, ne)\n"                                                    \
   "    if not in_e and D then D.w = D.w + 1\n"                                                     \
   "    elseif not in_e then redis.call('HINCRBY', P..'qn', 'w', 1) end\n"                          \
   "  end\n"                                                                                        \
-  "  if D and LAY then -- one HSET per bucket of the batch\n"                                      \
+  "  if D and B4 then -- one HSET per bucket of the batch\n"                                       \
   "    local hs = D.h[m.bk] or {}\n"                                                               \
   "    D.h[m.bk] = hs\n"                                                                           \
   "    hs[#hs+1] = m.kid; hs[#hs+1] = pack(m)\n"                                                   \
   "  end\n"                                                                                        \
   "  if D then\n"                                                                                  \
-  "    if FMT ~= 1 and not LAY then D.sets[#D.sets+1] = P..'r:'..id; D.sets[#D.sets+1] = pack(m) " \
+  "    if FMT ~= 1 and not B4 then D.sets[#D.sets+1] = P..'r:'..id; D.sets[#D.sets+1] = pack(m) "  \
   "end\n"                                                                                          \
   "    D.mem[id] = true\n"                                                                         \
   "    local ps = D.p[l] or {}\n"                                                                  \
   "    D.p[l] = ps\n"                                                                              \
-  "    ps[#ps+1] = LAY and tonumber(va) or va; ps[#ps+1] = member\n"                               \
+  "    ps[#ps+1] = B4 and tonumber(va) or va; ps[#ps+1] = member\n"                                \
   "    if in_e then D.e[#D.e+1] = e_raw; D.e[#D.e+1] = member end\n"                               \
   "    return seq\n"                                                                               \
   "  end\n"                                                                                        \
@@ -565,7 +476,7 @@
   "  for b, hs in pairs(D.h) do redis.call('HSET', P..'b:'..b, unpack(hs)) end\n"                  \
   "  for l, ps in pairs(D.p) do\n"                                                                 \
   "    if l ~= 0 then redis.call('SADD', KL, tostring(l)); LV = nil end\n"                         \
-  "    if LAY then B4.add_all(l, ps) else redis.call('ZADD', pk(l), unpack(ps)) end\n"             \
+  "    if B4 then B4.add_all(l, ps) else redis.call('ZADD', pk(l), unpack(ps)) end\n"              \
   "  end\n"                                                                                        \
   "  if D.e[1] then redis.call('ZADD', KE, unpack(D.e)) end\n"                                     \
   "  if D.w > 0 then redis.call('HINCRBY', P..'qn', 'w', D.w) end\n"                               \
@@ -574,15 +485,15 @@
   "-- The in-life messages now: those whose natural end is after now.\n"                           \
   "local function in_life(now_arg)\n"                                                              \
   "  local n = redis.call('ZCOUNT', KE, '('..now_arg, '+inf')\n"                                   \
-  "  if LAY then n = n + tonumber(redis.call('HGET', P..'qn', 'w') or '0') end\n"                  \
+  "  if B4 then n = n + tonumber(redis.call('HGET', P..'qn', 'w') or '0') end\n"                   \
   "  return n\n"                                                                                   \
   "end\n"                                                                                          \
   "local function next_visible(now_arg)\n"                                                         \
-  "  if LAG then return now_arg end -- the move is not done\n"                                     \
+  "  if B4 and B4.lag then return now_arg end -- the move is not done\n"                           \
   "  local n = ''\n"                                                                               \
   "  local keys = {KE}\n"                                                                          \
   "  for _, l in ipairs(levels()) do\n"                                                            \
-  "    if LAY then\n"                                                                              \
+  "    if B4 then\n"                                                                               \
   "      local x = B4.range(l, {tonumber(now_arg), 281474976710655}, math.huge, 1)\n"              \
   "      if x[2] and (n == '' or tonumber(x[2]) < tonumber(n)) then n = x[2] end\n"                \
   "    else keys[#keys+1] = pk(l) end\n"                                                           \
@@ -605,4 +516,5 @@
   "end\n"                                                                                          \
   "    else redis.call('ZREM', KE, member) end\n"                                                  \
   "  end\n"                                                                                        \
-  "end\n"
+  "end\n" CQ_LUA_LAYOUT4                                                                           \
+  "if LAY then B4, KE, KX, KL = layout4(P, levels, mload, natural_end) end\n"

@@ -23,7 +23,7 @@
   "local function hist_write(m, now, entries)\n"                                                   \
   "  local ret, max, node = string.match(cfg()._h or '', '^(%d+) (%d+) (.*)$')\n"                  \
   "  if not ret then return end\n"                                                                 \
-  "  local k, e = hkey(m.id), {}\n"                                                                \
+  "  local k, e = P..'h:'..(B4 and B4.kid_of(m.id) or m.id), {}\n"                                 \
   "  for i, x in ipairs(entries) do\n"                                                             \
   "    e[i] = m.raw.sq..' '..x[1]..' '..x[2]..' '..x[3]..' '..#node..' '..node..(x[4] or '')\n"    \
   "  end\n"                                                                                        \
@@ -49,7 +49,7 @@
   "    id = id[1]\n"                                                                               \
   "  else m = load(id, false) end\n"                                                               \
   "  if from then\n"                                                                               \
-  "    local k, keep = hkey(id), {}\n"                                                             \
+  "    local k, keep = P..'h:'..(B4 and B4.kid_of(id) or id), {}\n"                                \
   "    for _, x in ipairs(redis.call('LRANGE', k, 0, -1)) do\n"                                    \
   "      local s, rest = string.match(x, '^(%d+) (.*)$')\n"                                        \
   "      if s == from then keep[#keep+1] = m.raw.sq..' '..rest end\n"                              \

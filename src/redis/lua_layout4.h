@@ -47,9 +47,12 @@
   "  return #xs, redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')[2]\n"                                \
   "end\n"
 
-// Layout 4 in every script (build step 4 of the design): CQ_LUA_COMMON pastes this after it
-// declares KE, KX and KL (the in-life set, the ended sets' prefix, the set of levels in use) and
-// calls layout4() when the topic's 'lay' is '4'.
+// Layout 4 in every script (build step 4 of the design): CQ_LUA_COMMON pastes this at its end
+// and calls layout4() when the topic's 'lay' is '4'; it answers B4 (the helpers below, the mark's
+// and the move into E among them) and KE, KX, KL (the in-life set, the ended sets' prefix, the
+// set of levels in use). It captures no upvalue (what it needs comes as arguments): a closure's
+// upvalues are resolved when it is made, called or not, and each costs every call of every
+// layout (docs/redis.md "The prelude's cost cut").
 #define CQ_LUA_LAYOUT4                                                                             \
   "-- Layout 4 (docs/redis.md \"Format 4 (design, issue 20)\"), set up by layout4() when the "     \
   "topic's\n"                                                                                      \
@@ -58,9 +61,8 @@
   "-- pending set (CQ_LUA_BUCKETS), the member and trim helpers (CQ_LUA_LAYOUT4_RECORDS) and the " \
   "key\n"                                                                                          \
   "-- ids. Made only for a layout-4 topic, so the closures cost nothing to layouts 1-3.\n"         \
-  "local B4\n"                                                                                     \
-  "local function layout4()\n"                                                                     \
-  "  KE, KX, KL = P..'E', P..'X', P..'ql'\n" CQ_LUA_BUCKETS CQ_LUA_LAYOUT4_RECORDS                 \
+  "local function layout4(P, levels, mload, natural_end)\n"                                        \
+  "  local KE, B4 = P..'E'\n" CQ_LUA_BUCKETS CQ_LUA_LAYOUT4_RECORDS                                \
   "  -- Key ids as src/redis/key_id.cc makes them (Lua, for now: the node does not know a "        \
   "topic's\n"                                                                                      \
   "  -- layout yet): 32 lowercase hex digits -> byte 1 and their 16 bytes; any other msgId: "      \
@@ -111,9 +113,83 @@
   "    end\n"                                                                                      \
   "    return n\n"                                                                                 \
   "  end\n"                                                                                        \
+  "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
+  "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
+  "the\n"                                                                                          \
+  "-- pending entries out of E (for capacity, in_life). MARK: {score, seq} ({-1, 0}: none yet).\n" \
+  "local MAXSEQ = 281474976710655\n"                                                               \
+  "local MARK\n"                                                                                   \
+  "local function mark()\n"                                                                        \
+  "  if MARK then return MARK end\n"                                                               \
+  "  local x = redis.call('GET', P..'em')\n"                                                       \
+  "  local s, q\n"                                                                                 \
+  "  if x then s, q = string.match(x, '^(%S+) (%d+)$') end\n"                                      \
+  "  MARK = s and {tonumber(s), tonumber(q)} or {-1, 0}\n"                                         \
+  "  return MARK\n"                                                                                \
+  "end\n"                                                                                          \
+  "-- Whether a pending entry (visible-at va, seq, natural end ne; numbers) stays out of E.\n"     \
+  "local function out_of_e(va, seq, ne)\n"                                                         \
+  "  local M = mark()\n"                                                                           \
+  "  return ne >= va and (va > M[1] or (va == M[1] and seq > M[2]))\n"                             \
+  "end\n"                                                                                          \
+  "-- m, just added to its level's pending set, enters E, or is counted out of it.\n"              \
+  "local function e_pend(m)\n"                                                                     \
+  "  local ne, ne_raw = natural_end(m)\n"                                                          \
+  "  if out_of_e(m.va, m.sq, ne) then redis.call('HINCRBY', P..'qn', 'w', 1)\n"                    \
+  "  else redis.call('ZADD', KE, ne_raw, m.member) end\n"                                          \
+  "end\n"                                                                                          \
+  "-- The move: the pending entries after the mark up to now (1,000 at most per call; B4.lag "     \
+  "when "                                                                                          \
+  "more\n"                                                                                         \
+  "-- are left, and next_visible answers now so that a wake-up moves the next) enter E by their\n" \
+  "-- natural end; the mark follows.\n"                                                            \
+  "local function move_to_e(now)\n"                                                                \
+  "  local M = mark()\n"                                                                           \
+  "  if M[1] > now or (M[1] == now and M[2] == MAXSEQ) then return end\n"                          \
+  "  local cand = {}\n"                                                                            \
+  "  for _, l in ipairs(levels()) do\n"                                                            \
+  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, 1001)\n"                                \
+  "    for i = 1, #xs, 2 do cand[#cand+1] = {tonumber(xs[i+1]), B4.seq(xs[i]), xs[i]} end\n"       \
+  "  end\n"                                                                                        \
+  "  table.sort(cand, function(x, y)\n"                                                            \
+  "    if x[1] ~= y[1] then return x[1] < y[1] end\n"                                              \
+  "    return x[2] < y[2]\n"                                                                       \
+  "  end)\n"                                                                                       \
+  "  local n = math.min(#cand, 1000)\n"                                                            \
+  "  local args, out = {}, 0\n"                                                                    \
+  "  for i = 1, n do\n"                                                                            \
+  "    local m = mload(cand[i][3], false)\n"                                                       \
+  "    if m and m.member == cand[i][3] and m.ph == 0 then\n"                                       \
+  "      local ne, ne_raw = natural_end(m)\n"                                                      \
+  "      if ne >= m.va then out = out + 1 end\n"                                                   \
+  "      args[#args+1] = ne_raw; args[#args+1] = m.member\n"                                       \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  if args[1] then redis.call('ZADD', KE, unpack(args)) end\n"                                   \
+  "  if out > 0 then redis.call('HINCRBY', P..'qn', 'w', -out) end\n"                              \
+  "  if #cand > n then MARK = {cand[n][1], cand[n][2]}; B4.lag = true\n"                           \
+  "  else MARK = {now, MAXSEQ} end\n"                                                              \
+  "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
+  "end\n"                                                                                          \
+  "  -- Deletes m's record and history.\n"                                                         \
+  "  local function del(m)\n"                                                                      \
+  "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
+  "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
+  "  end\n"                                                                                        \
   "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=count_s, "            \
   "card=bz_card,\n"                                                                                \
   "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
   "kid_of=kid_of,\n"                                                                               \
-  "        mid_of=mid_of, bucket_of=bucket_of}\n"                                                  \
+  "        mid_of=mid_of, bucket_of=bucket_of, mark=mark, out_of_e=out_of_e, e_pend=e_pend,\n"     \
+  "        move_to_e=move_to_e, del=del}\n"                                                        \
+  "  return B4, KE, P..'X', P..'ql'\n"                                                             \
+  "end\n"
+// Pasted where a script may create its topic (send, import, dead letter in, redrive in): a
+// node with NEW4 creates a topic that does not exist yet (no seq) in layout 4. Inline, not a
+// function: a closure would cost every call of these scripts.
+#define CQ_LUA_NEW_TOPIC4                                              \
+  "if NEW4 and not LAY and redis.call('EXISTS', P..'seq') == 0 then\n" \
+  "  redis.call('SET', P..'lay', '4')\n"                               \
+  "  LAY = true\n"                                                     \
+  "  B4, KE, KX, KL = layout4(P, levels, mload, natural_end)\n"        \
   "end\n"

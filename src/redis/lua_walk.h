@@ -10,6 +10,11 @@
 // the last entry examined (score nil: the start). W holds the walk's bounds: how many entries
 // to accept (want), how many were (done), how many may still be examined (budget).
 #define CQ_LUA_WALK                                                                                \
+  "-- A member's seq (send order among equal scores).\n"                                           \
+  "local function mseq(member)\n"                                                                  \
+  "  if B4 then return B4.seq(member) end\n"                                                       \
+  "  return tonumber(string.sub(member, 1, 16))\n"                                                 \
+  "end\n"                                                                                          \
   "local pos = {}\n"                                                                               \
   "local W = {want = 0, done = 0, budget = 0}\n"                                                   \
   "-- The rank in sorted set k of the first entry after (s, seq) in (score, seq) order (after "    \
@@ -32,12 +37,13 @@
   "sorted\n"                                                                                       \
   "-- set in layouts 1-3, the level's buckets in layout 4 ({false, max, l = l}).\n"                \
   "local function pset(l, max)\n"                                                                  \
-  "  if LAY then return {false, max, l = l} end\n"                                                 \
+  "  if B4 then return {false, max, l = l} end\n"                                                  \
   "  return {pk(l), max}\n"                                                                        \
   "end\n"                                                                                          \
   "-- Takes a stale entry (member at score) off the set kh of scan() it was found in.\n"           \
   "local function walk_drop(kh, member, score)\n"                                                  \
-  "  if kh.l then pz_rem(kh.l, score, member) else redis.call('ZREM', kh[1], member) end\n"        \
+  "  if kh.l then B4.rem(kh.l, tonumber(score), member) else redis.call('ZREM', kh[1], member) "   \
+  "end\n"                                                                                          \
   "end\n"                                                                                          \
   "-- Examines the entries of `keys` ({key, highest score (inclusive) or nil}..., or pset()'s) "   \
   "after\n"                                                                                        \

@@ -191,7 +191,7 @@ class RedisBackend final : public backend::QueueBackend {
   // script for the requests that arrive while kInFlightPerTopic of the topic's run. A
   // sendMsgBatch or ackMsgBatch is never split.
   struct SendPart {
-    std::vector<std::string> items;  // 9 script arguments per message (scripts.cc kSend)
+    std::vector<std::string> items;  // 9 (11) script arguments per message (scripts.cc kSend)
     std::vector<core::MessageRecord> recs;
     size_t payload_bytes = 0;
     backend::Callback<Result<std::vector<Result<backend::Sent>>>> done;

@@ -8,6 +8,7 @@
 
 #include "base/random.h"
 #include "core/state_machine.h"
+#include "redis/key_id.h"
 #include "redis/redis_backend.h"
 #include "redis/script_reply.h"
 
@@ -77,7 +78,10 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
   std::vector<MessageRecord> recs;
   recs.reserve(msgs.size());
   std::vector<std::string> args;  // the items' arguments; RunSends puts now and retention first
-  args.reserve(9 * msgs.size());
+  // A node that creates topics in layout 4 also sends each msgId's key id and record bucket
+  // (key_id.h), so a layout-4 topic's send script does no hex or hash work (scripts.cc kSend).
+  const bool key_ids = options_.record_format == 4;
+  args.reserve((key_ids ? 11 : 9) * msgs.size());
   bool own_callback = false;
   size_t payload_bytes = 0;
   for (core::NewMessage& m : msgs) {
@@ -99,6 +103,11 @@ void RedisBackend::SendBatch(std::vector<core::NewMessage> msgs,
     args.push_back(std::to_string(rec.count_trigger));
     // The script decides the lane (core::ResolveDefaults): this callback, else the topic's.
     args.push_back(CallbackBytes(rec.callback));
+    if (key_ids) {
+      std::string kid = KeyIdOf(rec.msg_id);
+      args.push_back(std::to_string(RecordBucketOf(kid)));
+      args.push_back(std::move(kid));
+    }
     own_callback |= rec.callback.has_value();
     recs.push_back(std::move(rec));
   }

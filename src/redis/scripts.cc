@@ -6,7 +6,9 @@ namespace chronoq::redis::scripts {
 
 // ARGV: now, retention, then 9 per message: msgId, payload, produce, trigger, ttl, maxRetry
 // (both '' when the request left them out: the topic's), priority, countTrigger, callback
-// (core::EncodeCallback's bytes, '' for none). Each message is stored, or answered with the
+// (core::EncodeCallback's bytes, '' for none), and from a node with NEW4 (redis-format 4) two
+// more: the record bucket and key id of the msgId (key_id.h; used for a layout-4 topic, else
+// ignored). Each message is stored, or answered with the
 // in-life message of its id (nothing stored; an ended one is replaced), or refused when the
 // topic holds its capacity of in-life messages (counted here, so exact whatever the nodes). Its
 // lane is decided here, with the send (core::ResolveDefaults): the push lane when it has a
@@ -16,20 +18,23 @@ namespace chronoq::redis::scripts {
 // messages, '' when none is new.
 const std::string_view kSend = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
-new_topic4()
+)lua" CQ_LUA_NEW_TOPIC4 R"lua(
 account(ARGV[1], now)
 local c = cfg()
 local cap = tonumber(c.cap) or 0
 local n
 local out = {''}
 local tcb = topic_cb()
-local D = new_batch((#ARGV - 2) / 9)
-for i = 3, #ARGV, 9 do
+local S = NEW4 and 11 or 9 -- arguments per message
+local D = new_batch((#ARGV - 2) / S)
+for i = 3, #ARGV, S do
   local id, tt, ttl, mr, pr, ct = ARGV[i], ARGV[i+3], ARGV[i+4], ARGV[i+5], ARGV[i+6], ARGV[i+7]
   local cb = ARGV[i+8]
+  local bk, kid -- nil from other nodes: computed in Lua then
+  if S == 11 then bk, kid = tonumber(ARGV[i+9]), ARGV[i+10] end
   local pu = (cb ~= '' or tcb) and '1' or '0'
   if D.mem[id] then flush_batch(D) end -- the same msgId twice in one batch
-  local old = load(id, true)
+  local old = load(id, true, kid, bk)
   if old and not purged(old, now, retention) and status(old, now) <= 3 then
     out[#out+1] = with_tag('EXISTS', old)
   else
@@ -41,7 +46,7 @@ for i = 3, #ARGV, 9 do
       if mr == '' then mr = c.mr end
       local et = dadd(tt, ttl)
       local seq = store_new(id, old, ARGV[i+1], ARGV[i+2], tt, et, mr, pr, tt,
-                            {'ct', ct, 'cb', cb, 'pu', pu}, D)
+                            {'ct', ct, 'cb', cb, 'pu', pu}, D, kid, bk)
       hist_new({id, seq, et}, now, ARGV[1], 1)
       if n then n = n + 1 end
       out[#out+1] = {'NEW', tostring(seq), et, mr, pu}
@@ -104,12 +109,13 @@ for _, l in ipairs(levels()) do
     local dkey = dk(l)
     while taken < batch do
       local need = batch - taken
-      local a = pz_range(l, nowarg, need)
+      local a = B4 and B4.range(l, nil, now, need)
+        or redis.call('ZRANGEBYSCORE', pk(l), '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
       local b = redis.call('ZRANGEBYSCORE', dkey, '-inf', nowarg, 'WITHSCORES', 'LIMIT', 0, need)
       if not a[1] and not b[1] then break end
       local cand = {}
-      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), false, LAY and mseq(a[i])} end
-      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), true, LAY and mseq(b[i])} end
+      for i = 1, #a, 2 do cand[#cand+1] = {a[i], tonumber(a[i+1]), false, LAY and B4.seq(a[i])} end
+      for i = 1, #b, 2 do cand[#cand+1] = {b[i], tonumber(b[i+1]), true, LAY and B4.seq(b[i])} end
       table.sort(cand, function(x, y)
         if x[2] ~= y[2] then return x[2] < y[2] end
         if LAY then return x[4] < y[4] end
@@ -117,7 +123,9 @@ for _, l in ipairs(levels()) do
       end)
       -- Takes an entry off the set it came from (pending: by its score).
       local function take(cd)
-        if cd[3] then redis.call('ZREM', dkey, cd[1]) else pz_rem(l, cd[2], cd[1]) end
+        if cd[3] then redis.call('ZREM', dkey, cd[1])
+        elseif LAY then B4.rem(l, cd[2], cd[1])
+        else redis.call('ZREM', pk(l), cd[1]) end
       end
       local progress = false
       for _, cd in ipairs(cand) do
@@ -182,7 +190,7 @@ local function pending_again(m, va, now_too)
   set_fields(m, 'ph', '0', 'va', va, 'ri', '0')
   pz_add(lv(m), va, m.member)
   local ne, ne_raw = natural_end(m)
-  if LAY then e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
+  if LAY then B4.e_pend(m) else redis.call('ZADD', KE, ne_raw, m.member) end
   local nx, nx_raw = ne, ne_raw
   if not now_too and m.va < ne then nx, nx_raw = m.va, va end
   if out[1] == '' or nx < tonumber(out[1]) then out[1] = nx_raw end
@@ -239,7 +247,7 @@ if status(m, now) > 3 then return reply(with_tag('IS', m)) end
 H_SKIP = release  -- a release records nothing: its history goes with the record
 finish(m, 7, ARGV[3], now, retention)
 if release then
-  del_record(m)
+  if LAY then B4.del(m) else redis.call('DEL', P..'r:'..m.id, P..'h:'..m.id) end
   redis.call('ZREM', KX..'7', m.member)
 end
 return reply({'OK', ''})

@@ -13,7 +13,7 @@ if cfg().hs ~= '1' then return reply({'OFF'}) end
 local m = load(ARGV[1], false)
 if not m or purged(m, tonumber(ARGV[2]), tonumber(ARGV[3])) then return reply({'NF'}) end
 local out = with_tag('OK', m)
-out[#out+1] = redis.call('LRANGE', hkey(ARGV[1]), 0, -1)
+out[#out+1] = redis.call('LRANGE', P..'h:'..(B4 and B4.kid_of(ARGV[1]) or ARGV[1]), 0, -1)
 return reply(out)
 )lua";
 

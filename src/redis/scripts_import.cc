@@ -16,7 +16,7 @@ namespace chronoq::redis::scripts {
 // none is new).
 const std::string_view kImport = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
-new_topic4()
+)lua" CQ_LUA_NEW_TOPIC4 R"lua(
 account(ARGV[1], now)
 local out = {''}
 local iv = {}
@@ -33,7 +33,7 @@ for i = 3, #ARGV, 20 do
                'de', ARGV[i+19]})
     local m = load(id, false)
     if ph == '1' then
-      if LAY then unpend(m) else pz_rem(lv(m), m.raw.va, m.member) end
+      if LAY then unpend(m) else redis.call('ZREM', pk(lv(m)), m.member) end
       set_fields(m, 'ph', '1', 'ri', ri)
       zadd_level('d', lv(m), va, m.member)
       if not iv[ri] or tonumber(va) > tonumber(iv[ri]) then iv[ri] = va end

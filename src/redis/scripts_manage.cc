@@ -36,7 +36,7 @@ set_fields(m, unpack(f))
 hist_change(hb, m, now, ARGV[2])
 zadd_level(m.ph == 0 and 'p' or 'd', lv(m), m.raw.va, m.member)
 local _, ne = natural_end(m)
-if LAY and m.ph == 0 then e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
+if LAY and m.ph == 0 then B4.e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
 return reply(with_tag('OK', m))
 )lua";
 
@@ -77,7 +77,7 @@ if m.ct > 0 and dcmp(c, m.raw.ct) >= 0 then
   set_fields(m, 'c', c, 'va', ARGV[3])
   zadd_level('p', lv(m), ARGV[3], m.member)
   local _, ne = natural_end(m)
-  if LAY then e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
+  if LAY then B4.e_pend(m) else redis.call('ZADD', KE, ne, m.member) end
 else
   set_fields(m, 'c', c)
 end

@@ -104,7 +104,7 @@ return reply({})
 // marker in the inbox. Returns {next change, item...}, an item being 'NEW', 'DUP' or 'EXISTS'.
 const std::string_view kDeadLetterIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, src = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-new_topic4()
+)lua" CQ_LUA_NEW_TOPIC4 R"lua(
 account(ARGV[1], now)
 local c = cfg()
 local out = {''}
@@ -164,9 +164,10 @@ else
   local budget = 4 * limit + 100
   for _, l in ipairs(levels()) do
     local cand = {}
-    for _, xs in ipairs({pz_range(l, ARGV[1], budget),
+    for _, xs in ipairs({LAY and B4.range(l, nil, tonumber(ARGV[1]), budget) or
+          redis.call('ZRANGEBYSCORE', pk(l), '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, budget),
         redis.call('ZRANGEBYSCORE', dk(l), '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, budget)}) do
-      for i = 1, #xs, 2 do cand[#cand+1] = {xs[i], tonumber(xs[i+1]), LAY and mseq(xs[i])} end
+      for i = 1, #xs, 2 do cand[#cand+1] = {xs[i], tonumber(xs[i+1]), LAY and B4.seq(xs[i])} end
     end
     table.sort(cand, function(x, y)
       if x[2] ~= y[2] then return x[2] < y[2] end
@@ -198,7 +199,7 @@ return reply(out)
 // msgId is in life here) or {'FULL', in life, capacity}.
 const std::string_view kRedriveIn = CQ_LUA_COMMON CQ_LUA_INBOX R"lua(
 local now, retention, delay = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
-new_topic4()
+)lua" CQ_LUA_NEW_TOPIC4 R"lua(
 account(ARGV[1], now)
 local c = cfg()
 local cap = tonumber(c.cap) or 0
@@ -247,7 +248,7 @@ for i = 2, #ARGV, 2 do
     for j = 1, #h, 2 do r[h[j]] = h[j+1] end
     local keep = false
     if ARGV[i+1] == 'back' then
-      local id = mid(ARGV[i])
+      local id = LAY and B4.mid_of(B4.kid(ARGV[i])) or string.sub(ARGV[i], 17)
       local old = load(id, false)
       if old and old.ph ~= 2 and status(old, now) <= 3 then
         keep = true
