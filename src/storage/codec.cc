@@ -9,19 +9,26 @@
 namespace chronoq::storage {
 namespace {
 
+// A varint takes at most 10 bytes.
+constexpr size_t kMaxVarint = 10;
+
+// Writes `v` at `p` (room for kMaxVarint bytes) and returns the byte after it.
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
 void AppendVarint(std::string& out, uint64_t v) {
   if (v < 0x80) {  // lengths and small fields: the common case
     out.push_back(static_cast<char>(v));
     return;
   }
-  char buf[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  out.append(buf, n);
+  char buf[kMaxVarint];
+  out.append(buf, static_cast<size_t>(PutVarint(buf, v) - buf));
 }
 
 // Canonical encodings only (what AppendVarint writes): no overlong form (a last byte of 0 after
@@ -284,26 +291,88 @@ int64_t Plus(int64_t a, int64_t d) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(d));
 }
 
+// The record's metadata is written in one pass into a buffer sized beforehand to the longest
+// encoding: no capacity check nor growth per field.
+
+char* PutBytes(char* p, std::string_view s) {
+  p = PutVarint(p, s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+template <typename T>
+char* PutLittle(char* p, T v) {
+  std::memcpy(p, &v, sizeof(T));  // x86-64 and aarch64 are little-endian
+  return p + sizeof(T);
+}
+
+// Sizes `out` to `bound` bytes after its current ones, lets `put` write from there and keeps what
+// it wrote: `put` gets the first free byte and returns the one after its last.
+template <typename Put>
+void AppendBounded(std::string& out, size_t bound, Put put) {
+  size_t used = out.size();
+  out.resize(used + bound);
+  char* end = put(out.data() + used);
+  out.resize(static_cast<size_t>(end - out.data()));
+}
+
+// The longest AppendMetaTail output; `callback` is core::EncodeCallback's when there is one.
+size_t MetaTailBound(const core::MessageRecord& r, std::string_view callback) {
+  size_t n = 4 * kMaxVarint + r.last_error.size() + 1 + kMaxVarint + 1;
+  if (r.dead_letter) n += kMaxVarint + r.dead_letter->topic.size() + 1 + kMaxVarint + 8;
+  if (r.callback) n += kMaxVarint + callback.size();
+  return n;
+}
+
 // The fields versions 2 to 4 added after the fixed head, which version 5 keeps as they are.
-void AppendMetaTail(std::string& out, const core::MessageRecord& r) {
+char* PutMetaTail(char* p, const core::MessageRecord& r, std::string_view callback) {
   // Version 2: varints, so that a message without extensions costs 4 bytes more than in version 1.
-  AppendVarint(out, static_cast<uint64_t>(r.priority));
-  AppendVarint(out, static_cast<uint64_t>(r.count_trigger));
-  AppendVarint(out, static_cast<uint64_t>(r.count));
-  AppendBytes(out, r.last_error);
+  p = PutVarint(p, static_cast<uint64_t>(r.priority));
+  p = PutVarint(p, static_cast<uint64_t>(r.count_trigger));
+  p = PutVarint(p, static_cast<uint64_t>(r.count));
+  p = PutBytes(p, r.last_error);
   // Version 3: the retry interval (ms), then 0, or 1 and the dead-letter origin.
-  AppendVarint(out, static_cast<uint64_t>(r.retry_interval.count()));
-  out.push_back(static_cast<char>(r.dead_letter ? 1 : 0));
+  p = PutVarint(p, static_cast<uint64_t>(r.retry_interval.count()));
+  *p++ = static_cast<char>(r.dead_letter ? 1 : 0);
   if (r.dead_letter) {
-    AppendBytes(out, r.dead_letter->topic);
-    out.push_back(static_cast<char>(r.dead_letter->status));
-    AppendVarint(out, static_cast<uint64_t>(r.dead_letter->retry));
-    AppendLittle<int64_t>(out, ToEpochMs(r.dead_letter->end_time));
+    p = PutBytes(p, r.dead_letter->topic);
+    *p++ = static_cast<char>(r.dead_letter->status);
+    p = PutVarint(p, static_cast<uint64_t>(r.dead_letter->retry));
+    p = PutLittle<int64_t>(p, ToEpochMs(r.dead_letter->end_time));
   }
   // Version 4: one byte (kPushLane | kHasCallback), then the callback's own binary form
   // (core::EncodeCallback) with its length when it has one.
-  out.push_back(static_cast<char>((r.push ? kPushLane : 0) | (r.callback ? kHasCallback : 0)));
-  if (r.callback) AppendBytes(out, core::EncodeCallback(*r.callback));
+  *p++ = static_cast<char>((r.push ? kPushLane : 0) | (r.callback ? kHasCallback : 0));
+  if (r.callback) p = PutBytes(p, callback);
+  return p;
+}
+
+std::string CallbackBytes(const core::MessageRecord& r) {
+  return r.callback ? core::EncodeCallback(*r.callback) : std::string();
+}
+
+// Version 5's head: the version byte, eight varints and the state byte.
+constexpr size_t kMetaV5HeadBound = 1 + 8 * kMaxVarint + 1;
+
+char* PutMeta(char* p, const core::MessageRecord& r, std::string_view callback) {
+  *p++ = static_cast<char>(kMetaV5);
+  // Times as differences from the one they usually follow: a new message's trigger, expire and
+  // visible-at times cost the delay, the ttl and one byte.
+  const int64_t produce = ToEpochMs(r.produce_time);
+  const int64_t trigger = ToEpochMs(r.trigger_time);
+  const int64_t ended = ToEpochMs(r.ended_at);
+  p = PutVarint(p, ZigZag(produce));
+  p = PutVarint(p, ZigZag(Minus(trigger, produce)));
+  p = PutVarint(p, ZigZag(Minus(ToEpochMs(r.expire_time), produce)));
+  p = PutVarint(p, ZigZag(r.max_retry));
+  p = PutVarint(p, ZigZag(r.retry));
+  *p++ = static_cast<char>(static_cast<uint8_t>(r.phase) |
+                           static_cast<uint8_t>(static_cast<uint8_t>(r.end_status) << 2) |
+                           (ended != 0 ? kStateEnded : 0));
+  p = PutVarint(p, ZigZag(Minus(ToEpochMs(r.visible_at), trigger)));
+  if (ended != 0) p = PutVarint(p, ZigZag(Minus(ended, produce)));
+  p = PutVarint(p, r.seq);
+  return PutMetaTail(p, r, callback);
 }
 
 }  // namespace
@@ -322,31 +391,17 @@ std::string EncodeMetaV4(const core::MessageRecord& r) {
   AppendLittle<int64_t>(out, ToEpochMs(r.visible_at));
   AppendLittle<int64_t>(out, ToEpochMs(r.ended_at));
   AppendLittle<uint64_t>(out, r.seq);
-  AppendMetaTail(out, r);
+  std::string callback = CallbackBytes(r);
+  AppendBounded(out, MetaTailBound(r, callback),
+                [&](char* p) { return PutMetaTail(p, r, callback); });
   return out;
 }
 
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
-  out.reserve(40 + r.last_error.size());
-  out.push_back(static_cast<char>(kMetaV5));
-  // Times as differences from the one they usually follow: a new message's trigger, expire and
-  // visible-at times cost the delay, the ttl and one byte.
-  const int64_t produce = ToEpochMs(r.produce_time);
-  const int64_t trigger = ToEpochMs(r.trigger_time);
-  const int64_t ended = ToEpochMs(r.ended_at);
-  AppendVarint(out, ZigZag(produce));
-  AppendVarint(out, ZigZag(Minus(trigger, produce)));
-  AppendVarint(out, ZigZag(Minus(ToEpochMs(r.expire_time), produce)));
-  AppendVarint(out, ZigZag(r.max_retry));
-  AppendVarint(out, ZigZag(r.retry));
-  out.push_back(static_cast<char>(static_cast<uint8_t>(r.phase) |
-                                  static_cast<uint8_t>(static_cast<uint8_t>(r.end_status) << 2) |
-                                  (ended != 0 ? kStateEnded : 0)));
-  AppendVarint(out, ZigZag(Minus(ToEpochMs(r.visible_at), trigger)));
-  if (ended != 0) AppendVarint(out, ZigZag(Minus(ended, produce)));
-  AppendVarint(out, r.seq);
-  AppendMetaTail(out, r);
+  std::string callback = CallbackBytes(r);
+  AppendBounded(out, kMetaV5HeadBound + MetaTailBound(r, callback),
+                [&](char* p) { return PutMeta(p, r, callback); });
   return out;
 }
 
@@ -597,7 +652,11 @@ Result<SentValue> DecodeSentValue(std::string_view bytes) {
 }
 
 std::string EncodeVisValue(const core::MessageRecord& r) {
-  return EncodeVisValue(r.msg_id, EncodeMeta(r));
+  std::string out;
+  std::string callback = CallbackBytes(r);
+  AppendBounded(out, kMaxVarint + r.msg_id.size() + kMetaV5HeadBound + MetaTailBound(r, callback),
+                [&](char* p) { return PutMeta(PutBytes(p, r.msg_id), r, callback); });
+  return out;
 }
 
 std::string EncodeVisValue(std::string_view msg_id, std::string_view meta) {
