@@ -157,7 +157,7 @@ void ReadEndpoint(const Endpoint& e, Params& params) {
   std::vector<std::optional<std::string>> raw;
   std::vector<bool> non_scalar;
   for (const Param& p : e.params) {
-    const std::string* v = params.Find(p.name);
+    const std::string_view* v = params.Find(p.name);
     raw.push_back(v ? std::optional<std::string>(*v) : std::nullopt);
     non_scalar.push_back(params.NonScalar(p.name));
   }
@@ -172,7 +172,7 @@ void ReadEndpoint(const Endpoint& e, Params& params) {
   FUZZ_CHECK(again.has_value());
   for (size_t i = 0; i < e.params.size(); ++i) {
     if (!raw[i] || non_scalar[i]) continue;
-    const std::string* v = again->Find(e.params[i].name);
+    const std::string_view* v = again->Find(e.params[i].name);
     FUZZ_CHECK(v != nullptr && *v == *raw[i]);
   }
 

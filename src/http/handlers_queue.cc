@@ -14,7 +14,7 @@ using service::Messages;
 void SendMsg(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
-  const std::string* delay = params->Find("delayMillis");
+  const std::string_view* delay = params->Find("delayMillis");
   const bool delay_empty = delay != nullptr && delay->empty();
   ParamReader r(*params);
   std::optional<std::string> topic = r.String("topic", true);

@@ -35,7 +35,7 @@ backend::Callback<Result<int64_t>> CountAnswer(Reply reply, std::string_view key
 void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   std::optional<Params> params = ParseParams(req, reply);
   if (!params) return;
-  if (const std::string* unknown = params->FirstUnknown(
+  if (const std::string_view* unknown = params->FirstUnknown(
           {"topic", "capacity", "ttlMillis", "maxRetry", "ackTimeoutMillis", "retryIntervalMillis",
            "deadLetterTopic", "paused", "callback", "history"})) {
     return reply(RequestError(
@@ -59,7 +59,7 @@ void SetTopicConfig(const HandlerContext* ctx, HttpRequest& req, Reply reply) {
   c.history = r.Bool("history", false);
   // callback: a JSON object (or its text in a form field) sets it; "" removes it (none, which
   // shadows nothing below: the file and server layers have no callback).
-  if (const std::string* cb = params->Find("callback")) {
+  if (const std::string_view* cb = params->Find("callback")) {
     if (cb->empty()) {
       c.callback = std::optional<core::Callback>();
     } else if (Result<core::Callback> parsed = ParseCallbackJson(*cb); parsed.has_value()) {

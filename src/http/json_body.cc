@@ -209,9 +209,7 @@ Status ParseJsonBody(std::string_view body, Params* out) {
     if (ec || !v.is_object()) return InvalidArgument("malformed JSON body");
     for (const auto& kv : v.get_object()) {
       if (!kv.value().is_object() && !kv.value().is_array()) continue;
-      if (std::string* text = out->Find(std::string_view(kv.key()))) {
-        *text = boost::json::serialize(kv.value());
-      }
+      out->Replace(std::string_view(kv.key()), boost::json::serialize(kv.value()));
     }
   }
   return Status::Ok();

@@ -23,6 +23,14 @@ std::string Quote(std::string_view v) {
   return std::string(v.substr(0, kMax)) + "...";
 }
 
+// Whether `s` holds a '%' or '+' (memchr is vectorised; find_first_of compares byte by byte
+// against the set).
+bool NeedsDecoding(std::string_view s) {
+  // A default string_view has a null data(), which memchr must not get.
+  return !s.empty() && (std::memchr(s.data(), '%', s.size()) != nullptr ||
+                        std::memchr(s.data(), '+', s.size()) != nullptr);
+}
+
 Result<std::string> Decode(std::string_view s, std::string_view source) {
   // A default string_view (no '=' in a pair) has a null data(), which memchr must not get.
   if (s.empty()) return std::string();
@@ -86,6 +94,25 @@ bool IsIntegerSyntax(std::string_view s) {
 
 }  // namespace
 
+Params::Value& Params::Value::operator=(Value&& o) noexcept {
+  source = o.source;
+  owned_name = std::move(o.owned_name);
+  owned_text = std::move(o.owned_text);
+  name_owned = o.name_owned;
+  text_owned = o.text_owned;
+  non_scalar = o.non_scalar;
+  name = name_owned ? std::string_view(owned_name) : o.name;
+  text = text_owned ? std::string_view(owned_text) : o.text;
+  return *this;
+}
+
+std::string Params::Value::TakeText() {
+  if (!text_owned) return std::string(text);
+  text_owned = false;
+  text = std::string_view();
+  return std::move(owned_text);
+}
+
 const Params::Value* Params::FindValue(std::string_view name) const {
   if (!index_.empty()) {
     auto it = index_.find(std::string(name));
@@ -97,32 +124,63 @@ const Params::Value* Params::FindValue(std::string_view name) const {
   return nullptr;
 }
 
-Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
+Status Params::Insert(Value&& v) {
   if (index_.empty() && values_.size() >= kIndexFrom) {
     for (size_t i = 0; i < values_.size(); ++i) index_.emplace(values_[i].name, i);
   }
-  if (auto* v = const_cast<Value*>(FindValue(name)); v != nullptr) {
-    if (v->source == source) {
+  if (Value* old = FindValue(v.name); old != nullptr) {
+    if (old->source == v.source) {
       return InvalidArgument(
-          fmt::format("parameter '{}' is given twice in the {}", Quote(name), source));
+          fmt::format("parameter '{}' is given twice in the {}", Quote(v.name), v.source));
     }
-    v->text = std::move(value);  // the body wins over the query string
-    v->non_scalar = non_scalar;
-    v->source = source;
+    // The body wins over the query string.
+    old->owned_text = std::move(v.owned_text);
+    old->text_owned = v.text_owned;
+    old->text = old->text_owned ? std::string_view(old->owned_text) : v.text;
+    old->non_scalar = v.non_scalar;
+    old->source = v.source;
     return Status::Ok();
   }
-  if (!index_.empty()) index_.emplace(name, values_.size());
-  values_.push_back(Value{std::move(name), std::move(value), non_scalar, source});
+  if (!index_.empty()) index_.emplace(v.name, values_.size());
+  values_.push_back(std::move(v));
   return Status::Ok();
 }
 
-const std::string* Params::Find(std::string_view name) const {
+Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
+  Value v;
+  v.source = source;
+  v.owned_name = std::move(name);
+  v.owned_text = std::move(value);
+  v.name_owned = v.text_owned = true;
+  v.name = v.owned_name;
+  v.text = v.owned_text;
+  v.non_scalar = non_scalar;
+  return Insert(std::move(v));
+}
+
+Status Params::AddView(std::string_view source, std::string_view name, std::string_view value) {
+  Value v;
+  v.source = source;
+  v.name = name;
+  v.text = value;
+  return Insert(std::move(v));
+}
+
+void Params::Replace(std::string_view name, std::string text) {
+  Value* v = FindValue(name);
+  if (v == nullptr) return;
+  v->owned_text = std::move(text);
+  v->text_owned = true;
+  v->text = v->owned_text;
+}
+
+const std::string_view* Params::Find(std::string_view name) const {
   const Value* v = FindValue(name);
   return v == nullptr ? nullptr : &v->text;
 }
 
-std::string* Params::Find(std::string_view name, bool* non_scalar) {
-  auto* v = const_cast<Value*>(FindValue(name));
+const std::string_view* Params::Find(std::string_view name, bool* non_scalar) const {
+  const Value* v = FindValue(name);
   if (v == nullptr) return nullptr;
   *non_scalar = v->non_scalar;
   return &v->text;
@@ -133,7 +191,7 @@ bool Params::NonScalar(std::string_view name) const {
   return v != nullptr && v->non_scalar;
 }
 
-const std::string* Params::FirstUnknown(std::initializer_list<std::string_view> known) const {
+const std::string_view* Params::FirstUnknown(std::initializer_list<std::string_view> known) const {
   for (const Value& v : values_) {
     if (std::find(known.begin(), known.end(), v.name) == known.end()) return &v.name;
   }
@@ -148,8 +206,15 @@ Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* o
     if (pair.empty()) continue;
     size_t eq = pair.find('=');
     std::string_view raw_key = pair.substr(0, eq);
+    // A pair without '=' has an empty value (a view of static bytes, never a null one).
     std::string_view raw_value =
-        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+        eq == std::string_view::npos ? std::string_view("", 0) : pair.substr(eq + 1);
+    if (!NeedsDecoding(pair)) {
+      // The common case: views into the request, no copy.
+      if (raw_key.empty()) continue;
+      CQ_RETURN_IF_ERROR(out->AddView(source, raw_key, raw_value));
+      continue;
+    }
     CQ_ASSIGN_OR_RETURN(std::string key, Decode(raw_key, source));
     CQ_ASSIGN_OR_RETURN(std::string value, Decode(raw_value, source));
     if (key.empty()) continue;
@@ -208,15 +273,14 @@ void ParamReader::Fail(std::string msg) {
   if (status_.ok()) status_ = InvalidArgument(std::move(msg));
 }
 
-std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
-  bool non_scalar = false;
-  std::string* v = p_.Find(name, &non_scalar);
-  if (v != nullptr && non_scalar) {
+Params::Value* ParamReader::Raw(std::string_view name, bool required, bool empty_is_absent) {
+  Params::Value* v = p_.FindValue(name);
+  if (v != nullptr && v->non_scalar) {
     Fail(fmt::format("parameter '{}' must be a string, number or boolean, not an object or array",
                      name));
     return nullptr;
   }
-  if (v != nullptr && empty_is_absent && v->empty()) {
+  if (v != nullptr && empty_is_absent && v->text.empty()) {
     if (required) Fail(fmt::format("required parameter '{}' is empty", name));
     return nullptr;
   }
@@ -234,20 +298,21 @@ std::string* ParamReader::Raw(std::string_view name, bool required, bool empty_i
 }
 
 std::optional<std::string> ParamReader::String(std::string_view name, bool required) {
-  std::string* v = Raw(name, required, /*empty_is_absent=*/false);
+  Params::Value* v = Raw(name, required, /*empty_is_absent=*/false);
   if (v == nullptr) return std::nullopt;
-  return std::move(*v);
+  return v->TakeText();
 }
 
 std::optional<std::string> ParamReader::JsonText(std::string_view name) {
-  std::string* v = p_.Find(name);
-  if (v == nullptr || v->empty()) return std::nullopt;
-  return std::move(*v);
+  Params::Value* v = p_.FindValue(name);
+  if (v == nullptr || v->text.empty()) return std::nullopt;
+  return v->TakeText();
 }
 
 std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {
-  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
-  if (v == nullptr) return std::nullopt;
+  const Params::Value* raw = Raw(name, required, /*empty_is_absent=*/true);
+  if (raw == nullptr) return std::nullopt;
+  const std::string_view* v = &raw->text;
   std::optional<int64_t> n = ParseInt64(*v);
   if (!n) {
     if (IsIntegerSyntax(*v)) {
@@ -261,8 +326,9 @@ std::optional<int64_t> ParamReader::Long(std::string_view name, bool required) {
 }
 
 std::optional<int32_t> ParamReader::Int(std::string_view name, bool required) {
-  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
-  if (v == nullptr) return std::nullopt;
+  const Params::Value* raw = Raw(name, required, /*empty_is_absent=*/true);
+  if (raw == nullptr) return std::nullopt;
+  const std::string_view* v = &raw->text;
   std::optional<int64_t> n = ParseInt64(*v);
   if (!n) {
     if (IsIntegerSyntax(*v)) {
@@ -281,8 +347,9 @@ std::optional<int32_t> ParamReader::Int(std::string_view name, bool required) {
 }
 
 std::optional<bool> ParamReader::Bool(std::string_view name, bool required) {
-  const std::string* v = Raw(name, required, /*empty_is_absent=*/true);
-  if (v == nullptr) return std::nullopt;
+  const Params::Value* raw = Raw(name, required, /*empty_is_absent=*/true);
+  if (raw == nullptr) return std::nullopt;
+  const std::string_view* v = &raw->text;
   std::optional<bool> b = ParseBool(*v);
   if (!b) {
     Fail(fmt::format("parameter '{}' must be a boolean (true/false, 1/0, yes/no, on/off), got '{}'",

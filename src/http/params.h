@@ -20,37 +20,58 @@ namespace chronoq::http {
 
 class Params {
  public:
-  // kInvalidArgument with a sentence naming the problem when the request is malformed.
+  // kInvalidArgument with a sentence naming the problem when the request is malformed. The
+  // Params keep views into `query` and `body` (a name or value with nothing to decode is not
+  // copied): they must outlive it.
   static Result<Params> Parse(std::string_view query, bool has_content_type,
                               std::string_view content_type, std::string_view body);
 
   // A parameter's value as given (possibly empty), or nullptr when absent. A JSON object or array
   // value is reported by NonScalar(); its text is its JSON text.
-  const std::string* Find(std::string_view name) const;
-  std::string* Find(std::string_view name) {
-    return const_cast<std::string*>(std::as_const(*this).Find(name));
-  }
+  const std::string_view* Find(std::string_view name) const;
   bool NonScalar(std::string_view name) const;
   // Find and NonScalar in one search: the value or nullptr, and sets *non_scalar when found.
-  std::string* Find(std::string_view name, bool* non_scalar);
-  // The first parameter (in the order given) whose name is not in `known`, or nullptr: for the
+  const std::string_view* Find(std::string_view name, bool* non_scalar) const;
+  // The first parameter's name (in the order given) that is not in `known`, or nullptr: for the
   // endpoints that refuse unknown names (setTopicConfig) instead of ignoring them like camellia's.
-  const std::string* FirstUnknown(std::initializer_list<std::string_view> known) const;
+  const std::string_view* FirstUnknown(std::initializer_list<std::string_view> known) const;
   // Set when a body was present but ignored because of its Content-Type (e.g. "text/plain").
   const std::string& ignored_body_type() const { return ignored_body_type_; }
 
   // Used by the parsers: adds a value from `source` ("query string", "form body", "JSON body";
   // a string literal, kept by reference); kInvalidArgument when `name` was already given there.
   Status Add(std::string_view source, std::string name, std::string value, bool non_scalar = false);
+  // The same for a name and value that outlive the Params (the request's bytes): kept as views.
+  Status AddView(std::string_view source, std::string_view name, std::string_view value);
+  // Replaces the value of `name`, when given, with `text` (the JSON body's parser: an object's or
+  // array's JSON text).
+  void Replace(std::string_view name, std::string text);
 
  private:
+  friend class ParamReader;
+  // A name and a value: views into the request's bytes, or into the strings the Value owns (a
+  // decoded one, or a JSON body's), which its moves keep the views pointing at.
   struct Value {
-    std::string name;
-    std::string text;
-    bool non_scalar = false;
+    std::string_view name;
+    std::string_view text;
     std::string_view source;  // a string literal: "query string", "form body", "JSON body"
+    std::string owned_name;   // name's bytes when name_owned
+    std::string owned_text;   // text's bytes when text_owned
+    bool name_owned = false;
+    bool text_owned = false;
+    bool non_scalar = false;
+
+    Value() = default;
+    Value(Value&& o) noexcept { *this = std::move(o); }
+    Value& operator=(Value&& o) noexcept;
+    // The text as a string of its own: moved out when the Value owns it (read each value once).
+    std::string TakeText();
   };
   const Value* FindValue(std::string_view name) const;
+  Value* FindValue(std::string_view name) {
+    return const_cast<Value*>(std::as_const(*this).FindValue(name));
+  }
+  Status Insert(Value&& v);
   // A request has a handful of parameters: a vector searched linearly beats a hash map. A hostile
   // one may carry a million (an 8 MiB body of "a1=&a2=&..."): past kIndexFrom values, index_ maps
   // each name to its place in values_, so that checking for duplicates stays linear in all.
@@ -96,7 +117,7 @@ class ParamReader {
 
  private:
   // The raw text of a scalar parameter, or nullptr if absent/empty-and-numeric; latches errors.
-  std::string* Raw(std::string_view name, bool required, bool empty_is_absent);
+  Params::Value* Raw(std::string_view name, bool required, bool empty_is_absent);
   Params& p_;
   Status status_;
 };

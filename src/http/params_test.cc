@@ -72,5 +72,37 @@ TEST(ParamsTest, FindTellsWhetherAValueIsAnObjectOrArray) {
             std::string::npos);
 }
 
+// Names and values are views into the request unless they had to be decoded: either kind keeps
+// its text however many parameters follow (the values' vector grows, past the index's threshold
+// too), the body's value wins over the query string's whichever kind each is, and ParamReader
+// takes each one out whole.
+TEST(ParamsTest, DecodedAndPlainValuesKeepTheirTextAsParametersAccumulate) {
+  std::string query;
+  std::string body;
+  for (int i = 0; i < 40; ++i) {
+    std::string n = std::to_string(i);
+    query += (i % 2 == 0 ? "p" + n + "=plain" + n : "p%" + std::string("2B") + n + "=a+b%2C" + n);
+    query += '&';
+    if (i % 3 == 0) body += (i % 2 == 0 ? "p" + n + "=b%20" : "p%2B" + n + "=body") + n + "&";
+  }
+  Result<Params> p = Params::Parse(query, false, "", body);
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  ParamReader r(*p);
+  for (int i = 0; i < 40; ++i) {
+    std::string n = std::to_string(i);
+    std::string name = (i % 2 == 0 ? "p" : "p+") + n;
+    std::string want =
+        i % 3 == 0 ? (i % 2 == 0 ? "b " : "body") + n : (i % 2 == 0 ? "plain" + n : "a b," + n);
+    const std::string_view* v = p->Find(name);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(*v, want) << name;
+    EXPECT_EQ(r.String(name, true), want) << name;
+  }
+  EXPECT_TRUE(r.ok());
+  Result<Params> twice = Params::Parse(query + "p%2B1=again", false, "", "");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().message(), "parameter 'p+1' is given twice in the query string");
+}
+
 }  // namespace
 }  // namespace chronoq::http
