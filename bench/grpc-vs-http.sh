@@ -5,6 +5,9 @@
 # Each binary runs its own memory-storage server and is its own client. Per run: the server's
 # CPU-µs per send (utime + stime of /proc/<pid>/stat, clock ticks of 10 ms), sends/s, and the
 # client's CPU-µs per send; at the end, per binary, the medians and gRPC's ratio of medians.
+# ENGINES (default nghttp2): the gRPC engines, each binary serving with each of them in a server of
+# its own, interleaved too (ENGINES="nghttp2 h2-experimental": docs/grpc.md, "HTTP/2 framing of
+# our own"); with more than one, each run is named BINARY@ENGINE.
 # Usage: bench/grpc-vs-http.sh [rounds] [count] [connections] BINARY...
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -17,21 +20,29 @@ shift 3
 DIR=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; rm -rf "$DIR"' EXIT
-declare -A PID HP GP
+read -ra ENGS <<<"${ENGINES:-nghttp2}"
+declare -A PID HP GP BIN
+KEYS=()
 for b in "$@"; do
-  d=$(mktemp -d -p "$DIR")
-  "$b" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
-    --grpc-engine=nghttp2 >"$d/out" 2>"$d/err" &
-  PID[$b]=$!
-  PIDS+=("$!")
-  HP[$b]=$(cq_wait_listening "$d/out" "" "$d/err") || exit 1
-  GP[$b]=$(cq_wait_listening "$d/out" gRPC "$d/err") || exit 1
+  for e in "${ENGS[@]}"; do
+    k=$b
+    [ "${#ENGS[@]}" -eq 1 ] || k="$b@$e"
+    KEYS+=("$k")
+    BIN[$k]=$b
+    d=$(mktemp -d -p "$DIR")
+    "$b" serve --storage=memory --listen=127.0.0.1:0 --grpc-listen=127.0.0.1:0 --log-level=warn \
+      --grpc-engine="$e" >"$d/out" 2>"$d/err" &
+    PID[$k]=$!
+    PIDS+=("$!")
+    HP[$k]=$(cq_wait_listening "$d/out" "" "$d/err") || exit 1
+    GP[$k]=$(cq_wait_listening "$d/out" gRPC "$d/err") || exit 1
+  done
 done
-run() {  # binary label [produce options...]
+run() {  # key label [produce options...]
   local b=$1 label=$2 a z out
   shift 2
   a=$(cq_cpu_ticks3 "${PID[$b]}")
-  out=$("$b" bench --server="http://127.0.0.1:${HP[$b]}" produce --count="$COUNT" \
+  out=$("${BIN[$b]}" bench --server="http://127.0.0.1:${HP[$b]}" produce --count="$COUNT" \
     --connections="$CONNS" "$@" 2>&1)
   z=$(cq_cpu_ticks3 "${PID[$b]}")
   read -r a _ <<<"$a"
@@ -42,7 +53,7 @@ run() {  # binary label [produce options...]
 }
 for r in $(seq "$ROUNDS"); do
   echo "round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
-  for b in "$@"; do
+  for b in "${KEYS[@]}"; do
     run "$b" http
     run "$b" grpc --grpc="127.0.0.1:${GP[$b]}" --grpc-client=h2 \
       --calls-per-connection="${PER_CONN:-1}"

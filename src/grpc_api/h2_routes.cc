@@ -113,4 +113,33 @@ void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticke
   it->second.run(call, it->second.method, ticket);
 }
 
+void DispatchUnary(const ApiContext* api, H2UnaryRequest r, H2Reply reply,
+                   std::shared_ptr<std::atomic<bool>>* gone, service::LongPollTicket* ticket) {
+  constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
+  // A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
+  constexpr std::chrono::milliseconds kDeadlineMargin{20};
+  if (r.deadline != kNoDeadline && std::chrono::steady_clock::now() >= r.deadline) {
+    return reply(H2Answer{kGrpcDeadlineExceeded, "Deadline Exceeded", {}});
+  }
+  // One length-prefixed message, uncompressed.
+  const std::string_view b = r.body;
+  if (b.size() < kGrpcPrefixBytes || ReadGrpcPrefix(b.data()).compressed ||
+      ReadGrpcPrefix(b.data()).length != b.size() - kGrpcPrefixBytes) {
+    return reply(H2Answer{kGrpcInternal, "the request is not one uncompressed gRPC message", {}});
+  }
+  H2Call call;
+  call.api = api;
+  call.authorization = std::move(r.authorization);
+  call.request = b.substr(kGrpcPrefixBytes);
+  call.reply = std::move(reply);
+  if (r.path == "/chronoq.v1.DelayQueue/Pull") {
+    *gone = std::make_shared<std::atomic<bool>>(false);
+    const auto until = r.deadline == kNoDeadline ? r.deadline : r.deadline - kDeadlineMargin;
+    call.alive = [gone = *gone, until] {
+      return !gone->load() && std::chrono::steady_clock::now() < until;
+    };
+  }
+  RunUnary(r.path, std::move(call), ticket);
+}
+
 }  // namespace chronoq::grpc_api

@@ -4,6 +4,8 @@
 // declaration.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,13 +39,21 @@ struct H2Answer {
   ResponsePtr response;
 };
 
-class H2Session;
+// A connection's session as its calls' answers reach it (h2_session.h, h2_own_session.h).
+class H2Answers {
+ public:
+  // The answer of stream `id`, from any thread.
+  virtual void Complete(int32_t id, H2Answer a) = 0;
+
+ protected:
+  ~H2Answers() = default;
+};
 
 // Where a call's answer goes: stream `id` of `session`, whose connection `hold` keeps alive (a
 // plain value, not a function object: one allocation less per call). Called once, from any
-// thread (h2_session.cc).
+// thread.
 struct H2Reply {
-  H2Session* session = nullptr;
+  H2Answers* session = nullptr;
   std::shared_ptr<void> hold;
   int32_t id = 0;
   void operator()(H2Answer a) const;
@@ -63,5 +73,19 @@ struct H2Call {
 // has that path. A parked Pull's ticket goes to `*ticket` (to cancel it when the stream closes
 // first).
 void RunUnary(std::string_view path, H2Call call, service::LongPollTicket* ticket);
+
+// A unary request whose DATA is complete (`body`: one gRPC message with its prefix).
+struct H2UnaryRequest {
+  std::string_view path;
+  std::optional<std::string> authorization;
+  std::string_view body;
+  std::chrono::steady_clock::time_point deadline;  // max: none
+};
+
+// Runs `r` (RunUnary), or answers it at once: DEADLINE_EXCEEDED past its deadline, INTERNAL when
+// its body is not one uncompressed message. A Pull gets `*gone` (set when its stream closes
+// first: the parked poll takes nothing more) and its parked ticket in `*ticket`.
+void DispatchUnary(const ApiContext* api, H2UnaryRequest r, H2Reply reply,
+                   std::shared_ptr<std::atomic<bool>>* gone, service::LongPollTicket* ticket);
 
 }  // namespace chronoq::grpc_api

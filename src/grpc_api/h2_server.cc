@@ -26,6 +26,7 @@
 #include "base/turn_end.h"
 #include "grpc_api/api_context.h"
 #include "grpc_api/consume_streams.h"
+#include "grpc_api/h2_own_session.h"
 #include "grpc_api/h2_session.h"
 #include "grpc_api/h2_stream.h"
 #include "tls/server_context.h"
@@ -55,19 +56,19 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
   // Shutdown (H2Session::Notice, GoAway); a connection still in its TLS handshake closes.
   void Notice() {
     if (closed_) return;
-    if (!session_.started()) return Close();
-    session_.Notice();
+    if (!session_->started()) return Close();
+    session_->Notice();
     Flush();
   }
   void GoAway() {
     if (closed_) return;
-    if (!session_.started()) return Close();
-    session_.GoAway();
+    if (!session_->started()) return Close();
+    session_->GoAway();
     Flush();
   }
 
   // H2Link.
-  nghttp2_session* session() override { return session_.get(); }
+  nghttp2_session* session() override { return session_->get(); }
   void Run(UniqueFunction<void()> fn) override {
     if (!ioc_->get_executor().running_in_this_thread()) return Post(std::move(fn));
     // Inline; maybe from another connection's callbacks on this thread (a Send waking a stream
@@ -114,7 +115,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
   // The limits' and the session's deadlines: armed at the earliest.
   asio::steady_timer timer_;
   std::chrono::steady_clock::time_point armed_ = kNoDeadline;
-  H2Session session_;
+  std::unique_ptr<H2Framing> session_;  // nghttp2's, or the own framing's (grpc-engine=h2)
   static constexpr size_t kReadBytes = 64 * 1024;
   std::unique_ptr<uint8_t[]> rbuf_ = std::make_unique<uint8_t[]>(kReadBytes);
   std::string wbuf_;
@@ -306,7 +307,9 @@ Conn::Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
       ioc_(ioc),
       sock_(std::move(sock)),
       timer_(*ioc),
-      session_(server->env(), this) {}
+      session_(server->options().engine == "h2-experimental"
+                   ? std::unique_ptr<H2Framing>(std::make_unique<H2OwnSession>(server->env(), this))
+                   : std::make_unique<H2Session>(server->env(), this)) {}
 
 // TLS first (ALPN h2, tls/server_context.h), with the context current now.
 void Conn::Start() {
@@ -337,14 +340,14 @@ void Conn::OnTimer() {
   const auto now = std::chrono::steady_clock::now();
   if (handshaking_) {
     if (now >= handshake_deadline_) return Close();
-  } else if (session_.started()) {
-    const auto idle_since = session_.idle_since();
+  } else if (session_->started()) {
+    const auto idle_since = session_->idle_since();
     if (!ended_ && idle_since != kNoDeadline &&
         now - idle_since >= server_->options().idle_timeout) {
-      session_.Terminate();  // GOAWAY, then closed once it is written
+      session_->Terminate();  // GOAWAY, then closed once it is written
       ended_ = true;
     }
-    session_.SweepDeadlines();  // arms the next deadline
+    session_->SweepDeadlines();  // arms the next deadline
   }
   if (!ended_) ArmDeadline(NextLimitCheck(now));
   Flush();
@@ -354,12 +357,12 @@ std::chrono::steady_clock::time_point Conn::NextLimitCheck(
     std::chrono::steady_clock::time_point now) {
   if (handshaking_) return handshake_deadline_;
   // Idle: when its timeout ends; calls open: checked again a timeout later.
-  const auto idle_since = session_.idle_since();
+  const auto idle_since = session_->idle_since();
   return (idle_since == kNoDeadline ? now : idle_since) + server_->options().idle_timeout;
 }
 
 void Conn::StartSession() {
-  session_.Start();
+  session_->Start();
   ArmDeadline(NextLimitCheck(std::chrono::steady_clock::now()));
   Flush();
   Read();
@@ -372,7 +375,7 @@ void Conn::Close() {
   sock_.shutdown(tcp::socket::shutdown_both, ec);
   sock_.close(ec);
   timer_.cancel();
-  session_.Close();
+  session_->Close();
   // Writes handed to nghttp2 whose completion was not reported yet (a closing Flush).
   std::vector<UniqueFunction<void()>> fns = std::move(after_send_);
   after_send_.clear();
@@ -385,7 +388,7 @@ void Conn::Read() {
     if (self->closed_) return;
     if (ec) return self->Close();
     self->in_recv_ = true;
-    const bool ok = self->session_.Receive(self->rbuf_.get(), n);
+    const bool ok = self->session_->Receive(self->rbuf_.get(), n);
     self->in_recv_ = false;
     if (!ok) return self->Close();
     self->Flush();
@@ -396,12 +399,12 @@ void Conn::Read() {
 }
 
 void Conn::Flush() {
-  if (writing_ || closed_ || in_recv_ || in_send_ || !session_.started()) return;
+  if (writing_ || closed_ || in_recv_ || in_send_ || !session_->started()) return;
   wbuf_.clear();
   in_send_ = true;
   for (;;) {
     const uint8_t* data = nullptr;
-    ssize_t n = closed_ ? 0 : session_.Send(&data);
+    ssize_t n = closed_ ? 0 : session_->Send(&data);
     if (n < 0) {
       in_send_ = false;
       return Close();
@@ -420,7 +423,7 @@ void Conn::Flush() {
   in_send_ = false;
   if (closed_) return;
   if (wbuf_.empty()) {
-    if (!session_.WantsIo()) Close();
+    if (!session_->WantsIo()) Close();
     return;
   }
   writing_ = true;

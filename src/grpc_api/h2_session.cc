@@ -18,8 +18,6 @@ namespace chronoq::grpc_api {
 namespace {
 
 constexpr const char* kLog = "cq.grpc";
-// A waiting Pull takes no message this close to its deadline (as delay_queue_service.cc's).
-constexpr std::chrono::milliseconds kDeadlineMargin{20};
 constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 // Closed streams kept for the next calls (their buffers allocated already), and the largest
 // request buffer kept with one.
@@ -53,22 +51,7 @@ struct H2SessionCallbacks {
     if (s == nullptr) return 0;
     std::string_view n(reinterpret_cast<const char*>(name), namelen);
     std::string_view v(reinterpret_cast<const char*>(value), valuelen);
-    switch (s->check.Field(n, v)) {
-      case GrpcRequestCheck::Use::kPath:
-        s->path = v;
-        break;
-      case GrpcRequestCheck::Use::kAuthorization:
-        s->authorization = std::string(v);
-        break;
-      case GrpcRequestCheck::Use::kGrpcTimeout:
-        if (auto timeout = ParseGrpcTimeout(v)) {
-          s->deadline = std::chrono::steady_clock::now() +
-                        std::min<std::chrono::nanoseconds>(*timeout, std::chrono::hours(24 * 365));
-        }
-        break;
-      case GrpcRequestCheck::Use::kNone:
-        break;
-    }
+    KeepRequestField(s->check.Field(n, v), v, &s->path, &s->authorization, &s->deadline);
     return 0;
   }
 
@@ -450,17 +433,8 @@ void H2Session::OpenConsume(int32_t id, Stream* s) {
 // ended); the timer again at the next deadline.
 void H2Session::SweepDeadlines() {
   if (closed_) return;
-  const auto now = std::chrono::steady_clock::now();
   auto next = kNoDeadline;
-  std::vector<int32_t> expired;
-  for (auto& s : streams_) {
-    if (s->deadline <= now) {
-      expired.push_back(s->id);
-    } else {
-      next = std::min(next, s->deadline);
-    }
-  }
-  for (int32_t id : expired) {
+  for (int32_t id : ExpiredStreams(streams_, std::chrono::steady_clock::now(), &next)) {
     Stream* s = StreamOf(id);  // null once closed
     if (s == nullptr) continue;
     s->deadline = kNoDeadline;
@@ -479,29 +453,9 @@ void H2Session::SweepDeadlines() {
 }
 
 void H2Session::Dispatch(int32_t id, Stream* s) {
-  if (s->deadline != kNoDeadline && std::chrono::steady_clock::now() >= s->deadline) {
-    return Submit(id, H2Answer{kGrpcDeadlineExceeded, "Deadline Exceeded", {}});
-  }
-  // One length-prefixed message, uncompressed.
-  const std::string& b = s->body;
-  if (b.size() < kGrpcPrefixBytes || ReadGrpcPrefix(b.data()).compressed ||
-      ReadGrpcPrefix(b.data()).length != b.size() - kGrpcPrefixBytes) {
-    return Submit(id,
-                  H2Answer{kGrpcInternal, "the request is not one uncompressed gRPC message", {}});
-  }
-  H2Call call;
-  call.api = env_->api;
-  call.authorization = std::move(s->authorization);
-  call.request = std::string_view(b).substr(kGrpcPrefixBytes);
-  call.reply = H2Reply{this, link_->Hold(), id};
-  if (s->path == "/chronoq.v1.DelayQueue/Pull") {
-    s->gone = std::make_shared<std::atomic<bool>>(false);
-    const auto until = s->deadline == kNoDeadline ? s->deadline : s->deadline - kDeadlineMargin;
-    call.alive = [gone = s->gone, until] {
-      return !gone->load() && std::chrono::steady_clock::now() < until;
-    };
-  }
-  RunUnary(s->path, std::move(call), &s->ticket);
+  DispatchUnary(env_->api,
+                H2UnaryRequest{s->path, std::move(s->authorization), s->body, s->deadline},
+                H2Reply{this, link_->Hold(), id}, &s->gone, &s->ticket);
 }
 
 }  // namespace chronoq::grpc_api

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -62,43 +63,90 @@ class H2Link : public H2Host {
   ~H2Link() = default;
 };
 
-class H2Session {
+// The HTTP/2 session of a connection as its I/O (h2_server.cc) drives it: nghttp2's (H2Session)
+// or the engine's own framing (grpc-engine=h2, h2_own_session.h).
+class H2Framing {
+ public:
+  virtual ~H2Framing() = default;
+  // Queues the server's SETTINGS.
+  virtual void Start() = 0;
+  virtual bool started() const = 0;
+  // nghttp2's session (null: the own framing's).
+  virtual nghttp2_session* get() const = 0;
+  // The bytes read; false on a protocol error (the connection closes).
+  virtual bool Receive(const uint8_t* data, size_t n) = 0;
+  // The next bytes to send (0: none; negative: an error, the connection closes).
+  virtual ssize_t Send(const uint8_t** data) = 0;
+  // Whether the session still wants to read or write (neither: the connection closes).
+  virtual bool WantsIo() const = 0;
+  // No call open since: the idle timeout's start (a time_point's max while calls are open).
+  virtual std::chrono::steady_clock::time_point idle_since() const = 0;
+  // Shutdown: GOAWAY announcing it (new streams still served), then GOAWAY with the last stream
+  // received; the session ends once the calls in flight are answered.
+  virtual void Notice() = 0;
+  virtual void GoAway() = 0;
+  // Ends the session now: GOAWAY NO_ERROR (idle).
+  virtual void Terminate() = 0;
+  // The connection closed: parked Pulls cancelled, the streams told.
+  virtual void Close() = 0;
+  // The streams past their deadline: DEADLINE_EXCEEDED; arms the next.
+  virtual void SweepDeadlines() = 0;
+};
+
+// The ids of `streams` (unique_ptrs to objects with `id` and `deadline`) past their deadline at
+// `now`; `*next` the earliest deadline of the others (max: none).
+template <class Streams>
+std::vector<int32_t> ExpiredStreams(const Streams& streams,
+                                    std::chrono::steady_clock::time_point now,
+                                    std::chrono::steady_clock::time_point* next) {
+  *next = std::chrono::steady_clock::time_point::max();
+  std::vector<int32_t> expired;
+  for (const auto& s : streams) {
+    if (s->deadline <= now) {
+      expired.push_back(s->id);
+    } else {
+      *next = std::min(*next, s->deadline);
+    }
+  }
+  return expired;
+}
+
+class H2Session final : public H2Framing, public H2Answers {
  public:
   H2Session(const H2SessionEnv* env, H2Link* link);
-  ~H2Session();
+  ~H2Session() override;
   H2Session(const H2Session&) = delete;
   H2Session& operator=(const H2Session&) = delete;
 
   // Creates nghttp2's session and queues its SETTINGS.
-  void Start();
-  nghttp2_session* get() const { return session_; }
-  bool started() const { return session_ != nullptr; }
+  void Start() override;
+  nghttp2_session* get() const override { return session_; }
+  bool started() const override { return session_ != nullptr; }
 
   // The bytes read; false on a protocol error (the connection closes).
-  bool Receive(const uint8_t* data, size_t n);
+  bool Receive(const uint8_t* data, size_t n) override;
   // The next bytes to send (0: none; negative: an error, the connection closes).
-  ssize_t Send(const uint8_t** data);
+  ssize_t Send(const uint8_t** data) override;
   // Whether nghttp2 still wants to read or write (neither: the connection closes).
-  bool WantsIo() const;
+  bool WantsIo() const override;
 
   // No call open since: the idle timeout's start (a time_point's max while calls are open).
-  std::chrono::steady_clock::time_point idle_since() const {
+  std::chrono::steady_clock::time_point idle_since() const override {
     return streams_.empty() ? idle_since_ : std::chrono::steady_clock::time_point::max();
   }
   // Shutdown: GOAWAY announcing it (new streams still served), then GOAWAY with the last stream
   // received; the session ends once the calls in flight are answered.
-  void Notice();
-  void GoAway();
+  void Notice() override;
+  void GoAway() override;
   // Ends the session now: GOAWAY NO_ERROR (idle).
-  void Terminate();
+  void Terminate() override;
   // The connection closed: parked Pulls cancelled, the streams told.
-  void Close();
+  void Close() override;
   // The streams past their deadline: DEADLINE_EXCEEDED; arms the next.
-  void SweepDeadlines();
+  void SweepDeadlines() override;
 
  private:
   friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks
-  friend struct H2Reply;             // a call's answer (Complete)
   // One HTTP/2 stream: a call.
   struct Stream {
     int32_t id = 0;
@@ -137,7 +185,7 @@ class H2Session {
   // A closed stream, kept for the next call while only a few are.
   void Recycle(std::unique_ptr<Stream> s);
   // The answer of stream `id`, from any thread.
-  void Complete(int32_t id, H2Answer a);
+  void Complete(int32_t id, H2Answer a) override;
   void Submit(int32_t id, H2Answer a);
   void Refuse(int32_t id, Stream* s, int code, std::string message) {
     s->refused = true;

@@ -5,13 +5,25 @@
 #include <google/protobuf/message_lite.h>
 #include <nghttp2/nghttp2.h>
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 
 namespace chronoq::grpc_api {
 namespace {
 
-// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
+nghttp2_nv Nv(std::string_view name, std::string_view value, uint8_t flags) {
+  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
+                    value.size(), flags};
+}
+// A name and value that outlive the submission (string literals).
+nghttp2_nv StaticNv(std::string_view name, std::string_view value) {
+  return Nv(name, value, NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE);
+}
+
+}  // namespace
+
 std::string PercentEncode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -25,17 +37,26 @@ std::string PercentEncode(std::string_view s) {
   return out;
 }
 
-nghttp2_nv Nv(std::string_view name, std::string_view value, uint8_t flags) {
-  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), flags};
+void KeepRequestField(GrpcRequestCheck::Use use, std::string_view value, std::string* path,
+                      std::optional<std::string>* authorization,
+                      std::chrono::steady_clock::time_point* deadline) {
+  switch (use) {
+    case GrpcRequestCheck::Use::kPath:
+      *path = value;
+      break;
+    case GrpcRequestCheck::Use::kAuthorization:
+      *authorization = std::string(value);
+      break;
+    case GrpcRequestCheck::Use::kGrpcTimeout:
+      if (auto timeout = ParseGrpcTimeout(value)) {
+        *deadline = std::chrono::steady_clock::now() +
+                    std::min<std::chrono::nanoseconds>(*timeout, std::chrono::hours(24 * 365));
+      }
+      break;
+    case GrpcRequestCheck::Use::kNone:
+      break;
+  }
 }
-// A name and value that outlive the submission (string literals).
-nghttp2_nv StaticNv(std::string_view name, std::string_view value) {
-  return Nv(name, value, NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE);
-}
-
-}  // namespace
 
 std::string RequestTooLarge(int64_t max_bytes) {
   return fmt::format("request larger than {} bytes", max_bytes);

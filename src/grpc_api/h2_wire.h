@@ -122,6 +122,15 @@ class GrpcRequestCheck {
   std::string bad_content_;  // content-type when not gRPC's (for the sentence)
 };
 
+// A field GrpcRequestCheck::Field said the engine keeps (`use`), into the call's path,
+// authorization or deadline (grpc-timeout, from now).
+void KeepRequestField(GrpcRequestCheck::Use use, std::string_view value, std::string* path,
+                      std::optional<std::string>* authorization,
+                      std::chrono::steady_clock::time_point* deadline);
+
+// gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
+std::string PercentEncode(std::string_view s);
+
 // RESOURCE_EXHAUSTED's sentence for a request message over `max_bytes`.
 std::string RequestTooLarge(int64_t max_bytes);
 

@@ -1,0 +1,168 @@
+// Internal to src/grpc_api: HTTP/2's frames (RFC 9113 section 4 and 6) for the engine that frames
+// HTTP/2 itself (grpc-engine=h2, h2_own_session.h): the frame header read and written, the
+// constants it uses, and HPACK (RFC 7541) through nghttp2's standalone coder (nghttp2_hd_*; its
+// types stay in h2_frames.cc).
+//
+// Thread-safety: none (one connection's thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace chronoq::grpc_api::h2 {
+
+inline constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+inline constexpr size_t kFrameHeaderBytes = 9;
+inline constexpr uint32_t kDefaultMaxFrame = 16384;
+inline constexpr int64_t kDefaultWindow = 65535;
+inline constexpr int64_t kMaxWindow = 0x7fffffff;
+
+enum FrameType : uint8_t {
+  kData = 0,
+  kHeaders = 1,
+  kPriority = 2,
+  kRstStream = 3,
+  kSettings = 4,
+  kPushPromise = 5,
+  kPing = 6,
+  kGoaway = 7,
+  kWindowUpdate = 8,
+  kContinuation = 9,
+};
+
+inline constexpr uint8_t kFlagEndStream = 0x1;
+inline constexpr uint8_t kFlagAck = 0x1;
+inline constexpr uint8_t kFlagEndHeaders = 0x4;
+inline constexpr uint8_t kFlagPadded = 0x8;
+inline constexpr uint8_t kFlagPriority = 0x20;
+
+enum Settings : uint16_t {
+  kHeaderTableSize = 1,
+  kEnablePush = 2,
+  kMaxConcurrentStreams = 3,
+  kInitialWindowSize = 4,
+  kMaxFrameSize = 5,
+  kMaxHeaderListSize = 6,
+};
+
+enum ErrorCode : uint32_t {
+  kNoError = 0,
+  kProtocolError = 1,
+  kInternalError = 2,
+  kFlowControlError = 3,
+  kStreamClosed = 5,
+  kFrameSizeError = 6,
+  kRefusedStream = 7,
+  kCancel = 8,
+  kCompressionError = 9,
+  kEnhanceYourCalm = 11,
+};
+
+struct FrameHeader {
+  uint32_t length = 0;
+  uint8_t type = 0;
+  uint8_t flags = 0;
+  int32_t stream = 0;
+};
+
+inline uint32_t ReadU32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+// The header of the frame at `p` (kFrameHeaderBytes bytes).
+inline FrameHeader ReadFrameHeader(const uint8_t* p) {
+  return {(uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | uint32_t{p[2]}, p[3], p[4],
+          static_cast<int32_t>(ReadU32(p + 5) & 0x7fffffffu)};
+}
+
+// Writes a frame header (kFrameHeaderBytes bytes) at `p`.
+inline void WriteFrameHeader(uint8_t* p, size_t length, uint8_t type, uint8_t flags,
+                             int32_t stream) {
+  p[0] = static_cast<uint8_t>(length >> 16);
+  p[1] = static_cast<uint8_t>(length >> 8);
+  p[2] = static_cast<uint8_t>(length);
+  p[3] = type;
+  p[4] = flags;
+  const auto s = static_cast<uint32_t>(stream);
+  p[5] = static_cast<uint8_t>(s >> 24);
+  p[6] = static_cast<uint8_t>(s >> 16);
+  p[7] = static_cast<uint8_t>(s >> 8);
+  p[8] = static_cast<uint8_t>(s);
+}
+
+// Appends a frame header to `out`.
+inline void AppendFrameHeader(std::string* out, size_t length, uint8_t type, uint8_t flags,
+                              int32_t stream) {
+  const size_t at = out->size();
+  out->resize(at + kFrameHeaderBytes);
+  WriteFrameHeader(reinterpret_cast<uint8_t*>(out->data() + at), length, type, flags, stream);
+}
+
+// Appends a frame whose payload is `n` 32-bit values (RST_STREAM, WINDOW_UPDATE, GOAWAY).
+inline void AppendU32Frame(std::string* out, uint8_t type, int32_t stream,
+                           std::initializer_list<uint32_t> values) {
+  AppendFrameHeader(out, 4 * values.size(), type, 0, stream);
+  for (uint32_t v : values) {
+    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+    out->append(b, 4);
+  }
+}
+
+// One header field, for the encoder: `index`ed into the dynamic table or never.
+struct Field {
+  std::string_view name;
+  std::string_view value;
+  bool index = true;
+};
+
+// A connection's HPACK decoder. Decode returns false on a compression error (the connection's
+// end: its table is out of step).
+class HpackDecoder {
+ public:
+  HpackDecoder();
+  ~HpackDecoder();
+  HpackDecoder(const HpackDecoder&) = delete;
+  HpackDecoder& operator=(const HpackDecoder&) = delete;
+
+  // Decodes a whole header block, calling `fn(name, value)` per field (views valid during the
+  // call).
+  template <typename Fn>
+  bool Decode(const uint8_t* block, size_t n, Fn&& fn) {
+    return DecodeWith(block, n, &fn, [](void* f, std::string_view name, std::string_view value) {
+      (*static_cast<Fn*>(f))(name, value);
+    });
+  }
+
+ private:
+  bool DecodeWith(const uint8_t* block, size_t n, void* fn,
+                  void (*call)(void*, std::string_view, std::string_view));
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A connection's HPACK encoder.
+class HpackEncoder {
+ public:
+  HpackEncoder();
+  ~HpackEncoder();
+  HpackEncoder(const HpackEncoder&) = delete;
+  HpackEncoder& operator=(const HpackEncoder&) = delete;
+
+  // Appends the block of `fields` to `out`; false on an error.
+  bool Encode(const Field* fields, size_t n, std::string* out);
+  // The peer's SETTINGS_HEADER_TABLE_SIZE.
+  bool SetTableSize(uint32_t bytes);
+  // The dynamic table's entries (a block that leaves it unchanged can be written again as is).
+  size_t Entries() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace chronoq::grpc_api::h2
