@@ -166,10 +166,12 @@ class GrpcEnginesTest : public GrpcApiTest, public ::testing::WithParamInterface
  protected:
   GrpcEnginesTest() : GrpcApiTest(GetParam()) {}
 };
-INSTANTIATE_TEST_SUITE_P(Engines, GrpcEnginesTest, ::testing::Values("grpc++", "nghttp2"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 'g' ? "grpcpp" : "nghttp2");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Engines, GrpcEnginesTest, ::testing::Values("grpc++", "nghttp2", "h2-experimental"),
+    [](const ::testing::TestParamInfo<const char*>& info) {
+      const std::string_view e = info.param;
+      return std::string(e == "grpc++" ? "grpcpp" : e == "nghttp2" ? "nghttp2" : "h2experimental");
+    });
 
 TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
   v1::SendResponse sent;

@@ -2,8 +2,6 @@
 // consume_stream.cc's.
 #include "grpc_api/h2_consume.h"
 
-#include <nghttp2/nghttp2.h>
-
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -12,15 +10,6 @@
 #include "grpc_api/h2_wire.h"
 
 namespace chronoq::grpc_api {
-namespace {
-
-ssize_t ReadCallback(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* data_flags,
-                     nghttp2_data_source* source, void*) {
-  return static_cast<H2Consume*>(source->ptr)->Produce(buf, length, data_flags);
-}
-
-}  // namespace
-
 std::shared_ptr<H2Consume> H2Consume::Open(H2Host* host, std::shared_ptr<void> hold,
                                            const ApiContext* api, int32_t id,
                                            std::optional<std::string> authorization,
@@ -65,7 +54,7 @@ void H2Consume::OnClose() {
   deferred_ = false;
   read_into_ = nullptr;
   pending_.clear();
-  if (unconsumed_ > 0) nghttp2_session_consume_connection(host_->session(), unconsumed_);
+  if (unconsumed_ > 0) host_->out()->ConsumeConnection(unconsumed_);
   unconsumed_ = 0;
   if (stream_ == nullptr || finished_) return;
   // The stream ends; the write in flight (if any) failed. Nothing here touches the HTTP/2
@@ -98,15 +87,15 @@ ssize_t H2Consume::Produce(uint8_t* buf, size_t length, uint32_t* data_flags) {
     return static_cast<ssize_t>(n);
   }
   if (status_) {
-    *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    if (SubmitGrpcStatus(host_->session(), id_, status_->first, status_->second, true) != 0) {
-      *data_flags &= ~NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    *data_flags |= kEof | kNoEndStream;
+    if (host_->out()->SubmitStatus(id_, status_->first, status_->second, true) != 0) {
+      *data_flags &= ~kNoEndStream;
     }
     status_.reset();
     return 0;
   }
   deferred_ = true;
-  return NGHTTP2_ERR_DEFERRED;
+  return kDeferred;
 }
 
 // ---- the transport: from any thread to the connection's
@@ -137,10 +126,8 @@ void H2Consume::FinishCall(int code, std::string message) {
 void H2Consume::DoSendMetadata() {
   if (closed_ || headers_sent_) return;
   headers_sent_ = true;
-  nghttp2_data_provider provider;
-  provider.source.ptr = this;  // the connection's stream holds this until the stream closes
-  provider.read_callback = ReadCallback;
-  SubmitGrpcHeaders(host_->session(), id_, &provider);
+  // The connection's stream holds this until the stream closes.
+  host_->out()->SubmitResponse(id_, this);
 }
 
 void H2Consume::DoRead(v1::ConsumeRequest* req) {
@@ -168,7 +155,7 @@ void H2Consume::DoFinish(int code, std::string message) {
   if (!closed_) {
     if (!headers_sent_) {
       headers_sent_ = true;
-      SubmitGrpcStatus(host_->session(), id_, code, message, false);  // Trailers-Only
+      host_->out()->SubmitStatus(id_, code, message, false);  // Trailers-Only
     } else {
       status_.emplace(code, std::move(message));
       Resume();
@@ -228,14 +215,14 @@ void H2Consume::Deliver() {
 
 void H2Consume::GiveBackWindow() {
   if (!pending_.empty() || unconsumed_ == 0 || closed_) return;
-  nghttp2_session_consume(host_->session(), id_, unconsumed_);
+  host_->out()->ConsumeStream(id_, unconsumed_);
   unconsumed_ = 0;
 }
 
 void H2Consume::Resume() {
   if (!deferred_ || closed_) return;
   deferred_ = false;
-  nghttp2_session_resume_data(host_->session(), id_);
+  host_->out()->ResumeData(id_);
 }
 
 }  // namespace chronoq::grpc_api

@@ -28,14 +28,13 @@
 #include "grpc_api/consume_stream.h"
 #include "grpc_api/h2_wire.h"
 
-struct nghttp2_session;
-
 namespace chronoq::grpc_api {
 
 // The connection a stream lives on (h2_server.cc's Conn).
 class H2Host {
  public:
-  virtual nghttp2_session* session() = 0;
+  // The connection's HTTP/2 session, for a stream's answer.
+  virtual H2Out* out() = 0;
   // Runs `fn` on the connection's thread: at once when called there, else posted (what nghttp2
   // has to send is written after it).
   virtual void Run(UniqueFunction<void()> fn) = 0;
@@ -49,7 +48,9 @@ class H2Host {
   ~H2Host() = default;
 };
 
-class H2Consume final : public ConsumeTransport, public std::enable_shared_from_this<H2Consume> {
+class H2Consume final : public ConsumeTransport,
+                        public H2Producer,
+                        public std::enable_shared_from_this<H2Consume> {
  public:
   // Opens the Consume call of stream `id` on `host` (`hold` keeps the host alive until the call
   // is finished): its caller's `authorization`, its client's `deadline` (system clock; max:
@@ -67,7 +68,7 @@ class H2Consume final : public ConsumeTransport, public std::enable_shared_from_
   void OnClose();                                // reset, or the connection closed
   void OnDeadline();                             // the client's deadline passed
   // The data provider's read (nghttp2_data_source_read_callback's work).
-  ssize_t Produce(uint8_t* buf, size_t length, uint32_t* data_flags);
+  ssize_t Produce(uint8_t* buf, size_t length, uint32_t* data_flags) override;
 
   // ConsumeTransport.
   void SendMetadata() override;

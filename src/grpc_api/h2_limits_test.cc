@@ -205,7 +205,8 @@ std::map<uint32_t, StreamEnd> AwaitEnds(testutil::RawConnection* c,
   return got;
 }
 
-class H2LimitsTest : public ::testing::Test {
+// On each engine that frames HTTP/2 itself or through nghttp2 (docs/grpc.md).
+class H2LimitsTest : public ::testing::TestWithParam<const char*> {
  protected:
   H2LimitsTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
     engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
@@ -224,7 +225,7 @@ class H2LimitsTest : public ::testing::Test {
   void Start(GrpcOptions g) {
     g.host = "127.0.0.1";
     g.port = 0;
-    g.engine = "nghttp2";
+    g.engine = GetParam();
     auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
     ASSERT_TRUE(started.has_value()) << started.error().message();
     server_ = std::move(*started);
@@ -262,7 +263,12 @@ class H2LimitsTest : public ::testing::Test {
   std::unique_ptr<GrpcServer> server_;
 };
 
-TEST_F(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
+INSTANTIATE_TEST_SUITE_P(Engines, H2LimitsTest, ::testing::Values("nghttp2", "h2-experimental"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param[0] == 'n' ? "nghttp2" : "h2experimental");
+                         });
+
+TEST_P(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
   GrpcOptions g;
   g.idle_timeout = milliseconds(200);
   Start(g);
@@ -290,7 +296,7 @@ TEST_F(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
   EXPECT_TRUE(Call().ok());
 }
 
-TEST_F(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
+TEST_P(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
   GrpcOptions g;
   g.max_connections = 2;
   Start(g);
@@ -314,7 +320,7 @@ TEST_F(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
   EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
-TEST_F(H2LimitsTest, AClientThatResetsStreamsFasterThanTheBudgetGetsGoaway) {
+TEST_P(H2LimitsTest, AClientThatResetsStreamsFasterThanTheBudgetGetsGoaway) {
   GrpcOptions g;
   g.rst_stream_burst = 20;
   g.rst_stream_per_second = 1;
@@ -345,7 +351,7 @@ TEST_F(H2LimitsTest, AClientThatResetsStreamsFasterThanTheBudgetGetsGoaway) {
   EXPECT_TRUE(Call().ok());  // other clients are served
 }
 
-TEST_F(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
+TEST_P(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
   Start(GrpcOptions{});
   testutil::RawConnection flood;
   ASSERT_TRUE(flood.Connect(Endpoint()).ok());
@@ -367,7 +373,7 @@ TEST_F(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
 
 // nghttp2's checks of request headers are off (about 1.3k instructions per call net); the
 // engine's own (h2_wire.h GrpcRequestCheck) answer what a gRPC client relies on.
-TEST_F(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnectionServesOn) {
+TEST_P(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnectionServesOn) {
   Start(GrpcOptions{});
   testutil::RawConnection c;
   Open(&c);
@@ -462,7 +468,7 @@ TEST_F(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnection
 
 // Also nghttp2's checks once (RFC 9113 sections 8.1.1 and 8.2.1): a field name's characters
 // (no uppercase letter, only tchar) and a request's DATA against its content-length.
-TEST_F(H2LimitsTest, BadHeaderNamesAndDataThatDisagreesWithContentLengthAreProtocolErrors) {
+TEST_P(H2LimitsTest, BadHeaderNamesAndDataThatDisagreesWithContentLengthAreProtocolErrors) {
   Start(GrpcOptions{});
   testutil::RawConnection c;
   Open(&c);

@@ -87,6 +87,7 @@ bool H2OwnSession::Receive(const uint8_t* data, size_t n) {
 }
 
 ssize_t H2OwnSession::Send(const uint8_t** data) {
+  if (!closed_ && !failed_) ProduceData();
   if (out_.empty()) return 0;
   sending_.swap(out_);
   out_.clear();
@@ -124,7 +125,11 @@ void H2OwnSession::Terminate() {
 
 void H2OwnSession::Close() {
   closed_ = true;
-  for (auto& s : streams_) CancelParked(*s);
+  for (auto& s : streams_) {
+    CancelParked(*s);
+    if (const std::shared_ptr<H2Consume> c = s->consume) c->OnClose();
+    if (const std::shared_ptr<H2StreamState> st = s->streaming) st->OnClose();
+  }
 }
 
 bool H2OwnSession::OnFrame(const FrameHeader& h, const uint8_t* p) {
@@ -272,7 +277,9 @@ void H2OwnSession::OnWindowUpdate(int32_t id, uint32_t increment) {
     if (s == nullptr) return;
     s->send_window += increment;
     if (s->send_window > kMaxWindow) return ResetStream(s, kFlowControlError);
-    if (s->blocked) WriteBody(s);
+    if (!s->blocked) return;
+    s->blocked = false;
+    if (s->producer == nullptr) WriteBody(s);  // else at the next Send (ProduceData)
     return;
   }
   conn_send_window_ += increment;
@@ -286,7 +293,10 @@ void H2OwnSession::ResumeBlocked() {
     if (s->blocked) blocked.push_back(s->id);
   }
   for (int32_t b : blocked) {
-    if (Stream* s = Find(b)) WriteBody(s);
+    Stream* s = Find(b);
+    if (s == nullptr) continue;
+    s->blocked = false;
+    if (s->producer == nullptr) WriteBody(s);  // else at the next Send (ProduceData)
   }
 }
 

@@ -2,8 +2,8 @@
 // (grpc-engine=h2, EXPERIMENTAL; docs/grpc.md "HTTP/2 framing of our own"), without nghttp2's
 // session: frames read and written here (h2_frames.h), HPACK through nghttp2's standalone coder.
 // Serves the unary methods as H2Session does (h2_routes.h DispatchUnary, the same GrpcRequestCheck,
-// deadlines, the RST_STREAM budget); Consume, health and reflection are not served yet
-// (UNIMPLEMENTED).
+// deadlines, the RST_STREAM budget), and Consume, health and reflection through the same stream
+// objects (h2_consume.h, h2_stream.h) over H2Out (h2_own_calls.cc).
 //
 // Stream states (RFC 9113 section 5.1): open at its HEADERS, half-closed (remote) at END_STREAM
 // from the client, closed once the answer's END_STREAM is queued (then RST_STREAM(NO_ERROR) if the
@@ -38,7 +38,6 @@ class H2OwnSession final : public H2Framing, public H2Answers {
 
   void Start() override;
   bool started() const override { return started_; }
-  nghttp2_session* get() const override { return nullptr; }
   bool Receive(const uint8_t* data, size_t n) override;
   ssize_t Send(const uint8_t** data) override;
   bool WantsIo() const override;
@@ -50,6 +49,14 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   void Terminate() override;
   void Close() override;
   void SweepDeadlines() override;
+  void PumpStreaming(int32_t id) override;
+
+  // H2Out (h2_own_calls.cc): the streaming calls' answers.
+  void SubmitResponse(int32_t id, H2Producer* producer) override;
+  int SubmitStatus(int32_t id, int code, std::string_view message, bool trailers) override;
+  void ResumeData(int32_t id) override;
+  void ConsumeStream(int32_t id, size_t n) override;
+  void ConsumeConnection(size_t n) override;
 
  private:
   // The server's settings (as H2Session's): streams at once, the receive windows.
@@ -76,6 +83,13 @@ class H2OwnSession final : public H2Framing, public H2Answers {
     bool answered = false;       // its status is queued
     int64_t send_window = 0;     // the client's window for this stream
     int64_t recv_unacked = 0;    // DATA received and not yet given back by WINDOW_UPDATE
+    int64_t consumed = 0;        // of it, handled (given back at half the window)
+    // A streaming call: Consume, or a standard service's (health, reflection).
+    std::shared_ptr<H2Consume> consume;
+    std::shared_ptr<H2StreamState> streaming;
+    H2Producer* producer = nullptr;  // its answer's DATA (SubmitResponse)
+    bool ready = false;              // the producer has something (not kDeferred)
+    std::string trailers;            // submitted while producing: written after the DATA
     // The answer's DATA not yet written (past the windows), then its trailers.
     std::string pending;
     size_t pending_pos = 0;
@@ -110,8 +124,18 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   void WriteBody(Stream* s);
   void WriteTrailersOnly(Stream* s, std::string_view http_status, int code,
                          std::string_view message);
+  // The block of `fields` as HEADERS (+ CONTINUATIONs) of stream `id`, appended to `*to`;
+  // `cache`: the block kept while the encoder's table is unchanged.
   void WriteHeaders(int32_t id, const h2::Field* fields, size_t n, bool end_stream,
-                    std::string* cache);
+                    std::string* cache, std::string* to);
+  // The streaming calls (h2_own_calls.cc): opened at their HEADERS (false: not one).
+  bool OpenCall(Stream* s);
+  // `n` bytes of the stream's DATA handled: windows given back at half (null: a closed stream's).
+  void Consumed(Stream* s, size_t n);
+  // Writes the ready producers' DATA, as far as the windows let it.
+  void ProduceData();
+  // One stream's; true when the stream closed.
+  bool ProduceStream(Stream* s);
   void ResetStream(Stream* s, h2::ErrorCode code);
   // The answer's END_STREAM is queued: RST_STREAM(NO_ERROR) if the client still sends, closed.
   void EndLocal(Stream* s);
@@ -144,7 +168,10 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   int64_t peer_initial_window_ = h2::kDefaultWindow;
   uint32_t peer_max_frame_ = h2::kDefaultMaxFrame;
   int64_t conn_send_window_ = h2::kDefaultWindow;
-  int64_t conn_recv_unacked_ = 0;
+  int64_t conn_recv_unacked_ = 0;  // received and not yet given back
+  int64_t conn_consumed_ = 0;      // of it, handled
+  Stream* producing_ = nullptr;    // whose producer runs (its trailers wait for its DATA)
+  std::string scratch_;            // a producer's DATA
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;
   Stream* last_found_ = nullptr;

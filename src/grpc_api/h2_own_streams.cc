@@ -55,8 +55,12 @@ void H2OwnSession::Stream::Clear() {
   ticket.reset();
   gone.reset();
   check = GrpcRequestCheck();
-  remote_closed = refused = answered = blocked = false;
-  send_window = recv_unacked = 0;
+  remote_closed = refused = answered = blocked = ready = false;
+  send_window = recv_unacked = consumed = 0;
+  consume.reset();
+  streaming.reset();
+  producer = nullptr;
+  trailers.clear();
   std::string().swap(pending);
   pending_pos = 0;
 }
@@ -93,6 +97,9 @@ void H2OwnSession::CloseStream(Stream* s, int64_t reset) {
   std::unique_ptr<Stream> gone = std::move(*it);
   *it = std::move(streams_.back());
   streams_.pop_back();
+  // Told once out of the open streams (what they do then finds the stream closed).
+  if (const std::shared_ptr<H2Consume> c = gone->consume) c->OnClose();
+  if (const std::shared_ptr<H2StreamState> st = gone->streaming) st->OnClose();
   if (spare_.size() < kSpareStreams) {
     gone->Clear();
     spare_.push_back(std::move(gone));
@@ -164,15 +171,8 @@ bool H2OwnSession::OnHeaderBlock() {
     return false;
   }
   if (!Admit(s)) return true;
-  if (s->path == kConsumePath || H2Services::Serves(s->path)) {
-    // Not served by this engine yet (docs/grpc.md "HTTP/2 framing of our own").
-    s->refused = true;
-    s->remote_closed = block_end_stream_;
-    Submit(s, H2Answer{kGrpcUnimplemented,
-                       "grpc-engine=h2 (experimental) serves only the unary methods",
-                       {}});
-    return true;
-  }
+  // A streaming call is opened at its headers (and may be finished at once: found again).
+  if (OpenCall(s) && (s = Find(id)) == nullptr) return true;
   if (s->deadline != kNoDeadline) link_->ArmDeadline(s->deadline);
   if (block_end_stream_) OnEndStream(s);
   return true;
@@ -206,57 +206,67 @@ bool H2OwnSession::OnData(const FrameHeader& h, const uint8_t* p) {
     Fail(kProtocolError, "DATA on stream 0");
     return false;
   }
-  // Flow control counts the whole frame, padding included; the connection's window is given
-  // back as DATA arrives (at half of it, as nghttp2 does).
+  // Flow control counts the whole frame, padding included.
   conn_recv_unacked_ += h.length;
   if (conn_recv_unacked_ > kConnWindow) {
     Fail(kFlowControlError, "DATA past the connection's window");
     return false;
-  }
-  if (conn_recv_unacked_ >= kConnWindow / 2) {
-    AppendU32Frame(&out_, kWindowUpdate, 0, {static_cast<uint32_t>(conn_recv_unacked_)});
-    conn_recv_unacked_ = 0;
   }
   size_t n = 0;
   if (!Unpad(h, p, n, 0)) {
     Fail(kProtocolError, "DATA whose padding does not fit");
     return false;
   }
-  Stream* s = Find(h.stream);
+  const int32_t id = h.stream;
+  Stream* s = Find(id);
   if (s == nullptr) {
-    if (h.stream > last_stream_) Fail(kProtocolError, "DATA on an idle stream");
+    Consumed(nullptr, h.length);
+    if (id > last_stream_) Fail(kProtocolError, "DATA on an idle stream");
     return !failed_;  // a closed stream's: ignored
   }
   if (s->remote_closed) {
+    Consumed(nullptr, h.length);
     ResetStream(s, kStreamClosed);
     return true;
   }
   const bool end = (h.flags & kFlagEndStream) != 0;
   s->recv_unacked += h.length;
   if (s->recv_unacked > kStreamWindow) {
+    Consumed(nullptr, h.length);
     ResetStream(s, kFlowControlError);
     return true;
   }
-  if (s->recv_unacked >= kStreamWindow / 2 && !end) {
-    AppendU32Frame(&out_, kWindowUpdate, s->id, {static_cast<uint32_t>(s->recv_unacked)});
-    s->recv_unacked = 0;
-  }
+  if (h.length > n) Consumed(s, h.length - n);  // the padding
   s->check.Data(n);
-  if (!s->refused) {
-    const int64_t max = env_->max_request_bytes;
-    if (static_cast<int64_t>(s->body.size() + n) > max) {
-      // Refused before it is buffered whole; the rest of its DATA is dropped.
-      std::string().swap(s->body);
-      s->refused = true;
-      Submit(s, H2Answer{kGrpcResourceExhausted, RequestTooLarge(max), {}});
-      return true;
+  if (s->consume != nullptr) {
+    // Its window is given back as its requests are handled (H2Out::ConsumeStream). Held: the
+    // call may end, and its stream close, inside.
+    const std::shared_ptr<H2Consume> consume = s->consume;
+    consume->OnData(p, n);
+  } else {
+    // A unary request (buffered up to its limit anyway) or a standard service's call: given
+    // back at once.
+    Consumed(end ? nullptr : s, n);
+    if (s->streaming != nullptr) {
+      const std::shared_ptr<H2StreamState> streaming = s->streaming;
+      streaming->OnData(p, n);
+    } else if (!s->refused) {
+      const int64_t max = env_->max_request_bytes;
+      if (static_cast<int64_t>(s->body.size() + n) > max) {
+        // Refused before it is buffered whole; the rest of its DATA is dropped.
+        std::string().swap(s->body);
+        s->refused = true;
+        Submit(s, H2Answer{kGrpcResourceExhausted, RequestTooLarge(max), {}});
+        return true;
+      }
+      s->body.append(reinterpret_cast<const char*>(p), n);
     }
-    s->body.append(reinterpret_cast<const char*>(p), n);
-    if (!s->check.LengthKept(end)) {
-      CQ_LOG_DEBUG(kLog, "a request's DATA disagrees with its content-length: RST_STREAM");
-      ResetStream(s, kProtocolError);
-      return true;
-    }
+  }
+  if ((s = Find(id)) == nullptr) return true;  // ended meanwhile
+  if (!s->refused && !s->check.LengthKept(end)) {
+    CQ_LOG_DEBUG(kLog, "a request's DATA disagrees with its content-length: RST_STREAM");
+    ResetStream(s, kProtocolError);
+    return true;
   }
   if (end) OnEndStream(s);
   return true;
@@ -264,6 +274,9 @@ bool H2OwnSession::OnData(const FrameHeader& h, const uint8_t* p) {
 
 void H2OwnSession::OnEndStream(Stream* s) {
   s->remote_closed = true;
+  // Held: the call may end, and its stream close, inside.
+  if (const std::shared_ptr<H2Consume> c = s->consume) return c->OnRemoteEnd();
+  if (const std::shared_ptr<H2StreamState> st = s->streaming) return st->OnHalfClose();
   if (s->answered) return EndLocal(s);
   if (s->refused) return;
   // Its DATA must be all its content-length announced (RFC 9113 section 8.1.1).
@@ -292,7 +305,7 @@ void H2OwnSession::Complete(int32_t id, H2Answer a) {
 }
 
 void H2OwnSession::WriteHeaders(int32_t id, const Field* fields, size_t n, bool end_stream,
-                                std::string* cache) {
+                                std::string* cache, std::string* to) {
   std::string block;
   const std::string* b = cache;
   if (cache == nullptr || cache->empty()) {
@@ -314,9 +327,9 @@ void H2OwnSession::WriteHeaders(int32_t id, const Field* fields, size_t n, bool 
   do {
     const size_t k = std::min<size_t>(b->size() - pos, peer_max_frame_);
     const bool last = pos + k == b->size();
-    AppendFrameHeader(&out_, k, first ? kHeaders : kContinuation,
+    AppendFrameHeader(to, k, first ? kHeaders : kContinuation,
                       static_cast<uint8_t>((first ? end : 0) | (last ? kFlagEndHeaders : 0)), id);
-    out_.append(*b, pos, k);
+    to->append(*b, pos, k);
     pos += k;
     first = false;
   } while (pos < b->size());
@@ -331,7 +344,7 @@ void H2OwnSession::WriteTrailersOnly(Stream* s, std::string_view http_status, in
                           {"content-type", "application/grpc", true},
                           {"grpc-status", code_text, false},
                           {"grpc-message", encoded, false}};
-  WriteHeaders(s->id, fields, encoded.empty() ? 3 : 4, true, nullptr);
+  WriteHeaders(s->id, fields, encoded.empty() ? 3 : 4, true, nullptr, &out_);
   EndLocal(s);
 }
 
@@ -343,7 +356,7 @@ void H2OwnSession::Submit(Stream* s, H2Answer a) {
   s->ticket.reset();
   if (a.code != 0) return WriteTrailersOnly(s, "200", a.code, a.message);
   static constexpr Field kOkHeaders[] = {{":status", "200"}, {"content-type", "application/grpc"}};
-  WriteHeaders(s->id, kOkHeaders, 2, false, &ok_headers_);
+  WriteHeaders(s->id, kOkHeaders, 2, false, &ok_headers_, &out_);
   const size_t size = a.response != nullptr ? a.response->ByteSizeLong() : 0;
   const size_t whole = kGrpcPrefixBytes + size;
   const auto room = std::min<int64_t>({conn_send_window_, s->send_window, peer_max_frame_});
@@ -379,7 +392,7 @@ void H2OwnSession::WriteBody(Stream* s) {
   }
   s->blocked = false;
   static constexpr Field kOkTrailers[] = {{"grpc-status", "0"}};
-  WriteHeaders(s->id, kOkTrailers, 1, true, &ok_trailers_);
+  WriteHeaders(s->id, kOkTrailers, 1, true, &ok_trailers_, &out_);
   EndLocal(s);
 }
 
@@ -390,6 +403,12 @@ void H2OwnSession::SweepDeadlines() {
   auto next = kNoDeadline;
   for (int32_t id : ExpiredStreams(streams_, std::chrono::steady_clock::now(), &next)) {
     Stream* s = Find(id);
+    if (s != nullptr && s->consume != nullptr) {
+      s->deadline = kNoDeadline;
+      const std::shared_ptr<H2Consume> consume = s->consume;
+      consume->OnDeadline();
+      continue;
+    }
     if (s == nullptr || s->answered) continue;
     // Answered now: the cancelled poll's (empty) answer, or the rest of the request, is dropped.
     s->deadline = kNoDeadline;

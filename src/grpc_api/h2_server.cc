@@ -68,7 +68,7 @@ class Conn final : public H2Link, public std::enable_shared_from_this<Conn> {
   }
 
   // H2Link.
-  nghttp2_session* session() override { return session_->get(); }
+  H2Out* out() override { return session_.get(); }
   void Run(UniqueFunction<void()> fn) override {
     if (!ioc_->get_executor().running_in_this_thread()) return Post(std::move(fn));
     // Inline; maybe from another connection's callbacks on this thread (a Send waking a stream

@@ -405,28 +405,27 @@ bool H2Session::OpenStreaming(int32_t id, Stream* s) {
   // Its deadline is the client's to keep (the services' calls answer at once or watch).
   s->deadline = kNoDeadline;
   s->streaming =
-      env_->services->Open(s->path, env_->max_request_bytes, [this, weak = link_->WeakHold(), id] {
-        const auto alive = weak.lock();  // the connection, while this posts to it
-        if (alive == nullptr) return;
-        link_->Post([this, id] {
-          if (closed_) return;
-          Stream* st = StreamOf(id);
-          if (st == nullptr || st->streaming == nullptr) return;
-          st->streaming->Pump(session_, id);
-        });
-      });
+      env_->services->Open(s->path, env_->max_request_bytes, StreamingWake(link_, this, id));
   return s->streaming != nullptr;
 }
 
+void H2Session::PumpStreaming(int32_t id) {
+  if (closed_) return;
+  Stream* st = StreamOf(id);
+  if (st != nullptr && st->streaming != nullptr) st->streaming->Pump(this, id);
+}
+
+std::function<void()> StreamingWake(H2Link* link, H2Framing* session, int32_t id) {
+  return [link, session, weak = link->WeakHold(), id] {
+    const auto alive = weak.lock();  // the connection, while this posts to it
+    if (alive == nullptr) return;
+    link->Post([session, id] { session->PumpStreaming(id); });
+  };
+}
+
 void H2Session::OpenConsume(int32_t id, Stream* s) {
-  auto deadline = std::chrono::system_clock::time_point::max();
-  if (s->deadline != kNoDeadline) {
-    deadline = std::chrono::system_clock::now() +
-               std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                   s->deadline - std::chrono::steady_clock::now());
-  }
   s->consume = H2Consume::Open(link_, link_->Hold(), env_->api, id, std::move(s->authorization),
-                               deadline, env_->max_request_bytes);
+                               ToSystemDeadline(s->deadline), env_->max_request_bytes);
 }
 
 // The streams past their deadline: DEADLINE_EXCEEDED (a parked Pull cancelled, a Consume stream
@@ -451,6 +450,30 @@ void H2Session::SweepDeadlines() {
   }
   if (next != kNoDeadline) link_->ArmDeadline(next);
 }
+
+static_assert(H2Producer::kEof == NGHTTP2_DATA_FLAG_EOF &&
+              H2Producer::kNoEndStream == NGHTTP2_DATA_FLAG_NO_END_STREAM &&
+              H2Producer::kDeferred == NGHTTP2_ERR_DEFERRED);
+
+void H2Session::SubmitResponse(int32_t id, H2Producer* producer) {
+  nghttp2_data_provider provider;
+  provider.source.ptr = producer;
+  provider.read_callback = [](nghttp2_session*, int32_t, uint8_t* buf, size_t length,
+                              uint32_t* flags, nghttp2_data_source* source, void*) {
+    return static_cast<H2Producer*>(source->ptr)->Produce(buf, length, flags);
+  };
+  SubmitGrpcHeaders(session_, id, &provider);
+}
+
+int H2Session::SubmitStatus(int32_t id, int code, std::string_view message, bool trailers) {
+  return SubmitGrpcStatus(session_, id, code, message, trailers);
+}
+
+void H2Session::ResumeData(int32_t id) { nghttp2_session_resume_data(session_, id); }
+
+void H2Session::ConsumeStream(int32_t id, size_t n) { nghttp2_session_consume(session_, id, n); }
+
+void H2Session::ConsumeConnection(size_t n) { nghttp2_session_consume_connection(session_, n); }
 
 void H2Session::Dispatch(int32_t id, Stream* s) {
   DispatchUnary(env_->api,

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,14 +66,12 @@ class H2Link : public H2Host {
 
 // The HTTP/2 session of a connection as its I/O (h2_server.cc) drives it: nghttp2's (H2Session)
 // or the engine's own framing (grpc-engine=h2, h2_own_session.h).
-class H2Framing {
+class H2Framing : public H2Out {
  public:
   virtual ~H2Framing() = default;
   // Queues the server's SETTINGS.
   virtual void Start() = 0;
   virtual bool started() const = 0;
-  // nghttp2's session (null: the own framing's).
-  virtual nghttp2_session* get() const = 0;
   // The bytes read; false on a protocol error (the connection closes).
   virtual bool Receive(const uint8_t* data, size_t n) = 0;
   // The next bytes to send (0: none; negative: an error, the connection closes).
@@ -91,7 +90,13 @@ class H2Framing {
   virtual void Close() = 0;
   // The streams past their deadline: DEADLINE_EXCEEDED; arms the next.
   virtual void SweepDeadlines() = 0;
+  // A standard service's call on stream `id` has something to write (StreamingWake).
+  virtual void PumpStreaming(int32_t id) = 0;
 };
+
+// The wake of a standard service's call on stream `id` (H2Services::Open): the session's
+// PumpStreaming(id), on the connection's thread, while the connection lives.
+std::function<void()> StreamingWake(H2Link* link, H2Framing* session, int32_t id);
 
 // The ids of `streams` (unique_ptrs to objects with `id` and `deadline`) past their deadline at
 // `now`; `*next` the earliest deadline of the others (max: none).
@@ -120,7 +125,6 @@ class H2Session final : public H2Framing, public H2Answers {
 
   // Creates nghttp2's session and queues its SETTINGS.
   void Start() override;
-  nghttp2_session* get() const override { return session_; }
   bool started() const override { return session_ != nullptr; }
 
   // The bytes read; false on a protocol error (the connection closes).
@@ -144,6 +148,14 @@ class H2Session final : public H2Framing, public H2Answers {
   void Close() override;
   // The streams past their deadline: DEADLINE_EXCEEDED; arms the next.
   void SweepDeadlines() override;
+  void PumpStreaming(int32_t id) override;
+
+  // H2Out, over nghttp2's data providers and window calls.
+  void SubmitResponse(int32_t id, H2Producer* producer) override;
+  int SubmitStatus(int32_t id, int code, std::string_view message, bool trailers) override;
+  void ResumeData(int32_t id) override;
+  void ConsumeStream(int32_t id, size_t n) override;
+  void ConsumeConnection(size_t n) override;
 
  private:
   friend struct H2SessionCallbacks;  // h2_session.cc: nghttp2's callbacks

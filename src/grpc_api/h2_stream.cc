@@ -2,8 +2,6 @@
 // the writer's queue and the data provider that writes it.
 #include "grpc_api/h2_stream.h"
 
-#include <nghttp2/nghttp2.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -26,11 +24,10 @@ class Writer final : public H2StreamWriter {
   std::weak_ptr<H2StreamState> state_;
 };
 
-// The response's DATA: what the writer queued, then the trailers; waits (DEFERRED) while the
-// queue is empty and the status unknown.
-ssize_t ReadOut(nghttp2_session* session, int32_t id, uint8_t* buf, size_t length,
-                uint32_t* data_flags, nghttp2_data_source* source, void*) {
-  auto* o = static_cast<H2StreamState::Out*>(source->ptr);
+}  // namespace
+
+ssize_t H2StreamState::Produce(uint8_t* buf, size_t length, uint32_t* data_flags) {
+  Out* o = &out_;
   const size_t n = std::min(length, o->data.size() - o->pos);
   std::memcpy(buf, o->data.data() + o->pos, n);
   o->pos += n;
@@ -38,18 +35,16 @@ ssize_t ReadOut(nghttp2_session* session, int32_t id, uint8_t* buf, size_t lengt
     o->data.clear();
     o->pos = 0;
     if (o->finished) {
-      *data_flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-      if (SubmitGrpcStatus(session, id, o->code, o->message, true) != 0) {
-        *data_flags &= ~NGHTTP2_DATA_FLAG_NO_END_STREAM;
+      *data_flags |= kEof | kNoEndStream;
+      if (session_->SubmitStatus(id_, o->code, o->message, true) != 0) {
+        *data_flags &= ~kNoEndStream;
       }
     } else if (n == 0) {
-      return NGHTTP2_ERR_DEFERRED;
+      return kDeferred;
     }
   }
   return static_cast<ssize_t>(n);
 }
-
-}  // namespace
 
 std::shared_ptr<H2StreamWriter> H2StreamState::NewWriter() {
   return std::make_shared<Writer>(weak_from_this());
@@ -101,8 +96,10 @@ void H2StreamState::Queue(std::string frame, bool finish, int code, std::string 
   wake_();
 }
 
-void H2StreamState::Pump(nghttp2_session* session, int32_t id) {
+void H2StreamState::Pump(H2Out* session, int32_t id) {
   if (closed_ || done_) return;
+  session_ = session;
+  id_ = id;
   {
     base::MutexLock lock(mu_);
     out_.data.append(queued_);
@@ -114,20 +111,17 @@ void H2StreamState::Pump(nghttp2_session* session, int32_t id) {
     }
   }
   if (headers_sent_) {
-    nghttp2_session_resume_data(session, id);
+    session->ResumeData(id);
     if (out_.finished) done_ = true;
     return;
   }
   if (out_.finished && out_.data.empty()) {
-    SubmitGrpcStatus(session, id, out_.code, out_.message, false);  // Trailers-Only
+    session->SubmitStatus(id, out_.code, out_.message, false);  // Trailers-Only
     headers_sent_ = done_ = true;
     return;
   }
   if (out_.data.empty()) return;
-  nghttp2_data_provider body;
-  body.source.ptr = &out_;
-  body.read_callback = ReadOut;
-  SubmitGrpcHeaders(session, id, &body);
+  session->SubmitResponse(id, this);
   headers_sent_ = true;
 }
 

@@ -7,8 +7,6 @@
 // and the handler writes messages and a status from any thread; the connection writes them as
 // the client's window allows (a data provider that waits while nothing is queued).
 //
-// nghttp2's session is only declared here (its header stays in the .cc files).
-//
 // Thread-safety: H2StreamWriter is thread-safe; everything else of H2StreamState runs on the
 // connection's thread.
 #pragma once
@@ -23,8 +21,6 @@
 #include "base/mutex.h"
 #include "grpc_api/api_context.h"
 #include "grpc_api/h2_wire.h"
-
-struct nghttp2_session;
 
 namespace chronoq::grpc_api {
 
@@ -86,7 +82,7 @@ class H2Services {
 std::unique_ptr<H2StreamHandler> NewReflectionHandler(std::shared_ptr<H2StreamWriter> w);
 
 // One streaming call (held by the connection's stream and by the handler's writer).
-class H2StreamState : public std::enable_shared_from_this<H2StreamState> {
+class H2StreamState : public H2Producer, public std::enable_shared_from_this<H2StreamState> {
  public:
   H2StreamState(std::function<void()> wake, int64_t max_message_bytes)
       : wake_(std::move(wake)), max_message_bytes_(max_message_bytes), in_(max_message_bytes) {}
@@ -99,13 +95,16 @@ class H2StreamState : public std::enable_shared_from_this<H2StreamState> {
   void OnHalfClose();
   // The stream closed: the handler is told, nothing more is written.
   void OnClose();
-  // Submits to `session` what the writer queued (response headers, messages, trailers).
-  void Pump(nghttp2_session* session, int32_t id);
+  // Submits to `out` what the writer queued (response headers, messages, trailers).
+  void Pump(H2Out* out, int32_t id);
+  // The response's DATA: what the writer queued, then the trailers; kDeferred while the queue is
+  // empty and the status unknown.
+  ssize_t Produce(uint8_t* buf, size_t length, uint32_t* flags) override;
 
   // Writer side (any thread).
   void Queue(std::string frame, bool finish, int code, std::string message);
 
-  // For the nghttp2 data provider (h2_stream.cc).
+  // What Produce writes.
   struct Out {
     std::string data;  // framed messages taken from the queue, not yet given to nghttp2
     size_t pos = 0;
@@ -113,9 +112,10 @@ class H2StreamState : public std::enable_shared_from_this<H2StreamState> {
     int code = 0;
     std::string message;
   };
-  Out& out() { return out_; }
 
  private:
+  H2Out* session_ = nullptr;  // Pump's
+  int32_t id_ = 0;
   std::function<void()> wake_;
   const int64_t max_message_bytes_;
   std::unique_ptr<H2StreamHandler> handler_;

@@ -4,6 +4,8 @@
 // declarations.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,6 +19,43 @@ class MessageLite;
 }  // namespace google::protobuf
 
 namespace chronoq::grpc_api {
+
+// A stream's response DATA, produced as the client's windows let it through (nghttp2's data
+// provider, or the own framing's equivalent). Runs on the connection's thread.
+class H2Producer {
+ public:
+  static constexpr uint32_t kEof = 0x01;  // the DATA ends with these bytes
+  static constexpr uint32_t kNoEndStream =
+      0x02;                                   // with kEof: trailers follow (H2Out::SubmitStatus)
+  static constexpr ssize_t kDeferred = -508;  // nothing to write now: H2Out::ResumeData later
+  // Writes up to `length` bytes to `buf`: their count, or kDeferred.
+  virtual ssize_t Produce(uint8_t* buf, size_t length, uint32_t* flags) = 0;
+
+ protected:
+  ~H2Producer() = default;
+};
+
+// What a streaming call's writer (h2_consume.h, h2_stream.h) asks of its connection's HTTP/2
+// session: nghttp2's (H2Session) or the engine's own framing (H2OwnSession). Connection's
+// thread only.
+class H2Out {
+ public:
+  // The response's HEADERS (:status 200, application/grpc) of stream `id`, its DATA from
+  // `producer` (which outlives the stream's end).
+  virtual void SubmitResponse(int32_t id, H2Producer* producer) = 0;
+  // Ends stream `id` with a gRPC status: `trailers` after the DATA (from a producer's kEof with
+  // kNoEndStream, or after it), else Trailers-Only. Non-zero: not submitted.
+  virtual int SubmitStatus(int32_t id, int code, std::string_view message, bool trailers) = 0;
+  // The producer of stream `id` has something again (after kDeferred).
+  virtual void ResumeData(int32_t id) = 0;
+  // `n` bytes of stream `id`'s DATA are handled: its window and the connection's given back.
+  virtual void ConsumeStream(int32_t id, size_t n) = 0;
+  // The same for a stream that is gone: the connection's window only.
+  virtual void ConsumeConnection(size_t n) = 0;
+
+ protected:
+  ~H2Out() = default;
+};
 
 // gRPC status codes the engine answers itself.
 inline constexpr int kGrpcInvalidArgument = 3;
@@ -127,6 +166,17 @@ class GrpcRequestCheck {
 void KeepRequestField(GrpcRequestCheck::Use use, std::string_view value, std::string* path,
                       std::optional<std::string>* authorization,
                       std::chrono::steady_clock::time_point* deadline);
+
+// A call's deadline (steady clock; max: none) on the system clock (max: none), as Consume takes it.
+inline std::chrono::system_clock::time_point ToSystemDeadline(
+    std::chrono::steady_clock::time_point deadline) {
+  if (deadline == std::chrono::steady_clock::time_point::max()) {
+    return std::chrono::system_clock::time_point::max();
+  }
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             deadline - std::chrono::steady_clock::now());
+}
 
 // gRPC's grpc-message: bytes outside printable ASCII, and '%', percent-encoded.
 std::string PercentEncode(std::string_view s);

@@ -14,7 +14,7 @@ The stubs: `protoc` (protobuf-compiler) with grpc_python_plugin (protobuf-compil
 protoc is recent enough.
 
 Usage: grpc_client_test.py --binary build/chronoq --proto-dir proto --storage memory|embedded|redis
-       [--grpc-engine grpc++|nghttp2] [--skip test_name]...
+       [--grpc-engine grpc++|nghttp2|h2-experimental] [--skip test_name]...
 """
 import argparse
 import json

@@ -461,6 +461,11 @@ TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnNghttp
   GrpcServesTls("nghttp2");
 }
 
+// The engine that frames HTTP/2 itself (docs/grpc.md), over the same connections as nghttp2's.
+TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnH2Experimental) {
+  GrpcServesTls("h2-experimental");
+}
+
 // The nghttp2 engine: ALPN chooses h2 and refuses a client that offers only other protocols; a
 // SIGHUP reaches new gRPC connections at once (no certificate watcher to wait for) and open ones
 // keep theirs.
