@@ -4,6 +4,8 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <algorithm>
+
 #include "base/block_cache.h"
 
 namespace chronoq::grpc_api::h2 {
@@ -32,6 +34,16 @@ HpackDecoder::~HpackDecoder() { nghttp2_hd_inflate_del(impl_->inflater); }
 
 bool HpackDecoder::DecodeWith(const uint8_t* block, size_t n, void* fn,
                               void (*call)(void*, std::string_view, std::string_view)) {
+  const std::string_view bytes = View(block, n);
+  if (n > 0 && bytes == indexed_block_) {
+    for (const auto& [name, value] : indexed_fields_) call(fn, name, value);
+    return true;
+  }
+  // One-byte indexed fields only (0x81-0xfe: indexes 1-126): the table stays as it is.
+  const bool indexed =
+      n > 0 && std::all_of(block, block + n, [](uint8_t b) { return b > 0x80 && b < 0xff; });
+  indexed_block_.clear();
+  indexed_fields_.clear();
   for (;;) {
     nghttp2_nv nv;
     int flags = 0;
@@ -40,10 +52,14 @@ bool HpackDecoder::DecodeWith(const uint8_t* block, size_t n, void* fn,
     block += used;
     n -= static_cast<size_t>(used);
     if ((flags & NGHTTP2_HD_INFLATE_EMIT) != 0) {
-      call(fn, View(nv.name, nv.namelen), View(nv.value, nv.valuelen));
+      const std::string_view name = View(nv.name, nv.namelen);
+      const std::string_view value = View(nv.value, nv.valuelen);
+      if (indexed) indexed_fields_.emplace_back(name, value);
+      call(fn, name, value);
     }
     if ((flags & NGHTTP2_HD_INFLATE_FINAL) != 0) {
       nghttp2_hd_inflate_end_headers(impl_->inflater);
+      if (indexed) indexed_block_.assign(bytes);
       return true;
     }
     if ((flags & NGHTTP2_HD_INFLATE_EMIT) == 0 && n == 0) return true;

@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace chronoq::grpc_api::h2 {
 
@@ -121,7 +123,10 @@ struct Field {
 };
 
 // A connection's HPACK decoder. Decode returns false on a compression error (the connection's
-// end: its table is out of step).
+// end: its table is out of step). A block made only of one-byte indexed fields cannot change the
+// dynamic table, so when the same bytes come again (a gRPC client's next call on the connection,
+// its fields indexed since the first) and no other block came between, its fields are the ones
+// kept from the last time: nghttp2's decoder is not run (docs/grpc.md).
 class HpackDecoder {
  public:
   HpackDecoder();
@@ -143,6 +148,9 @@ class HpackDecoder {
                   void (*call)(void*, std::string_view, std::string_view));
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // The last block when it was only indexed fields, and its fields (name, value).
+  std::string indexed_block_;
+  std::vector<std::pair<std::string, std::string>> indexed_fields_;
 };
 
 // A connection's HPACK encoder.
