@@ -371,6 +371,31 @@ TEST_P(H2LimitsTest, AClientThatFloodsPingsWithoutReadingIsClosed) {
   EXPECT_TRUE(Call().ok());
 }
 
+// A SETTINGS frame of many settings (CVE-2020-11080): past 32 in one frame, GOAWAY
+// ENHANCE_YOUR_CALM and closed, as nghttp2's default (nghttp2_option_set_max_settings).
+TEST_P(H2LimitsTest, ASettingsFrameOfTooManySettingsGetsGoaway) {
+  Start(GrpcOptions{});
+  auto settings = [](int n) {
+    std::string payload;
+    for (int i = 0; i < n; ++i) payload += std::string("\x00\x04", 2) + U32(65535);
+    return Frame(kSettings, 0, 0, payload);
+  };
+  testutil::RawConnection calm;
+  Open(&calm);
+  ASSERT_TRUE(calm.Send(settings(32)).ok());
+  EXPECT_FALSE(calm.WaitClosed(milliseconds(300)));
+  EXPECT_FALSE(Has(Parse(calm.received()), kGoaway));
+
+  testutil::RawConnection flood;
+  Open(&flood);
+  flood.Send(settings(33)).IgnoreError();
+  EXPECT_TRUE(flood.WaitClosed(seconds(5)));
+  const Received r = Parse(flood.received());
+  EXPECT_TRUE(Has(r, kGoaway));
+  EXPECT_EQ(r.goaway_error, kEnhanceYourCalm);
+  EXPECT_TRUE(Call().ok());
+}
+
 // nghttp2's checks of request headers are off (about 1.3k instructions per call net); the
 // engine's own (h2_wire.h GrpcRequestCheck) answer what a gRPC client relies on.
 TEST_P(H2LimitsTest, RequestsThatAreMalformedOrNotGrpcAreRefusedAndTheConnectionServesOn) {

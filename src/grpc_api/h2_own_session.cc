@@ -22,6 +22,9 @@ constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 // SETTINGS and PING acknowledgements queued and not yet written: past this the client floods
 // (nghttp2_option_set_max_outbound_ack's 1,000); the connection closes.
 constexpr int kMaxOutboundAcks = 1000;
+// Settings in one SETTINGS frame: past this, ENHANCE_YOUR_CALM (nghttp2's default
+// nghttp2_option_set_max_settings).
+constexpr uint32_t kMaxSettings = 32;
 
 void AppendSetting(std::string* out, uint16_t id, uint32_t value) {
   const char b[6] = {static_cast<char>(id >> 8),     static_cast<char>(id),
@@ -219,6 +222,10 @@ bool H2OwnSession::OnSettings(const FrameHeader& h, const uint8_t* p) {
   }
   if (h.length % 6 != 0) {
     Fail(kFrameSizeError, "a SETTINGS frame of a partial setting");
+    return false;
+  }
+  if (h.length / 6 > kMaxSettings) {
+    Fail(kEnhanceYourCalm, "a SETTINGS frame of too many settings");
     return false;
   }
   bool window_grew = false;
