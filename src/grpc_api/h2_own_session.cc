@@ -18,7 +18,6 @@ namespace {
 using namespace h2;  // NOLINT(google-build-using-namespace): the frames' names
 
 constexpr const char* kLog = "cq.grpc";
-constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 // SETTINGS and PING acknowledgements queued and not yet written: past this the client floods
 // (nghttp2_option_set_max_outbound_ack's 1,000); the connection closes.
 constexpr int kMaxOutboundAcks = 1000;

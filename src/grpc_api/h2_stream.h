@@ -82,7 +82,7 @@ class H2Services {
 std::unique_ptr<H2StreamHandler> NewReflectionHandler(std::shared_ptr<H2StreamWriter> w);
 
 // One streaming call (held by the connection's stream and by the handler's writer).
-class H2StreamState : public H2Producer, public std::enable_shared_from_this<H2StreamState> {
+class H2StreamState final : public H2Producer, public std::enable_shared_from_this<H2StreamState> {
  public:
   H2StreamState(std::function<void()> wake, int64_t max_message_bytes)
       : wake_(std::move(wake)), max_message_bytes_(max_message_bytes), in_(max_message_bytes) {}
