@@ -96,23 +96,6 @@
   "    BC[kid] = h\n"                                                                              \
   "    return h\n"                                                                                 \
   "  end\n"                                                                                        \
-  "  -- How many members of level l have a score in ZCOUNT's range [mins, maxs] (strings).\n"      \
-  "  local function count_s(l, mins, maxs)\n"                                                      \
-  "    local function num(s)\n"                                                                    \
-  "      s = string.gsub(s, '^%(', '')\n"                                                          \
-  "      if s == '+inf' or s == 'inf' then return math.huge end\n"                                 \
-  "      if s == '-inf' then return 0 end\n"                                                       \
-  "      return tonumber(s)\n"                                                                     \
-  "    end\n"                                                                                      \
-  "    local lo, hi, n = math.max(num(mins), 0), num(maxs), 0\n"                                   \
-  "    local im = bz_find(l, struct.pack('>dI6', lo, 0))\n"                                        \
-  "    if not im then im = redis.call('ZRANGE', P..'qi'..l, 0, 0)[1] end\n"                        \
-  "    while im and struct.unpack('>d', im) <= hi do\n"                                            \
-  "      n = n + redis.call('ZCOUNT', bz_key(l, im), mins, maxs)\n"                                \
-  "      im = bz_next(l, im)\n"                                                                    \
-  "    end\n"                                                                                      \
-  "    return n\n"                                                                                 \
-  "  end\n"                                                                                        \
   "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
   "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
   "the\n"                                                                                          \
@@ -176,7 +159,7 @@
   "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
   "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
   "  end\n"                                                                                        \
-  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=count_s, "            \
+  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=bz_count, "           \
   "card=bz_card,\n"                                                                                \
   "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
   "kid_of=kid_of,\n"                                                                               \
