@@ -154,6 +154,21 @@
   "  else MARK = {now, MAXSEQ} end\n"                                                              \
   "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
   "end\n"                                                                                          \
+  "  -- The trim of status st's ended records (x4_trim), noting in B4.sw when the oldest end\n"    \
+  "  -- left runs out (the script's answer, for the namespace's sweep set).\n"                     \
+  "  local function trim_at(st, cut, retention, history)\n"                                        \
+  "    local _, old = x4_trim(st, cut, 1000, history)\n"                                           \
+  "    if old then\n"                                                                              \
+  "      local at = tonumber(old) + retention\n"                                                   \
+  "      if not B4.sw or at < B4.sw then B4.sw = at end\n"                                         \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  -- The sweep (a node's, for a topic of the sweep set): every status trimmed, B4.sw the\n"     \
+  "  -- oldest end left (nil: none).\n"                                                            \
+  "  local function sweep(now, retention, history)\n"                                              \
+  "    local cut = string.format('%d', now - retention)\n"                                         \
+  "    for st = 4, 7 do trim_at(st, cut, retention, history) end\n"                                \
+  "  end\n"                                                                                        \
   "  -- Deletes m's record and history.\n"                                                         \
   "  local function del(m)\n"                                                                      \
   "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
@@ -161,10 +176,10 @@
   "  end\n"                                                                                        \
   "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=bz_count, "           \
   "card=bz_card,\n"                                                                                \
-  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
+  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim_at=trim_at, "          \
   "kid_of=kid_of,\n"                                                                               \
   "        mid_of=mid_of, bucket_of=bucket_of, mark=mark, out_of_e=out_of_e, e_pend=e_pend,\n"     \
-  "        move_to_e=move_to_e, del=del}\n"                                                        \
+  "        move_to_e=move_to_e, del=del, sweep=sweep}\n"                                           \
   "  return B4, KE, P..'X', P..'ql'\n"                                                             \
   "end\n"
 // Pasted where a script may create its topic (send, import, dead letter in, redrive in): a
