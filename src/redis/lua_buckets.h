@@ -299,37 +299,45 @@
   "  end\n"                                                                                        \
   "end\n"                                                                                          \
   "-- How many members of level l have a score between min and max (ZCOUNT's bounds, numbers\n"    \
-  "-- or strings): the runs wholly inside by their counts, the others' buckets by ZCOUNT.\n"       \
-  "-- A run's members lie between its first position and the next run's; rm is the run\n"          \
-  "-- holding (lo, 0), whose buckets before the one holding it are skipped.\n"                     \
+  "-- or strings): the first buckets of the range by ZCOUNT (most counts, as a script's account\n" \
+  "-- since the last one, end there: no run is read), then the rest of the run holding the next\n" \
+  "-- bucket, then the runs wholly inside by their counts and the others' buckets by ZCOUNT (a\n"  \
+  "-- run's members lie between its first position and the next run's).\n"                         \
   "local function bz_count(l, min, max)\n"                                                         \
   "  local mins, lo, lx = bz_bound(min)\n"                                                         \
   "  local maxs, hi, hx = bz_bound(max)\n"                                                         \
-  "  local rk, n = P..'qr'..l, 0\n"                                                                \
-  "  local start = lo > -math.huge and struct.pack('>dI6', math.max(lo, 0), 0) or nil\n"           \
-  "  local rm = start and redis.call('ZREVRANGEBYLEX', rk, '['..start..'\\255', '-', 'LIMIT', 0, " \
-  "1)[1]\n"                                                                                        \
-  "  local from, lim = rm and '['..rm or '-', 3 -- a few runs first: most counts need one or "     \
-  "two\n"                                                                                          \
+  "  local n, b = 0, nil\n"                                                                        \
+  "  if lo > -math.huge then b = bz_find(l, struct.pack('>dI6', math.max(lo, 0), 0)) end\n"        \
+  "  if not b then b = redis.call('ZRANGE', P..'qi'..l, 0, 0)[1] end\n"                            \
+  "  for i = 1, 4 do\n"                                                                            \
+  "    if not b or not bz_le(struct.unpack('>d', b), hi, hx) then return n end\n"                  \
+  "    if i == 4 then break end\n"                                                                 \
+  "    n = n + redis.call('ZCOUNT', bz_key(l, b), mins, maxs)\n"                                   \
+  "    b = bz_next(l, b)\n"                                                                        \
+  "  end\n"                                                                                        \
+  "  local rk = P..'qr'..l\n"                                                                      \
+  "  local nx = redis.call('ZRANGEBYLEX', rk, '('..rz_of(l, b), '+', 'LIMIT', 0, 1)[1]\n"          \
+  "  local c, past = bz_zcount(l, b, nx, mins, maxs, hi, hx)\n"                                    \
+  "  n = n + c\n"                                                                                  \
+  "  if past or not nx then return n end\n"                                                        \
+  "  local from, lim = '['..nx, 3\n"                                                               \
   "  while true do\n"                                                                              \
   "    local rs = redis.call('ZRANGEBYLEX', rk, from, '+', 'LIMIT', 0, lim)\n"                     \
   "    local whole, done = {}, false\n"                                                            \
   "    for i = 1, math.min(#rs, lim - 1) do\n"                                                     \
-  "      local s, nx = struct.unpack('>d', rs[i]), rs[i+1]\n"                                      \
+  "      local s, rn = struct.unpack('>d', rs[i]), rs[i+1]\n"                                      \
   "      if not bz_le(s, hi, hx) then done = true; break end\n"                                    \
-  "      if bz_le(lo, s, lx) and (nx and bz_le(struct.unpack('>d', nx), hi, hx)\n"                 \
-  "                               or not nx and hi == math.huge) then\n"                           \
+  "      if bz_le(lo, s, lx) and (rn and bz_le(struct.unpack('>d', rn), hi, hx)\n"                 \
+  "                               or not rn and hi == math.huge) then\n"                           \
   "        whole[#whole+1] = 'n'..rz_id(rs[i])\n"                                                  \
   "      else\n"                                                                                   \
-  "        local b = rs[i]\n"                                                                      \
-  "        if rs[i] == rm then b = bz_find(l, start) or b end\n"                                   \
-  "        local c, past = bz_zcount(l, b, nx, mins, maxs, hi, hx)\n"                              \
+  "        c, past = bz_zcount(l, rs[i], rn, mins, maxs, hi, hx)\n"                                \
   "        n = n + c\n"                                                                            \
   "        if past then done = true; break end\n"                                                  \
   "      end\n"                                                                                    \
   "    end\n"                                                                                      \
   "    if whole[1] then\n"                                                                         \
-  "      for _, c in ipairs(redis.call('HMGET', P..'qc'..l, unpack(whole))) do n = n + c end\n"    \
+  "      for _, x in ipairs(redis.call('HMGET', P..'qc'..l, unpack(whole))) do n = n + x end\n"    \
   "    end\n"                                                                                      \
   "    if done or #rs < lim then return n end\n"                                                   \
   "    from, lim = '['..rs[lim], 33\n"                                                             \
