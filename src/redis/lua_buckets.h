@@ -37,8 +37,8 @@
   "its\n"                                                                                          \
   "-- successor when both fit RZ_HALF. A count sums the runs inside its range (one HMGET per "     \
   "32)\n"                                                                                          \
-  "-- and ZCOUNTs the buckets of the two runs at its ends: at 10 million members about 5,000\n"    \
-  "-- runs and at most 2 * RZ_MAX ZCOUNTs, where one ZCOUNT per bucket was 312,000.\n"             \
+  "-- and ZCOUNTs the buckets of the two runs at its ends: at 10 million members 5,000-10,000\n"   \
+  "-- runs and at most 2 * RZ_MAX ZCOUNTs, where one ZCOUNT per bucket was 312,000-450,000.\n"     \
   "local BZ_MAX, BZ_HALF = 32, 16\n"                                                               \
   "local RZ_MAX, RZ_HALF, RZ_LOW = 64, 32, 8\n"                                                    \
   "local function bz_pos(score, member)\n"                                                         \
