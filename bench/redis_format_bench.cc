@@ -4,16 +4,21 @@
 // topic in sendMsgBatch-sized batches (about what the coalescer makes of 64 connections), with
 // generated msgIds (32 hex digits, base::NewMsgId); then, with --life, moves the clock past the
 // trigger time and pulls them in batches of 100, acking each batch. Prints one line: the format,
-// used_memory per waiting message, and Redis CPU (INFO cpu) per send and per pull+ack.
+// used_memory per waiting message, and Redis CPU (INFO cpu) per send and per pull+ack. With
+// --spread the trigger times are spread evenly at random over the next day instead; with
+// --info=K, topic info is asked K times after the sends and its Redis time per call printed
+// (INFO commandstats, the EVALSHA usec).
 //
 //   redis_format_bench --port=P [--format=3] [--messages=20000] [--batch=17] [--payload=100]
-//                      [--life] [--topic=t]
+//                      [--life] [--topic=t] [--spread] [--info=K]
 //
 // The format 4 is the test-only switch of build steps 4-5 (the config refuses it): new topics are
 // created in layout 4.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +44,8 @@ struct Flags {
   int batch = 17;
   int payload = 100;
   bool life = false;
+  bool spread = false;
+  int info = 0;
   std::string topic = "t";
 };
 
@@ -55,7 +62,9 @@ Flags Parse(int argc, char** argv) {
     if (const char* v = value("--batch=")) f.batch = std::atoi(v);
     if (const char* v = value("--payload=")) f.payload = std::atoi(v);
     if (const char* v = value("--topic=")) f.topic = v;
+    if (const char* v = value("--info=")) f.info = std::atoi(v);
     if (a == "--life") f.life = true;
+    if (a == "--spread") f.spread = true;
   }
   return f;
 }
@@ -69,12 +78,23 @@ double Info(testutil::RedisConn& c, const std::string& section, const std::strin
   return at == std::string::npos ? -1 : std::atof(r->str.c_str() + at + key.size() - 1);
 }
 
+// A field ("calls", "usec") of EVALSHA's line of INFO commandstats.
+double EvalStat(testutil::RedisConn& c, const std::string& field) {
+  Result<testutil::RedisReply> r = c.Command({"INFO", "commandstats"});
+  if (!r.has_value()) return -1;
+  const size_t at = r->str.find("cmdstat_evalsha:");
+  if (at == std::string::npos) return -1;
+  const size_t u = r->str.find(field + "=", at);
+  return u == std::string::npos ? -1 : std::atof(r->str.c_str() + u + field.size() + 1);
+}
+
 double Cpu(testutil::RedisConn& c) {
   return Info(c, "cpu", "used_cpu_user") + Info(c, "cpu", "used_cpu_sys");
 }
 
 int Run(const Flags& f) {
-  Result<testutil::RedisConn> raw = testutil::RedisConn::Connect(static_cast<uint16_t>(f.port));
+  Result<testutil::RedisConn> raw =
+      testutil::RedisConn::Connect(static_cast<uint16_t>(f.port), {}, std::chrono::seconds(60));
   if (!raw.has_value()) {
     std::fprintf(stderr, "connect: %s\n", raw.error().ToString().c_str());
     return 1;
@@ -97,15 +117,17 @@ int Run(const Flags& f) {
     return 1;
   }
   const std::string payload(static_cast<size_t>(f.payload), 'x');
+  std::mt19937_64 rnd(42);
   const double m0 = Info(*raw, "memory", "used_memory");
   const double c0 = Cpu(*raw);
   for (int sent = 0; sent < f.messages;) {
     std::vector<core::NewMessage> batch;
     for (int i = 0; i < f.batch && sent < f.messages; ++i, ++sent) {
-      batch.push_back(core::NewMessage{f.topic, base::NewMsgId(), payload, Millis(3'600'000)});
+      const Millis delay(f.spread ? 1'000 + static_cast<int64_t>(rnd() % 86'400'000) : 3'600'000);
+      batch.push_back(core::NewMessage{f.topic, base::NewMsgId(), payload, delay});
     }
-    if (!b.SendBatch(std::move(batch)).has_value()) {
-      std::fprintf(stderr, "send failed\n");
+    if (auto r = b.SendBatch(std::move(batch)); !r.has_value()) {
+      std::fprintf(stderr, "send failed: %s\n", r.error().ToString().c_str());
       return 1;
     }
   }
@@ -113,6 +135,15 @@ int Run(const Flags& f) {
   const double m1 = Info(*raw, "memory", "used_memory");
   std::printf("format %d messages %d batch %d used_memory/msg %.0f redis_cpu_us/send %.1f",
               f.format, f.messages, f.batch, (m1 - m0) / f.messages, (c1 - c0) * 1e6 / f.messages);
+  if (f.info > 0) {
+    // Per call that ran (a call over the node's command timeout fails at the node but runs on).
+    const double u0 = EvalStat(*raw, "usec"), n0 = EvalStat(*raw, "calls");
+    int failed = 0;
+    for (int i = 0; i < f.info; ++i) failed += b.Info(f.topic).has_value() ? 0 : 1;
+    const double ran = EvalStat(*raw, "calls") - n0;
+    std::printf(" topic_info_redis_us %.0f (%d failed at the node)",
+                (EvalStat(*raw, "usec") - u0) / (ran > 0 ? ran : 1), failed);
+  }
   if (f.life) {
     clock.Advance(Millis(3'600'001));
     int done = 0;

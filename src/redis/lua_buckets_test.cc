@@ -20,8 +20,9 @@ namespace {
 
 // ARGV: seed, operations, workload: 'append' (scores rising with seq, removals from the front:
 // sends and pulls), 'random' (scores spread over 1,000 s, removals anywhere: updates, deletes),
-// 'ties' (five scores: many messages with one trigger time). Answers {differences, buckets,
-// members}.
+// 'ties' (five scores: many messages with one trigger time), 'drain' (as 'random', then
+// removals only after the first half: runs of buckets shrink and merge). Answers {differences,
+// buckets, members, runs}.
 constexpr char kDriver[] = R"lua(
 local x = tonumber(ARGV[1])
 local function rnd(n) x = (x * 16807) % 2147483647; return x % n end
@@ -40,6 +41,7 @@ local function after_pos(s, m, a) return not a or s > a[1] or (s == a[1] and bz_
 local base = 1700000000000
 for op = 1, ops do
   local c = rnd(100)
+  if mode == 'drain' and op > ops / 2 and #live > 0 and c < 55 then c = 60 end
   if c < 55 or #live == 0 then
     seq = seq + 1
     local score
@@ -75,6 +77,13 @@ for op = 1, ops do
     if mode == 'ties' then lo = base + rnd(5) * 1000; hi = lo + rnd(3) * 1000 end
     local a, b = bz_count(L, lo, hi), redis.call('ZCOUNT', O, lo, hi)
     if a ~= b then fail('count '..op..': '..a..' instead of '..b) end
+    -- as the scripts count: ZCOUNT's strings, exclusive and infinite bounds
+    local los = ({'(', ''})[rnd(2) + 1]..string.format('%d', lo)
+    local his = ({'(', ''})[rnd(2) + 1]..string.format('%d', hi)
+    if rnd(5) == 0 then los = '-inf' end
+    if rnd(5) == 0 then his = '+inf' end
+    a, b = bz_count(L, los, his), redis.call('ZCOUNT', O, los, his)
+    if a ~= b then fail('count '..op..' '..los..' '..his..': '..a..' instead of '..b) end
   else
     local after, min = nil, '-inf'
     if rnd(3) > 0 and #live > 0 then
@@ -84,7 +93,10 @@ for op = 1, ops do
     end
     local max, limit = base + rnd(1200000), rnd(300) + 1
     local got = bz_range(L, after, max, limit)
-    local all = redis.call('ZRANGEBYSCORE', O, min, string.format('%.17g', max), 'WITHSCORES')
+    -- enough for `limit` after `after`: those at its score may come before it
+    local more = after and redis.call('ZCOUNT', O, min, min) or 0
+    local all = redis.call('ZRANGEBYSCORE', O, min, string.format('%.17g', max), 'WITHSCORES',
+                           'LIMIT', 0, limit + more)
     local want = {}
     for i = 1, #all, 2 do
       if #want < 2 * limit and after_pos(tonumber(all[i+1]), all[i], after) then
@@ -112,7 +124,30 @@ end
 if not same(cat, redis.call('ZRANGE', O, 0, -1, 'WITHSCORES')) then
   fail('the buckets do not hold the plain set in its order')
 end
-return {bad, buckets, redis.call('ZCARD', O)}
+-- The runs: the first starts at the first bucket, each counts exactly its buckets and their
+-- members, none holds more than RZ_MAX buckets, and no count is left of a run that went.
+local ims, runs = redis.call('ZRANGE', P..'qi'..L, 0, -1), redis.call('ZRANGE', P..'qr'..L, 0, -1)
+if ims[1] ~= runs[1] then fail('the first run does not start at the first bucket') end
+local r, nb, nm = 0, 0, 0
+local function close()
+  if r == 0 then return end
+  local id = rz_id(runs[r])
+  local x = redis.call('HMGET', P..'qc'..L, 'n'..id, 'b'..id)
+  if tonumber(x[1]) ~= nm or tonumber(x[2]) ~= nb then
+    fail('run '..r..' counts '..tostring(x[1])..'/'..tostring(x[2])..' instead of '..nm..'/'..nb)
+  end
+  if nb > RZ_MAX then fail('run of '..nb..' buckets') end
+end
+for _, im in ipairs(ims) do
+  if im == runs[r + 1] then close(); r, nb, nm = r + 1, 0, 0 end
+  nb, nm = nb + 1, nm + redis.call('ZCARD', bz_key(L, im))
+end
+close()
+if r ~= #runs then fail((#runs - r)..' runs start at no bucket') end
+if redis.call('HLEN', P..'qc'..L) ~= 2 * #runs then fail('counts of runs that went are left') end
+local all = bz_count(L, '-inf', '+inf')
+if all ~= redis.call('ZCARD', O) then fail('count of everything: '..all) end
+return {bad, buckets, redis.call('ZCARD', O), #runs}
 )lua";
 
 class BucketsTest : public ::testing::Test {
@@ -130,36 +165,54 @@ class BucketsTest : public ::testing::Test {
     EXPECT_TRUE(r.has_value() && !r->is_error()) << (r.has_value() ? r->ToString() : "");
     return r.has_value() ? *r : testutil::RedisReply{};
   }
-  // Runs the driver on topic `topic`; answers {buckets, members}, failing with each difference.
-  std::pair<int64_t, int64_t> Drive(const std::string& topic, int ops, const std::string& mode) {
+  struct Shape {
+    int64_t buckets = 0, members = 0, runs = 0;
+  };
+  // Runs the driver on topic `topic`; answers its shape, failing with each difference.
+  Shape Drive(const std::string& topic, int ops, const std::string& mode) {
     testutil::RedisReply r = Run(std::string("local P = KEYS[1]\n") + CQ_LUA_BUCKETS + kDriver,
                                  "cq:{bz:" + topic + "}:", {"42", std::to_string(ops), mode});
-    if (r.elements.size() != 3) {
+    if (r.elements.size() != 4) {
       ADD_FAILURE() << r.ToString();
-      return {0, 0};
+      return {};
     }
     for (const testutil::RedisReply& d : r.elements[0].elements) ADD_FAILURE() << d.str;
-    return {r.elements[1].integer, r.elements[2].integer};
+    return {r.elements[1].integer, r.elements[2].integer, r.elements[3].integer};
   }
 };
 
 TEST_F(BucketsTest, SendsInTriggerOrderFillWholeBucketsAndPullsEmptyThemFromTheFront) {
-  auto [buckets, members] = Drive("append", 5000, "append");
+  auto [buckets, members, runs] = Drive("append", 5000, "append");
   ASSERT_GT(members, 3000);
   // Full buckets (the last one excepted): an append never splits a bucket in halves.
   EXPECT_LE(buckets, members / 32 + 2) << members << " members";
+  EXPECT_LE(runs, buckets / 32 + 1) << buckets << " buckets";
 }
 
 TEST_F(BucketsTest, AddsAndRemovalsAnywhereAgreeWithOneSortedSet) {
-  auto [buckets, members] = Drive("random", 5000, "random");
+  auto [buckets, members, runs] = Drive("random", 5000, "random");
   ASSERT_GT(members, 3000);
   EXPECT_LE(buckets, members / 8 + 1) << members << " members";  // merges keep them filled
+  EXPECT_LE(runs, buckets / 8 + 1) << buckets << " buckets";
 }
 
 TEST_F(BucketsTest, ThousandsOfMessagesWithOneTriggerTimeStayInSendOrder) {
-  auto [buckets, members] = Drive("ties", 4000, "ties");
+  auto [buckets, members, runs] = Drive("ties", 4000, "ties");
   ASSERT_GT(members, 3000);
   EXPECT_GT(buckets, members / 32);  // they are split by seq, not left in one big bucket
+  EXPECT_GE(runs, 1);
+}
+
+// The counts' second level (runs of up to 64 buckets with their counts) stays exact through
+// run splits (many buckets filled in order and anywhere) and merges (most members removed again).
+TEST_F(BucketsTest, RunsOfBucketsCountExactlyThroughSplitsAndMerges) {
+  auto [buckets, members, runs] = Drive("manyruns", 20000, "random");
+  ASSERT_GT(members, 15000);
+  EXPECT_GT(runs, 5) << buckets << " buckets";
+  EXPECT_LE(runs, buckets / 8 + 1);
+  Shape drained = Drive("drain", 20000, "drain");
+  EXPECT_LT(drained.members, members / 2);
+  EXPECT_LE(drained.runs, drained.buckets / 8 + 1) << "small runs merge";
 }
 
 // What layout 4 is for (issue 20): with the default configuration of the harness's redis-server,

@@ -206,10 +206,12 @@
   "end\n"                                                                                          \
   "-- Statistics first: what this script observed, the dead letters it put in the outbox, and "    \
   "how\n"                                                                                          \
-  "-- many entries the outbox holds (the node moves them on).\n"                                   \
+  "-- many entries the outbox holds (the node moves them on); layout 4: when the oldest ended\n"   \
+  "-- record this script's trims left is due ('': none left or no trim), for the sweep set.\n"     \
   "local function reply(t)\n"                                                                      \
-  "  table.insert(t, 1, {TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO, redis.call('ZCARD', "            \
-  "P..'ob')})\n"                                                                                   \
+  "  local st = {TRIG, GSUM, GMAX, TOUT, ENDED, EXH, DLO, redis.call('ZCARD', P..'ob')}\n"         \
+  "  if B4 then st[9] = B4.sw and string.format('%d', B4.sw) or '' end\n"                          \
+  "  table.insert(t, 1, st)\n"                                                                     \
   "  return t\n"                                                                                   \
   "end\n"                                                                                          \
   "-- ri: the retry interval of a delivery; dt, ds, dr, de: a dead letter's source topic, "        \
@@ -361,7 +363,7 @@
   "end\n"                                                                                          \
   "local function trim_ended(st, now, retention)\n"                                                \
   "  local cut = string.format('%d', now - retention)\n"                                           \
-  "  if B4 then B4.trim(st, cut, 1000, cfg().hs == '1'); return end\n"                             \
+  "  if B4 then B4.trim_at(st, cut, retention, cfg().hs == '1'); return end\n"                     \
   "  redis.call('ZREMRANGEBYSCORE', P..'x'..st, '-inf', cut)\n"                                    \
   "end\n" CQ_LUA_HISTORY                                                                           \
   "-- A message that ends as EXPIRE or RETRY_EXHAUST in a topic with a dead-letter topic: an "     \

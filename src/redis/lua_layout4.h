@@ -96,23 +96,6 @@
   "    BC[kid] = h\n"                                                                              \
   "    return h\n"                                                                                 \
   "  end\n"                                                                                        \
-  "  -- How many members of level l have a score in ZCOUNT's range [mins, maxs] (strings).\n"      \
-  "  local function count_s(l, mins, maxs)\n"                                                      \
-  "    local function num(s)\n"                                                                    \
-  "      s = string.gsub(s, '^%(', '')\n"                                                          \
-  "      if s == '+inf' or s == 'inf' then return math.huge end\n"                                 \
-  "      if s == '-inf' then return 0 end\n"                                                       \
-  "      return tonumber(s)\n"                                                                     \
-  "    end\n"                                                                                      \
-  "    local lo, hi, n = math.max(num(mins), 0), num(maxs), 0\n"                                   \
-  "    local im = bz_find(l, struct.pack('>dI6', lo, 0))\n"                                        \
-  "    if not im then im = redis.call('ZRANGE', P..'qi'..l, 0, 0)[1] end\n"                        \
-  "    while im and struct.unpack('>d', im) <= hi do\n"                                            \
-  "      n = n + redis.call('ZCOUNT', bz_key(l, im), mins, maxs)\n"                                \
-  "      im = bz_next(l, im)\n"                                                                    \
-  "    end\n"                                                                                      \
-  "    return n\n"                                                                                 \
-  "  end\n"                                                                                        \
   "-- Layout 4's mark ('em': '<score> <seq>'): every pending entry at or before it is in E; one\n" \
   "-- after it is in E only when its natural end is before its visible-at. 'qn' field 'w' counts " \
   "the\n"                                                                                          \
@@ -171,17 +154,32 @@
   "  else MARK = {now, MAXSEQ} end\n"                                                              \
   "  redis.call('SET', P..'em', string.format('%.17g %d', MARK[1], MARK[2]))\n"                    \
   "end\n"                                                                                          \
+  "  -- The trim of status st's ended records (x4_trim), noting in B4.sw when the oldest end\n"    \
+  "  -- left runs out (the script's answer, for the namespace's sweep set).\n"                     \
+  "  local function trim_at(st, cut, retention, history)\n"                                        \
+  "    local _, old = x4_trim(st, cut, 1000, history)\n"                                           \
+  "    if old then\n"                                                                              \
+  "      local at = tonumber(old) + retention\n"                                                   \
+  "      if not B4.sw or at < B4.sw then B4.sw = at end\n"                                         \
+  "    end\n"                                                                                      \
+  "  end\n"                                                                                        \
+  "  -- The sweep (a node's, for a topic of the sweep set): every status trimmed, B4.sw the\n"     \
+  "  -- oldest end left (nil: none).\n"                                                            \
+  "  local function sweep(now, retention, history)\n"                                              \
+  "    local cut = string.format('%d', now - retention)\n"                                         \
+  "    for st = 4, 7 do trim_at(st, cut, retention, history) end\n"                                \
+  "  end\n"                                                                                        \
   "  -- Deletes m's record and history.\n"                                                         \
   "  local function del(m)\n"                                                                      \
   "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
   "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
   "  end\n"                                                                                        \
-  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=count_s, "            \
+  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=bz_count, "           \
   "card=bz_card,\n"                                                                                \
-  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim=x4_trim, "             \
+  "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim_at=trim_at, "          \
   "kid_of=kid_of,\n"                                                                               \
   "        mid_of=mid_of, bucket_of=bucket_of, mark=mark, out_of_e=out_of_e, e_pend=e_pend,\n"     \
-  "        move_to_e=move_to_e, del=del}\n"                                                        \
+  "        move_to_e=move_to_e, del=del, sweep=sweep}\n"                                           \
   "  return B4, KE, P..'X', P..'ql'\n"                                                             \
   "end\n"
 // Pasted where a script may create its topic (send, import, dead letter in, redrive in): a

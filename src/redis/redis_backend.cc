@@ -68,10 +68,13 @@ void RedisBackend::Report(const std::string& topic, const backend::TopicEvents& 
 
 std::pair<int64_t, int64_t> RedisBackend::TakeStats(const std::string& topic, RedisReply& r) {
   if (r.type != RedisReply::Type::kArray || r.elements.empty() ||
-      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() != 8) {
+      r.elements[0].type != RedisReply::Type::kArray || r.elements[0].elements.size() < 8) {
     return {0, 0};
   }
   const auto& st = r.elements[0].elements;
+  // Layout 4: when the oldest ended record its trims left runs out (the sweep set).
+  const std::string sweep = st.size() > 8 ? Str(st[8]) : std::string();
+  if (!sweep.empty()) NoteSweep(topic, ToInt(sweep));
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
   const int64_t dead_lettered = st[6].integer, outbox = st[7].integer;
@@ -93,6 +96,7 @@ RedisBackend::~RedisBackend() {
   closing_ = true;
   for (auto& [topic, w] : wakeups_) scheduler_->Cancel(w.timer);
   wakeups_.clear();
+  if (sweep_timer_ != 0) scheduler_->Cancel(sweep_timer_);
   while (inflight_ > 0) idle_.Wait(mu_);
 }
 
@@ -188,6 +192,7 @@ void RedisBackend::SetReadyListener(backend::ReadyListener* listener) {
   listener_.store(listener);
   // Push work left by this node before a restart, or by any node: tell the new listener.
   if (listener != nullptr) RefreshPushTopics(/*announce=*/true);
+  if (listener != nullptr) ArmSweep();
 }
 
 void RedisBackend::ArmWake(const std::string& topic, const std::string& next_ms) {
@@ -387,6 +392,7 @@ void RedisBackend::OnResubscribed() {
   for (const std::string& t : topics) CheckTopic(t, nullptr);
   RecoverOutboxes();
   RefreshPushTopics(/*announce=*/false);
+  ArmSweep();
 }
 
 void RedisBackend::WatchTopic(const std::string& topic) {

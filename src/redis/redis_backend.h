@@ -275,6 +275,19 @@ class RedisBackend final : public backend::QueueBackend {
   void MaybeUnlist(const std::string& topic) CQ_EXCLUDES(mu_);
   // Whether this node watches `topic`'s push lane; `add`: it does from now on.
   bool PushWatched(const std::string& topic, bool add = false) CQ_EXCLUDES(mu_);
+  // redis_sweep.cc: the namespace's sweep set of layout-4 topics with ended records to delete.
+  std::string SweepKey() const;
+  // A script of `topic` answered that its oldest ended record runs out at `at_ms`: listed in the
+  // sweep set (ZADD LT; skipped when this node listed it less than kSweepEvery ago, not later).
+  void NoteSweep(const std::string& topic, int64_t at_ms) CQ_EXCLUDES(mu_);
+  // Every kSweepEvery from the node's start (or its first NoteSweep): sweeps up to kSweepBatch
+  // topics whose time came (the wake script with the sweep flag), then rescores or removes them.
+  void ArmSweep() CQ_EXCLUDES(mu_);
+  void Sweep() CQ_EXCLUDES(mu_);
+  void SweepTopic(const std::string& topic, TimePoint now) CQ_EXCLUDES(mu_);
+  void SweepDone() CQ_EXCLUDES(mu_);  // the reading or a topic's sweep answered
+  static constexpr Millis kSweepEvery{1000};
+  static constexpr int kSweepBatch = 100;
   // Takes the statistics every script puts first in its reply, and records them.
   // Answers how many dead letters the script put in the topic's outbox, and how many entries
   // the outbox holds.
@@ -357,6 +370,14 @@ class RedisBackend final : public backend::QueueBackend {
   std::map<std::string, TimePoint> unlist_tried_ CQ_GUARDED_BY(mu_);
   // When this node last listed each topic in the topics key (TouchTopic).
   std::map<std::string, TimePoint> topic_listed_ CQ_GUARDED_BY(mu_);
+  // When this node last listed each topic in the sweep set (NoteSweep), and with what time.
+  struct SweepNoted {
+    TimePoint when;
+    int64_t at = 0;
+  };
+  std::map<std::string, SweepNoted> sweep_noted_ CQ_GUARDED_BY(mu_);
+  base::TimerId sweep_timer_ CQ_GUARDED_BY(mu_) = 0;
+  int sweeps_left_ CQ_GUARDED_BY(mu_) = 0;  // of the round running (its reading included)
   Coalescer<SendSize> sends_{kInFlightPerTopic, 256, 1 << 20};
   Coalescer<AckSize> acks_{kInFlightPerTopic, 1000, 1 << 20};
 };

@@ -316,6 +316,59 @@ TEST_F(OldKeyspaceTest, LayoutFourDeletesEndedRecordsOnceTheirRetentionIsOver) {
   EXPECT_EQ(b_->Get("t4", "b")->status, core::MsgStatus::kDelete);
 }
 
+// Layout 4's ended records of a topic that gets no more requests (docs/redis.md "Ended
+// records"): each end's script answers when the oldest retained end runs out, the node lists the
+// topic in the namespace's sweep set, and the once-a-second sweep deletes each record when its
+// retention is over, rescoring the topic to the next one and removing it once nothing is left;
+// reads stay exact meanwhile, and the waiting message is untouched.
+TEST_F(OldKeyspaceTest, LayoutFourSweepsAQuietTopicsEndedRecordsWhenTheirRetentionEnds) {
+  StartBackend(4);
+  const std::string p = "cq:{old:t4}:";
+  auto settle = [&] {
+    std::promise<void> settled;
+    backend_->Flush([&settled] { settled.set_value(); });
+    settled.get_future().wait();
+  };
+  auto has = [&](const std::string& id) {
+    return raw_->Command({"HEXISTS", p + "b:" + std::to_string(RecordBucketOf(id)), id})->integer;
+  };
+  auto swept_at = [&] { return raw_->Command({"ZSCORE", "cq:{old}:sweep", "t4"})->str; };
+  ASSERT_TRUE(b_->Send("t4", "a", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Send("t4", "waits", "body", Millis(3'600'000)).has_value());
+  ASSERT_EQ(b_->Pull("t4", 10)->size(), 1u);
+  ASSERT_TRUE(b_->Ack("t4", "a").ok());  // ended at kNow, retained until kNow + 300 s
+  settle();
+  EXPECT_EQ(swept_at(), std::to_string(kNow + 300'000));
+  scheduler_.Advance(Millis(100'000));
+  ASSERT_TRUE(b_->Send("t4", "b", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Delete("t4", "b").ok());  // ended at kNow + 100 s
+  settle();
+  EXPECT_EQ(swept_at(), std::to_string(kNow + 300'000));  // the earlier time stays
+
+  scheduler_.Advance(Millis(199'000));  // 1 s before a's retention ends: sweeps found nothing
+  settle();
+  EXPECT_EQ(has("a"), 1);
+  EXPECT_EQ(b_->Get("t4", "a")->status, core::MsgStatus::kConsumeOk);
+  scheduler_.Advance(Millis(2'000));  // no request: the round at +300 s deletes a's record
+  settle();
+  EXPECT_EQ(has("a"), 0);
+  EXPECT_EQ(has("b"), 1);
+  EXPECT_EQ(raw_->Command({"ZCARD", p + "X4"})->integer, 0);
+  EXPECT_EQ(swept_at(), std::to_string(kNow + 400'000));  // b's
+  EXPECT_FALSE(b_->Get("t4", "a").has_value());
+  EXPECT_EQ(b_->Get("t4", "b")->status, core::MsgStatus::kDelete);
+
+  scheduler_.Advance(Millis(99'000));  // rounds may overlap while the clock jumps: settle, then
+  settle();                            // one round (each second) that is sure to run
+  scheduler_.Advance(Millis(2'000));
+  settle();
+  EXPECT_EQ(has("b"), 0);
+  EXPECT_EQ(raw_->Command({"ZCARD", p + "X7"})->integer, 0);
+  EXPECT_TRUE(raw_->Command({"ZSCORE", "cq:{old}:sweep", "t4"})->is_nil());  // nothing left
+  EXPECT_EQ(b_->Get("t4", "waits")->status, core::MsgStatus::kWaiting);
+  EXPECT_EQ(b_->Info("t4")->waiting, 1);
+}
+
 // Layout 4 keeps waiting messages out of E (docs/redis.md "Waiting messages out of E"): a burst
 // of 2,500 messages with one trigger time enters E when it becomes consumable, 1,000 per script
 // and the rest by the wake-ups that follow (the mark 'em' reaches now); every message is then

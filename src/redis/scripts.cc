@@ -299,11 +299,13 @@ out[#out+1] = next_visible(ARGV[1])
 return reply(out)
 )lua";
 
-// ARGV: now, retention. At a time something may have changed by itself: finishes what ran out,
-// then returns {1 if a pull-lane message is consumable now else 0, next_visible, 1 if a message
-// consumable now is a delivery whose ack deadline (or lease) passed (other nodes cannot know its
-// time) else 0, 1 if a push-lane message is due now else 0, how many messages the push lane
-// holds, 1 if the topic has a callback else 0}.
+// ARGV: now, retention, and '1' for a sweep (a node's, of a topic in the namespace's sweep set).
+// At a time something may have changed by itself: finishes what ran out, then returns {1 if a
+// pull-lane message is consumable now else 0, next_visible, 1 if a message consumable now is a
+// delivery whose ack deadline (or lease) passed (other nodes cannot know its time) else 0, 1 if
+// a push-lane message is due now else 0, how many messages the push lane holds, 1 if the topic
+// has a callback else 0}; a sweep also trims every ended set of a layout-4 topic and answers
+// last when the oldest end left runs out ('': none left).
 const std::string_view kWake = CQ_LUA_COMMON R"lua(
 local now, retention = tonumber(ARGV[1]), tonumber(ARGV[2])
 account(ARGV[1], now)
@@ -320,8 +322,13 @@ for _, l in ipairs(levels()) do
     ready = ready + d + p
   end
 end
-return reply({ready > 0 and 1 or 0, next_visible(ARGV[1]), late > 0 and 1 or 0,
-              due > 0 and 1 or 0, held, topic_cb() and 1 or 0})
+local out = {ready > 0 and 1 or 0, next_visible(ARGV[1]), late > 0 and 1 or 0,
+             due > 0 and 1 or 0, held, topic_cb() and 1 or 0}
+if ARGV[3] == '1' then
+  if B4 then B4.sweep(now, retention, cfg().hs == '1') end
+  out[7] = B4 and B4.sw and string.format('%d', B4.sw) or ''
+end
+return reply(out)
 )lua";
 
 }  // namespace chronoq::redis::scripts

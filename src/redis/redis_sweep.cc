@@ -1,0 +1,93 @@
+// The namespace's sweep set (docs/redis.md "Format 4", "Ended records"): a layout-4 topic keeps
+// its ended records as fields of hash buckets, which no PEXPIRE deletes, so a topic that stops
+// getting requests would keep them. Every script that trims answers when the oldest end it left
+// runs out (TakeStats); the node adds the topic to `cq:{<ns>}:sweep` with that score (ZADD LT,
+// at most once per topic per second unless earlier); every node, once a second, runs the wake
+// script with the sweep flag on up to kSweepBatch topics whose time came, and rescores them (XX)
+// or removes them when nothing is left to delete. Any node may sweep any topic: the trim is
+// idempotent.
+#include <fmt/format.h>
+
+#include "redis/redis_backend.h"
+#include "redis/script_reply.h"
+
+namespace chronoq::redis {
+
+std::string RedisBackend::SweepKey() const { return fmt::format("cq:{{{}}}:sweep", options_.ns); }
+
+void RedisBackend::NoteSweep(const std::string& topic, int64_t at_ms) {
+  const TimePoint now = clock_->Now();
+  {
+    base::MutexLock lock(mu_);
+    if (closing_) return;
+    auto [it, fresh] = sweep_noted_.try_emplace(topic, SweepNoted{now, at_ms});
+    if (!fresh) {
+      SweepNoted& n = it->second;
+      if (now - n.when < kSweepEvery && now >= n.when && at_ms >= n.at) return;
+      n = SweepNoted{now, at_ms};
+    }
+  }
+  conn_->Command(SweepKey(), {"ZADD", SweepKey(), "LT", std::to_string(at_ms), topic},
+                 [](Result<RedisReply>) {});
+  ArmSweep();
+}
+
+void RedisBackend::ArmSweep() {
+  base::MutexLock lock(mu_);
+  if (closing_ || sweep_timer_ != 0) return;
+  sweep_timer_ = scheduler_->Schedule(clock_->Now() + kSweepEvery, [this] { Sweep(); });
+}
+
+void RedisBackend::Sweep() {
+  const TimePoint now = clock_->Now();
+  {
+    base::MutexLock lock(mu_);
+    if (closing_) return;
+    // The next round is due a second from this one whatever this one takes; a round still
+    // running then (a slow Redis) makes it skip its turn.
+    sweep_timer_ = scheduler_->Schedule(now + kSweepEvery, [this] { Sweep(); });
+    if (sweeps_left_ > 0) return;
+    sweeps_left_ = 1;  // the reading
+    ++inflight_;       // Flush and the destructor wait for the round
+  }
+  conn_->Command(
+      SweepKey(),
+      {"ZRANGEBYSCORE", SweepKey(), "-inf", Ms(now), "LIMIT", "0", std::to_string(kSweepBatch)},
+      [this, now](Result<RedisReply> r) {
+        std::vector<std::string> topics;
+        if (r.has_value() && r->type == RedisReply::Type::kArray) {
+          for (const RedisReply& t : r->elements) topics.push_back(Str(t));
+        }
+        {
+          base::MutexLock lock(mu_);
+          sweeps_left_ += static_cast<int>(topics.size());
+        }
+        for (const std::string& t : topics) SweepTopic(t, now);
+        SweepDone();
+        base::MutexLock lock(mu_);
+        if (--inflight_ == 0) idle_.SignalAll();
+      });
+}
+
+void RedisBackend::SweepDone() {
+  base::MutexLock lock(mu_);
+  --sweeps_left_;
+}
+
+void RedisBackend::SweepTopic(const std::string& topic, TimePoint now) {
+  Eval(kWakeScript, topic, {Ms(now), std::to_string(options_.retention.count()), "1"},
+       [this, topic](Result<RedisReply> r) {
+         if (!r.has_value() || r->type != RedisReply::Type::kArray || r->elements.size() != 7) {
+           return SweepDone();  // left in the set: the next round tries again
+         }
+         const std::string next = Str(r->elements[6]);
+         // (A time another node noted after this script ran is lost by the ZREM: that topic
+         // is noted again at its next end.)
+         std::vector<std::string> cmd = {"ZADD", SweepKey(), "XX", next, topic};
+         if (next.empty()) cmd = {"ZREM", SweepKey(), topic};
+         conn_->Command(SweepKey(), std::move(cmd), [](Result<RedisReply>) {});
+         SweepDone();
+       });
+}
+
+}  // namespace chronoq::redis
