@@ -8,6 +8,9 @@
 # redis-server or chronoq on a fixed port would be measured instead of ours. The nodes listen on
 # port 0 and print theirs; redis-server gets a free port and is checked to be ours (its
 # process_id) before anything runs.
+#
+# NODE_ARGS: more flags for every node (e.g. NODE_ARGS=--redis-format=4). MEMORY_ONLY=1: only the
+# memory per waiting message.
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,29 +40,31 @@ URL=redis://127.0.0.1:$RP
 # start NAME: a node on a port of its own choice; sets NAME (its pid) and NAME_URL.
 start() {
   build/chronoq serve --listen=127.0.0.1:0 --grpc-listen= --storage=redis --redis-url="$URL" \
-    --namespace=bench >"$R/$1.out" 2>"$R/$1.err" &
+    --namespace=bench ${NODE_ARGS:-} >"$R/$1.out" 2>"$R/$1.err" &
   eval "$1=$!"
   local port
   port=$(cq_wait_listening "$R/$1.out" "" "$R/$1.err") || exit 1
   eval "$1_URL=http://127.0.0.1:$port"
 }
 start A
-echo "== one node produce"; build/chronoq bench --server="$A_URL" --no-progress --json produce --count=200000 --connections=64 2>/dev/null
-echo "== one node e2e"; build/chronoq bench --server="$A_URL" --no-progress --json e2e --count="${E2E_COUNT:-5000}" --delay-min-ms=1000 --delay-max-ms=3000 --consumers=8 --batch=100 --rate="${E2E_RATE:-500}" 2>/dev/null
-rcli flushall >/dev/null
-start B
-echo "== two nodes produce (concurrently)"
-build/chronoq bench --server="$A_URL" --no-progress --json produce --count=100000 --connections=32 2>/dev/null >"$R/pa.json" &
-PA=$!
-build/chronoq bench --server="$B_URL" --no-progress --json produce --count=100000 --connections=32 2>/dev/null >"$R/pb.json"
-wait "$PA" 2>/dev/null; sleep 1
-cat "$R/pa.json"; cat "$R/pb.json"
-rcli flushall >/dev/null
-for rate in ${E2E_RATES:-500 2000 5000}; do
-  echo "== two nodes e2e at $rate/s (sends through one node, consumers on the other)"
-  build/chronoq bench --server="$A_URL" --no-progress --json e2e --count=$((rate * 4)) --delay-min-ms=1000 --delay-max-ms=3000 --consumers=8 --batch=100 --rate="$rate" --consume-server="$B_URL" 2>/dev/null
+if [ -z "${MEMORY_ONLY:-}" ]; then
+  echo "== one node produce"; build/chronoq bench --server="$A_URL" --no-progress --json produce --count=200000 --connections=64 2>/dev/null
+  echo "== one node e2e"; build/chronoq bench --server="$A_URL" --no-progress --json e2e --count="${E2E_COUNT:-5000}" --delay-min-ms=1000 --delay-max-ms=3000 --consumers=8 --batch=100 --rate="${E2E_RATE:-500}" 2>/dev/null
   rcli flushall >/dev/null
-done
+  start B
+  echo "== two nodes produce (concurrently)"
+  build/chronoq bench --server="$A_URL" --no-progress --json produce --count=100000 --connections=32 2>/dev/null >"$R/pa.json" &
+  PA=$!
+  build/chronoq bench --server="$B_URL" --no-progress --json produce --count=100000 --connections=32 2>/dev/null >"$R/pb.json"
+  wait "$PA" 2>/dev/null; sleep 1
+  cat "$R/pa.json"; cat "$R/pb.json"
+  rcli flushall >/dev/null
+  for rate in ${E2E_RATES:-500 2000 5000}; do
+    echo "== two nodes e2e at $rate/s (sends through one node, consumers on the other)"
+    build/chronoq bench --server="$A_URL" --no-progress --json e2e --count=$((rate * 4)) --delay-min-ms=1000 --delay-max-ms=3000 --consumers=8 --batch=100 --rate="$rate" --consume-server="$B_URL" 2>/dev/null
+    rcli flushall >/dev/null
+  done
+fi
 echo "== memory per waiting message"
 m0=$(rcli info memory | grep '^used_memory:' | cut -d: -f2 | tr -d '\r')
 build/chronoq bench --server="$A_URL" --no-progress --json backlog --count=200000 --delay-ms=3600000 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print('backlog sends/s', round(d['throughput']))"

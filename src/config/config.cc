@@ -74,8 +74,11 @@ const std::vector<Key>& Keys() {
       {"redis-format", &ServerConfig::redis_format,
        "Redis storage: the record format this node writes (every format is read): 1 hashes "
        "(nodes before issue 20), 2 MessagePack strings (issue 20), 3 the same with integers "
-       "(about 31 bytes less per message, a little more Redis CPU). In a rolling upgrade keep "
-       "the format the oldest node reads until every node is upgraded (README, Upgrades)",
+       "(about 31 bytes less per message, a little more Redis CPU), 4 the same records in the "
+       "bucketed keyspace for the topics this node creates (about 290 bytes per waiting message "
+       "instead of 620-650, more Redis CPU per send; docs/redis.md \"Format 4\"). In a rolling "
+       "upgrade keep the format the oldest node reads until every node is upgraded (README, "
+       "Upgrades)",
        "version"},
       {"data-dir", &ServerConfig::data_dir,
        "Directory of the embedded store (created when missing; one server per directory)"},
@@ -305,14 +308,10 @@ std::vector<std::string> Validate(const ServerConfig& c) {
     errors.push_back(fmt::format("redis-wait-replicas must be between 0 and 100, got {}",
                                  c.redis_wait_replicas));
   }
-  if (c.redis_format == 4) {
-    errors.push_back(
-        "redis-format 4 (the bucketed keyspace of docs/redis.md \"Format 4 (design, issue 20)\") "
-        "is not built yet; use 1, 2 or 3");
-  } else if (c.redis_format < 1 || c.redis_format > 3) {
+  if (c.redis_format < 1 || c.redis_format > 4) {
     errors.push_back(fmt::format(
-        "redis-format must be 1 (hashes), 2 (MessagePack strings) or 3 (MessagePack with "
-        "integers), got {}",
+        "redis-format must be 1 (hashes), 2 (MessagePack strings), 3 (MessagePack with "
+        "integers) or 4 (the same in the bucketed keyspace), got {}",
         c.redis_format));
   }
   if (c.storage == "redis" && c.redis_url.empty()) {

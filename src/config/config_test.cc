@@ -304,15 +304,18 @@ TEST(ConfigLoadTest, EveryProblemOfEverySourceIsListed) {
                           "ttl-millis must be > 0, got 0"));
 }
 
-TEST(ConfigLoadTest, RedisFormatIsOneOfTheThreeAndReachesTheConfig) {
-  LoadResult r = Load({"--redis-format=5"}, Env({}).get());
-  EXPECT_THAT(r.errors, ElementsAre("redis-format must be 1 (hashes), 2 (MessagePack strings) or "
-                                    "3 (MessagePack with integers), got 5"));
-  // Format 4 is designed, not built: a node must not create topics that no script serves.
-  r = Load({}, Env({"CHRONOQ_REDIS_FORMAT=4"}).get());
-  EXPECT_THAT(r.errors, ElementsAre("redis-format 4 (the bucketed keyspace of docs/redis.md "
-                                    "\"Format 4 (design, issue 20)\") is not built yet; use 1, "
-                                    "2 or 3"));
+TEST(ConfigLoadTest, RedisFormatIsOneOfTheFourAndReachesTheConfig) {
+  for (const char* bad : {"--redis-format=5", "--redis-format=0"}) {
+    LoadResult r = Load({bad}, Env({}).get());
+    EXPECT_THAT(r.errors,
+                ElementsAre(std::string("redis-format must be 1 (hashes), 2 (MessagePack "
+                                        "strings), 3 (MessagePack with integers) or 4 (the same "
+                                        "in the bucketed keyspace), got ") +
+                            bad[15]));
+  }
+  LoadResult r = Load({}, Env({"CHRONOQ_REDIS_FORMAT=4"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.redis_format, 4);
   r = Load({}, Env({"CHRONOQ_REDIS_FORMAT=1"}).get());
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.config.redis_format, 1);

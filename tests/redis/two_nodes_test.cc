@@ -287,6 +287,94 @@ TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
   }
 }
 
+// redis-format 4 beside format 2: a node of format 4 creates the topics it is first to write in
+// the bucketed keyspace (layout 4), a topic that exists keeps its layout whoever writes to it,
+// and every node serves both layouts: each pulls, nacks, acks, reads and counts what the other
+// wrote, on a topic of either layout.
+TEST_P(TwoNodesTest, NodesOfFormatFourAndTwoServeTopicsOfBothLayouts) {
+  ServerProcess c;
+  Status s =
+      c.Start({"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
+               "--namespace=two-nodes", "--test-clock", "--redis-format=4"});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ApiClient api_c(c.endpoint());
+  const int64_t ta = api_a_->Now(), tc = api_c.Now();  // the same time on the three
+  if (tc < ta) api_c.AdvanceClock(ta - tc);
+  if (ta < tc) AdvanceBoth(tc - ta);
+  ASSERT_EQ(api_c.Now(), api_a_->Now());
+  auto send = [](ApiClient& api, const std::string& topic, const std::string& id,
+                 const std::string& delay) {
+    return api
+        .Queue("sendMsg",
+               {{"topic", topic}, {"msgId", id}, {"msg", "body of " + id}, {"delayMillis", delay}})
+        .code();
+  };
+  // "four" is created by the format-4 node, "two" by a format-2 one; then each node writes to
+  // the other's topic.
+  ASSERT_EQ(send(api_c, "four", "c-now", "0"), 200);
+  ASSERT_EQ(send(api_c, "four", "c-later", "60000"), 200);
+  ASSERT_EQ(send(*api_a_, "four", "a-now", "0"), 200);
+  ASSERT_EQ(send(*api_a_, "two", "a-now", "0"), 200);
+  ASSERT_EQ(send(api_c, "two", "c-now", "0"), 200);
+  auto raw = [&](const std::vector<std::string>& args) {
+    return GetParam() ? cluster_.Command(args) : RedisCommandOnce(redis_.port(), args, redis_.password());
+  };
+  Result<RedisReply> lay = raw({"GET", "cq:{two-nodes:four}:lay"});
+  ASSERT_TRUE(lay.has_value()) << lay.error().ToString();
+  EXPECT_EQ(lay->str, "4");
+  lay = raw({"GET", "cq:{two-nodes:two}:lay"});
+  ASSERT_TRUE(lay.has_value()) << lay.error().ToString();
+  EXPECT_TRUE(lay->is_nil());  // layout 2 kept: a key per record
+  Result<RedisReply> type = raw({"TYPE", "cq:{two-nodes:two}:r:c-now"});
+  ASSERT_TRUE(type.has_value()) << type.error().ToString();
+  EXPECT_EQ(type->str, "string");
+  type = raw({"TYPE", "cq:{two-nodes:four}:r:a-now"});
+  ASSERT_TRUE(type.has_value()) << type.error().ToString();
+  EXPECT_EQ(type->str, "none");  // layout 4: the record is a field of a bucket
+
+  for (const char* topic : {"four", "two"}) {
+    SCOPED_TRACE(topic);
+    // Pulled through the default node, nacked through the format-4 one, pulled again through
+    // the other default node, acked crosswise; every node reads the end.
+    ApiResponse r = api_b_->Queue("pullMsg", {{"topic", topic}, {"batch", "10"}});
+    ASSERT_EQ(r.code(), 200) << r.Describe();
+    const std::vector<std::string> first = Ids(r);
+    ASSERT_EQ(std::set<std::string>(first.begin(), first.end()),
+              (std::set<std::string>{"a-now", "c-now"}));
+    for (const std::string& id : first) {
+      ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", topic}, {"msgId", id}, {"ack", "false"}}).code(),
+                200);
+    }
+    r = api_a_->Queue("pullMsg", {{"topic", topic}, {"batch", "10"}});
+    ASSERT_EQ(r.code(), 200) << r.Describe();
+    ASSERT_EQ(Ids(r).size(), 2u);
+    EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("retry").as_int64(), 2);
+    ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", topic}, {"msgId", "a-now"}, {"ack", "true"}}).code(),
+              200);
+    ASSERT_EQ(
+        api_b_->Queue("ackMsg", {{"topic", topic}, {"msgId", "c-now"}, {"ack", "true"}}).code(),
+        200);
+    for (ApiClient* api : {api_a_.get(), &api_c}) {
+      for (const char* id : {"a-now", "c-now"}) {
+        r = api->Queue("getMsg", {{"topic", topic}, {"msgId", id}});
+        ASSERT_EQ(r.code(), 200) << r.Describe();
+        EXPECT_EQ(r.at("delayMsg").at("status").as_int64(), 4) << id;  // CONSUME_OK
+        EXPECT_EQ(r.at("delayMsg").at("msg").as_string(), std::string("body of ") + id);
+      }
+    }
+  }
+  // Both layouts counted alike by every node; the waiting message of layout 4 comes at its time.
+  ApiResponse la = api_a_->Monitor("getTopicInfoList");
+  ApiResponse lc = api_c.Monitor("getTopicInfoList");
+  ASSERT_EQ(la.code(), 200) << la.Describe();
+  EXPECT_EQ(json::serialize(la.at("data")), json::serialize(lc.at("data")));
+  api_c.AdvanceClock(60'000);
+  AdvanceBoth(60'000);
+  ApiResponse r = api_b_->Queue("pullMsg", {{"topic", "four"}, {"batch", "10"}});
+  ASSERT_EQ(r.code(), 200) << r.Describe();
+  EXPECT_EQ(Ids(r), std::vector<std::string>{"c-later"});
+}
+
 INSTANTIATE_TEST_SUITE_P(Redis, TwoNodesTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "Cluster" : "Standalone";
