@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/scheduler.h"
+#include "redis/cluster.h"
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
@@ -401,6 +402,62 @@ TEST_P(RedisMigrateTest, OutboxEntriesAreRenamedWithTheirInboxMarkers) {
   EXPECT_EQ(Raw({"HGET", p + "ob:" + member, "id"}).str, Generated(9));
   EXPECT_EQ(Raw({"EXISTS", p + "ob:" + old_member}).integer, 0);
   EXPECT_EQ(Raw({"ZSCORE", Prefix("dlq2") + "in", "src\n" + member}).str, score);
+}
+
+// On a 3-master Cluster: a topic and its dead-letter topic in other slots, an abandoned outbox
+// entry whose inbox marker is in the other slot.
+TEST(RedisMigrateClusterTest, TopicsInOtherSlotsMigrateWithTheirOutboxMarkers) {
+  testutil::RedisCluster* cluster = testutil::SharedDeployment<testutil::RedisCluster>();
+  ASSERT_NE(cluster, nullptr);
+  base::ManualClock clock{FromEpochMs(kNow)};
+  base::ManualScheduler scheduler{&clock};
+  EventLoop loop;
+  std::vector<RedisEndpoint> seeds;
+  for (uint16_t p : cluster->ports()) seeds.push_back({"127.0.0.1", p});
+  ConnectionOptions co;
+  co.endpoint = seeds.front();
+  Result<std::unique_ptr<RedisClusterClient>> sink = RedisClusterClient::Connect(&loop, co, seeds);
+  ASSERT_TRUE(sink.has_value()) << sink.error().ToString();
+  RedisBackendOptions o;
+  o.ns = "mig-cluster";
+  RedisBackend backend(o, sink->get(), &clock, &scheduler);
+  testutil::SyncBackend b(&backend);
+  auto raw = [&](const std::vector<std::string>& args) {
+    Result<testutil::RedisReply> r = cluster->Command(args);
+    EXPECT_TRUE(r.has_value() && !r->is_error()) << args[0];
+    return r.has_value() ? *r : testutil::RedisReply{};
+  };
+
+  core::TopicConfig cfg;
+  cfg.dead_letter_topic = "dl";
+  ASSERT_TRUE(b.SetTopicConfig("src", cfg).has_value());
+  ASSERT_TRUE(b.Send("src", "a1", "one", Millis(0)).has_value());
+  ASSERT_TRUE(b.Send("src", Generated(1), "two", Millis(60'000)).has_value());
+  ASSERT_TRUE(b.Send("src", "a3", "three", Millis(0), Millis(1'000)).has_value());
+  ASSERT_EQ(b.Pull("src", 1)->size(), 1u);  // a1, in flight
+  clock.Advance(Millis(2'000));
+  ASSERT_TRUE(b.Info("src").has_value());  // a3 ends: its dead letter goes to "dl"
+  ASSERT_EQ(b.Get("dl", "a3")->status, core::MsgStatus::kReady);
+  const std::string old_member = fmt::format("{:016d}{}", 9, "gone");
+  raw({"HSET", "cq:{mig-cluster:src}:ob:" + old_member, "k", "dl", "id", "gone", "to", "dl"});
+  raw({"ZADD", "cq:{mig-cluster:src}:ob", std::to_string(kNow), old_member});
+  raw({"ZADD", "cq:{mig-cluster:dl}:in", "4000000000000", "src\n" + old_member});
+
+  for (const std::string topic : {"src", "dl"}) {
+    Result<MigrateResult> r = MigrateTopic(**sink, clock, "mig-cluster", topic, {});
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    EXPECT_EQ(r->outcome, MigrateResult::Outcome::kDone);
+    EXPECT_EQ(raw({"GET", "cq:{mig-cluster:" + topic + "}:lay"}).str, "4");
+  }
+  EXPECT_EQ(raw({"ZSCORE", "cq:{mig-cluster:dl}:in", "src\n" + Layout4Member(9, "gone")}).str,
+            "4000000000000");
+  EXPECT_EQ(b.Get("src", Generated(1))->status, core::MsgStatus::kWaiting);
+  EXPECT_EQ(b.Get("src", "a3")->status, core::MsgStatus::kExpire);
+  EXPECT_TRUE(b.Ack("src", "a1").ok());
+  Result<std::vector<core::Message>> dl = b.Pull("dl", 10);
+  ASSERT_TRUE(dl.has_value());
+  ASSERT_EQ(dl->size(), 1u);
+  EXPECT_EQ((*dl)[0].record.msg_id, "a3");
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, RedisMigrateTest, ::testing::Values(1, 2, 3),
