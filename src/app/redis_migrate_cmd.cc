@@ -34,7 +34,7 @@ cli::CommandSpec Spec() {
                        .required = true,
                        .value_name = "URL"},
                       {.name = "namespace",
-                       .help = "the nodes' namespace (their redis-namespace setting)",
+                       .help = "the nodes' namespace (their namespace setting)",
                        .required = true,
                        .value_name = "NS"},
                       {.name = "topic",
@@ -65,7 +65,7 @@ int RunRedisMigrate(const std::vector<std::string>& args) {
   Result<redis::RedisUrl> url = redis::ParseRedisUrl(*parsed->Get("redis-url"));
   if (!url.has_value()) return usage("--redis-url: " + url.error().message());
   const std::string ns = *parsed->Get("namespace");
-  if (ns.empty()) return usage("--namespace is empty; give the nodes' redis-namespace");
+  if (ns.empty()) return usage("--namespace is empty; give the nodes' namespace setting");
   redis::MigrateOptions options;
   if (std::optional<std::string> b = parsed->Get("batch")) {
     Result<int64_t> n = cli::ParseInt(*b, 1, 10'000);
