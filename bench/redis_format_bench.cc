@@ -10,10 +10,13 @@
 // (INFO commandstats, the EVALSHA usec).
 //
 //   redis_format_bench --port=P [--format=3] [--messages=20000] [--batch=17] [--payload=100]
-//                      [--life] [--topic=t] [--spread] [--info=K]
+//                      [--life] [--migrate] [--topic=t] [--spread] [--info=K]
 //
-// The format 4 is the test-only switch of build steps 4-5 (the config refuses it): new topics are
-// created in layout 4.
+// --migrate (build step 7): after the sends, migrates the topic to layout 4 (redis::MigrateTopic,
+// as `chronoq redis-migrate`) and prints used_memory per waiting message after it, the Redis CPU
+// per message moved and the run's wall time.
+//
+// With --format=4 new topics are created in layout 4, as by a node with `redis-format = 4`.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +34,7 @@
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
+#include "redis/redis_migrate.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/sync_backend.h"
 
@@ -46,6 +50,7 @@ struct Flags {
   bool life = false;
   bool spread = false;
   int info = 0;
+  bool migrate = false;
   std::string topic = "t";
 };
 
@@ -65,6 +70,7 @@ Flags Parse(int argc, char** argv) {
     if (const char* v = value("--info=")) f.info = std::atoi(v);
     if (a == "--life") f.life = true;
     if (a == "--spread") f.spread = true;
+    if (a == "--migrate") f.migrate = true;
   }
   return f;
 }
@@ -131,7 +137,7 @@ int Run(const Flags& f) {
       return 1;
     }
   }
-  const double c1 = Cpu(*raw);
+  double c1 = Cpu(*raw);
   const double m1 = Info(*raw, "memory", "used_memory");
   std::printf("format %d messages %d batch %d used_memory/msg %.0f redis_cpu_us/send %.1f",
               f.format, f.messages, f.batch, (m1 - m0) / f.messages, (c1 - c0) * 1e6 / f.messages);
@@ -143,6 +149,26 @@ int Run(const Flags& f) {
     const double ran = EvalStat(*raw, "calls") - n0;
     std::printf(" topic_info_redis_us %.0f (%d failed at the node)",
                 (EvalStat(*raw, "usec") - u0) / (ran > 0 ? ran : 1), failed);
+  }
+  if (f.migrate) {
+    c1 = Cpu(*raw);  // after --info's calls
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<redis::MigrateResult> r = redis::MigrateTopic(sink, clock, "bench", f.topic, {});
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.has_value()) {
+      std::fprintf(stderr, "\nmigration failed: %s\n", r.error().ToString().c_str());
+      return 1;
+    }
+    const double c2 = Cpu(*raw);
+    std::printf(
+        " migrated %lld in %lld calls used_memory/msg after %.0f redis_cpu_us/migrated %.1f "
+        "wall_s %.1f",
+        static_cast<long long>(r->moved), static_cast<long long>(r->calls),
+        (Info(*raw, "memory", "used_memory") - m0) / f.messages,
+        (c2 - c1) * 1e6 / static_cast<double>(r->moved > 0 ? r->moved : 1), wall);
+    std::fflush(stdout);
+    c1 = c2;  // --life then measures the pulls and acks of layout 4
   }
   if (f.life) {
     clock.Advance(Millis(3'600'001));

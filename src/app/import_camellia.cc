@@ -4,19 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <future>
-#include <memory>
 #include <optional>
 
+#include "app/redis_client.h"
 #include "cli/data.h"
 #include "client/json.h"
 #include "http/json_writer.h"
-#include "redis/cluster.h"
-#include "redis/command_sink.h"
-#include "redis/connection.h"
-#include "redis/event_loop.h"
 #include "redis/redis_url.h"
-#include "redis/sentinel.h"
 
 namespace chronoq::app {
 namespace {
@@ -62,80 +56,6 @@ std::string QueueKey(std::string_view kind, const std::string& ns, const std::st
 std::string MsgKey(const std::string& ns, const std::string& topic, const std::string& id) {
   return fmt::format("camellia_delay_queue_msg|{}|{}|{}", ns, topic, id);
 }
-
-// Commands to camellia's Redis, answered in order (pipelined).
-class Reader {
- public:
-  explicit Reader(const redis::RedisUrl& url) {
-    redis::ConnectionOptions co;
-    co.endpoint = url.endpoints.front();
-    co.username = url.username;
-    co.password = url.password;
-    co.db = url.db;
-    co.command_timeout = std::chrono::milliseconds(10'000);
-    co.connect_timeout = std::chrono::milliseconds(3'000);
-    if (url.mode == redis::RedisMode::kSentinel) {
-      co.resolve = [sentinels = url.endpoints, name = url.master_name] {
-        return redis::AskSentinels(sentinels, name, std::chrono::milliseconds(300));
-      };
-    }
-    if (url.mode == redis::RedisMode::kCluster) {
-      Result<std::unique_ptr<redis::RedisClusterClient>> c =
-          redis::RedisClusterClient::Connect(&loop_, co, url.endpoints);
-      if (!c.has_value()) {
-        error_ = c.error();
-        return;
-      }
-      sink_ = std::move(*c);
-    } else {
-      conn_ = std::make_unique<redis::RedisConnection>(&loop_, co);
-      sink_ = std::make_unique<redis::SingleServer>(conn_.get());
-    }
-  }
-  const Status& error() const { return error_; }
-
-  // Runs every command (key, args) and answers their replies in order; the first failure (no
-  // connection, an error reply) fails the whole.
-  Result<std::vector<RedisReply>> Run(
-      std::vector<std::pair<std::string, std::vector<std::string>>> cmds) {
-    std::vector<std::promise<Result<RedisReply>>> promises(cmds.size());
-    std::vector<std::future<Result<RedisReply>>> futures;
-    futures.reserve(cmds.size());
-    for (auto& p : promises) futures.push_back(p.get_future());
-    for (size_t i = 0; i < cmds.size(); ++i) {
-      sink_->Command(cmds[i].first, std::move(cmds[i].second),
-                     [p = &promises[i]](Result<RedisReply> r) { p->set_value(std::move(r)); });
-    }
-    std::vector<RedisReply> out;
-    out.reserve(cmds.size());
-    Status failed;
-    for (auto& f : futures) {
-      Result<RedisReply> r = f.get();
-      if (!r.has_value()) {
-        if (failed.ok()) failed = r.error();
-      } else if (r->is_error()) {
-        if (failed.ok()) failed = Status(Errc::kUnavailable, "Redis answered: " + r->str);
-      } else {
-        out.push_back(std::move(r).value());
-      }
-    }
-    if (!failed.ok()) return failed;
-    return out;
-  }
-  Result<RedisReply> One(std::string key, std::vector<std::string> args) {
-    std::vector<std::pair<std::string, std::vector<std::string>>> one;
-    one.emplace_back(std::move(key), std::move(args));
-    CQ_ASSIGN_OR_RETURN(std::vector<RedisReply> r, Run(std::move(one)));
-    return std::move(r.front());
-  }
-
- private:
-  // Declared first: destroyed last, after the connections that run on it.
-  redis::EventLoop loop_;
-  std::unique_ptr<redis::RedisConnection> conn_;
-  std::unique_ptr<redis::CommandSink> sink_;
-  Status error_;
-};
 
 // One message found in a camellia queue.
 struct Found {
@@ -212,7 +132,7 @@ int RunImportCamellia(const std::vector<std::string>& args) {
     return cli::kExitUnreachable;
   };
 
-  Reader reader(*url);
+  RedisClient reader(*url);
   if (!reader.error().ok()) return unreachable("camellia's Redis", reader.error());
   std::vector<std::string> topics;
   if (std::optional<std::string> only = parsed->Get("topic")) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/import_camellia.h"
+#include "app/redis_migrate_cmd.h"
 #include "app/serve.h"
 #include "bench/bench.h"
 #include "cli/cli.h"
@@ -21,6 +22,7 @@ std::string Usage() {
          "\nOther:\n"
          "  bench      benchmark a running server (chronoq bench --help)\n"
          "  import-camellia  copy a camellia-delay-queue deployment's messages from its Redis\n"
+         "  redis-migrate    move a Redis namespace's topics to redis-format 4 (offline)\n"
          "  version    print the version\n";
 }
 
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
     if (cmd == "serve") return chronoq::app::RunServe(args);
     if (cmd == "bench") return chronoq::bench::RunBench(args);
     if (cmd == "import-camellia") return chronoq::app::RunImportCamellia(args);
+    if (cmd == "redis-migrate") return chronoq::app::RunRedisMigrate(args);
     if (chronoq::cli::IsCliCommand(cmd)) return chronoq::cli::RunCli(cmd, args);
     if (cmd == "version" || cmd == "--version") {
       std::printf("chronoq %s\n", CQ_VERSION);

@@ -20,6 +20,8 @@ std::string_view ErrcName(Errc code) {
       return "resource_exhausted";
     case Errc::kUnavailable:
       return "unavailable";
+    case Errc::kTryLater:
+      return "try_later";
     case Errc::kTimeout:
       return "timeout";
     case Errc::kIOError:

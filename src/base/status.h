@@ -18,6 +18,7 @@ enum class Errc {
   kConflict,
   kResourceExhausted,  // a limit is reached (a full topic); trying later may succeed
   kUnavailable,        // a backend is down or unreachable
+  kTryLater,  // closed for a while on purpose (a topic being migrated): the same request later
   kTimeout,
   kIOError,
   kCorruption,

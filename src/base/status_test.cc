@@ -57,7 +57,8 @@ TEST(StatusTest, EveryErrcHasADistinctName) {
   const Errc all[] = {
       Errc::kOk,           Errc::kNotFound, Errc::kAlreadyExists,     Errc::kInvalidArgument,
       Errc::kInvalidState, Errc::kConflict, Errc::kResourceExhausted, Errc::kUnavailable,
-      Errc::kTimeout,      Errc::kIOError,  Errc::kCorruption,        Errc::kInternal};
+      Errc::kTimeout,      Errc::kIOError,  Errc::kCorruption,        Errc::kInternal,
+      Errc::kTryLater};
   std::set<std::string_view> names;
   for (Errc e : all) {
     std::string_view n = ErrcName(e);

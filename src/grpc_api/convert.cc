@@ -91,6 +91,7 @@ int GrpcCode(Errc code) {
     case Errc::kConflict:
       return 10;
     case Errc::kUnavailable:
+    case Errc::kTryLater:
     case Errc::kTimeout:
       return 14;
     case Errc::kIOError:

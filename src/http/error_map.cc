@@ -14,6 +14,8 @@ int AppCode(Errc code) {
       return 404;
     case Errc::kResourceExhausted:
       return 429;
+    case Errc::kTryLater:
+      return 503;
     case Errc::kAlreadyExists:
     case Errc::kConflict:
     case Errc::kUnavailable:

@@ -69,7 +69,14 @@
   "-- The topic's layout (docs/redis.md \"Format 4\"): 'lay' = '4', else layouts 1-3 (absent). "   \
   "KE: the\n"                                                                                      \
   "-- in-life set, KX: the ended sets' prefix, KL: the set of the levels above 0 in use.\n"        \
-  "local LAY = redis.call('GET', P..'lay') == '4'\n"                                               \
+  "-- 'm': `chronoq redis-migrate` is moving the topic to layout 4 (docs/redis.md \"Migration "    \
+  "from\n"                                                                                         \
+  "-- layouts 1-3\"): every script but the migration's (which names 'lay' as KEYS[2]) refuses.\n"  \
+  "local LAY = redis.call('GET', P..'lay')\n"                                                      \
+  "if LAY == 'm' and not KEYS[2] then\n"                                                           \
+  "  return redis.error_reply('MIGRATING topic is being migrated to redis-format 4')\n"            \
+  "end\n"                                                                                          \
+  "LAY = LAY == '4'\n"                                                                             \
   "local KE, KX, KL = P..'e', P..'x', P..'pl'\n"                                                   \
   "local LV -- the levels in use (levels())\n"                                                     \
   "-- Layout 4's helpers (B4): made by layout4() (CQ_LUA_LAYOUT4, at the end of this prelude)\n"   \

@@ -131,6 +131,13 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
   cmd.push_back(Prefix(topic));
   for (const std::string& a : args) cmd.push_back(a);
   auto finish = [this, topic, done = std::move(done)](Result<RedisReply> r) mutable {
+    if (r.has_value() && r->error_kind() == "MIGRATING") {
+      // lua_common.h: `chronoq redis-migrate` holds the topic (code 503, gRPC UNAVAILABLE).
+      r = Status(Errc::kTryLater,
+                 fmt::format("topic '{}' is being migrated to redis-format 4 (chronoq "
+                             "redis-migrate); try again when the migration is done",
+                             topic));
+    }
     auto [dead_lettered, outbox] =
         r.has_value() ? TakeStats(topic, *r) : std::pair<int64_t, int64_t>{0, 0};
     auto answer = [this, done = std::move(done), r = std::move(r)]() mutable {

@@ -36,5 +36,8 @@ extern const std::string_view kRedriveDone;
 extern const std::string_view kImport;
 // Issue 21 (scripts_history.cc).
 extern const std::string_view kHistory;
+// Format 4's build step 7 (scripts_migrate.cc): called by `chronoq redis-migrate` only, with the
+// topic's 'lay' key as a second key.
+extern const std::string_view kMigrate;
 
 }  // namespace chronoq::redis::scripts
