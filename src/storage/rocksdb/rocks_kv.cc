@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -403,21 +404,30 @@ size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches) {
 void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
                              const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                              rocksdb::WriteBatch* out) {
-  // Every op of the group, in (column family, key) order; the ops of one key keep their order
-  // (a stable sort). A memtable insert then starts its skip-list search where the previous one
-  // ended instead of at the top: a pull's or an ack's keys, scattered in the order of the
-  // messages, are mostly neighbours once sorted (docs/benchmarks.md, "Third session: bursts").
-  size_t count = 0;
-  for (const KvBatch* batch : batches) count += batch->size();
-  std::vector<const KvBatch::Op*> ops;
-  ops.reserve(count);
+  // Every op of the group, in (column family, key) order; the ops of one key keep their order.
+  // A memtable insert then starts its skip-list search where the previous one ended instead of
+  // at the top: a pull's or an ack's keys, scattered in the order of the messages, are mostly
+  // neighbours once sorted (docs/benchmarks.md, "Third session: bursts"). Placed by column family
+  // first (a counting pass: no key comparison), then each family's ops sorted by key unless they
+  // already are, as successive sends' keys of one topic mostly are (docs/benchmarks.md, "Seventh
+  // session: the store's write"); both steps keep the queue order of equal keys.
+  std::array<size_t, kCfCount + 1> start{};
   for (const KvBatch* batch : batches) {
-    for (const KvBatch::Op& op : batch->ops()) ops.push_back(&op);
+    for (const KvBatch::Op& op : batch->ops()) ++start[static_cast<size_t>(op.cf) + 1];
   }
-  std::stable_sort(ops.begin(), ops.end(), [](const KvBatch::Op* a, const KvBatch::Op* b) {
-    if (a->cf != b->cf) return a->cf < b->cf;
-    return a->key < b->key;
-  });
+  for (size_t c = 1; c <= kCfCount; ++c) start[c] += start[c - 1];
+  std::vector<const KvBatch::Op*> ops(start[kCfCount]);
+  std::array<size_t, kCfCount> next{};
+  std::copy(start.begin(), start.end() - 1, next.begin());
+  for (const KvBatch* batch : batches) {
+    for (const KvBatch::Op& op : batch->ops()) ops[next[static_cast<size_t>(op.cf)]++] = &op;
+  }
+  auto by_key = [](const KvBatch::Op* a, const KvBatch::Op* b) { return a->key < b->key; };
+  for (size_t c = 0; c < kCfCount; ++c) {
+    auto first = ops.begin() + static_cast<std::ptrdiff_t>(start[c]);
+    auto last = ops.begin() + static_cast<std::ptrdiff_t>(start[c + 1]);
+    if (!std::is_sorted(first, last, by_key)) std::stable_sort(first, last, by_key);
+  }
   for (size_t i = 0; i < ops.size();) {
     const KvBatch::Op& op = *ops[i];
     rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
