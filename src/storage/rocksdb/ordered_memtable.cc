@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -82,7 +85,8 @@ IteratorCache& LocalIteratorCache() {
 
 class OrderedRep final : public MemTableRep {
  public:
-  OrderedRep(const Cmp& cmp, rocksdb::Allocator* allocator) : MemTableRep(allocator), cmp_(cmp) {
+  OrderedRep(const Cmp& cmp, rocksdb::Allocator* allocator, HintPrefixFn hint_prefix)
+      : MemTableRep(allocator), cmp_(cmp), hint_prefix_(hint_prefix) {
     head_ = NewNode(0, kMaxHeight);
     seq_splice_ = NewSplice();
   }
@@ -97,11 +101,10 @@ class OrderedRep final : public MemTableRep {
     return node;
   }
 
-  void Insert(rocksdb::KeyHandle handle) override {
-    Add(static_cast<const char*>(handle), seq_splice_);
-  }
+  void Insert(rocksdb::KeyHandle handle) override { InsertKey(handle); }
   bool InsertKey(rocksdb::KeyHandle handle) override {
-    return Add(static_cast<const char*>(handle), seq_splice_);
+    const char* node = static_cast<const char*>(handle);
+    return Add(node, SpliceFor(node));
   }
   void InsertWithHint(rocksdb::KeyHandle handle, void** hint) override {
     InsertKeyWithHint(handle, hint);
@@ -207,6 +210,29 @@ class OrderedRep final : public MemTableRep {
       if (h >= kMaxHeight || rng_ % kBranching != 0) return h;
       ++h;
     }
+  }
+
+  // The splice of the node's key prefix (hint_prefix_), kept for the memtable's life as RocksDB
+  // keeps its insert hints; the last one used is tried first (a group's inserts into one column
+  // family come in key order, so mostly one topic after another). seq_splice_ without a prefix.
+  Splice* SpliceFor(const char* node) {
+    if (hint_prefix_ == nullptr) return seq_splice_;
+    Slice ikey = cmp_.decode_key(node);
+    std::string_view user(ikey.data(), ikey.size() - 8);  // without the sequence and type
+    size_t n = hint_prefix_(user);
+    if (n == 0) return seq_splice_;
+    std::string_view prefix = user.substr(0, n);
+    if (last_splice_ != nullptr && prefix == last_prefix_) return last_splice_;
+    auto it = splices_.find(prefix);
+    if (it == splices_.end()) {
+      char* copy = nullptr;
+      MemTableRep::Allocate(n, &copy);
+      std::memcpy(copy, prefix.data(), n);
+      it = splices_.emplace(std::string_view(copy, n), NewSplice()).first;
+    }
+    last_prefix_ = it->first;
+    last_splice_ = it->second;
+    return last_splice_;
   }
 
   // Links `node` at its place, found from the splice `s`, which then names the node as the last
@@ -332,27 +358,36 @@ class OrderedRep final : public MemTableRep {
   const char* NodeOrNull(const char* n) const { return n == head_ ? nullptr : n; }
 
   const Cmp& cmp_;
+  const HintPrefixFn hint_prefix_;
   const char* head_ = nullptr;
   Splice* seq_splice_ = nullptr;
+  // Per key prefix, its splice; the prefixes' bytes are in the arena. Used by the writer only.
+  std::unordered_map<std::string_view, Splice*> splices_;
+  std::string_view last_prefix_;
+  Splice* last_splice_ = nullptr;
   std::atomic<int> max_height_{1};
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
 };
 
 class OrderedMemTableFactory final : public rocksdb::MemTableRepFactory {
  public:
+  explicit OrderedMemTableFactory(HintPrefixFn hint_prefix) : hint_prefix_(hint_prefix) {}
   using MemTableRepFactory::CreateMemTableRep;
   MemTableRep* CreateMemTableRep(const Cmp& cmp, rocksdb::Allocator* allocator,
                                  const rocksdb::SliceTransform* /*prefix*/,
                                  rocksdb::Logger* /*logger*/) override {
-    return new OrderedRep(cmp, allocator);
+    return new OrderedRep(cmp, allocator, hint_prefix_);
   }
   const char* Name() const override { return "ChronoqOrderedMemTable"; }
+
+ private:
+  HintPrefixFn hint_prefix_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory() {
-  return std::make_shared<OrderedMemTableFactory>();
+std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory(HintPrefixFn hint_prefix) {
+  return std::make_shared<OrderedMemTableFactory>(hint_prefix);
 }
 
 size_t OrderedMemTableHeapIterators() { return heap_iterators.load(std::memory_order_relaxed); }

@@ -19,11 +19,20 @@
 
 #include <rocksdb/memtablerep.h>
 
+#include <cstddef>
 #include <memory>
+#include <string_view>
 
 namespace chronoq::storage {
 
-std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory();
+// The length of a user key's prefix whose inserts share a remembered position (0: none); what
+// RocksDB's memtable_insert_with_hint_prefix_extractor does, without its per-insert virtual calls
+// and hash of the prefix (the last prefix used is compared first). With none, every insert
+// starts where the previous one ended.
+using HintPrefixFn = size_t (*)(std::string_view user_key);
+
+std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory(
+    HintPrefixFn hint_prefix = nullptr);
 
 // Iterators' memory taken from the heap and not given back yet (in use, or cached for reuse by
 // a thread): bounded by the iterators alive at once plus each thread's cache, whatever the

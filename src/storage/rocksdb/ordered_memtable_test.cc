@@ -31,14 +31,21 @@ std::string Key(int prefix, int n) {
   return key;
 }
 
-std::unique_ptr<rocksdb::DB> OpenDb(const std::string& dir) {
+size_t FirstByte(std::string_view key) { return key.empty() ? 0 : 1; }
+
+// Where the insert hints come from: the memtable's own (by the key's first byte, as a topic is in
+// the store), RocksDB's (memtable_insert_with_hint_prefix_extractor, the same prefix), or none.
+enum class Hints { kOwn, kRocks, kNone };
+
+std::unique_ptr<rocksdb::DB> OpenDb(const std::string& dir, Hints hints = Hints::kOwn) {
   rocksdb::Options o;
   o.create_if_missing = true;
   o.write_buffer_size = 64 << 20;
   o.allow_concurrent_memtable_write = false;
-  o.memtable_factory = NewOrderedMemTableFactory();
-  // The first byte is the prefix of the insert hints, as a topic is in the store.
-  o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  o.memtable_factory = NewOrderedMemTableFactory(hints == Hints::kOwn ? FirstByte : nullptr);
+  if (hints == Hints::kRocks) {
+    o.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(1));
+  }
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(o, dir, &db);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -92,9 +99,10 @@ void ExpectSame(rocksdb::DB* db, const std::map<std::string, std::string>& model
 }
 
 TEST(OrderedMemTableTest, HoldsWhatAModelHoldsWhateverTheInsertOrder) {
-  for (uint64_t seed = 1; seed <= 4; ++seed) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
     testutil::TempDir dir;
-    auto db = OpenDb(dir.path());
+    Hints hints = seed % 3 == 0 ? Hints::kNone : seed % 3 == 1 ? Hints::kOwn : Hints::kRocks;
+    auto db = OpenDb(dir.path(), hints);
     ASSERT_NE(db, nullptr);
     std::mt19937_64 rng(seed);
     std::map<std::string, std::string> model;
