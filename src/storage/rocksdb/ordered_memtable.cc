@@ -39,9 +39,9 @@ char* AlignUp(char* p) {
 
 // Where a key goes: at each level below `height`, the last node before it (or the head) and the
 // first node after it (or null). prev[height] is the head and next[height] null, as a start for
-// searches from the top. Kept between inserts (one per key prefix: MemTable's insert hints, and
-// one for inserts without a hint), so that a key inserted right after the previous one of its
-// prefix finds its place with one or two comparisons.
+// searches from the top. Kept between inserts (one per key prefix: the factory's hint prefix or
+// RocksDB's insert hints, and one for keys without a prefix), so that a key inserted right after
+// the previous one of its prefix finds its place with one or two comparisons.
 struct Splice {
   int height = 0;
   const char* prev[kMaxHeight + 1];

@@ -5,8 +5,9 @@
 // insert that the insert position brackets the key at every level: about 16 more key comparisons
 // per insert than the search itself, each a call through the internal-key comparator. A send
 // inserts two or three keys (docs/benchmarks.md, "Third session: the send path"). This one keeps
-// RocksDB's per-prefix insert hints (a remembered position per topic: a key inserted after the
-// previous one of its prefix costs one or two comparisons) and nothing else.
+// per-prefix insert hints (a remembered position per topic: a key inserted after the previous
+// one of its prefix costs one or two comparisons), its own (HintPrefixFn) or RocksDB's
+// (memtable_insert_with_hint_prefix_extractor), and nothing else.
 //
 // Thread-safety: as MemTableRep requires: one writer at a time (allow_concurrent_memtable_write
 // is off), any number of concurrent readers, lock-free.
