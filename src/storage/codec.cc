@@ -31,6 +31,23 @@ void AppendVarint(std::string& out, uint64_t v) {
   out.append(buf, static_cast<size_t>(PutVarint(buf, v) - buf));
 }
 
+// Writes `s` length-prefixed at `p` (room for kMaxVarint + s.size() bytes); returns the end.
+char* PutBytes(char* p, std::string_view s) {
+  p = PutVarint(p, s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Sizes `out` to `bound` bytes after its current ones, lets `put` write from there and keeps what
+// it wrote: `put` gets the first free byte and returns the one after its last.
+template <typename Put>
+void AppendBounded(std::string& out, size_t bound, Put put) {
+  size_t used = out.size();
+  out.resize(used + bound);
+  char* end = put(out.data() + used);
+  out.resize(static_cast<size_t>(end - out.data()));
+}
+
 // Canonical encodings only (what AppendVarint writes): no overlong form (a last byte of 0 after
 // the first) and nothing beyond 64 bits, so that one value has one encoding.
 bool ReadVarint(std::string_view& in, uint64_t* v) {
@@ -121,18 +138,25 @@ constexpr uint8_t kTopicConfigV1 = 1;
 void AppendTime(std::string& out, TimePoint t) { AppendBig64(out, TimeBits(t)); }
 
 namespace {
-// TopicPrefix with room for `more` bytes after it (one allocation per key).
-std::string TopicPrefixAnd(std::string_view ns, std::string_view topic, size_t more) {
+// Writes `v` big-endian at `p`; returns the end.
+char* PutBig64(char* p, uint64_t v) {
+  for (int i = 7; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+  return p + 8;
+}
+// A per-topic key: TopicPrefix, then what `rest` writes at the pointer it is given (at most
+// `more` bytes; it returns their end). Written in one pass into a string sized once (a send makes
+// three such keys).
+template <typename Rest>
+std::string TopicKey(std::string_view ns, std::string_view topic, size_t more, Rest rest) {
   std::string out;
-  out.reserve(ns.size() + topic.size() + 4 + more);
-  AppendBytes(out, ns);
-  AppendBytes(out, topic);
+  AppendBounded(out, 2 * kMaxVarint + ns.size() + topic.size() + more,
+                [&](char* p) { return rest(PutBytes(PutBytes(p, ns), topic)); });
   return out;
 }
 }  // namespace
 
 std::string TopicPrefix(std::string_view ns, std::string_view topic) {
-  return TopicPrefixAnd(ns, topic, 0);
+  return TopicKey(ns, topic, 0, [](char* p) { return p; });
 }
 
 std::string PrefixEnd(std::string_view prefix) {
@@ -149,18 +173,18 @@ std::string PrefixEnd(std::string_view prefix) {
 }
 
 std::string RecordKey(std::string_view ns, std::string_view topic, std::string_view msg_id) {
-  std::string out = TopicPrefixAnd(ns, topic, msg_id.size());
-  out.append(msg_id);
-  return out;
+  return TopicKey(ns, topic, msg_id.size(), [msg_id](char* p) {
+    if (!msg_id.empty()) std::memcpy(p, msg_id.data(), msg_id.size());
+    return p + msg_id.size();
+  });
 }
 
 std::string VisKey(std::string_view ns, std::string_view topic, VisKind kind, TimePoint t,
                    uint64_t seq) {
-  std::string out = TopicPrefixAnd(ns, topic, 17);
-  out.push_back(static_cast<char>(kind));
-  AppendTime(out, t);
-  AppendBig64(out, seq);
-  return out;
+  return TopicKey(ns, topic, 17, [kind, t, seq](char* p) {
+    *p++ = static_cast<char>(kind);
+    return PutBig64(PutBig64(p, TimeBits(t)), seq);
+  });
 }
 
 Result<VisKeyParts> DecodeVisKey(std::string_view ns, std::string_view key) {
@@ -179,9 +203,7 @@ Result<VisKeyParts> DecodeVisKey(std::string_view ns, std::string_view key) {
 }
 
 std::string HistKey(std::string_view ns, std::string_view topic, TimePoint t) {
-  std::string out = TopicPrefixAnd(ns, topic, 8);
-  AppendTime(out, t);
-  return out;
+  return TopicKey(ns, topic, 8, [t](char* p) { return PutBig64(p, TimeBits(t)); });
 }
 
 Result<TimePoint> DecodeHistKeyTime(std::string_view ns, std::string_view topic,
@@ -294,26 +316,10 @@ int64_t Plus(int64_t a, int64_t d) {
 // The record's metadata is written in one pass into a buffer sized beforehand to the longest
 // encoding: no capacity check nor growth per field.
 
-char* PutBytes(char* p, std::string_view s) {
-  p = PutVarint(p, s.size());
-  if (!s.empty()) std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
-
 template <typename T>
 char* PutLittle(char* p, T v) {
   std::memcpy(p, &v, sizeof(T));  // x86-64 and aarch64 are little-endian
   return p + sizeof(T);
-}
-
-// Sizes `out` to `bound` bytes after its current ones, lets `put` write from there and keeps what
-// it wrote: `put` gets the first free byte and returns the one after its last.
-template <typename Put>
-void AppendBounded(std::string& out, size_t bound, Put put) {
-  size_t used = out.size();
-  out.resize(used + bound);
-  char* end = put(out.data() + used);
-  out.resize(static_cast<size_t>(end - out.data()));
 }
 
 // The longest AppendMetaTail output; `callback` is core::EncodeCallback's when there is one.

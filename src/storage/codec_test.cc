@@ -441,6 +441,26 @@ TEST(CodecTest, OnlyCanonicalVarintsDecodeSoMetadataHasOneEncoding) {
       Errc::kCorruption);
 }
 
+// The keys' bytes as stores hold them (docs/storage-format.md): ns and topic length-prefixed
+// (varints), then the key's own fields, big-endian, times with the sign bit flipped.
+TEST(CodecTest, KeyBytesAreTheStoredFormat) {
+  std::string t1 = std::string("\x80\x00\x00\x00\x00\x00\x03\xe8", 8);  // 1000 ms
+  std::string seq = std::string("\x00\x00\x00\x00\x00\x01\x02\x03", 8);
+  EXPECT_EQ(TopicPrefix("ns", "topic"), std::string("\x02ns\x05topic"));
+  EXPECT_EQ(RecordKey("ns", "topic", "m-1"), std::string("\x02ns\x05topicm-1"));
+  EXPECT_EQ(VisKey("ns", "t", VisKind::kDelivered, FromEpochMs(1000), 0x010203),
+            std::string("\x02ns\x01t\x01", 6) + t1 + seq);
+  EXPECT_EQ(VisKey("", "t", VisKind::kPending, FromEpochMs(-1), 0),
+            std::string("\x00\x01t\x00", 4) + std::string("\x7f\xff\xff\xff\xff\xff\xff\xff", 8) +
+                std::string(8, '\0'));
+  EXPECT_EQ(HistKey("ns", "t", FromEpochMs(1000)), std::string("\x02ns\x01t") + t1);
+  // A topic of 200 bytes: a two-byte length.
+  std::string long_topic(200, 'x');
+  EXPECT_EQ(RecordKey("ns", long_topic, "m"), std::string("\x02ns\xc8\x01", 5) + long_topic + "m");
+  EXPECT_EQ(HistKey("ns", long_topic, FromEpochMs(1000)),
+            std::string("\x02ns\xc8\x01", 5) + long_topic + t1);
+}
+
 TEST(CodecTest, TimesSortInKeysNegativeFirst) {
   std::vector<int64_t> times = {
       std::numeric_limits<int64_t>::min(), -1'000'000, -2, -1, 0, 1, 255, 256, 1'700'000'000'000,

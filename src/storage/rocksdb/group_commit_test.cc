@@ -144,6 +144,25 @@ TEST_F(GroupCommitTest, OpsAreWrittenInKeyOrderAndOneKeysOpsInTheirOrder) {
                                       "put " + v + " 1-d3=m3", "delete " + v + " 1-d3"}));
 }
 
+TEST_F(GroupCommitTest, SendsAlreadyInKeyOrderAreWrittenFamilyByFamily) {
+  // Successive sends of one topic: each family's keys already ascend from batch to batch (no sort
+  // needed), the families interleaved in every batch; one key written twice keeps its order.
+  std::vector<KvBatch> batches(3);
+  for (int i = 0; i < 3; ++i) {
+    batches[i].Put(Cf::kVis, "v" + std::to_string(i), "m");
+    batches[i].Put(Cf::kSent, "s" + std::to_string(i), "p");
+    batches[i].Add(Cf::kHist, "h", 1);
+  }
+  batches[2].Delete(Cf::kVis, "v2");
+  const std::string v = Id(Cf::kVis);
+  const std::string h = Id(Cf::kHist);
+  const std::string s = Id(Cf::kSent);
+  EXPECT_EQ(Write(batches), (std::vector<std::string>{"put " + v + " v0=m", "put " + v + " v1=m",
+                                                      "put " + v + " v2=m", "delete " + v + " v2",
+                                                      "add " + h + " h+3", "put " + s + " s0=p",
+                                                      "put " + s + " s1=p", "put " + s + " s2=p"}));
+}
+
 TEST_F(GroupCommitTest, LongKeysAndValuesFitTheReservation) {
   // Lengths of two- and three-byte varints, and a column family id of its own byte.
   std::vector<KvBatch> batches(2);

@@ -8,7 +8,6 @@
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_buffer_manager.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "storage/codec.h"
+#include "storage/rocksdb/ordered_memtable.h"
 #include "storage/rocksdb/rocks_kv_impl.h"
 #include "storage/upgrade.h"
 
@@ -96,38 +97,29 @@ class CompactOnDeletionBelowLevel0 final : public rocksdb::TablePropertiesCollec
                                                     /*deletion_trigger=*/256);
 };
 
-// The (namespace, topic) prefix of a per-topic key, or the namespace prefix of a retention key:
-// inserts that follow each other within one prefix (time-ordered keys) reuse the skiplist
-// position of the previous one (memtable_insert_with_hint_prefix_extractor).
-class StorePrefix final : public rocksdb::SliceTransform {
- public:
-  explicit StorePrefix(int fields) : fields_(fields) {}
-  const char* Name() const override { return fields_ == 2 ? "chronoq.topic" : "chronoq.ns"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), PrefixLength(key));
-  }
-  bool InDomain(const rocksdb::Slice& key) const override { return PrefixLength(key) > 0; }
-
- private:
-  size_t PrefixLength(const rocksdb::Slice& key) const {
-    size_t pos = 0;
-    for (int f = 0; f < fields_; ++f) {
-      uint64_t len = 0;
-      int shift = 0;
-      for (;;) {
-        if (pos >= key.size() || shift > 28) return 0;
-        auto b = static_cast<uint8_t>(key[pos++]);
-        len |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) break;
-        shift += 7;
-      }
-      if (len > key.size() - pos) return 0;
-      pos += len;
+// The length of a key's first `fields` length-prefixed fields (varint lengths), or 0 when it has
+// fewer: the (namespace, topic) prefix of a per-topic key, or the namespace prefix of a retention
+// key. Inserts that follow each other within one prefix (time-ordered keys) reuse the skip-list
+// position of the previous one (NewOrderedMemTableFactory's hint prefix).
+size_t FieldsPrefixLength(std::string_view key, int fields) {
+  size_t pos = 0;
+  for (int f = 0; f < fields; ++f) {
+    uint64_t len = 0;
+    int shift = 0;
+    for (;;) {
+      if (pos >= key.size() || shift > 28) return 0;
+      auto b = static_cast<uint8_t>(key[pos++]);
+      len |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) break;
+      shift += 7;
     }
-    return pos;
+    if (len > key.size() - pos) return 0;
+    pos += len;
   }
-  int fields_;
-};
+  return pos;
+}
+size_t TopicPrefixLength(std::string_view key) { return FieldsPrefixLength(key, 2); }
+size_t NamespacePrefixLength(std::string_view key) { return FieldsPrefixLength(key, 1); }
 
 // Iterates a column family, merging the group-commit overlay over what RocksDB holds.
 class RocksIterator final : public KvIterator {
@@ -362,8 +354,12 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
   o.compression_per_level.assign(static_cast<size_t>(o.num_levels), o.compression);
   o.compression_per_level[0] = rocksdb::kNoCompression;
   o.compression_per_level[1] = rocksdb::kNoCompression;
-  o.memtable_insert_with_hint_prefix_extractor =
-      std::make_shared<StorePrefix>(cf == Cf::kRetention || cf == Cf::kMeta ? 1 : 2);
+  // RocksDB's skip list, as Debian builds it (assertions on), costs about 16 key comparisons more
+  // per insert than ours (ordered_memtable.h), which also keeps the per-topic insert hints.
+  static const auto kTopicMemTables = NewOrderedMemTableFactory(TopicPrefixLength);
+  static const auto kNamespaceMemTables = NewOrderedMemTableFactory(NamespacePrefixLength);
+  o.memtable_factory =
+      cf == Cf::kRetention || cf == Cf::kMeta ? kNamespaceMemTables : kTopicMemTables;
   return o;
 }
 
@@ -398,21 +394,30 @@ size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches) {
 void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
                              const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
                              rocksdb::WriteBatch* out) {
-  // Every op of the group, in (column family, key) order; the ops of one key keep their order
-  // (a stable sort). A memtable insert then starts its skip-list search where the previous one
-  // ended instead of at the top: a pull's or an ack's keys, scattered in the order of the
-  // messages, are mostly neighbours once sorted (docs/benchmarks.md, "Third session: bursts").
-  size_t count = 0;
-  for (const KvBatch* batch : batches) count += batch->size();
-  std::vector<const KvBatch::Op*> ops;
-  ops.reserve(count);
+  // Every op of the group, in (column family, key) order; the ops of one key keep their order.
+  // A memtable insert then starts its skip-list search where the previous one ended instead of
+  // at the top: a pull's or an ack's keys, scattered in the order of the messages, are mostly
+  // neighbours once sorted (docs/benchmarks.md, "Third session: bursts"). Placed by column family
+  // first (a counting pass: no key comparison), then each family's ops sorted by key unless they
+  // already are, as successive sends' keys of one topic mostly are (docs/benchmarks.md, "Seventh
+  // session: the store's write"); both steps keep the queue order of equal keys.
+  std::array<size_t, kCfCount + 1> start{};
   for (const KvBatch* batch : batches) {
-    for (const KvBatch::Op& op : batch->ops()) ops.push_back(&op);
+    for (const KvBatch::Op& op : batch->ops()) ++start[static_cast<size_t>(op.cf) + 1];
   }
-  std::stable_sort(ops.begin(), ops.end(), [](const KvBatch::Op* a, const KvBatch::Op* b) {
-    if (a->cf != b->cf) return a->cf < b->cf;
-    return a->key < b->key;
-  });
+  for (size_t c = 1; c <= kCfCount; ++c) start[c] += start[c - 1];
+  std::vector<const KvBatch::Op*> ops(start[kCfCount]);
+  std::array<size_t, kCfCount> next{};
+  std::copy(start.begin(), start.end() - 1, next.begin());
+  for (const KvBatch* batch : batches) {
+    for (const KvBatch::Op& op : batch->ops()) ops[next[static_cast<size_t>(op.cf)]++] = &op;
+  }
+  auto by_key = [](const KvBatch::Op* a, const KvBatch::Op* b) { return a->key < b->key; };
+  for (size_t c = 0; c < kCfCount; ++c) {
+    auto first = ops.begin() + static_cast<std::ptrdiff_t>(start[c]);
+    auto last = ops.begin() + static_cast<std::ptrdiff_t>(start[c + 1]);
+    if (!std::is_sorted(first, last, by_key)) std::stable_sort(first, last, by_key);
+  }
   for (size_t i = 0; i < ops.size();) {
     const KvBatch::Op& op = *ops[i];
     rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
