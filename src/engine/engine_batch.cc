@@ -53,13 +53,14 @@ void Engine::WriteNew(Batch& batch, const MessageRecord& rec,
 void Engine::NewRecords::Add(const Topic& t, const MessageRecord& rec) {
   // Only pending messages live in the far tier; deliveries (imported ones) are always held.
   if (rec.phase == Phase::kPending && t.IsFar(rec.visible_at, rec.seq)) {
-    MessageRecord at;
-    at.visible_at = rec.visible_at;
-    held_.push_back(Held{true, std::move(at)});
+    Held& h = held_.emplace_back(true);
+    h.rec.visible_at = rec.visible_at;
+  } else if (rec.payload.size() <= kHeldPayloadBytes) {
+    // A small payload stays with the held record: its delivery reads none (Topic). The copy is
+    // made in place, not moved there.
+    held_.emplace_back(false, rec);
   } else {
-    // A small payload stays with the held record: its delivery reads none (Topic).
-    held_.push_back(
-        Held{false, rec.payload.size() <= kHeldPayloadBytes ? rec : core::CopyWithoutPayload(rec)});
+    held_.emplace_back(false, core::CopyWithoutPayload(rec));
   }
 }
 
