@@ -227,12 +227,16 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
           continue;
         }
         core::ResolveDefaults(msgs[i], config);
-        MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
+        // The record is created where the answer keeps it (not moved there afterwards).
+        backend::Sent sent{
+            core::Message{core::CreateRecord(std::move(msgs[i]), now, seq++), MsgStatus::kWaiting},
+            false};
+        const MessageRecord& rec = sent.message.record;
         WriteNew(batch, rec, p.replaced);
-        const MsgStatus status = core::StatusAt(rec, now);
-        if (status == MsgStatus::kReady) fx.Ready(rec);
+        sent.message.status = core::StatusAt(rec, now);
+        if (sent.message.status == MsgStatus::kReady) fx.Ready(rec);
         held.Add(t, rec);
-        out.Add(backend::Sent{core::Message{std::move(rec), status}, false});
+        out.Add(std::move(sent));
       }
       out.Done();
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {
