@@ -101,6 +101,7 @@ struct HttpServer::Impl {
     bool idle = true;  // waiting for the first byte of a request
     std::shared_ptr<Watch> watch;
     std::shared_ptr<ReplySlot> reply_slot;  // the last request's, reused when free (Dispatch)
+    Router::Tally tally;                    // the request's route metrics, counted in Serve
   };
 
   ServerOptions opts;
@@ -425,18 +426,20 @@ std::optional<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c
   } else {
     slot = std::make_shared<ReplySlot>();
   }
-  router->Dispatch(req, c, Reply([slot](HttpResponse r) {
-                     UniqueFunction<void(HttpResponse)> resume;
-                     {
-                       std::lock_guard lock(slot->mu);
-                       if (!slot->resume) {
-                         slot->early.emplace(std::move(r));
-                         return;
-                       }
-                       resume = std::move(slot->resume);
-                     }
-                     resume(std::move(r));
-                   }));
+  Reply reply([slot](HttpResponse r) {
+    UniqueFunction<void(HttpResponse)> resume;
+    {
+      std::lock_guard lock(slot->mu);
+      if (!slot->resume) {
+        slot->early.emplace(std::move(r));
+        return;
+      }
+      resume = std::move(slot->resume);
+    }
+    resume(std::move(r));
+  });
+  // Counted by Serve as it takes the answer, not through a wrapper around the reply.
+  c.tally = router->DispatchTallied(req, c, std::move(reply));
   // Between two requests, no lock held: store writes asked for now run here (base/turn_end.h).
   base::TurnSafePoint();
   {
@@ -550,6 +553,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
         c.sock.cancel(ec);
       }
     }
+    c.tally.Count(res);
     if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
     const bool keep = KeepConnection(parsed.keep_alive, res, stopping.load());
     out.clear();
