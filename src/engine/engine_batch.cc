@@ -53,13 +53,14 @@ void Engine::WriteNew(Batch& batch, const MessageRecord& rec,
 void Engine::NewRecords::Add(const Topic& t, const MessageRecord& rec) {
   // Only pending messages live in the far tier; deliveries (imported ones) are always held.
   if (rec.phase == Phase::kPending && t.IsFar(rec.visible_at, rec.seq)) {
-    MessageRecord at;
-    at.visible_at = rec.visible_at;
-    held_.push_back(Held{true, std::move(at)});
+    Held& h = held_.emplace_back(true);
+    h.rec.visible_at = rec.visible_at;
+  } else if (rec.payload.size() <= kHeldPayloadBytes) {
+    // A small payload stays with the held record: its delivery reads none (Topic). The copy is
+    // made in place, not moved there.
+    held_.emplace_back(false, rec);
   } else {
-    // A small payload stays with the held record: its delivery reads none (Topic).
-    held_.push_back(
-        Held{false, rec.payload.size() <= kHeldPayloadBytes ? rec : core::CopyWithoutPayload(rec)});
+    held_.emplace_back(false, core::CopyWithoutPayload(rec));
   }
 }
 
@@ -226,12 +227,16 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
           continue;
         }
         core::ResolveDefaults(msgs[i], config);
-        MessageRecord rec = core::CreateRecord(std::move(msgs[i]), now, seq++);
+        // The record is created where the answer keeps it (not moved there afterwards).
+        backend::Sent sent{
+            core::Message{core::CreateRecord(std::move(msgs[i]), now, seq++), MsgStatus::kWaiting},
+            false};
+        const MessageRecord& rec = sent.message.record;
         WriteNew(batch, rec, p.replaced);
-        const MsgStatus status = core::StatusAt(rec, now);
-        if (status == MsgStatus::kReady) fx.Ready(rec);
+        sent.message.status = core::StatusAt(rec, now);
+        if (sent.message.status == MsgStatus::kReady) fx.Ready(rec);
         held.Add(t, rec);
-        out.Add(backend::Sent{core::Message{std::move(rec), status}, false});
+        out.Add(std::move(sent));
       }
       out.Done();
       if (CommitFor(&slot, std::move(batch), answer.OnDurable(), &outcome)) {

@@ -24,18 +24,25 @@ void Router::Add(std::string path, auth::Operation op, std::vector<std::string> 
                            Route{op, std::move(methods), std::move(handler), std::move(stats)});
 }
 
+void Router::CountAnswer(RouteStats* stats, std::chrono::steady_clock::time_point start,
+                         const HttpResponse& r) {
+  stats->latency.ObserveNanos(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+  const int cls = r.status >= 500 ? 2 : r.status >= 400 ? 1 : 0;
+  stats->by_class[cls].Add();
+  // Every JSON answer starts with its code (codec.h).
+  if (r.status == 200 && std::string_view(r.body).starts_with("{\"code\":5")) {
+    stats->app_errors.Add();
+  }
+}
+
+void Router::Tally::Count(const HttpResponse& r) const { CountAnswer(stats_, start_, r); }
+
 Reply Router::Counted(RouteStats* stats, Reply reply) {
   return [stats, start = std::chrono::steady_clock::now(),
           reply = std::move(reply)](HttpResponse r) mutable {
-    stats->latency.ObserveNanos(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count());
-    const int cls = r.status >= 500 ? 2 : r.status >= 400 ? 1 : 0;
-    stats->by_class[cls].Add();
-    // Every JSON answer starts with its code (codec.h).
-    if (r.status == 200 && std::string_view(r.body).starts_with("{\"code\":5")) {
-      stats->app_errors.Add();
-    }
+    CountAnswer(stats, start, r);
     reply(std::move(r));
   };
 }
@@ -75,13 +82,28 @@ void Router::RenderMetrics(metrics::TextWriter& w) const {
 }
 
 void Router::Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const {
+  Run(req, ctx, std::move(reply), nullptr);
+}
+
+Router::Tally Router::DispatchTallied(HttpRequest& req, RequestContext& ctx, Reply reply) const {
+  Tally tally;
+  Run(req, ctx, std::move(reply), &tally);
+  return tally;
+}
+
+void Router::Run(HttpRequest& req, RequestContext& ctx, Reply reply, Tally* tally) const {
   const bool check = auth_ != nullptr && auth_->enabled();
   std::optional<auth::Credential> cred;
   if (check) cred = TakeCredential(req);  // strips a /t/<token> prefix
   std::string_view path = req.path();
   auto it = routes_.find(path);
-  reply =
-      Counted(it == routes_.end() ? unmatched_.get() : it->second.stats.get(), std::move(reply));
+  RouteStats* stats = it == routes_.end() ? unmatched_.get() : it->second.stats.get();
+  if (tally != nullptr) {
+    tally->stats_ = stats;
+    tally->start_ = std::chrono::steady_clock::now();
+  } else {
+    reply = Counted(stats, std::move(reply));
+  }
   if (check) {
     const std::optional<auth::Operation> op =
         it == routes_.end() ? UnroutedOperation(path) : it->second.op;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,12 +26,30 @@ namespace chronoq::http {
 using Handler = std::function<void(HttpRequest& req, RequestContext& ctx, Reply reply)>;
 
 class Router {
+  struct RouteStats;  // below
+
  public:
   // `op`: the operation the endpoint is (auth/access.h), which decides who may call it when
   // tokens are on; every endpoint names one, so none is ever left without a rule.
   // `methods` empty: any method.
   void Add(std::string path, auth::Operation op, std::vector<std::string> methods, Handler handler);
   void Dispatch(HttpRequest& req, RequestContext& ctx, Reply reply) const;
+
+  // A dispatched request's place in the route metrics, for a caller that counts the answer
+  // itself: Count once with the response, before it is sent.
+  class Tally {
+   public:
+    void Count(const HttpResponse& r) const;
+
+   private:
+    friend class Router;
+    RouteStats* stats_ = nullptr;
+    std::chrono::steady_clock::time_point start_{};
+  };
+  // Dispatch for a caller that counts the answer with the returned Tally (HttpServer): `reply`
+  // reaches the handler as it is, without the counting wrapper Dispatch puts around it (a heap
+  // allocation and a call per request).
+  [[nodiscard]] Tally DispatchTallied(HttpRequest& req, RequestContext& ctx, Reply reply) const;
 
   // Authentication (docs/security.md, route_access.h): with an enabled authenticator, each
   // request is admitted for its route's operation (401/403/429 otherwise, counted under its
@@ -57,7 +76,13 @@ class Router {
     Handler handler;
     std::unique_ptr<RouteStats> stats;
   };
+  // Counts one answer of the route, `start` being when its request was dispatched.
+  static void CountAnswer(RouteStats* stats, std::chrono::steady_clock::time_point start,
+                          const HttpResponse& r);
   static Reply Counted(RouteStats* stats, Reply reply);
+  // Dispatch's work: with `tally`, sets it and leaves `reply` as it is; without, counts through
+  // Counted.
+  void Run(HttpRequest& req, RequestContext& ctx, Reply reply, Tally* tally) const;
   // Transparent hashing: lookups by string_view, without a copy of the path.
   struct PathHash {
     using is_transparent = void;

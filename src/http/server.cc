@@ -15,6 +15,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/check.h"
 #include "base/log.h"
 #include "base/turn_end.h"
 #include "http/codec.h"
@@ -70,6 +71,7 @@ bool PeerAliveFd(int fd) {
 
 struct HttpServer::Impl {
   struct Conn;
+  struct ReplySlot;
   struct Worker {
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> guard{ioc.get_executor()};
@@ -98,6 +100,8 @@ struct HttpServer::Impl {
     void NoDeadline() { deadline = DeadlineClock::time_point::max(); }
     bool idle = true;  // waiting for the first byte of a request
     std::shared_ptr<Watch> watch;
+    std::shared_ptr<ReplySlot> reply_slot;  // the last request's, reused when free (Dispatch)
+    Router::Tally tally;                    // the request's route metrics, counted in Serve
   };
 
   ServerOptions opts;
@@ -124,8 +128,12 @@ struct HttpServer::Impl {
   template <class Stream>
   asio::awaitable<void> WriteRefusal(Conn& c, Stream& s);
   asio::awaitable<bool> Handshake(Conn& c, TlsStream& s);
-  struct ReplySlot;
-  asio::awaitable<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
+  // Hands the request to the router: its reply when it came before this returns, else nullopt
+  // and the caller waits for it with co_await AwaitReply. Neither is a coroutine of its own (a
+  // frame per request).
+  std::optional<HttpResponse> Dispatch(HttpRequest& req, Conn& c);
+  static asio::awaitable<HttpResponse> AwaitReply(ReplySlot* slot,
+                                                  asio::io_context::executor_type loop);
   template <class Stream>
   asio::awaitable<void> WriteFailure(Conn& c, Stream& s, const RequestFailure& failure);
   void ArmWatch(Conn& c);
@@ -404,55 +412,72 @@ struct HttpServer::Impl::ReplySlot {
   UniqueFunction<void(HttpResponse)> resume;  // set once the coroutine waits
 };
 
-asio::awaitable<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c) {
+std::optional<HttpResponse> HttpServer::Impl::Dispatch(HttpRequest& req, Conn& c) {
   c.watch.reset();
-  auto slot = std::make_shared<ReplySlot>();
-  router->Dispatch(req, c, Reply([slot](HttpResponse r) {
-                     UniqueFunction<void(HttpResponse)> resume;
-                     {
-                       std::lock_guard lock(slot->mu);
-                       if (!slot->resume) {
-                         slot->early.emplace(std::move(r));
-                         return;
-                       }
-                       resume = std::move(slot->resume);
-                     }
-                     resume(std::move(r));
-                   }));
+  // The last request's slot serves again once nothing else holds it (its reply's callbacks are
+  // gone, as they nearly always are by now): one heap allocation less per request. Only this
+  // coroutine copies it, so a count of one stays one; the fence orders the last holder's writes
+  // (its release of the count) before the reuse.
+  std::shared_ptr<ReplySlot>& slot = c.reply_slot;
+  if (slot != nullptr && slot.use_count() == 1) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    slot->early.reset();
+    slot->resume = nullptr;
+  } else {
+    slot = std::make_shared<ReplySlot>();
+  }
+  Reply reply([slot](HttpResponse r) {
+    UniqueFunction<void(HttpResponse)> resume;
+    {
+      std::lock_guard lock(slot->mu);
+      if (!slot->resume) {
+        slot->early.emplace(std::move(r));
+        return;
+      }
+      resume = std::move(slot->resume);
+    }
+    resume(std::move(r));
+  });
+  // Counted by Serve as it takes the answer, not through a wrapper around the reply.
+  c.tally = router->DispatchTallied(req, c, std::move(reply));
   // Between two requests, no lock held: store writes asked for now run here (base/turn_end.h).
   base::TurnSafePoint();
   {
     std::lock_guard lock(slot->mu);
-    if (slot->early) co_return std::move(*slot->early);
+    if (slot->early) {
+      std::optional<HttpResponse> r = std::move(slot->early);
+      slot->early.reset();
+      return r;
+    }
   }
   if (c.watch) ArmWatch(c);
-  auto ex = co_await asio::this_coro::executor;
-  HttpResponse res =
-      co_await asio::async_initiate<decltype(asio::use_awaitable), void(HttpResponse)>(
-          [&](auto handler) {
-            auto post = [h = std::move(handler), ex](HttpResponse r) mutable {
-              asio::post(ex, [h = std::move(h), r = std::move(r)]() mutable {
-                std::move(h)(std::move(r));
-              });
-            };
-            std::optional<HttpResponse> arrived;
-            {
-              std::lock_guard lock(slot->mu);
-              if (slot->early) {
-                arrived = std::move(slot->early);
-              } else {
-                slot->resume = std::move(post);
-                return;
-              }
-            }
-            post(std::move(*arrived));  // it came while we were getting ready to wait
-          },
-          asio::use_awaitable);
-  if (c.watch) {
-    boost::system::error_code ec;
-    c.sock.cancel(ec);
-  }
-  co_return res;
+  return std::nullopt;
+}
+
+// The slot belongs to the connection, which outlives the wait. The reply resumes the connection
+// through its worker loop (`loop`, Session runs on it), posted to as itself: a post through the
+// coroutine's type-erased executor costs a few hundred instructions more per late reply.
+asio::awaitable<HttpResponse> HttpServer::Impl::AwaitReply(ReplySlot* slot,
+                                                           asio::io_context::executor_type loop) {
+  return asio::async_initiate<decltype(asio::use_awaitable), void(HttpResponse)>(
+      [slot, loop](auto handler) {
+        auto post = [h = std::move(handler), loop](HttpResponse r) mutable {
+          asio::post(
+              loop, [h = std::move(h), r = std::move(r)]() mutable { std::move(h)(std::move(r)); });
+        };
+        std::optional<HttpResponse> arrived;
+        {
+          std::lock_guard lock(slot->mu);
+          if (slot->early) {
+            arrived = std::move(slot->early);
+          } else {
+            slot->resume = std::move(post);
+            return;
+          }
+        }
+        post(std::move(*arrived));  // it came while we were getting ready to wait
+      },
+      asio::use_awaitable);
 }
 
 template <class Stream>
@@ -465,15 +490,22 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
   auto unread = [&buffer] {
     return std::string_view(static_cast<const char*>(buffer.data().data()), buffer.size());
   };
-  // Reads what the socket has (at least a byte) into the buffer; false once it is closed, reset,
-  // or closed by the sweep at its deadline.
-  auto read_some = [&]() -> asio::awaitable<bool> {
-    auto [ec, n] =
-        co_await s.async_read_some(buffer.prepare(beast::read_size(buffer, 64 * 1024)), kUseTuple);
-    if (ec) co_return false;
-    buffer.commit(n);
-    co_return true;
+  // Reads what the socket has (at least a byte) into the buffer: `if (!took(co_await
+  // read_some()))`, false once it is closed, reset, or closed by the sweep at its deadline. Not a
+  // coroutine of its own (a frame per read).
+  auto read_some = [&] {
+    return s.async_read_some(buffer.prepare(beast::read_size(buffer, 64 * 1024)), kUseTuple);
   };
+  auto took = [&buffer](const std::tuple<boost::system::error_code, size_t>& read) {
+    if (std::get<0>(read)) return false;
+    buffer.commit(std::get<1>(read));
+    return true;
+  };
+  // The connection's worker loop, where a late reply resumes it (AwaitReply).
+  const asio::any_io_executor ex = co_await asio::this_coro::executor;
+  const auto* own = ex.target<asio::io_context::executor_type>();
+  CQ_CHECK(own != nullptr, "a connection's coroutine runs on its worker's io_context");
+  const asio::io_context::executor_type loop = *own;
   for (;;) {
     c.idle = true;
     if (stopping.load()) co_return;
@@ -484,7 +516,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
       // Idle until the next request's first byte; from there the client has request_timeout to
       // send the whole request, however it spreads the bytes (slow-loris).
       c.DeadlineIn(opts.idle_timeout);
-      if (!co_await read_some()) co_return;  // closed, or by the sweep (timed out) or Stop
+      if (!took(co_await read_some())) co_return;  // closed, or by the sweep (timed out) or Stop
     }
     c.DeadlineIn(opts.request_timeout);
     RequestParser::Step step;
@@ -501,7 +533,7 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
       }
       if (step.event != RequestParser::Event::kNeedMore) break;
       // Still the deadline set at the request's first byte: a trickled body counts too.
-      if (!co_await read_some()) co_return;
+      if (!took(co_await read_some())) co_return;
     }
     if (step.event == RequestParser::Event::kError) {
       co_await WriteFailure(c, s, parser.failure());
@@ -510,7 +542,18 @@ asio::awaitable<void> HttpServer::Impl::Serve(Conn& c, Stream& s) {
     c.NoDeadline();
 
     ParsedRequest& parsed = parser.request();
-    HttpResponse res = co_await Dispatch(parsed.request, c);
+    std::optional<HttpResponse> early = Dispatch(parsed.request, c);
+    HttpResponse res;
+    if (early) {
+      res = std::move(*early);
+    } else {
+      res = co_await AwaitReply(c.reply_slot.get(), loop);
+      if (c.watch) {
+        boost::system::error_code ec;
+        c.sock.cancel(ec);
+      }
+    }
+    c.tally.Count(res);
     if (c.watch && c.watch->gone) co_return;  // the client left during a long poll
     const bool keep = KeepConnection(parsed.keep_alive, res, stopping.load());
     out.clear();
