@@ -3,8 +3,10 @@
 // codes (UNAUTHENTICATED, PERMISSION_DENIED), and a namespace's client seeing its own topics only.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -35,7 +37,9 @@ const std::string kLimited = "limt-0123456789abcdef";  // one call per 1,000 s
 class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterface<const char*> {
  protected:
   GrpcAuthTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
-    const std::string path = ::testing::TempDir() + "/grpc_auth_tokens";
+    // A file of this process's own: ctest runs each engine's case as a process of its own, in
+    // parallel, and one writing the file while another loads it made the load fail.
+    const std::string path = ::testing::TempDir() + "/grpc_auth_tokens." + std::to_string(getpid());
     std::ofstream(path, std::ios::trunc) << kProducer << " shop producer\n"
                                          << kConsumer << " shop consumer\n"
                                          << kAdmin << " shop admin\n"
@@ -43,6 +47,7 @@ class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterfac
                                          << kBank << " bank admin\n"
                                          << kLimited << " shop producer rate=0.001\n";
     EXPECT_TRUE(auth_.Load(path).ok());
+    std::remove(path.c_str());
     engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
     EXPECT_TRUE(engine_->Recover().ok());
     service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_,

@@ -42,6 +42,18 @@ class TwoNodesTest : public ::testing::TestWithParam<bool> {  // param: on a clu
     api_a_->AdvanceClock(ms);
     api_b_->AdvanceClock(ms);
   }
+  // Starts `c` as a third node of the namespace with `flag`, its clock at the other two's time.
+  void StartThirdNode(ServerProcess& c, const std::string& flag, std::unique_ptr<ApiClient>& api) {
+    Status s =
+        c.Start({"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
+                 "--namespace=two-nodes", "--test-clock", flag});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    api = std::make_unique<ApiClient>(c.endpoint());
+    const int64_t ta = api_a_->Now(), tc = api->Now();
+    if (tc < ta) api->AdvanceClock(ta - tc);
+    if (ta < tc) AdvanceBoth(tc - ta);
+    ASSERT_EQ(api->Now(), api_a_->Now());
+  }
   static std::string Id(const json::value& m) { return std::string(m.at("msgId").as_string()); }
   static std::vector<std::string> Ids(const ApiResponse& r) {
     std::vector<std::string> out;
@@ -239,19 +251,13 @@ TEST_P(TwoNodesTest, ACountThroughOneNodeWakesALongPollParkedOnTheOther) {
 // each node pulls, nacks, acks and reads what the others wrote.
 TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
   ServerProcess c;
-  Status s =
-      c.Start({"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
-               "--namespace=two-nodes", "--test-clock", "--redis-format=1"});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ApiClient api_c(c.endpoint());
-  const int64_t ta = api_a_->Now(), tc = api_c.Now();  // the same time on the three
-  if (tc < ta) api_c.AdvanceClock(ta - tc);
-  if (ta < tc) AdvanceBoth(tc - ta);
-  ASSERT_EQ(api_c.Now(), api_a_->Now());
+  std::unique_ptr<ApiClient> api_c;
+  ASSERT_NO_FATAL_FAILURE(StartThirdNode(c, "--redis-format=1", api_c));
   ASSERT_EQ(
       api_c
-          .Queue("sendMsg",
-                 {{"topic", "f"}, {"msgId", "old"}, {"msg", "from format 1"}, {"delayMillis", "0"}})
+          ->Queue(
+              "sendMsg",
+              {{"topic", "f"}, {"msgId", "old"}, {"msg", "from format 1"}, {"delayMillis", "0"}})
           .code(),
       200);
   ASSERT_EQ(
@@ -261,24 +267,25 @@ TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
               {{"topic", "f"}, {"msgId", "new"}, {"msg", "from format 2"}, {"delayMillis", "0"}})
           .code(),
       200);
-  ApiResponse r = api_c.Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
+  ApiResponse r = api_c->Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
   ASSERT_EQ(Ids(r), (std::vector<std::string>{"old", "new"}));
   EXPECT_EQ(r.at("delayMsgList").as_array()[1].at("msg").as_string(), "from format 2");
   // Nacked through the newest node, pulled again through the old-format one, and the other way.
   ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "false"}}).code(),
             200);
-  ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", "f"}, {"msgId", "new"}, {"ack", "false"}}).code(),
+  ASSERT_EQ(api_c->Queue("ackMsg", {{"topic", "f"}, {"msgId", "new"}, {"ack", "false"}}).code(),
             200);
   r = api_a_->Queue("pullMsg", {{"topic", "f"}, {"batch", "10"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
   ASSERT_EQ(Ids(r), (std::vector<std::string>{"old", "new"}));
   EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("msg").as_string(), "from format 1");
   EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("retry").as_int64(), 2);
-  ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "true"}}).code(), 200);
+  ASSERT_EQ(api_c->Queue("ackMsg", {{"topic", "f"}, {"msgId", "old"}, {"ack", "true"}}).code(),
+            200);
   ASSERT_EQ(api_b_->Queue("ackMsg", {{"topic", "f"}, {"msgId", "new"}, {"ack", "true"}}).code(),
             200);
-  for (ApiClient* api : {api_a_.get(), &api_c}) {
+  for (ApiClient* api : {api_a_.get(), api_c.get()}) {
     for (const char* id : {"old", "new"}) {
       r = api->Queue("getMsg", {{"topic", "f"}, {"msgId", id}});
       ASSERT_EQ(r.code(), 200) << r.Describe();
@@ -293,15 +300,8 @@ TEST_P(TwoNodesTest, NodesWritingDifferentRecordFormatsShareANamespace) {
 // wrote, on a topic of either layout.
 TEST_P(TwoNodesTest, NodesOfFormatFourAndTwoServeTopicsOfBothLayouts) {
   ServerProcess c;
-  Status s =
-      c.Start({"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
-               "--namespace=two-nodes", "--test-clock", "--redis-format=4"});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ApiClient api_c(c.endpoint());
-  const int64_t ta = api_a_->Now(), tc = api_c.Now();  // the same time on the three
-  if (tc < ta) api_c.AdvanceClock(ta - tc);
-  if (ta < tc) AdvanceBoth(tc - ta);
-  ASSERT_EQ(api_c.Now(), api_a_->Now());
+  std::unique_ptr<ApiClient> api_c;
+  ASSERT_NO_FATAL_FAILURE(StartThirdNode(c, "--redis-format=4", api_c));
   auto send = [](ApiClient& api, const std::string& topic, const std::string& id,
                  const std::string& delay) {
     return api
@@ -311,13 +311,14 @@ TEST_P(TwoNodesTest, NodesOfFormatFourAndTwoServeTopicsOfBothLayouts) {
   };
   // "four" is created by the format-4 node, "two" by a format-2 one; then each node writes to
   // the other's topic.
-  ASSERT_EQ(send(api_c, "four", "c-now", "0"), 200);
-  ASSERT_EQ(send(api_c, "four", "c-later", "60000"), 200);
+  ASSERT_EQ(send(*api_c, "four", "c-now", "0"), 200);
+  ASSERT_EQ(send(*api_c, "four", "c-later", "60000"), 200);
   ASSERT_EQ(send(*api_a_, "four", "a-now", "0"), 200);
   ASSERT_EQ(send(*api_a_, "two", "a-now", "0"), 200);
-  ASSERT_EQ(send(api_c, "two", "c-now", "0"), 200);
+  ASSERT_EQ(send(*api_c, "two", "c-now", "0"), 200);
   auto raw = [&](const std::vector<std::string>& args) {
-    return GetParam() ? cluster_.Command(args) : RedisCommandOnce(redis_.port(), args, redis_.password());
+    return GetParam() ? cluster_.Command(args)
+                      : RedisCommandOnce(redis_.port(), args, redis_.password());
   };
   Result<RedisReply> lay = raw({"GET", "cq:{two-nodes:four}:lay"});
   ASSERT_TRUE(lay.has_value()) << lay.error().ToString();
@@ -342,19 +343,20 @@ TEST_P(TwoNodesTest, NodesOfFormatFourAndTwoServeTopicsOfBothLayouts) {
     ASSERT_EQ(std::set<std::string>(first.begin(), first.end()),
               (std::set<std::string>{"a-now", "c-now"}));
     for (const std::string& id : first) {
-      ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", topic}, {"msgId", id}, {"ack", "false"}}).code(),
+      ASSERT_EQ(api_c->Queue("ackMsg", {{"topic", topic}, {"msgId", id}, {"ack", "false"}}).code(),
                 200);
     }
     r = api_a_->Queue("pullMsg", {{"topic", topic}, {"batch", "10"}});
     ASSERT_EQ(r.code(), 200) << r.Describe();
     ASSERT_EQ(Ids(r).size(), 2u);
     EXPECT_EQ(r.at("delayMsgList").as_array()[0].at("retry").as_int64(), 2);
-    ASSERT_EQ(api_c.Queue("ackMsg", {{"topic", topic}, {"msgId", "a-now"}, {"ack", "true"}}).code(),
-              200);
+    ASSERT_EQ(
+        api_c->Queue("ackMsg", {{"topic", topic}, {"msgId", "a-now"}, {"ack", "true"}}).code(),
+        200);
     ASSERT_EQ(
         api_b_->Queue("ackMsg", {{"topic", topic}, {"msgId", "c-now"}, {"ack", "true"}}).code(),
         200);
-    for (ApiClient* api : {api_a_.get(), &api_c}) {
+    for (ApiClient* api : {api_a_.get(), api_c.get()}) {
       for (const char* id : {"a-now", "c-now"}) {
         r = api->Queue("getMsg", {{"topic", topic}, {"msgId", id}});
         ASSERT_EQ(r.code(), 200) << r.Describe();
@@ -365,10 +367,10 @@ TEST_P(TwoNodesTest, NodesOfFormatFourAndTwoServeTopicsOfBothLayouts) {
   }
   // Both layouts counted alike by every node; the waiting message of layout 4 comes at its time.
   ApiResponse la = api_a_->Monitor("getTopicInfoList");
-  ApiResponse lc = api_c.Monitor("getTopicInfoList");
+  ApiResponse lc = api_c->Monitor("getTopicInfoList");
   ASSERT_EQ(la.code(), 200) << la.Describe();
   EXPECT_EQ(json::serialize(la.at("data")), json::serialize(lc.at("data")));
-  api_c.AdvanceClock(60'000);
+  api_c->AdvanceClock(60'000);
   AdvanceBoth(60'000);
   ApiResponse r = api_b_->Queue("pullMsg", {{"topic", "four"}, {"batch", "10"}});
   ASSERT_EQ(r.code(), 200) << r.Describe();
