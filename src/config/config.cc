@@ -309,10 +309,10 @@ std::vector<std::string> Validate(const ServerConfig& c) {
                                  c.redis_wait_replicas));
   }
   if (c.redis_format < 1 || c.redis_format > 4) {
-    errors.push_back(fmt::format(
-        "redis-format must be 1 (hashes), 2 (MessagePack strings), 3 (MessagePack with "
-        "integers) or 4 (the same in the bucketed keyspace), got {}",
-        c.redis_format));
+    errors.push_back(
+        fmt::format("redis-format must be 1 (hashes), 2 (MessagePack strings), 3 (MessagePack with "
+                    "integers) or 4 (the same in the bucketed keyspace), got {}",
+                    c.redis_format));
   }
   if (c.storage == "redis" && c.redis_url.empty()) {
     errors.push_back("redis-url is required with storage=redis (redis://host:port)");
