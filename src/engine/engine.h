@@ -305,6 +305,9 @@ class Engine final : public backend::QueueBackend {
 
    private:
     struct Held {
+      explicit Held(bool f) : far(f) {}
+      Held(bool f, const core::MessageRecord& r) : far(f), rec(r) {}  // copied in place
+      Held(bool f, core::MessageRecord&& r) : far(f), rec(std::move(r)) {}
       bool far;
       core::MessageRecord rec;  // near: without payload; far: visible_at only
     };
