@@ -37,7 +37,11 @@ bool H2OwnSession::OpenCall(Stream* s) {
 void H2OwnSession::PumpStreaming(int32_t id) {
   if (closed_) return;
   Stream* st = Find(id);
-  if (st != nullptr && st->streaming != nullptr) st->streaming->Pump(this, id);
+  if (st == nullptr || st->streaming == nullptr) return;
+  // Held across the call: a Trailers-Only answer closes the stream inside Pump, and the stream's
+  // close releases its state (ASan found Pump writing to it after that).
+  const std::shared_ptr<H2StreamState> keep = st->streaming;
+  keep->Pump(this, id);
 }
 
 void H2OwnSession::Consumed(Stream* s, size_t n) {
