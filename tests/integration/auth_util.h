@@ -34,16 +34,21 @@ inline std::string TokensText() {
          " shop producer rate=0.001\n";
 }
 
-// The tokens file of this process's server (written before the server starts).
+// The tokens file of this process's servers (written before the first starts, removed when the
+// process exits).
 inline const std::string& TokensPath() {
-  static const std::string path = [] {
-    std::string p = (std::filesystem::temp_directory_path() /
-                     ("chronoq-it-tokens-" + std::to_string(::getpid())))
-                        .string();
-    std::ofstream(p, std::ios::trunc) << TokensText();
-    return p;
-  }();
-  return path;
+  struct File {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("chronoq-it-tokens-" + std::to_string(::getpid())))
+                           .string();
+    File() { std::ofstream(path, std::ios::trunc) << TokensText(); }
+    ~File() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  };
+  static const File file;
+  return file.path;
 }
 
 class AuthTest : public ServerTest {

@@ -220,19 +220,18 @@ ServerProcess::~ServerProcess() {
 namespace {
 
 // One redis-server for every server of this test process that uses storage=redis; it lives
-// until the process exits.
+// until the process exits, then is killed and its directory removed (a static's destructor).
 RedisStandalone* SharedRedisForServers() {
-  static RedisStandalone* redis = [] {
-    auto* r = new RedisStandalone();
+  static std::unique_ptr<RedisStandalone> redis = [] {
+    auto r = std::make_unique<RedisStandalone>();
     Status s = r->Start();
     if (!s.ok()) {
       std::fprintf(stderr, "cannot start redis-server: %s\n", s.ToString().c_str());
-      delete r;
-      return static_cast<RedisStandalone*>(nullptr);
+      r.reset();
     }
     return r;
   }();
-  return redis;
+  return redis.get();
 }
 
 int NextServerNumber() {
