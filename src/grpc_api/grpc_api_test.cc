@@ -44,7 +44,7 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
 
 class GrpcApiTest : public ::testing::Test {
  protected:
-  // `engine`: grpc-engine (the experimental nghttp2 engine runs the tests of the unary methods).
+  // `engine`: grpc-engine.
   explicit GrpcApiTest(const char* engine = "grpc++")
       : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
     engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
@@ -160,18 +160,17 @@ class GrpcApiTest : public ::testing::Test {
   std::unique_ptr<v1::DelayQueue::Stub> stub_;
 };
 
-// The tests of the unary methods and Consume, on both engines (docs/grpc.md: the nghttp2 engine
-// serves them through the same unary_methods.h and consume_stream.h).
+// The tests of the unary methods and Consume, on every engine (docs/grpc.md: our own server, h2
+// or nghttp2, serves them through the same unary_methods.h and consume_stream.h).
 class GrpcEnginesTest : public GrpcApiTest, public ::testing::WithParamInterface<const char*> {
  protected:
   GrpcEnginesTest() : GrpcApiTest(GetParam()) {}
 };
-INSTANTIATE_TEST_SUITE_P(
-    Engines, GrpcEnginesTest, ::testing::Values("grpc++", "nghttp2", "h2-experimental"),
-    [](const ::testing::TestParamInfo<const char*>& info) {
-      const std::string_view e = info.param;
-      return std::string(e == "grpc++" ? "grpcpp" : e == "nghttp2" ? "nghttp2" : "h2experimental");
-    });
+INSTANTIATE_TEST_SUITE_P(Engines, GrpcEnginesTest, ::testing::Values("grpc++", "nghttp2", "h2"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           const std::string_view e = info.param;
+                           return std::string(e == "grpc++" ? "grpcpp" : e);
+                         });
 
 TEST_P(GrpcEnginesTest, UnaryMethodsAnswerWithTheServiceRulesCodesAndSentences) {
   v1::SendResponse sent;

@@ -1,10 +1,10 @@
-// The nghttp2 engine's connection limits (grpc_server.h GrpcOptions, h2_limits.h), in process
-// over the embedded engine: a raw HTTP/2 client written here frame by frame (HPACK literals, no
-// Huffman) drives what a gRPC client never does on purpose: idle connections, one connection too
-// many, streams reset as fast as they are opened, PINGs sent without ever reading the answers,
-// requests that are malformed or not gRPC's (the engine's own checks, h2_wire.h
-// GrpcRequestCheck; the answers decoded with nghttp2's HPACK inflater). gRPC's C++ client checks
-// that a well-behaved client is served meanwhile.
+// Our own gRPC server's connection limits, framed by itself (h2) or by nghttp2 (grpc_server.h
+// GrpcOptions, h2_limits.h), in process over the embedded engine: a raw HTTP/2 client written here
+// frame by frame (HPACK literals, no Huffman) drives what a gRPC client never does on purpose: idle
+// connections, one connection too many, streams reset as fast as they are opened, PINGs sent
+// without ever reading the answers, requests that are malformed or not gRPC's (the engine's own
+// checks, h2_wire.h GrpcRequestCheck; the answers decoded with nghttp2's HPACK inflater). gRPC's
+// C++ client checks that a well-behaved client is served meanwhile.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <nghttp2/nghttp2.h>
@@ -263,9 +263,9 @@ class H2LimitsTest : public ::testing::TestWithParam<const char*> {
   std::unique_ptr<GrpcServer> server_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Engines, H2LimitsTest, ::testing::Values("nghttp2", "h2-experimental"),
+INSTANTIATE_TEST_SUITE_P(Engines, H2LimitsTest, ::testing::Values("h2", "nghttp2"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 'n' ? "nghttp2" : "h2experimental");
+                           return std::string(info.param);
                          });
 
 TEST_P(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
