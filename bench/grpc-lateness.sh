@@ -2,8 +2,8 @@
 # Consume lateness (docs/benchmarks.md, gRPC "The bench's own gRPC client"): e2e through Consume
 # streams with each of the bench's gRPC clients ($CLIENTS, default "h2 grpcpp") and through HTTP
 # long polls, runs interleaved on one memory-storage server (its gRPC engine: $ENGINE, default
-# grpc++), $ROUNDS rounds (default 3); 10,000 messages at 2,000 msgs/s due in 1-3 s, 8 consumers
-# of credit (batch) 100. Prefix with `chrt -f 5` to take the host's waiting out (root).
+# h2, the server's), $ROUNDS rounds (default 3); 10,000 messages at 2,000 msgs/s due in 1-3 s,
+# 8 consumers of credit (batch) 100. Prefix with `chrt -f 5` to take the host's waiting out (root).
 # $SERVER_BIN: the server's binary (default: the bench's).
 # Usage: bench/grpc-lateness.sh [build/chronoq] [rounds]
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 BIN=${1:-build/chronoq}
 ROUNDS=${2:-3}
 CLIENTS=${CLIENTS:-h2 grpcpp}
-ENGINE=${ENGINE:-grpc++}
+ENGINE=${ENGINE:-h2}
 SERVER_BIN=${SERVER_BIN:-$BIN}
 DIR=$(mktemp -d)
 trap 'kill $PS 2>/dev/null; rm -rf "$DIR"' EXIT

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# gRPC Send (nghttp2 engine, the bench's h2 client, $PER_CONN calls in flight per connection,
+# gRPC Send (the server's default engine, h2, the bench's h2 client, $PER_CONN calls in flight per connection,
 # default 1) against HTTP sendMsg on the same connections, with one or more binaries interleaved
 # round by round (docs/benchmarks.md, "One call per connection (session of 2026-11-26 night)").
 # Each binary runs its own memory-storage server and is its own client. Per run: the server's
 # CPU-µs per send (utime + stime of /proc/<pid>/stat, clock ticks of 10 ms), sends/s, and the
 # client's CPU-µs per send; at the end, per binary, the medians and gRPC's ratio of medians.
-# ENGINES (default nghttp2): the gRPC engines, each binary serving with each of them in a server of
-# its own, interleaved too (ENGINES="nghttp2 h2-experimental": docs/grpc.md, "HTTP/2 framing of
-# our own"); with more than one, each run is named BINARY@ENGINE.
+# ENGINES (default h2): the gRPC engines, each binary serving with each of them in a server of
+# its own, interleaved too (ENGINES="h2 nghttp2": docs/grpc.md, "HTTP/2 framing of our own");
+# with more than one, each run is named BINARY@ENGINE.
 # Usage: bench/grpc-vs-http.sh [rounds] [count] [connections] BINARY...
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -20,7 +20,7 @@ shift 3
 DIR=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; rm -rf "$DIR"' EXIT
-read -ra ENGS <<<"${ENGINES:-nghttp2}"
+read -ra ENGS <<<"${ENGINES:-h2}"
 declare -A PID HP GP BIN
 KEYS=()
 for b in "$@"; do

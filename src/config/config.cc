@@ -39,12 +39,11 @@ const std::vector<Key>& Keys() {
        "Address of the gRPC API (proto/chronoq/v1/delay_queue.proto), HOST:PORT like listen; "
        "empty: no gRPC server. It refuses a request larger than max-msg-bytes plus 64 KiB"},
       {"grpc-engine", &ServerConfig::grpc_engine,
-       "The gRPC server on grpc-listen: nghttp2 (our own HTTP/2 server; about half the "
-       "instructions per call, docs/benchmarks.md) or grpc++ (gRPC's C++ server). Both serve the "
-       "same methods, health, reflection, TLS and limits (docs/grpc.md). h2-experimental "
-       "(EXPERIMENTAL, under review; not the default): the same as nghttp2 with HTTP/2 framed by "
-       "chronoq itself, fewer instructions and cache misses per call (docs/grpc.md, \"HTTP/2 "
-       "framing of our own\")"},
+       "The gRPC server on grpc-listen: h2 (our own HTTP/2 server, framing HTTP/2 itself; the "
+       "fewest instructions and cache misses per call, docs/benchmarks.md), nghttp2 (the same "
+       "server with HTTP/2 framed by libnghttp2) or grpc++ (gRPC's C++ server). All three serve "
+       "the same methods, health, reflection, TLS and limits (docs/grpc.md). h2-experimental is "
+       "an alias of h2 (its name while it was under review)"},
       {"tls-cert-file", &ServerConfig::tls_cert_file,
        "PEM certificate (then its intermediates) of the server: with tls-key-file, listen serves "
        "HTTPS and grpc-listen TLS; empty: plain. Re-read with the key on SIGHUP (new connections "
@@ -274,11 +273,11 @@ std::vector<std::string> Validate(const ServerConfig& c) {
       errors.push_back(s.message());
     }
   }
-  // h2-experimental is accepted (the option's text says what it is) but not named here while it
-  // is experimental (docs/grpc.md "HTTP/2 framing of our own").
-  if (c.grpc_engine != "grpc++" && c.grpc_engine != "nghttp2" &&
-      c.grpc_engine != "h2-experimental") {
-    errors.push_back(fmt::format("grpc-engine must be grpc++ or nghttp2, got '{}'", c.grpc_engine));
+  // h2-experimental, h2's alias, is h2 by now (Load).
+  if (c.grpc_engine != "h2" && c.grpc_engine != "nghttp2" && c.grpc_engine != "grpc++") {
+    errors.push_back(fmt::format(
+        "grpc-engine must be h2, nghttp2 or grpc++ (h2-experimental: an alias of h2), got '{}'",
+        c.grpc_engine));
   }
   if (c.http_threads < 1 || c.http_threads > 64) {
     errors.push_back(fmt::format("http-threads must be between 1 and 64, got {}", c.http_threads));
@@ -438,6 +437,9 @@ LoadResult Load(const std::vector<std::string>& args, const char* const* env) {
     Status s = SetKey(out.config, key, value);
     if (!s.ok()) out.errors.push_back(fmt::format("flag --{}", s.message()));
   }
+  // The engine's name while it was under review (docs/grpc.md): the same engine, named as the
+  // rest of the server knows it.
+  if (out.config.grpc_engine == "h2-experimental") out.config.grpc_engine = "h2";
   append(Validate(out.config));
   append(ValidateTopicTables(out.config));
   return out;

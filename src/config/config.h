@@ -37,9 +37,10 @@ struct ServerConfig {
   int64_t request_timeout_millis = 60'000;  // whole request from its first byte (slow-loris)
   // The gRPC API (API-EXTENSIONS.md section 6): HOST:PORT; empty: no gRPC server.
   std::string grpc_listen = "0.0.0.0:9090";
-  // The gRPC server: "nghttp2" (our own HTTP/2 server, grpc_api/h2_server.h; docs/grpc.md) or
-  // "grpc++" (gRPC's C++ server).
-  std::string grpc_engine = "nghttp2";
+  // The gRPC server (docs/grpc.md): "h2" (our own HTTP/2 server framing HTTP/2 itself,
+  // grpc_api/h2_own_session.h), "nghttp2" (the same server over libnghttp2's sessions) or
+  // "grpc++" (gRPC's C++ server). Load turns the alias "h2-experimental" into "h2".
+  std::string grpc_engine = "h2";
   // TLS (docs/security.md): HTTPS on `listen` and TLS on `grpc-listen` when both files are set.
   std::string tls_cert_file;       // PEM certificate chain; re-read on SIGHUP
   std::string tls_key_file;        // PEM private key (a secret: only the path is ever shown)

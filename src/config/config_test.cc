@@ -370,13 +370,29 @@ TEST(ConfigLoadTest, GrpcListenIsCheckedAndEmptyTurnsTheGrpcServerOff) {
   EXPECT_EQ(r.config.grpc_listen, "127.0.0.1:0");
 }
 
-TEST(ConfigLoadTest, GrpcEngineIsGrpcppUnlessTheExperimentalNghttp2IsAsked) {
-  EXPECT_EQ(ServerConfig{}.grpc_engine, "nghttp2");
-  LoadResult r = Load({"--grpc-engine=nghttp2"}, Env({}).get());
+TEST(ConfigLoadTest, GrpcEngineIsH2UnlessAnotherIsAskedAndTheOldNameStillWorks) {
+  EXPECT_EQ(ServerConfig{}.grpc_engine, "h2");
+  EXPECT_EQ(Load({}, Env({}).get()).config.grpc_engine, "h2");
+  for (const char* engine : {"h2", "nghttp2", "grpc++"}) {
+    LoadResult r = Load({std::string("--grpc-engine=") + engine}, Env({}).get());
+    EXPECT_TRUE(r.errors.empty()) << engine;
+    EXPECT_EQ(r.config.grpc_engine, engine);
+  }
+  // Its name while it was under review, from a flag, the environment or a file, is h2.
+  LoadResult r = Load({"--grpc-engine=h2-experimental"}, Env({}).get());
   EXPECT_TRUE(r.errors.empty());
-  EXPECT_EQ(r.config.grpc_engine, "nghttp2");
-  r = Load({"--grpc-engine=h2"}, Env({}).get());
-  EXPECT_THAT(r.errors, ElementsAre("grpc-engine must be grpc++ or nghttp2, got 'h2'"));
+  EXPECT_EQ(r.config.grpc_engine, "h2");
+  r = Load({}, Env({"CHRONOQ_GRPC_ENGINE=h2-experimental"}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.grpc_engine, "h2");
+  const std::string path = ::testing::TempDir() + "/grpc-engine.toml";
+  std::ofstream(path) << "grpc-engine = \"h2-experimental\"\n";
+  r = Load({"--config=" + path}, Env({}).get());
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.grpc_engine, "h2");
+  r = Load({"--grpc-engine=grpcpp"}, Env({}).get());
+  EXPECT_THAT(r.errors, ElementsAre("grpc-engine must be h2, nghttp2 or grpc++ (h2-experimental: "
+                                    "an alias of h2), got 'grpcpp'"));
 }
 
 TEST(ConfigLoadTest, TlsNeedsCertAndKeyTogetherAndTheClientCaNeedsBoth) {

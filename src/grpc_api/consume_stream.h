@@ -2,7 +2,7 @@
 // on the stream, delivery over the service's long polls, its end) in one engine-neutral object,
 // ConsumeStream (consume_stream.cc), driving the engine's side of the call through
 // ConsumeTransport: gRPC's bidi reactor (consume.cc, the grpc++ engine) or an HTTP/2 stream of
-// our own server (h2_consume.cc, the nghttp2 engine). One code path for both engines, as
+// our own server (h2_consume.cc, the h2 and nghttp2 engines). One code path for every engine, as
 // unary_methods.h for the unary methods.
 //
 // The proto classes are only declared here.

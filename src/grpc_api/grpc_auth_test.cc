@@ -32,7 +32,7 @@ const std::string kRoot = "root-0123456789abcdef";
 const std::string kBank = "bank-0123456789abcdef";
 const std::string kLimited = "limt-0123456789abcdef";  // one call per 1,000 s
 
-// On both engines (grpc-engine; the nghttp2 engine authenticates through the same
+// On every engine (grpc-engine; our own server, h2 or nghttp2, authenticates through the same
 // AuthenticateHeader, unary_methods.h and consume_stream.h).
 class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterface<const char*> {
  protected:
@@ -242,9 +242,10 @@ std::vector<Method> Methods() {
   return m;
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, GrpcAuthTest, ::testing::Values("grpc++", "nghttp2"),
+INSTANTIATE_TEST_SUITE_P(Engines, GrpcAuthTest, ::testing::Values("grpc++", "nghttp2", "h2"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 'g' ? "grpcpp" : "nghttp2");
+                           const std::string_view e = info.param;
+                           return std::string(e == "grpc++" ? "grpcpp" : e);
                          });
 
 TEST_P(GrpcAuthTest, EveryMethodEveryRoleEveryCredential) {

@@ -119,7 +119,7 @@ Result<std::unique_ptr<GrpcServer>> StartGrpcServer(const GrpcOptions& options,
                                                     const base::Clock* clock,
                                                     base::Scheduler* scheduler,
                                                     metrics::Registry* registry) {
-  if (options.engine == "nghttp2" || options.engine == "h2-experimental") {
+  if (options.engine == "h2" || options.engine == "nghttp2") {
     return StartH2Server(options, service, clock, scheduler, registry);
   }
   auto server = std::make_unique<Server>(service, clock, scheduler, options.authenticator);

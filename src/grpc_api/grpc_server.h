@@ -45,11 +45,12 @@ struct GrpcOptions {
   // Tokens (docs/security.md): each call is authenticated from its `authorization` metadata.
   // Null: none. REQUIRES: outlives the server.
   const auth::Authenticator* authenticator = nullptr;
-  // grpc-engine: "nghttp2" (h2_server.h: our own HTTP/2 server on Asio; h2c or TLS) or "grpc++"
-  // (gRPC's C++ server).
-  std::string engine = "nghttp2";
-  int threads = 2;  // the nghttp2 engine's threads (gRPC's server sizes its own)
-  // The nghttp2 engine's connection limits, as HTTP's (http::ServerOptions): open connections at
+  // grpc-engine: "h2" (h2_server.h: our own HTTP/2 server on Asio, h2c or TLS, framing HTTP/2
+  // itself: h2_own_session.h), "nghttp2" (the same server over nghttp2's sessions: h2_session.h)
+  // or "grpc++" (gRPC's C++ server).
+  std::string engine = "h2";
+  int threads = 2;  // our own server's threads (gRPC's server sizes its own)
+  // Our own server's connection limits, as HTTP's (http::ServerOptions): open connections at
   // most (one beyond is closed at once), a connection with no call open this long gets GOAWAY and
   // is closed, a TLS handshake not done this long after the accept is closed. RST_STREAMs from
   // one client: `rst_stream_burst` at once, refilled at `rst_stream_per_second` (beyond: GOAWAY

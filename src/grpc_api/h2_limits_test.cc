@@ -1,10 +1,10 @@
-// The nghttp2 engine's connection limits (grpc_server.h GrpcOptions, h2_limits.h), in process
-// over the embedded engine: a raw HTTP/2 client written here frame by frame (HPACK literals, no
-// Huffman) drives what a gRPC client never does on purpose: idle connections, one connection too
-// many, streams reset as fast as they are opened, PINGs sent without ever reading the answers,
-// requests that are malformed or not gRPC's (the engine's own checks, h2_wire.h
-// GrpcRequestCheck; the answers decoded with nghttp2's HPACK inflater). gRPC's C++ client checks
-// that a well-behaved client is served meanwhile.
+// Our own gRPC server's connection limits, framed by itself (h2) or by nghttp2 (grpc_server.h
+// GrpcOptions, h2_limits.h), in process over the embedded engine: a raw HTTP/2 client written here
+// frame by frame (HPACK literals, no Huffman) drives what a gRPC client never does on purpose: idle
+// connections, one connection too many, streams reset as fast as they are opened, PINGs sent
+// without ever reading the answers, requests that are malformed or not gRPC's (the engine's own
+// checks, h2_wire.h GrpcRequestCheck; the answers decoded with nghttp2's HPACK inflater). gRPC's
+// C++ client checks that a well-behaved client is served meanwhile.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <nghttp2/nghttp2.h>
@@ -263,9 +263,9 @@ class H2LimitsTest : public ::testing::TestWithParam<const char*> {
   std::unique_ptr<GrpcServer> server_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Engines, H2LimitsTest, ::testing::Values("nghttp2", "h2-experimental"),
+INSTANTIATE_TEST_SUITE_P(Engines, H2LimitsTest, ::testing::Values("h2", "nghttp2"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 'n' ? "nghttp2" : "h2experimental");
+                           return std::string(info.param);
                          });
 
 TEST_P(H2LimitsTest, AConnectionWithNoCallOpenGetsGoawayAfterTheIdleTimeout) {
@@ -318,6 +318,43 @@ TEST_P(H2LimitsTest, AConnectionBeyondMaxConnectionsIsClosedAtOnce) {
     s = Call();
   }
   EXPECT_TRUE(s.ok()) << s.error_message();
+}
+
+// A request over max-msg-bytes + 64 KiB is refused as it arrives, before its end and before it is
+// held whole (issue 17): a unary call's body once its DATA passes the limit, a Consume stream's
+// message at its length prefix. RESOURCE_EXHAUSTED, then RST_STREAM(NO_ERROR) so that the client
+// stops sending; the connection serves on.
+TEST_P(H2LimitsTest, ARequestOverTheLimitIsRefusedBeforeItEndsAndTheConnectionServesOn) {
+  GrpcOptions g;
+  g.max_msg_bytes = 1024;  // the limit: 1024 + 64 KiB = 66,560 bytes
+  Start(g);
+  testutil::RawConnection c;
+  Open(&c);
+  // Send: one message of 81,915 bytes in five full DATA frames (within the 1 MiB stream window),
+  // no END_STREAM.
+  std::string bytes =
+      Frame(kHeaders, kEndHeaders, 1, Block(GrpcFields("/chronoq.v1.DelayQueue/Send")));
+  std::string body = {'\0', '\0', '\x01', '\x3f', '\xfb'};
+  body.resize(5 * 16384, 'x');
+  for (size_t at = 0; at < body.size(); at += 16384) {
+    bytes += Frame(kData, 0, 1, std::string_view(body).substr(at, 16384));
+  }
+  // Consume: a message whose length prefix says 1,000,000 bytes, and only its prefix.
+  bytes += Frame(kHeaders, kEndHeaders, 3, Block(GrpcFields("/chronoq.v1.DelayQueue/Consume")));
+  bytes += Frame(kData, 0, 3, std::string{'\0', '\0', '\x0f', '\x42', '\x40'});
+  ASSERT_TRUE(c.Send(bytes).ok());
+  std::map<uint32_t, StreamEnd> got = AwaitEnds(&c, {1, 3});
+  for (uint32_t id : {1u, 3u}) {
+    EXPECT_EQ(got[id].fields["grpc-status"], "8") << "stream " << id;  // RESOURCE_EXHAUSTED
+    EXPECT_TRUE(got[id].ended) << "stream " << id;
+  }
+  // The reset that tells the client to stop follows each answer.
+  c.ReadFor(milliseconds(100));
+  got = Streams(c.received());
+  EXPECT_EQ(got[1].reset, 0u);
+  EXPECT_EQ(got[3].reset, 0u);
+  EXPECT_FALSE(Has(Parse(c.received()), kGoaway));
+  EXPECT_TRUE(Call().ok());
 }
 
 TEST_P(H2LimitsTest, AClientThatResetsStreamsFasterThanTheBudgetGetsGoaway) {

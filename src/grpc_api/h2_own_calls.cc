@@ -111,7 +111,11 @@ void H2OwnSession::ProduceData() {
 
 bool H2OwnSession::ProduceStream(Stream* s) {
   for (;;) {
-    const int64_t room = std::min<int64_t>({conn_send_window_, s->send_window, peer_max_frame_});
+    // At most 16 KiB a frame, as nghttp2's data providers: scratch_ is the connection's for as
+    // long as it lives, and gRPC's clients allow frames of 4 MiB (their MAX_FRAME_SIZE), which
+    // made it 4 MiB, zero-filled, on each connection with a Consume stream.
+    const int64_t room = std::min<int64_t>(
+        {conn_send_window_, s->send_window, peer_max_frame_, int64_t{h2::kDefaultMaxFrame}});
     if (room <= 0) {
       s->blocked = true;  // resumed at the client's WINDOW_UPDATE
       return false;

@@ -191,8 +191,8 @@ class H2Server final : public GrpcServer {
     registry.Add([stats = stats_](metrics::TextWriter& w) { stats->Render(w); });
     registry.Add([refused = refused_](metrics::TextWriter& w) {
       w.Family("cq_grpc_connections_refused_total",
-               "gRPC connections closed at once because max-connections were open (nghttp2 "
-               "engine)",
+               "gRPC connections closed at once because max-connections were open (h2 and "
+               "nghttp2 engines)",
                metrics::MetricType::kCounter);
       w.Sample("cq_grpc_connections_refused_total", {}, static_cast<double>(refused->load()));
     });
@@ -307,7 +307,7 @@ Conn::Conn(H2Server* server, asio::io_context* ioc, tcp::socket sock)
       ioc_(ioc),
       sock_(std::move(sock)),
       timer_(*ioc),
-      session_(server->options().engine == "h2-experimental"
+      session_(server->options().engine == "h2"
                    ? std::unique_ptr<H2Framing>(std::make_unique<H2OwnSession>(server->env(), this))
                    : std::make_unique<H2Session>(server->env(), this)) {}
 

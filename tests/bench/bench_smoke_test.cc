@@ -86,10 +86,10 @@ int64_t TopicSize(const ServerProcess& server, const std::string& topic, std::st
   return n != nullptr && n->is_int64() ? n->as_int64() : -1;
 }
 
-// Both gRPC engines of the server, with both of the bench's gRPC clients: its own HTTP/2
-// client (the default) and gRPC's C++ client.
+// Every gRPC engine of the server, with both of the bench's gRPC clients: its own HTTP/2 client
+// (the default) and gRPC's C++ client.
 TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
-  for (const char* engine : {"grpc++", "nghttp2"}) {
+  for (const char* engine : {"h2", "nghttp2", "grpc++"}) {
     SCOPED_TRACE(engine);
     ServerProcess server;
     ASSERT_TRUE(
@@ -113,8 +113,8 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcSendsEverything) {
 }
 
 // gRPC over TLS (an https --server; certificates as the TLS tests make them), client
-// certificates required: the h2 client (TLS with ALPN h2) and gRPC's C++ client, on both engines;
-// and the h2 client's Consume streams over TLS (on the grpc++ engine, which serves them).
+// certificates required: the h2 client (TLS with ALPN h2) and gRPC's C++ client, on every engine;
+// and the h2 client's Consume streams over TLS.
 TEST_F(BenchSmokeTest, GrpcOverTlsSendsAndConsumesEverything) {
   TempDir certs;
   for (Status s : {MakeTestCa(certs.path(), "ca"),
@@ -125,7 +125,7 @@ TEST_F(BenchSmokeTest, GrpcOverTlsSendsAndConsumesEverything) {
   const std::vector<std::string> files = {"--ca-file=" + certs.Sub("ca.pem"),
                                           "--cert-file=" + certs.Sub("client.pem"),
                                           "--key-file=" + certs.Sub("client.key")};
-  for (const char* engine : {"grpc++", "nghttp2"}) {
+  for (const char* engine : {"h2", "nghttp2", "grpc++"}) {
     SCOPED_TRACE(engine);
     ServerProcess server;
     ASSERT_TRUE(server
@@ -148,7 +148,6 @@ TEST_F(BenchSmokeTest, GrpcOverTlsSendsAndConsumesEverything) {
       EXPECT_EQ(r["protocol"].as_string().starts_with("grpc over tls "), true)
           << json::serialize(r["protocol"]);
     }
-    if (std::string_view(engine) != "grpc++") continue;
     std::vector<std::string> args = files;
     args.insert(args.end(),
                 {"e2e", "--count=500", "--delay-min-ms=50", "--delay-max-ms=300", "--rate=5000",
@@ -166,7 +165,7 @@ TEST_F(BenchSmokeTest, ProduceOverGrpcCarriesTheToken) {
                               ("chronoq-bench-tokens-" + std::to_string(::getpid())))
                                  .string();
   std::ofstream(tokens, std::ios::trunc) << token << " * admin\n";
-  for (const char* engine : {"grpc++", "nghttp2"}) {
+  for (const char* engine : {"h2", "nghttp2", "grpc++"}) {
     SCOPED_TRACE(engine);
     ServerProcess server;
     ASSERT_TRUE(server
@@ -196,23 +195,24 @@ TEST_F(BenchSmokeTest, E2eDeliversEveryMessageOnce) {
   ExpectEachDeliveredAndAckedOnce(r, 1000);
 }
 
-// Consume streams with both gRPC clients (on the grpc++ engine: the nghttp2 engine serves unary
-// methods only so far).
+// Consume streams with both gRPC clients, on the default engine (h2) and on nghttp2.
 TEST_F(BenchSmokeTest, E2eOverConsumeStreamsDeliversEveryMessageOnce) {
-  ASSERT_EQ(server_.Stop(SIGTERM), 0);
-  Status s = server_.Start({"--grpc-listen=127.0.0.1:0"});
-  ASSERT_TRUE(s.ok()) << s.message();
-  for (const char* client : {"--grpc-client=h2", "--grpc-client=grpcpp"}) {
-    SCOPED_TRACE(client);
-    json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
-                            "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10", client,
-                            "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
-    ExpectEachDeliveredAndAckedOnce(r, 1000);
-    EXPECT_EQ(Int(r, "pull_failures"), 0);
-    // Acked on the streams: nothing of the run is left waiting, ready or unacked.
-    const std::string topic(r["topic"].as_string());
-    for (const char* key : {"waitingQueueSize", "readyQueueSize", "ackQueueSize"}) {
-      EXPECT_EQ(TopicSize(server_, topic, key), 0) << key;
+  for (const char* engine : {"h2", "nghttp2"}) {
+    ASSERT_EQ(server_.Stop(SIGTERM), 0);
+    Status s = server_.Start({"--grpc-listen=127.0.0.1:0", std::string("--grpc-engine=") + engine});
+    ASSERT_TRUE(s.ok()) << s.message();
+    for (const char* client : {"--grpc-client=h2", "--grpc-client=grpcpp"}) {
+      SCOPED_TRACE(std::string(engine) + " " + client);
+      json::object r = Bench({"e2e", "--count=1000", "--delay-min-ms=50", "--delay-max-ms=400",
+                              "--rate=5000", "--grace-ms=5000", "--consumers=4", "--batch=10",
+                              client, "--grpc=127.0.0.1:" + std::to_string(server_.grpc_port())});
+      ExpectEachDeliveredAndAckedOnce(r, 1000);
+      EXPECT_EQ(Int(r, "pull_failures"), 0);
+      // Acked on the streams: nothing of the run is left waiting, ready or unacked.
+      const std::string topic(r["topic"].as_string());
+      for (const char* key : {"waitingQueueSize", "readyQueueSize", "ackQueueSize"}) {
+        EXPECT_EQ(TopicSize(server_, topic, key), 0) << key;
+      }
     }
   }
 }

@@ -86,7 +86,10 @@ class TlsTest : public ::testing::Test {
     return eq == std::string::npos ? s.out : s.out.substr(eq + 1, s.out.find('\n') - eq - 1);
   }
 
+  // Each runs on our own gRPC server, framed by itself (h2, the default) and by nghttp2.
   void GrpcServesTls(const std::string& engine);
+  void GrpcClosesAClientThatNeverStartsItsHandshake(const std::string& engine);
+  void GrpcNegotiatesH2AndReloadsOnSighup(const std::string& engine);
 
   Status Start(std::vector<std::string> flags) {
     flags.insert(flags.begin(), {"--storage=memory", "--tls-cert-file=" + P("server.pem"),
@@ -376,10 +379,10 @@ TEST_F(TlsTest, IdleRequestAndHandshakeTimeoutsCloseTlsConnections) {
   EXPECT_EQ(WaitMetric("cq_http_tls_handshake_failures_total", 1), 1);
 }
 
-// The nghttp2 gRPC engine's connection timer: a client that never starts its TLS handshake is
-// closed at the handshake timeout (the idle timeout: h2_limits_test).
-TEST_F(TlsTest, Nghttp2GrpcEngineClosesAClientThatNeverStartsItsHandshake) {
-  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2",
+// Our own gRPC server's connection timer: a client that never starts its TLS handshake is closed
+// at the handshake timeout (the idle timeout: h2_limits_test).
+void TlsTest::GrpcClosesAClientThatNeverStartsItsHandshake(const std::string& engine) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=" + engine,
                      "--tls-handshake-timeout-millis=300"})
                   .ok())
       << server_.Stderr();
@@ -391,11 +394,18 @@ TEST_F(TlsTest, Nghttp2GrpcEngineClosesAClientThatNeverStartsItsHandshake) {
   EXPECT_EQ(silent.received(), "");
 }
 
-// A client that asks for ALPN h2 (the bench's HTTP/2 gRPC client) gets it from the nghttp2 gRPC
+TEST_F(TlsTest, GrpcClosesAClientThatNeverStartsItsHandshakeOnH2) {
+  GrpcClosesAClientThatNeverStartsItsHandshake("h2");
+}
+
+TEST_F(TlsTest, GrpcClosesAClientThatNeverStartsItsHandshakeOnNghttp2) {
+  GrpcClosesAClientThatNeverStartsItsHandshake("nghttp2");
+}
+
+// A client that asks for ALPN h2 (the bench's HTTP/2 gRPC client) gets it from the default gRPC
 // engine, and a precise refusal from a server that does not select it (the HTTP port).
 TEST_F(TlsTest, ClientAlpnH2IsNegotiatedOrTheHandshakeFails) {
-  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2"}).ok())
-      << server_.Stderr();
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0"}).ok()) << server_.Stderr();
   client::Endpoint ep = Https();
   ep.tls_options.alpn = "h2";
   ep.port = server_.grpc_port();
@@ -461,16 +471,17 @@ TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnNghttp
   GrpcServesTls("nghttp2");
 }
 
-// The engine that frames HTTP/2 itself (docs/grpc.md), over the same connections as nghttp2's.
-TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnH2Experimental) {
-  GrpcServesTls("h2-experimental");
+// The default engine, which frames HTTP/2 itself (docs/grpc.md), over the same connections as
+// nghttp2's.
+TEST_F(TlsTest, GrpcServesTlsAndRequiresClientCertificatesWhenConfiguredOnH2) {
+  GrpcServesTls("h2");
 }
 
-// The nghttp2 engine: ALPN chooses h2 and refuses a client that offers only other protocols; a
-// SIGHUP reaches new gRPC connections at once (no certificate watcher to wait for) and open ones
-// keep theirs.
-TEST_F(TlsTest, Nghttp2GrpcEngineNegotiatesH2AndReloadsOnSighup) {
-  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=nghttp2"}).ok())
+// Our own server: ALPN chooses h2 and refuses a client that offers only other protocols; a SIGHUP
+// reaches new gRPC connections at once (no certificate watcher to wait for) and open ones keep
+// theirs.
+void TlsTest::GrpcNegotiatesH2AndReloadsOnSighup(const std::string& engine) {
+  ASSERT_TRUE(Start({"--grpc-listen=127.0.0.1:0", "--grpc-engine=" + engine}).ok())
       << server_.Stderr();
   auto s_client = [&](const std::string& alpn) {
     return Sh(fmt::format("echo | openssl s_client -connect 127.0.0.1:{} -CAfile {} -alpn {}",
@@ -504,6 +515,14 @@ TEST_F(TlsTest, Nghttp2GrpcEngineNegotiatesH2AndReloadsOnSighup) {
   EXPECT_EQ(ServedFingerprint(server_.grpc_port()), Fingerprint("server2"));
   EXPECT_TRUE(call(channel()).ok());
   EXPECT_TRUE(call(before).ok());  // the open connection goes on
+}
+
+TEST_F(TlsTest, GrpcNegotiatesH2AndReloadsOnSighupOnH2) {
+  GrpcNegotiatesH2AndReloadsOnSighup("h2");
+}
+
+TEST_F(TlsTest, GrpcNegotiatesH2AndReloadsOnSighupOnNghttp2) {
+  GrpcNegotiatesH2AndReloadsOnSighup("nghttp2");
 }
 
 }  // namespace
