@@ -29,7 +29,8 @@ namespace chronoq::storage {
 // The length of a user key's prefix whose inserts share a remembered position (0: none); what
 // RocksDB's memtable_insert_with_hint_prefix_extractor does, without its per-insert virtual calls
 // and hash of the prefix (the last prefix used is compared first). With none, every insert
-// starts where the previous one ended.
+// starts where the previous one ended. A prefix must delimit itself: a key that begins with the
+// bytes of another key's prefix has that prefix (length-prefixed fields do).
 using HintPrefixFn = size_t (*)(std::string_view user_key);
 
 std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory(

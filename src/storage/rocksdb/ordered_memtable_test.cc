@@ -232,5 +232,34 @@ TEST(OrderedMemTableTest, IteratorsMayBeDestroyedOnAnotherThread) {
   EXPECT_LE(OrderedMemTableHeapIterators(), before + 64);
 }
 
+TEST(OrderedMemTableTest, EntriesOfEverySizeKeepTheirBytesAndAreAccountedFor) {
+  // Nodes are carved from chunks of the arena, larger ones allocated alone: entries from a few
+  // bytes to several chunks, in random order of sizes, across many chunks.
+  testutil::TempDir dir;
+  auto db = OpenDb(dir.path());
+  ASSERT_NE(db, nullptr);
+  std::mt19937_64 rng(7);
+  std::map<std::string, std::string> model;
+  size_t bytes = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const size_t size = i % 50 == 0 ? 2000 + rng() % 30000 : rng() % 600;
+    std::string value(size, static_cast<char>('a' + i % 26));
+    if (!value.empty()) value[size / 2] = static_cast<char>(i);
+    std::string key = Key(static_cast<int>(rng() % 4), static_cast<int>(rng() % 6000));
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, value).ok());
+    bytes += key.size() + value.size();
+    model[key] = std::move(value);
+  }
+  // The memtable holds the entries with their links and the chunks' unused ends: less than
+  // twice the bytes written (and at least those).
+  uint64_t in_memtable = 0;
+  ASSERT_TRUE(db->GetIntProperty("rocksdb.cur-size-active-mem-table", &in_memtable));
+  EXPECT_GE(in_memtable, bytes);
+  EXPECT_LT(in_memtable, 2 * bytes);
+  ExpectSame(db.get(), model, rng, "in the memtable");
+  ASSERT_TRUE(db->Flush(rocksdb::FlushOptions()).ok());
+  ExpectSame(db.get(), model, rng, "after the flush");
+}
+
 }  // namespace
 }  // namespace chronoq::storage
