@@ -613,7 +613,12 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
   prop("rocksdb.cur-size-all-mem-tables", "memtable_bytes");
   prop("rocksdb.estimate-pending-compaction-bytes", "pending_compaction_bytes");
   prop("rocksdb.num-running-compactions", "running_compactions");
-  prop("rocksdb.block-cache-usage", "block_cache_bytes");
+  // One cache serves every column family, and each reports its whole usage: asked of one.
+  uint64_t cache_usage = 0;
+  if (impl_->db->GetIntProperty(impl_->cfs[0], rocksdb::DB::Properties::kBlockCacheUsage,
+                                &cache_usage)) {
+    out.emplace_back("block_cache_bytes", static_cast<int64_t>(cache_usage));
+  }
   uint64_t stopped = 0;
   if (impl_->db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped)) {
     out.emplace_back("write_stopped", static_cast<int64_t>(stopped));
