@@ -13,9 +13,11 @@
 // is off), any number of concurrent readers, lock-free.
 //
 // Uses RocksDB's public API only (rocksdb/memtablerep.h): nodes come from MemTableRep::Allocate
-// (the memtable's arena), point reads go through the default MemTableRep::Get (no LookupKey
-// needed), and iterators never touch RocksDB's Arena (ordered_memtable.cc: where they live, and
-// why the default Get's iterator, which RocksDB 7.8 never deletes, leaks nothing).
+// (the memtable's arena, in chunks of 8 KB carved by the rep), keys are ordered by RocksDB's
+// comparator (or, when a check at construction finds it bytewise, by the rep itself), point reads
+// go through the default MemTableRep::Get (no LookupKey needed), and iterators never touch
+// RocksDB's Arena (ordered_memtable.cc: where they live, and why the default Get's iterator, which
+// RocksDB 7.8 never deletes, leaks nothing).
 #pragma once
 
 #include <rocksdb/memtablerep.h>
