@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/check.h"
+
 namespace chronoq::storage {
 namespace {
 
@@ -55,6 +57,10 @@ void WriteBatchRep::Grow(size_t bytes) {
 
 char* WriteBatchRep::Record(uint8_t default_tag, uint8_t cf_tag, uint32_t cf_id,
                             std::string_view key, size_t value_size) {
+  // RocksDB's lengths are 32-bit (WriteBatch::Put refuses more); chronoq's limits on payloads
+  // and names keep every field far below.
+  CQ_CHECK(key.size() <= UINT32_MAX && value_size <= UINT32_MAX,
+           "a key or value of 4 GiB or more for the store");
   const size_t most = Bound(key.size(), value_size);
   if (capacity_ - used_ < most) Grow(std::max(capacity_ * 2, used_ + most));
   char* p = buf_.get() + used_;
