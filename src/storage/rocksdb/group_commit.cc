@@ -184,8 +184,11 @@ void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queue
   std::vector<const KvBatch*> batches;
   batches.reserve(group.size());
   for (const Queued& q : group) batches.push_back(&q.batch);
-  rocksdb::WriteBatch wb(GroupWriteBatchBytes(batches));
-  AppendGroupToWriteBatch(batches, cfs, &wb);
+  // One buffer per writing thread, kept from group to group (write_batch_rep.h).
+  thread_local WriteBatchRep rep;
+  rep.Clear(GroupWriteBatchBytes(batches));
+  AppendGroupToWriteBatch(batches, cf_ids, &rep);
+  rocksdb::WriteBatch wb = rep.Release();
   Status s = FromRocks(db->Write(wo, &wb), "writing to the store");
   std::deque<Queued> also_failed;
   {

@@ -10,22 +10,6 @@
 namespace chronoq::storage {
 namespace {
 
-// A column family handle that only has an id (the batch records it; nothing is opened).
-class FakeCf final : public rocksdb::ColumnFamilyHandle {
- public:
-  explicit FakeCf(uint32_t id) : id_(id), name_("cf" + std::to_string(id)) {}
-  const std::string& GetName() const override { return name_; }
-  uint32_t GetID() const override { return id_; }
-  rocksdb::Status GetDescriptor(rocksdb::ColumnFamilyDescriptor*) override {
-    return rocksdb::Status::NotSupported();
-  }
-  const rocksdb::Comparator* GetComparator() const override { return nullptr; }
-
- private:
-  uint32_t id_;
-  std::string name_;
-};
-
 // The records of a WriteBatch, in order: "put cf key=value", "delete cf key", "add cf key+n".
 class Lister final : public rocksdb::WriteBatch::Handler {
  public:
@@ -48,29 +32,26 @@ class Lister final : public rocksdb::WriteBatch::Handler {
 class GroupCommitTest : public ::testing::Test {
  protected:
   GroupCommitTest() {
-    for (int i = 0; i < kCfCount; ++i) {
-      fakes_.push_back(std::make_unique<FakeCf>(static_cast<uint32_t>(i + 1)));
-      cfs_.push_back(fakes_.back().get());
-    }
+    for (int i = 0; i < kCfCount; ++i) ids_[static_cast<size_t>(i)] = static_cast<uint32_t>(i + 1);
   }
   std::vector<std::string> Write(const std::vector<KvBatch>& batches) {
     std::vector<const KvBatch*> ptrs;
     for (const KvBatch& b : batches) ptrs.push_back(&b);
     // Reserved as the group commit reserves it: the batch's buffer never grows while filled.
     const size_t reserved = GroupWriteBatchBytes(ptrs);
-    rocksdb::WriteBatch wb(reserved);
-    const size_t capacity = wb.Data().capacity();
-    AppendGroupToWriteBatch(ptrs, cfs_, &wb);
+    WriteBatchRep rep(reserved);
+    const size_t capacity = rep.capacity();
+    AppendGroupToWriteBatch(ptrs, ids_, &rep);
+    EXPECT_EQ(rep.capacity(), capacity);
+    rocksdb::WriteBatch wb = rep.Release();
     EXPECT_LE(wb.GetDataSize(), reserved);
-    EXPECT_EQ(wb.Data().capacity(), capacity);
     Lister l;
     EXPECT_TRUE(wb.Iterate(&l).ok());
     return l.records;
   }
   static std::string Id(Cf cf) { return std::to_string(static_cast<int>(cf) + 1); }
 
-  std::vector<std::unique_ptr<FakeCf>> fakes_;
-  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  CfIds ids_{};
 };
 
 TEST_F(GroupCommitTest, AdditionsOfSeveralBatchesToOneCounterAreWrittenOnce) {

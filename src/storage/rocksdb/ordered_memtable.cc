@@ -2,10 +2,12 @@
 
 #include <rocksdb/slice.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +22,7 @@ using Cmp = MemTableRep::KeyComparator;
 using Link = std::atomic<const char*>;
 
 constexpr int kMaxHeight = 12;
+constexpr size_t kChunkBytes = 8192;  // nodes are carved from the arena in chunks of this size
 constexpr uint64_t kBranching = 4;
 
 // A node is its links followed by its entry (what MemTable::Add writes there: the length-prefixed
@@ -83,10 +86,79 @@ IteratorCache& LocalIteratorCache() {
   return cache;
 }
 
+// A memtable entry's internal key: a varint32 length, then the key (the user key, then 8 bytes:
+// the sequence number << 8 | the value type, little-endian). RocksDB's format, as
+// MemTable::Add writes it and MemTableRep::KeyComparator::decode_key reads it.
+Slice EntryKey(const char* entry) {
+  const auto* p = reinterpret_cast<const uint8_t*>(entry);
+  uint32_t len = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t b = *p++;
+    len |= static_cast<uint32_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0 || shift == 28) break;
+  }
+  return Slice(reinterpret_cast<const char*>(p), len);
+}
+
+// The memtable's order for a bytewise comparator (MemTable::KeyComparator: user keys by the
+// column family's comparator, then sequence numbers descending, the type not compared), without
+// its two virtual calls; only the sign is meaningful. Used only where SameOrderAs says that the
+// memtable's comparator orders keys so (chronoq's column families keep RocksDB's default).
+int BytewiseOrder(const Slice& a, const Slice& b) {
+  const size_t an = a.size() - 8;
+  const size_t bn = b.size() - 8;
+  const int c = std::memcmp(a.data(), b.data(), std::min(an, bn));
+  if (c != 0) return c;
+  if (an != bn) return an < bn ? -1 : 1;
+  uint64_t as = 0;
+  uint64_t bs = 0;
+  for (int i = 7; i >= 0; --i) {
+    as = (as << 8) | static_cast<uint8_t>(a.data()[an + static_cast<size_t>(i)]);
+    bs = (bs << 8) | static_cast<uint8_t>(b.data()[bn + static_cast<size_t>(i)]);
+  }
+  as >>= 8;
+  bs >>= 8;
+  return as > bs ? -1 : as < bs ? 1 : 0;
+}
+
+int Sign(int c) { return c < 0 ? -1 : c > 0 ? 1 : 0; }
+
+// Whether `cmp` orders entries as BytewiseOrder does and decodes them as EntryKey does, tried on
+// pairs of entries that differ in their user key's first byte, last byte, length and sign bit,
+// and in the sequence number (with either type). User keys are 16 bytes or more: a comparator
+// with timestamps (8 bytes at the end) reads them without failing, and orders them otherwise.
+bool SameOrderAs(const Cmp& cmp) {
+  std::vector<std::string> entries;
+  for (const char* user :
+       {"a0000000000000000", "a00000000000000001", "a0000000000000001", "b000000000000000",
+        "\x80"
+        "0000000000000000",
+        "a000000000000000\xff"}) {
+    for (uint64_t seq : {uint64_t{1}, uint64_t{2}, uint64_t{1} << 40}) {
+      for (uint64_t type : {uint64_t{0}, uint64_t{1}}) {
+        std::string key(user);
+        const uint64_t packed = seq << 8 | type;
+        for (int i = 0; i < 8; ++i) key.push_back(static_cast<char>((packed >> (8 * i)) & 0xff));
+        std::string entry(1, static_cast<char>(key.size()));  // under 128: a one-byte varint
+        entries.push_back(entry + key);
+      }
+    }
+  }
+  for (const std::string& a : entries) {
+    const Slice ka = EntryKey(a.data());
+    if (cmp.decode_key(a.data()) != ka) return false;
+    for (const std::string& b : entries) {
+      const Slice kb = EntryKey(b.data());
+      if (Sign(cmp(a.data(), kb)) != Sign(BytewiseOrder(ka, kb))) return false;
+    }
+  }
+  return true;
+}
+
 class OrderedRep final : public MemTableRep {
  public:
   OrderedRep(const Cmp& cmp, rocksdb::Allocator* allocator, HintPrefixFn hint_prefix)
-      : MemTableRep(allocator), cmp_(cmp), hint_prefix_(hint_prefix) {
+      : MemTableRep(allocator), cmp_(cmp), bytewise_(SameOrderAs(cmp)), hint_prefix_(hint_prefix) {
     head_ = NewNode(0, kMaxHeight);
     seq_splice_ = NewSplice();
   }
@@ -115,9 +187,9 @@ class OrderedRep final : public MemTableRep {
   }
 
   bool Contains(const char* key) const override {
-    Slice k = cmp_.decode_key(key);
+    Slice k = Decode(key);
     const char* n = SeekGE(k);
-    return n != nullptr && cmp_(n, k) == 0;
+    return n != nullptr && Compare(n, k) == 0;
   }
 
   // Everything is in the memtable's arena, which it accounts for itself.
@@ -143,14 +215,14 @@ class OrderedRep final : public MemTableRep {
     bool Valid() const override { return node_ != nullptr; }
     const char* key() const override { return node_; }
     void Next() override { node_ = NextOf(node_, 0); }
-    void Prev() override { node_ = rep_->NodeOrNull(rep_->SeekLT(rep_->cmp_.decode_key(node_))); }
+    void Prev() override { node_ = rep_->NodeOrNull(rep_->SeekLT(rep_->Decode(node_))); }
     void Seek(const Slice& internal_key, const char* memtable_key) override {
       node_ = rep_->SeekGE(Target(internal_key, memtable_key));
     }
     void SeekForPrev(const Slice& internal_key, const char* memtable_key) override {
       Slice k = Target(internal_key, memtable_key);
       const char* n = rep_->SeekGE(k);
-      if (n != nullptr && rep_->cmp_(n, k) == 0) {
+      if (n != nullptr && rep_->Compare(n, k) == 0) {
         node_ = n;
       } else {
         node_ = rep_->NodeOrNull(rep_->SeekLT(k));
@@ -161,7 +233,7 @@ class OrderedRep final : public MemTableRep {
 
    private:
     Slice Target(const Slice& internal_key, const char* memtable_key) const {
-      return memtable_key != nullptr ? rep_->cmp_.decode_key(memtable_key) : internal_key;
+      return memtable_key != nullptr ? rep_->Decode(memtable_key) : internal_key;
     }
     const OrderedRep* rep_;
     const char* node_ = nullptr;
@@ -187,12 +259,32 @@ class OrderedRep final : public MemTableRep {
  private:
   // A node with room for `len` bytes of entry, its links null.
   char* NewNode(size_t len, int height) {
-    char* raw = nullptr;
-    MemTableRep::Allocate(len + sizeof(Link) * static_cast<size_t>(height) + alignof(Link) - 1,
-                          &raw);
-    char* node = AlignUp(raw) + sizeof(Link) * static_cast<size_t>(height);
+    char* node = Carve(len + sizeof(Link) * static_cast<size_t>(height)) +
+                 sizeof(Link) * static_cast<size_t>(height);
     for (int i = 0; i < height; ++i) new (&LinkAt(node, i)) Link(nullptr);
     return node;
+  }
+  // `bytes` aligned for links, from the current chunk of the arena. MemTableRep::Allocate takes
+  // the memtable's ConcurrentArena lock and updates its per-core shards on every call (about 130
+  // instructions); a chunk costs that once for some tens of nodes. A chunk's unused end (less
+  // than a node) is lost; larger nodes have an allocation of their own. Only the writer carves.
+  char* Carve(size_t bytes) {
+    bytes = (bytes + alignof(Link) - 1) & ~(size_t{alignof(Link)} - 1);
+    if (bytes > kChunkBytes / 4) {
+      char* raw = nullptr;
+      MemTableRep::Allocate(bytes + alignof(Link) - 1, &raw);
+      return AlignUp(raw);
+    }
+    if (chunk_left_ < bytes) {
+      char* raw = nullptr;
+      MemTableRep::Allocate(kChunkBytes + alignof(Link) - 1, &raw);
+      chunk_ = AlignUp(raw);
+      chunk_left_ = kChunkBytes;
+    }
+    char* p = chunk_;
+    chunk_ += bytes;
+    chunk_left_ -= bytes;
+    return p;
   }
   Splice* NewSplice() {
     char* raw = nullptr;
@@ -217,12 +309,13 @@ class OrderedRep final : public MemTableRep {
   // family come in key order, so mostly one topic after another). seq_splice_ without a prefix.
   Splice* SpliceFor(const char* node) {
     if (hint_prefix_ == nullptr) return seq_splice_;
-    Slice ikey = cmp_.decode_key(node);
+    Slice ikey = Decode(node);
     std::string_view user(ikey.data(), ikey.size() - 8);  // without the sequence and type
+    // A prefix delimits itself (HintPrefixFn): a key that starts with the last one has it.
+    if (last_splice_ != nullptr && user.starts_with(last_prefix_)) return last_splice_;
     size_t n = hint_prefix_(user);
     if (n == 0) return seq_splice_;
     std::string_view prefix = user.substr(0, n);
-    if (last_splice_ != nullptr && prefix == last_prefix_) return last_splice_;
     auto it = splices_.find(prefix);
     if (it == splices_.end()) {
       char* copy = nullptr;
@@ -240,7 +333,7 @@ class OrderedRep final : public MemTableRep {
   bool Add(const char* node, Splice* s) {
     auto height = static_cast<int>(
         reinterpret_cast<uintptr_t>(LinkAt(node, 0).load(std::memory_order_relaxed)));
-    Slice k = cmp_.decode_key(node);
+    Slice k = Decode(node);
     int max = max_height_.load(std::memory_order_relaxed);
     if (height > max) {
       // Readers that see the new height before the head's links at it simply go down a level.
@@ -260,7 +353,7 @@ class OrderedRep final : public MemTableRep {
           continue;
         }
         if (p != head_) {
-          int c = cmp_(p, k);
+          int c = Compare(p, k);
           if (c == 0) return false;
           if (c > 0) {  // the key lies before the splice
             while (fix < max && s->prev[fix] == p) ++fix;
@@ -268,7 +361,7 @@ class OrderedRep final : public MemTableRep {
           }
         }
         if (n != nullptr) {
-          int c = cmp_(n, k);
+          int c = Compare(n, k);
           if (c == 0) return false;
           if (c < 0) {  // the key lies after the splice
             while (fix < max && s->next[fix] == n) ++fix;
@@ -312,7 +405,7 @@ class OrderedRep final : public MemTableRep {
         s->next[level] = n;
         return true;
       }
-      int c = cmp_(n, k);
+      int c = Compare(n, k);
       if (c >= 0) {
         s->prev[level] = x;
         s->next[level] = n;
@@ -329,7 +422,7 @@ class OrderedRep final : public MemTableRep {
     int level = max_height_.load(std::memory_order_relaxed) - 1;
     for (;;) {
       const char* n = NextOf(x, level);
-      if (n != nullptr && n != known_after && cmp_(n, k) < 0) {
+      if (n != nullptr && n != known_after && Compare(n, k) < 0) {
         x = n;
         continue;
       }
@@ -357,8 +450,20 @@ class OrderedRep final : public MemTableRep {
   }
   const char* NodeOrNull(const char* n) const { return n == head_ ? nullptr : n; }
 
+  // The entry's key, and its order against a key: RocksDB's comparator's, computed here when it
+  // is the bytewise one (bytewise_), through its virtual calls otherwise.
+  Slice Decode(const char* entry) const {
+    return bytewise_ ? EntryKey(entry) : cmp_.decode_key(entry);
+  }
+  int Compare(const char* entry, const Slice& k) const {
+    return bytewise_ ? BytewiseOrder(EntryKey(entry), k) : cmp_(entry, k);
+  }
+
   const Cmp& cmp_;
+  const bool bytewise_;
   const HintPrefixFn hint_prefix_;
+  char* chunk_ = nullptr;  // the rest of the current chunk (Carve)
+  size_t chunk_left_ = 0;
   const char* head_ = nullptr;
   Splice* seq_splice_ = nullptr;
   // Per key prefix, its splice; the prefixes' bytes are in the arena. Used by the writer only.

@@ -13,9 +13,11 @@
 // is off), any number of concurrent readers, lock-free.
 //
 // Uses RocksDB's public API only (rocksdb/memtablerep.h): nodes come from MemTableRep::Allocate
-// (the memtable's arena), point reads go through the default MemTableRep::Get (no LookupKey
-// needed), and iterators never touch RocksDB's Arena (ordered_memtable.cc: where they live, and
-// why the default Get's iterator, which RocksDB 7.8 never deletes, leaks nothing).
+// (the memtable's arena, in chunks of 8 KB carved by the rep), keys are ordered by RocksDB's
+// comparator (or, when a check at construction finds it bytewise, by the rep itself), point reads
+// go through the default MemTableRep::Get (no LookupKey needed), and iterators never touch
+// RocksDB's Arena (ordered_memtable.cc: where they live, and why the default Get's iterator, which
+// RocksDB 7.8 never deletes, leaks nothing).
 #pragma once
 
 #include <rocksdb/memtablerep.h>
@@ -29,7 +31,8 @@ namespace chronoq::storage {
 // The length of a user key's prefix whose inserts share a remembered position (0: none); what
 // RocksDB's memtable_insert_with_hint_prefix_extractor does, without its per-insert virtual calls
 // and hash of the prefix (the last prefix used is compared first). With none, every insert
-// starts where the previous one ended.
+// starts where the previous one ended. A prefix must delimit itself: a key that begins with the
+// bytes of another key's prefix has that prefix (length-prefixed fields do).
 using HintPrefixFn = size_t (*)(std::string_view user_key);
 
 std::shared_ptr<rocksdb::MemTableRepFactory> NewOrderedMemTableFactory(

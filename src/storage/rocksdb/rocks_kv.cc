@@ -382,18 +382,19 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what) {
 }
 
 size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches) {
-  // The header (sequence and count, 12 bytes), then per op its tag, column family id and two
-  // lengths (varint32s: at most 1 + 5 + 5 + 5 bytes) with the key and value (or counter).
+  // The header, then per op its record at most (a counter addition's value: 8 bytes).
   size_t bytes = 12;
   for (const KvBatch* batch : batches) {
-    for (const KvBatch::Op& op : batch->ops()) bytes += 16 + op.key.size() + op.value.size() + 8;
+    for (const KvBatch::Op& op : batch->ops()) {
+      bytes +=
+          WriteBatchRep::Bound(op.key.size(), op.kind == KvBatch::Kind::kAdd ? 8 : op.value.size());
+    }
   }
   return bytes;
 }
 
-void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
-                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
-                             rocksdb::WriteBatch* out) {
+void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches, const CfIds& cf_ids,
+                             WriteBatchRep* out) {
   // Every op of the group, in (column family, key) order; the ops of one key keep their order.
   // A memtable insert then starts its skip-list search where the previous one ended instead of
   // at the top: a pull's or an ack's keys, scattered in the order of the messages, are mostly
@@ -420,7 +421,7 @@ void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
   }
   for (size_t i = 0; i < ops.size();) {
     const KvBatch::Op& op = *ops[i];
-    rocksdb::ColumnFamilyHandle* cf = cfs[static_cast<int>(op.cf)];
+    const uint32_t cf = cf_ids[static_cast<size_t>(op.cf)];
     switch (op.kind) {
       case KvBatch::Kind::kAdd: {
         // The additions to one key up to its next put or delete, as one sum (none when it is 0).
@@ -430,14 +431,14 @@ void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
              ++i) {
           sum += ops[i]->delta;
         }
-        if (sum != 0) out->Merge(cf, op.key, EncodeCounter(sum)).PermitUncheckedError();
+        if (sum != 0) out->Merge(cf, op.key, EncodeCounter(sum));
         continue;
       }
       case KvBatch::Kind::kPut:
-        out->Put(cf, op.key, op.value).PermitUncheckedError();
+        out->Put(cf, op.key, op.value);
         break;
       case KvBatch::Kind::kDelete:
-        out->Delete(cf, op.key).PermitUncheckedError();
+        out->Delete(cf, op.key);
         break;
     }
     ++i;
@@ -509,6 +510,7 @@ Result<std::unique_ptr<RocksKv>> RocksKv::Open(const RocksOptions& options) {
   impl->db.reset(raw);
   impl->default_cf = handles[0];
   impl->cfs.assign(handles.begin() + 1, handles.end());
+  for (size_t i = 0; i < impl->cfs.size(); ++i) impl->cf_ids[i] = impl->cfs[i]->GetID();
   impl->StartCommitter();
   std::unique_ptr<RocksKv> kv(new RocksKv(std::move(impl)));
   if (!fresh && version < kFormatVersion) {
@@ -611,7 +613,12 @@ std::vector<std::pair<std::string, int64_t>> RocksKv::Stats() {
   prop("rocksdb.cur-size-all-mem-tables", "memtable_bytes");
   prop("rocksdb.estimate-pending-compaction-bytes", "pending_compaction_bytes");
   prop("rocksdb.num-running-compactions", "running_compactions");
-  prop("rocksdb.block-cache-usage", "block_cache_bytes");
+  // One cache serves every column family, and each reports its whole usage: asked of one.
+  uint64_t cache_usage = 0;
+  if (impl_->db->GetIntProperty(impl_->cfs[0], rocksdb::DB::Properties::kBlockCacheUsage,
+                                &cache_usage)) {
+    out.emplace_back("block_cache_bytes", static_cast<int64_t>(cache_usage));
+  }
   uint64_t stopped = 0;
   if (impl_->db->GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &stopped)) {
     out.emplace_back("write_stopped", static_cast<int64_t>(stopped));

@@ -5,6 +5,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/write_batch.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -17,6 +18,7 @@
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "storage/rocksdb/rocks_kv.h"
+#include "storage/rocksdb/write_batch_rep.h"
 
 namespace chronoq::storage {
 
@@ -29,18 +31,20 @@ Status FromRocks(const rocksdb::Status& s, std::string_view what);
 // that write and by every read.
 void DisablePerfCounting();
 
-// The batches of one group commit as one rocksdb::WriteBatch: their ops in (column family, key)
-// order, the ops of one key in the order they were queued, except that the counter additions
-// (KvBatch::Add) to one key between two of its puts or deletes are summed and written once (none
-// when they cancel out). Sends of several requests due in the same millisecond then cost one
-// `hist` merge operand (one memtable insert, one WAL record) instead of one each, and the
+// RocksDB's id of each column family, indexed by Cf.
+using CfIds = std::array<uint32_t, kCfCount>;
+
+// The batches of one group commit as one rocksdb::WriteBatch (its records): their ops in (column
+// family, key) order, the ops of one key in the order they were queued, except that the counter
+// additions (KvBatch::Add) to one key between two of its puts or deletes are summed and written
+// once (none when they cancel out). Sends of several requests due in the same millisecond then cost
+// one `hist` merge operand (one memtable insert, one WAL record) instead of one each, and the
 // memtable inserts of a group go in key order (each starts its search where the last ended). The
 // order of writes to different keys within one WriteBatch is invisible to readers (RocksDB applies
 // the batch atomically).
-void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches,
-                             const std::vector<rocksdb::ColumnFamilyHandle*>& cfs,
-                             rocksdb::WriteBatch* out);
-// An upper bound of the bytes AppendGroupToWriteBatch writes for `batches` (a WriteBatch made
+void AppendGroupToWriteBatch(const std::vector<const KvBatch*>& batches, const CfIds& cf_ids,
+                             WriteBatchRep* out);
+// An upper bound of the bytes AppendGroupToWriteBatch writes for `batches` (a WriteBatchRep made
 // with that reservation never grows its buffer while it is filled).
 size_t GroupWriteBatchBytes(const std::vector<const KvBatch*>& batches);
 
@@ -61,6 +65,7 @@ struct RocksKv::Impl {
   int lock_fd = -1;
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;  // indexed by Cf
+  CfIds cf_ids{};                                 // their ids
   rocksdb::ColumnFamilyHandle* default_cf = nullptr;
 
   // --- group commit, group_commit.cc

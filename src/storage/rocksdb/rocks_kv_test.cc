@@ -418,6 +418,38 @@ TEST_P(RocksKvModeTest, StatsAreReported) {
   EXPECT_GE(stats["data_dir_size_bytes"], stats["data_dir_free_bytes"]);
 }
 
+TEST(RocksKvStatsTest, TheBlockCacheIsCountedOnceAlthoughEveryColumnFamilyUsesIt) {
+  // Enough in every column family that reading it back fills the 4 MiB cache, which the eight
+  // families share: the figure is the cache's usage, at most about its capacity (not one count
+  // of the shared cache per family, 8 times that).
+  testutil::TempDir tmp;
+  const std::string value(1000, 'v');
+  {
+    auto kv = MustOpen(tmp.path());
+    ASSERT_NE(kv, nullptr);
+    for (int part = 0; part < 8; ++part) {
+      KvBatch b;
+      for (int i = 0; i < 1000; ++i) {
+        for (int c = 0; c < kCfCount; ++c) {
+          if (static_cast<Cf>(c) != Cf::kHist)
+            b.Put(static_cast<Cf>(c), Key(part * 1000 + i), value);
+        }
+      }
+      ASSERT_TRUE(CommitWait(*kv, std::move(b)).ok());
+    }
+  }
+  auto kv = MustOpen(tmp.path());  // the memtables were flushed at the reopen: reads use the cache
+  ASSERT_NE(kv, nullptr);
+  for (int c = 0; c < kCfCount; ++c) {
+    if (static_cast<Cf>(c) == Cf::kHist) continue;
+    for (int i = 0; i < 8000; i += 7) ASSERT_TRUE(MustGet(*kv, static_cast<Cf>(c), Key(i)));
+  }
+  std::map<std::string, int64_t> stats;
+  for (auto& [k, v] : kv->Stats()) stats[k] = v;
+  EXPECT_GT(stats["block_cache_bytes"], 1 << 20);
+  EXPECT_LE(stats["block_cache_bytes"], (4 << 20) + (1 << 20));
+}
+
 INSTANTIATE_TEST_SUITE_P(Durability, RocksKvModeTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? std::string("SyncWrites") : std::string("NoSync");
