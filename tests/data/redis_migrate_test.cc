@@ -178,6 +178,37 @@ TEST_F(RedisMigrateCommandTest, ARunningNodeOfTheNamespaceMakesItRefuseAndChange
   EXPECT_EQ(Redis({"GET", Key("busy", "lay")}).str, "4");
 }
 
+// On a Cluster a server counts only the subscribers connected to it: every server is asked, so
+// a node subscribed on any of them makes the migration refuse.
+TEST(RedisMigrateClusterCommandTest, ARunningNodeOnAnyServerOfAClusterMakesItRefuse) {
+  testutil::RedisCluster* cluster = testutil::SharedDeployment<testutil::RedisCluster>();
+  ASSERT_NE(cluster, nullptr);
+  ServerProcess node;
+  ASSERT_TRUE(node.Start({"--storage=redis", "--redis-url=" + cluster->url(),
+                          "--namespace=migrate-cluster", "--test-clock"})
+                  .ok());
+  ASSERT_EQ(
+      ApiClient(node.endpoint())
+          .Queue("sendMsg", {{"topic", "t"}, {"msgId", "c1"}, {"msg", "x"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  const std::vector<std::string> args = {"redis-migrate", "--redis-url=" + cluster->url(),
+                                         "--namespace=migrate-cluster"};
+  ExitResult r = RunBinary(args, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.err.find("1 running node(s) of namespace 'migrate-cluster'"), std::string::npos)
+      << Describe(r);
+  Result<testutil::RedisReply> lay = cluster->Command({"EXISTS", "cq:{migrate-cluster:t}:lay"});
+  ASSERT_TRUE(lay.has_value());
+  EXPECT_EQ(lay->integer, 0);
+  ASSERT_EQ(node.Stop(SIGTERM), 0);
+  r = RunBinary(args, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  lay = cluster->Command({"GET", "cq:{migrate-cluster:t}:lay"});
+  ASSERT_TRUE(lay.has_value());
+  EXPECT_EQ(lay->str, "4");
+}
+
 TEST_F(RedisMigrateCommandTest, BadOptionsAreRefusedWithWhatIsWrong) {
   struct Case {
     std::vector<std::string> args;
