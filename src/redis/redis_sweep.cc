@@ -2,10 +2,12 @@
 // its ended records as fields of hash buckets, which no PEXPIRE deletes, so a topic that stops
 // getting requests would keep them. Every script that trims answers when the oldest end it left
 // runs out (TakeStats); the node adds the topic to `cq:{<ns>}:sweep` with that score (ZADD LT,
-// at most once per topic per second unless earlier); every node, once a second, runs the wake
-// script with the sweep flag on up to kSweepBatch topics whose time came, and rescores them (XX)
-// or removes them when nothing is left to delete. Any node may sweep any topic: the trim is
-// idempotent.
+// at most once per topic per second unless earlier); every node, once a second while the set
+// holds topics, runs the wake script with the sweep flag on up to kSweepBatch topics whose time
+// came, and rescores them (XX) or removes them when nothing is left to delete. Any node may sweep
+// any topic: the trim is idempotent. A round that finds the set empty arms no next one: the
+// rounds start again when this node lists a topic, a script of a layout-4 topic answers on it, or
+// it (re)subscribes.
 #include <fmt/format.h>
 
 #include <cstdlib>
