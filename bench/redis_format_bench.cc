@@ -12,11 +12,18 @@
 //   redis_format_bench --port=P [--format=3] [--messages=20000] [--batch=17] [--payload=100]
 //                      [--life] [--migrate] [--topic=t] [--spread] [--info=K]
 //
+// --spread-ms=N spreads the trigger times over N ms from 1 s ahead; --real-clock sets the clock
+// to the real time before each batch (trigger times then fall due while it runs); --rate=R and
+// --seconds=S then send R messages a second for S seconds (one batch every batch/R seconds) and
+// print the Redis CPU per send and the time per send script of that phase (the slow-script
+// check of docs/benchmarks.md "Format 4: slow scripts").
+//
 // --migrate (build step 7): after the sends, migrates the topic to layout 4 (redis::MigrateTopic,
 // as `chronoq redis-migrate`) and prints used_memory per waiting message after it, the Redis CPU
 // per message moved and the run's wall time.
 //
 // With --format=4 new topics are created in layout 4, as by a node with `redis-format = 4`.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +31,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -52,6 +60,10 @@ struct Flags {
   int info = 0;
   bool migrate = false;
   std::string topic = "t";
+  int64_t spread_ms = 0;  // trigger times spread over this many ms (--spread: a day)
+  bool real_clock = false;
+  int rate = 0;  // then sends at this rate (messages/s) for `seconds`
+  int seconds = 0;
 };
 
 Flags Parse(int argc, char** argv) {
@@ -70,8 +82,13 @@ Flags Parse(int argc, char** argv) {
     if (const char* v = value("--info=")) f.info = std::atoi(v);
     if (a == "--life") f.life = true;
     if (a == "--spread") f.spread = true;
+    if (const char* v = value("--spread-ms=")) f.spread_ms = std::atoll(v);
+    if (a == "--real-clock") f.real_clock = true;
+    if (const char* v = value("--rate=")) f.rate = std::atoi(v);
+    if (const char* v = value("--seconds=")) f.seconds = std::atoi(v);
     if (a == "--migrate") f.migrate = true;
   }
+  if (f.spread && f.spread_ms == 0) f.spread_ms = 86'400'000;
   return f;
 }
 
@@ -110,6 +127,7 @@ int Run(const Flags& f) {
   redis::EventLoop loop;
   redis::ConnectionOptions co;
   co.endpoint = redis::RedisEndpoint{"127.0.0.1", static_cast<uint16_t>(f.port)};
+  co.command_timeout = std::chrono::seconds(30);  // a loaded host: measure, do not fail
   redis::RedisConnection conn(&loop, co);
   redis::SingleServer sink(&conn);
   redis::RedisBackendOptions o;
@@ -126,16 +144,39 @@ int Run(const Flags& f) {
   std::mt19937_64 rnd(42);
   const double m0 = Info(*raw, "memory", "used_memory");
   const double c0 = Cpu(*raw);
-  for (int sent = 0; sent < f.messages;) {
+  // One batch of `n` sends, the clock first set to the real time with --real-clock.
+  auto send_batch = [&](int n) {
+    if (f.real_clock) clock.Set(base::SystemClock::Get()->Now());
     std::vector<core::NewMessage> batch;
-    for (int i = 0; i < f.batch && sent < f.messages; ++i, ++sent) {
-      const Millis delay(f.spread ? 1'000 + static_cast<int64_t>(rnd() % 86'400'000) : 3'600'000);
+    for (int i = 0; i < n; ++i) {
+      const Millis delay(
+          f.spread_ms > 0 ? 1'000 + static_cast<int64_t>(rnd() % static_cast<uint64_t>(f.spread_ms))
+                          : 3'600'000);
       batch.push_back(core::NewMessage{f.topic, base::NewMsgId(), payload, delay});
     }
-    if (auto r = b.SendBatch(std::move(batch)); !r.has_value()) {
-      std::fprintf(stderr, "send failed: %s\n", r.error().ToString().c_str());
-      return 1;
+    Result<std::vector<backend::Sent>> r = b.SendBatch(std::move(batch));
+    if (!r.has_value()) std::fprintf(stderr, "send failed: %s\n", r.error().ToString().c_str());
+    return r.has_value();
+  };
+  for (int sent = 0; sent < f.messages; sent += f.batch) {
+    if (!send_batch(std::min(f.batch, f.messages - sent))) return 1;
+  }
+  if (f.rate > 0) {  // paced: a batch every batch/rate seconds, on the real clock
+    const double pc0 = Cpu(*raw), pu0 = EvalStat(*raw, "usec"), pn0 = EvalStat(*raw, "calls");
+    int64_t paced = 0;
+    const auto every = std::chrono::duration<double>(static_cast<double>(f.batch) / f.rate);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t k = 0; k * f.batch < static_cast<int64_t>(f.rate) * f.seconds; ++k) {
+      std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             every * static_cast<double>(k)));
+      if (!send_batch(f.batch)) return 1;
+      paced += f.batch;
     }
+    const double calls = EvalStat(*raw, "calls") - pn0;
+    std::printf("paced: sent %lld at %d/s redis_cpu_us/send %.1f evalsha_us/call %.0f\n",
+                static_cast<long long>(paced), f.rate,
+                (Cpu(*raw) - pc0) * 1e6 / static_cast<double>(paced > 0 ? paced : 1),
+                (EvalStat(*raw, "usec") - pu0) / (calls > 0 ? calls : 1));
   }
   double c1 = Cpu(*raw);
   const double m1 = Info(*raw, "memory", "used_memory");

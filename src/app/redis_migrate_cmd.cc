@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <sstream>
+#include <string>
 
 #include "app/redis_client.h"
 #include "base/clock.h"
@@ -23,8 +26,9 @@ cli::CommandSpec Spec() {
               "1-3 to those of format 4 (docs/redis.md \"Migration from layouts 1-3\"), each "
               "message with its state: waiting, ready, delivered (an ack after the migration "
               "succeeds), ended, dead-letter outbox, history. While a topic moves, nodes answer "
-              "its requests with code 503; stop the namespace's nodes first (or leave the topics "
-              "unused). Every node must be of a build that reads format 4. A run stopped at any "
+              "its requests with code 503, so it refuses to start while any node of the namespace "
+              "runs (a client subscribed to its ready channel): stop them first. Every node must "
+              "be of a build that reads format 4. A run stopped at any "
               "point (Ctrl-C, a lost connection) can be started again and finishes the job: "
               "nothing is lost or doubled. There is no way back to formats 1-3.",
           .options = {{.name = "redis-url",
@@ -44,6 +48,48 @@ cli::CommandSpec Spec() {
                        .help = "messages moved per Redis script call, 1..10000 (default 1000): "
                                "Redis runs nothing else meanwhile",
                        .value_name = "N"}}};
+}
+
+// How many clients are subscribed to the namespace's ready channel (`cq:{<ns>}:ready`): every
+// running node of the namespace is, from its start to its end (docs/redis.md "Nodes"), and
+// nothing else. On a Cluster each server counts only the subscribers connected to it (a node
+// subscribes on one of its seeds), so every server that CLUSTER NODES lists is asked.
+Result<int64_t> RunningNodes(RedisClient& client, const redis::RedisUrl& url,
+                             const std::string& ns) {
+  const std::string channel = fmt::format("cq:{{{}}}:ready", ns);
+  auto subscribed = [&channel](RedisClient& c) -> Result<int64_t> {
+    CQ_ASSIGN_OR_RETURN(redis::RedisReply r, c.One("", {"PUBSUB", "NUMSUB", channel}));
+    if (r.type != redis::RedisReply::Type::kArray || r.elements.size() != 2) {
+      return Status(Errc::kUnavailable, "unexpected answer to PUBSUB NUMSUB");
+    }
+    return r.elements[1].integer;
+  };
+  if (url.mode != redis::RedisMode::kCluster) return subscribed(client);
+  CQ_ASSIGN_OR_RETURN(redis::RedisReply nodes, client.One("", {"CLUSTER", "NODES"}));
+  int64_t total = 0;
+  std::istringstream lines(nodes.str);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, address, flags;
+    fields >> id >> address >> flags;
+    if (flags.find("fail") != std::string::npos || flags.find("noaddr") != std::string::npos ||
+        flags.find("handshake") != std::string::npos) {
+      continue;  // not reachable: no node can be subscribed there
+    }
+    address = address.substr(0, address.find('@'));  // ip:port@cport[,hostname]
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos) continue;
+    redis::RedisUrl one = url;
+    one.mode = redis::RedisMode::kStandalone;
+    one.endpoints = {
+        redis::RedisEndpoint{address.substr(0, colon), std::atoi(address.c_str() + colon + 1)}};
+    if (one.endpoints[0].port <= 0) continue;
+    RedisClient c(one);
+    CQ_RETURN_IF_ERROR(c.error());
+    CQ_ASSIGN_OR_RETURN(int64_t n, subscribed(c));
+    total += n;
+  }
+  return total;
 }
 
 }  // namespace
@@ -81,6 +127,18 @@ int RunRedisMigrate(const std::vector<std::string>& args) {
 
   RedisClient client(*url);
   if (!client.error().ok()) return unreachable(url->Redacted(), client.error());
+  // A running node would answer 503 for every topic being moved, and one of a build that does
+  // not know layout 4 would write keys nobody reads: refuse before changing anything.
+  Result<int64_t> running = RunningNodes(client, *url, ns);
+  if (!running.has_value()) return unreachable("counting the running nodes", running.error());
+  if (*running > 0) {
+    std::fprintf(stderr,
+                 "chronoq redis-migrate: %lld running node(s) of namespace '%s' (clients "
+                 "subscribed to cq:{%s}:ready): stop every node of the namespace first; nothing "
+                 "was changed\n",
+                 static_cast<long long>(*running), ns.c_str(), ns.c_str());
+    return cli::kExitRefused;
+  }
   std::vector<std::string> topics;
   if (only) {
     topics.push_back(*only);

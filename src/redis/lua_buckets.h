@@ -11,8 +11,8 @@
 // 'qid' the bucket id counter, 'qn' the member count of each level (field 'n<l>'), 'qr<l>' and
 // 'qc<l>' the runs of buckets and their counts (the second level, for counts over many buckets).
 // Functions: bz_add(l, score, member), bz_rem(l, score, member) -> removed, bz_range(l, after,
-// max, limit) -> {member, score, ...}, bz_count(l, min, max) (ZCOUNT's bounds), bz_card(l),
-// bz_seq(member).
+// max, limit) -> {member, score, ...}, bz_last(l, max) -> the greatest score <= max,
+// bz_count(l, min, max) (ZCOUNT's bounds), bz_card(l), bz_seq(member).
 // Members start with their seq as 6 big-endian bytes (the layout 4 member).
 #pragma once
 
@@ -270,6 +270,18 @@
   "    im = bz_next(l, im)\n"                                                                      \
   "  end\n"                                                                                        \
   "  return out\n"                                                                                 \
+  "end\n"                                                                                          \
+  "-- The greatest score <= max (a number) in level l (nil: none): the bucket of (max, the last\n" \
+  "-- seq), or the one before it when every member of that one is later.\n"                        \
+  "local function bz_last(l, max)\n"                                                               \
+  "  local im = bz_find(l, struct.pack('>dI6', max, 281474976710655))\n"                           \
+  "  local maxs = string.format('%.17g', max)\n"                                                   \
+  "  while im do\n"                                                                                \
+  "    local x = redis.call('ZREVRANGEBYSCORE', bz_key(l, im), maxs, '-inf', 'WITHSCORES', "       \
+  "'LIMIT', 0, 1)\n"                                                                               \
+  "    if x[2] then return tonumber(x[2]) end\n"                                                   \
+  "    im = redis.call('ZREVRANGEBYLEX', P..'qi'..l, '('..im, '-', 'LIMIT', 0, 1)[1]\n"            \
+  "  end\n"                                                                                        \
   "end\n"                                                                                          \
   "-- A bound of ZCOUNT (a number, or a string such as '(12', '-inf', '+inf') as the string\n"     \
   "-- ZCOUNT takes, its number and whether it is exclusive.\n"                                     \

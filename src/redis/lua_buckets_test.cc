@@ -1,10 +1,10 @@
 // The bucketed pending set of layout 4 (lua_buckets.h, docs/redis.md "Format 4 (design, issue
 // 20)") on the harness's real redis-server: a Lua driver applies the same random operations to
 // the buckets and to one plain sorted set and compares every answer (ranges after a position,
-// counts, cardinality, removals), then checks the buckets themselves: in index order they hold
-// exactly the plain set's members in its order, none is empty or over BZ_MAX (32) members,
-// and every one is in the listpack encoding. And what it is for: a waiting message's entry costs
-// about a third of one in a big sorted set.
+// counts, the last score up to a time, cardinality, removals), then checks the buckets themselves:
+// in index order they hold exactly the plain set's members in its order, none is empty or over
+// BZ_MAX (32) members, and every one is in the listpack encoding. And what it is for: a waiting
+// message's entry costs about a third of one in a big sorted set.
 #include "redis/lua_buckets.h"
 
 #include <gtest/gtest.h>
@@ -104,6 +104,9 @@ for op = 1, ops do
       end
     end
     if not same(got, want) then fail('range '..op..': '..#got..' values instead of '..#want) end
+    local last = redis.call('ZREVRANGEBYSCORE', O, string.format('%.17g', max), '-inf',
+                            'WITHSCORES', 'LIMIT', 0, 1)[2]
+    if bz_last(L, max) ~= (last and tonumber(last)) then fail('last '..op) end
   end
 end
 if bz_card(L) ~= redis.call('ZCARD', O) then fail('cardinality '..bz_card(L)) end

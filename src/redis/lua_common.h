@@ -185,14 +185,15 @@
   "  for _, l in ipairs(levels()) do\n"                                                            \
   "    TOUT = TOUT + redis.call('ZCOUNT', dk(l), '('..wm, now_arg)\n"                              \
   "    local n = pz_count(l, '('..wm, now_arg)\n"                                                  \
-  "    if n > 0 and B4 then -- the entries after wm in (score, seq) order, up to 10,000 of "       \
-  "them\n"                                                                                         \
+  "    if n > 0 and B4 then -- the entries after wm: each (up to 256), else the first and last\n"  \
   "      TRIG = TRIG + n\n"                                                                        \
-  "      local all = B4.range(l, {tonumber(wm), 281474976710655}, now, 10000)\n"                   \
+  "      local all = B4.range(l, {tonumber(wm), 281474976710655}, now, n <= 256 and n or 1)\n"     \
   "      local fs, s = tonumber(all[2]), 0\n"                                                      \
-  "      for i = 2, #all, 2 do s = s + now - tonumber(all[i]) end\n"                               \
   "      if not first or fs < first then first = fs end\n"                                         \
-  "      GSUM = GSUM + s * n / (#all / 2)\n"                                                       \
+  "      if n <= 256 then\n"                                                                       \
+  "        for i = 2, #all, 2 do s = s + now - tonumber(all[i]) end\n"                             \
+  "        GSUM = GSUM + s * n / (#all / 2)\n"                                                     \
+  "      else GSUM = GSUM + n * (now - (fs + (B4.last(l, now) or fs)) / 2) end\n"                  \
   "    elseif n > 0 then\n"                                                                        \
   "      TRIG = TRIG + n\n"                                                                        \
   "      local f = redis.call('ZRANGEBYSCORE', pk(l), '('..wm, now_arg, 'WITHSCORES', 'LIMIT', "   \

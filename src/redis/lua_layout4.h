@@ -121,24 +121,26 @@
   "  if out_of_e(m.va, m.sq, ne) then redis.call('HINCRBY', P..'qn', 'w', 1)\n"                    \
   "  else redis.call('ZADD', KE, ne_raw, m.member) end\n"                                          \
   "end\n"                                                                                          \
-  "-- The move: the pending entries after the mark up to now (1,000 at most per call; B4.lag "     \
-  "when "                                                                                          \
-  "more\n"                                                                                         \
-  "-- are left, and next_visible answers now so that a wake-up moves the next) enter E by their\n" \
-  "-- natural end; the mark follows.\n"                                                            \
+  "-- The move: the pending entries after the mark up to now (MOVE at most per call; B4.lag "      \
+  "when\n"                                                                                         \
+  "-- more are left, and next_visible answers now so that a wake-up moves the next) enter E by\n"  \
+  "-- their natural end; the mark follows. 256, not 1,000: each costs a record read, and 1,000\n"  \
+  "-- made every script 5-10 ms longer while a burst was moved (docs/benchmarks.md \"Format 4:\n"  \
+  "-- slow scripts\").\n"                                                                          \
+  "local MOVE = 256\n"                                                                             \
   "local function move_to_e(now)\n"                                                                \
   "  local M = mark()\n"                                                                           \
   "  if M[1] > now or (M[1] == now and M[2] == MAXSEQ) then return end\n"                          \
   "  local cand = {}\n"                                                                            \
   "  for _, l in ipairs(levels()) do\n"                                                            \
-  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, 1001)\n"                                \
+  "    local xs = B4.range(l, M[1] >= 0 and M or nil, now, MOVE + 1)\n"                            \
   "    for i = 1, #xs, 2 do cand[#cand+1] = {tonumber(xs[i+1]), B4.seq(xs[i]), xs[i]} end\n"       \
   "  end\n"                                                                                        \
   "  table.sort(cand, function(x, y)\n"                                                            \
   "    if x[1] ~= y[1] then return x[1] < y[1] end\n"                                              \
   "    return x[2] < y[2]\n"                                                                       \
   "  end)\n"                                                                                       \
-  "  local n = math.min(#cand, 1000)\n"                                                            \
+  "  local n = math.min(#cand, MOVE)\n"                                                            \
   "  local args, out = {}, 0\n"                                                                    \
   "  for i = 1, n do\n"                                                                            \
   "    local m = mload(cand[i][3], false)\n"                                                       \
@@ -174,8 +176,8 @@
   "    redis.call('HDEL', P..'b:'..m.bk, m.kid)\n"                                                 \
   "    redis.call('DEL', P..'h:'..m.kid)\n"                                                        \
   "  end\n"                                                                                        \
-  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, count=bz_count, "           \
-  "card=bz_card,\n"                                                                                \
+  "  B4 = {add=bz_add, add_all=bz_add_all, rem=bz_rem, range=bz_range, last=bz_last, "             \
+  "count=bz_count, card=bz_card,\n"                                                                \
   "        seq=bz_seq, member=m4_member, bucket=m4_bucket, kid=m4_kid, trim_at=trim_at, "          \
   "kid_of=kid_of,\n"                                                                               \
   "        mid_of=mid_of, bucket_of=bucket_of, mark=mark, out_of_e=out_of_e, e_pend=e_pend,\n"     \

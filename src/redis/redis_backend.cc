@@ -74,7 +74,13 @@ std::pair<int64_t, int64_t> RedisBackend::TakeStats(const std::string& topic, Re
   const auto& st = r.elements[0].elements;
   // Layout 4: when the oldest ended record its trims left runs out (the sweep set).
   const std::string sweep = st.size() > 8 ? Str(st[8]) : std::string();
-  if (!sweep.empty()) NoteSweep(topic, ToInt(sweep));
+  // Any answer of a layout-4 topic (nine statistics) also starts the rounds: a node that has
+  // not listed a topic itself then still sweeps what a node that died listed.
+  if (!sweep.empty()) {
+    NoteSweep(topic, ToInt(sweep));
+  } else if (st.size() > 8) {
+    ArmSweep();
+  }
   const int64_t triggered = st[0].integer, gap_sum = st[1].integer, gap_max = st[2].integer;
   const int64_t timeouts = st[3].integer, ended = st[4].integer, exhausted = st[5].integer;
   const int64_t dead_lettered = st[6].integer, outbox = st[7].integer;

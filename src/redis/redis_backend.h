@@ -280,8 +280,11 @@ class RedisBackend final : public backend::QueueBackend {
   // A script of `topic` answered that its oldest ended record runs out at `at_ms`: listed in the
   // sweep set (ZADD LT; skipped when this node listed it less than kSweepEvery ago, not later).
   void NoteSweep(const std::string& topic, int64_t at_ms) CQ_EXCLUDES(mu_);
-  // Every kSweepEvery from the node's start (or its first NoteSweep): sweeps up to kSweepBatch
-  // topics whose time came (the wake script with the sweep flag), then rescores or removes them.
+  // Rounds kSweepEvery apart from the node's start (or its first NoteSweep, or any answer of a
+  // layout-4 topic), while the sweep set holds topics: each sweeps up to kSweepBatch topics whose
+  // time came (the wake script with the sweep flag), then rescores or removes them. A round that
+  // finds the set empty arms no next one (no Redis call a second on a node of a namespace
+  // without layout-4 topics).
   void ArmSweep() CQ_EXCLUDES(mu_);
   void Sweep() CQ_EXCLUDES(mu_);
   void SweepTopic(const std::string& topic, TimePoint now) CQ_EXCLUDES(mu_);
@@ -377,7 +380,8 @@ class RedisBackend final : public backend::QueueBackend {
   };
   std::map<std::string, SweepNoted> sweep_noted_ CQ_GUARDED_BY(mu_);
   base::TimerId sweep_timer_ CQ_GUARDED_BY(mu_) = 0;
-  int sweeps_left_ CQ_GUARDED_BY(mu_) = 0;  // of the round running (its reading included)
+  uint64_t sweep_arms_ CQ_GUARDED_BY(mu_) = 0;  // ArmSweep calls: a round began before one?
+  int sweeps_left_ CQ_GUARDED_BY(mu_) = 0;      // of the round running (its reading included)
   Coalescer<SendSize> sends_{kInFlightPerTopic, 256, 1 << 20};
   Coalescer<AckSize> acks_{kInFlightPerTopic, 1000, 1 << 20};
 };

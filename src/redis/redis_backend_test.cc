@@ -369,6 +369,62 @@ TEST_F(OldKeyspaceTest, LayoutFourSweepsAQuietTopicsEndedRecordsWhenTheirRetenti
   EXPECT_EQ(b_->Info("t4")->waiting, 1);
 }
 
+// The sweep rounds cost Redis nothing while the namespace has nothing to sweep: a node of a
+// namespace without layout-4 topics reads the sweep set once after its start, not every second;
+// a layout-4 topic's ended records keep the rounds going until they are swept, then the rounds
+// stop, and the next answer of a layout-4 topic starts them again.
+TEST_F(OldKeyspaceTest, SweepRoundsRunOnlyWhileTheNamespaceHasSomethingToSweep) {
+  struct : backend::ReadyListener {
+    void OnReady(std::string_view) override {}
+  } listener;
+  auto settle = [&] {
+    std::promise<void> settled;
+    backend_->Flush([&settled] { settled.set_value(); });
+    settled.get_future().wait();
+  };
+  // The sweep set's readings (no script runs meanwhile: nothing is due).
+  auto readings = [&]() -> int64_t {
+    const std::string info = raw_->Command({"INFO", "commandstats"})->str;
+    const size_t at = info.find("cmdstat_zrangebyscore:calls=");
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + 28));
+  };
+  auto idle = [&](int seconds) {
+    for (int i = 0; i < seconds; ++i) {
+      scheduler_.Advance(Millis(1'000));
+      settle();
+    }
+  };
+  StartBackend(3);
+  backend_->SetReadyListener(&listener);
+  ASSERT_TRUE(b_->Send("t3", "a", "body", Millis(0)).has_value());
+  ASSERT_EQ(b_->Pull("t3", 10)->size(), 1u);
+  ASSERT_TRUE(b_->Ack("t3", "a").ok());
+  const int64_t before = readings();
+  idle(10);
+  EXPECT_EQ(readings(), before + 1);  // the first round found the set empty: no more rounds
+
+  StartBackend(4);
+  backend_->SetReadyListener(&listener);
+  ASSERT_TRUE(b_->Send("t4", "a", "body", Millis(0)).has_value());
+  ASSERT_TRUE(b_->Delete("t4", "a").ok());  // ended: listed until its retention (300 s) is over
+  settle();
+  EXPECT_FALSE(raw_->Command({"ZSCORE", "cq:{old}:sweep", "t4"})->is_nil());
+  const int64_t listed = readings();
+  idle(10);
+  EXPECT_GE(readings(), listed + 9);  // a round a second while the topic is listed
+  idle(292);
+  EXPECT_TRUE(raw_->Command({"ZSCORE", "cq:{old}:sweep", "t4"})->is_nil());  // swept
+  idle(2);
+  const int64_t swept = readings();
+  idle(10);
+  EXPECT_EQ(readings(), swept);             // nothing listed: the rounds stopped
+  ASSERT_TRUE(b_->Info("t4").has_value());  // an answer of a layout-4 topic
+  const int64_t asked = readings();
+  idle(3);
+  EXPECT_EQ(readings(), asked + 1);  // one round, which found the set empty: stopped again
+  backend_->SetReadyListener(nullptr);
+}
+
 // Layout 4 keeps waiting messages out of E (docs/redis.md "Waiting messages out of E"): a burst
 // of 2,500 messages with one trigger time enters E when it becomes consumable, 1,000 per script
 // and the rest by the wake-ups that follow (the mark 'em' reaches now); every message is then

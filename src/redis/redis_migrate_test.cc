@@ -371,6 +371,83 @@ TEST_P(RedisMigrateTest, ARunStoppedAfterSomeCallsFinishesWhenStartedAgain) {
   EXPECT_EQ(seen.size(), 2'500u - 100u);
 }
 
+// Messages ended before issue 14 left only their record (with its expiry), in no ended set:
+// the migration finds them by their keys and moves them too, so get still answers them after
+// it, until their retention is over. Also in calls of one message (the walk over the keys
+// resumes from its cursor).
+TEST_P(RedisMigrateTest, RecordsEndedBeforeIssue14AreMigratedAndStillFound) {
+  for (const int64_t batch : {1000, 1}) {
+    const std::string topic = fmt::format("pre14-{}", batch);
+    const std::string p = Prefix(topic);
+    const std::vector<std::string> ended = {"acked", Generated(20), "deleted"};
+    for (const std::string& id : ended) Send(Msg(topic, id, Millis(0)));
+    Send(Msg(topic, "waits", Millis(60'000)));
+    ASSERT_EQ(b_->Pull(topic, 2)->size(), 2u);
+    ASSERT_TRUE(b_->Ack(topic, "acked").ok());
+    ASSERT_TRUE(b_->Ack(topic, Generated(20)).ok());
+    ASSERT_TRUE(b_->Delete(topic, "deleted").ok());
+    // As the scripts before issue 14 left them: no ended set, the records expiring.
+    Raw({"DEL", p + "x4", p + "x7"});
+    for (const std::string& id : ended) Raw({"PEXPIRE", p + "r:" + id, "300000"});
+    Advance(Millis(1'000));
+
+    MigrateOptions o;
+    o.batch = batch;
+    Result<MigrateResult> r = Migrate(topic, o);
+    ASSERT_TRUE(r.has_value()) << r.error().ToString();
+    EXPECT_EQ(r->outcome, MigrateResult::Outcome::kDone);
+    EXPECT_EQ(r->moved, 4);
+    ExpectLayout4(topic);  // no record key left
+    EXPECT_EQ(Raw({"ZCARD", p + "X4"}).integer, 2);
+    EXPECT_EQ(Raw({"ZCARD", p + "X7"}).integer, 1);
+    EXPECT_EQ(b_->Get(topic, "acked")->status, core::MsgStatus::kConsumeOk);
+    EXPECT_EQ(b_->Get(topic, Generated(20))->status, core::MsgStatus::kConsumeOk);
+    EXPECT_EQ(b_->Get(topic, Generated(20))->record.payload, "body of " + Generated(20));
+    EXPECT_EQ(b_->Get(topic, "deleted")->status, core::MsgStatus::kDelete);
+    EXPECT_EQ(b_->Get(topic, "waits")->status, core::MsgStatus::kWaiting);
+    Advance(Millis(300'000));  // their retention is over, as their expiry would have been
+    EXPECT_FALSE(b_->Get(topic, "acked").has_value());
+  }
+}
+
+// The pending messages of a call go into their buckets together (one ZADD per bucket, not one
+// per message), and the buckets, their counts and the waiting count come out exact.
+TEST_P(RedisMigrateTest, PendingMessagesGoIntoTheirBucketsTogether) {
+  std::vector<core::NewMessage> batch;
+  for (int i = 0; i < 2'000; ++i) {
+    core::NewMessage m = Msg("many", Generated(100 + i), Millis(1'000 * (i % 50 + 1)));
+    if (i % 5 == 0) m.priority = 1;
+    batch.push_back(std::move(m));
+    if (batch.size() == 250) {
+      ASSERT_TRUE(b_->SendBatch(std::move(batch)).has_value());
+      batch.clear();
+    }
+  }
+  auto zadds = [&]() -> int64_t {
+    const std::string info = Raw({"INFO", "commandstats"}).str;
+    const size_t at = info.find("cmdstat_zadd:calls=");
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + 19));
+  };
+  const int64_t before = zadds();
+  MigrateOptions o;
+  o.batch = 2'000;
+  Result<MigrateResult> r = Migrate("many", o);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->moved, 2'000);
+  EXPECT_LT(zadds() - before, 300);  // about one per bucket of 32 and one per new bucket
+  ExpectLayout4("many");
+  EXPECT_EQ(b_->Info("many")->waiting, 2'000);
+  Advance(Millis(51'000));
+  std::set<std::string> seen;
+  for (;;) {
+    Result<std::vector<core::Message>> got = b_->Pull("many", 100);
+    ASSERT_TRUE(got.has_value());
+    if (got->empty()) break;
+    for (const core::Message& m : *got) EXPECT_TRUE(seen.insert(m.record.msg_id).second);
+  }
+  EXPECT_EQ(seen.size(), 2'000u);
+}
+
 TEST_P(RedisMigrateTest, OutboxEntriesAreRenamedWithTheirInboxMarkers) {
   // An entry left by a node that died between writing it and removing it, after the dead
   // letter was stored: its marker is in the target's inbox.

@@ -2,11 +2,15 @@
 // its ended records as fields of hash buckets, which no PEXPIRE deletes, so a topic that stops
 // getting requests would keep them. Every script that trims answers when the oldest end it left
 // runs out (TakeStats); the node adds the topic to `cq:{<ns>}:sweep` with that score (ZADD LT,
-// at most once per topic per second unless earlier); every node, once a second, runs the wake
-// script with the sweep flag on up to kSweepBatch topics whose time came, and rescores them (XX)
-// or removes them when nothing is left to delete. Any node may sweep any topic: the trim is
-// idempotent.
+// at most once per topic per second unless earlier); every node, once a second while the set
+// holds topics, runs the wake script with the sweep flag on up to kSweepBatch topics whose time
+// came, and rescores them (XX) or removes them when nothing is left to delete. Any node may sweep
+// any topic: the trim is idempotent. A round that finds the set empty arms no next one: the
+// rounds start again when this node lists a topic, a script of a layout-4 topic answers on it, or
+// it (re)subscribes.
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "redis/redis_backend.h"
 #include "redis/script_reply.h"
@@ -34,12 +38,14 @@ void RedisBackend::NoteSweep(const std::string& topic, int64_t at_ms) {
 
 void RedisBackend::ArmSweep() {
   base::MutexLock lock(mu_);
+  ++sweep_arms_;
   if (closing_ || sweep_timer_ != 0) return;
   sweep_timer_ = scheduler_->Schedule(clock_->Now() + kSweepEvery, [this] { Sweep(); });
 }
 
 void RedisBackend::Sweep() {
   const TimePoint now = clock_->Now();
+  uint64_t arms;
   {
     base::MutexLock lock(mu_);
     if (closing_) return;
@@ -49,24 +55,41 @@ void RedisBackend::Sweep() {
     if (sweeps_left_ > 0) return;
     sweeps_left_ = 1;  // the reading
     ++inflight_;       // Flush and the destructor wait for the round
+    arms = sweep_arms_;
   }
-  conn_->Command(
-      SweepKey(),
-      {"ZRANGEBYSCORE", SweepKey(), "-inf", Ms(now), "LIMIT", "0", std::to_string(kSweepBatch)},
-      [this, now](Result<RedisReply> r) {
-        std::vector<std::string> topics;
-        if (r.has_value() && r->type == RedisReply::Type::kArray) {
-          for (const RedisReply& t : r->elements) topics.push_back(Str(t));
-        }
-        {
-          base::MutexLock lock(mu_);
-          sweeps_left_ += static_cast<int>(topics.size());
-        }
-        for (const std::string& t : topics) SweepTopic(t, now);
-        SweepDone();
-        base::MutexLock lock(mu_);
-        if (--inflight_ == 0) idle_.SignalAll();
-      });
+  // The first topics of the set, due or not: an empty set means the namespace has nothing to
+  // sweep, and the rounds stop until this node lists a topic or a script of a layout-4 topic
+  // answers on it (TakeStats): a node of a namespace without layout-4 topics reads the set once
+  // at its start (and after a reconnection), not every second.
+  conn_->Command(SweepKey(),
+                 {"ZRANGEBYSCORE", SweepKey(), "-inf", "+inf", "WITHSCORES", "LIMIT", "0",
+                  std::to_string(kSweepBatch)},
+                 [this, now, arms](Result<RedisReply> r) {
+                   std::vector<std::string> topics;
+                   bool empty = false;
+                   if (r.has_value() && r->type == RedisReply::Type::kArray) {
+                     empty = r->elements.empty();
+                     for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+                       const double at = std::strtod(Str(r->elements[i + 1]).c_str(), nullptr);
+                       if (at <= static_cast<double>(ToEpochMs(now))) {
+                         topics.push_back(Str(r->elements[i]));
+                       }
+                     }
+                   }
+                   {
+                     base::MutexLock lock(mu_);
+                     sweeps_left_ += static_cast<int>(topics.size());
+                     // Nothing listed, and nothing asked for rounds since this one began.
+                     if (empty && arms == sweep_arms_ && sweep_timer_ != 0) {
+                       scheduler_->Cancel(sweep_timer_);
+                       sweep_timer_ = 0;
+                     }
+                   }
+                   for (const std::string& t : topics) SweepTopic(t, now);
+                   SweepDone();
+                   base::MutexLock lock(mu_);
+                   if (--inflight_ == 0) idle_.SignalAll();
+                 });
 }
 
 void RedisBackend::SweepDone() {

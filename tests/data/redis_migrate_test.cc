@@ -148,6 +148,67 @@ TEST_F(RedisMigrateCommandTest, ATopicBeingMigratedAnswersCode503) {
   EXPECT_EQ(StatusOf("held", "h1"), 2);
 }
 
+// A running node of the namespace (subscribed to its ready channel) makes the migration refuse
+// before it changes anything; a node of another namespace does not.
+TEST_F(RedisMigrateCommandTest, ARunningNodeOfTheNamespaceMakesItRefuseAndChangeNothing) {
+  ASSERT_TRUE(StartServer().ok());
+  ASSERT_EQ(
+      Queue("sendMsg", {{"topic", "busy"}, {"msgId", "b1"}, {"msg", "x"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  ExitResult r = Run({"--redis-url=" + url_, "--namespace=" + std::string(kNs)});
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.err.find("1 running node(s) of namespace 'migrate-e2e'"), std::string::npos)
+      << Describe(r);
+  EXPECT_NE(r.err.find("stop every node of the namespace first; nothing was changed"),
+            std::string::npos)
+      << Describe(r);
+  EXPECT_EQ(Redis({"EXISTS", Key("busy", "lay")}).integer, 0);
+  EXPECT_EQ(Redis({"EXISTS", Key("busy", "r:b1")}).integer, 1);
+  EXPECT_EQ(StatusOf("busy", "b1"), 2);  // served as before
+
+  ServerProcess other;  // another namespace's node is no reason to refuse
+  ASSERT_TRUE(other
+                  .Start({"--storage=redis", "--redis-url=" + url_, "--namespace=elsewhere",
+                          "--test-clock"})
+                  .ok());
+  ASSERT_EQ(server_.Stop(SIGTERM), 0);
+  r = Run({"--redis-url=" + url_, "--namespace=" + std::string(kNs), "--topic=busy"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(Redis({"GET", Key("busy", "lay")}).str, "4");
+}
+
+// On a Cluster a server counts only the subscribers connected to it: every server is asked, so
+// a node subscribed on any of them makes the migration refuse.
+TEST(RedisMigrateClusterCommandTest, ARunningNodeOnAnyServerOfAClusterMakesItRefuse) {
+  testutil::RedisCluster* cluster = testutil::SharedDeployment<testutil::RedisCluster>();
+  ASSERT_NE(cluster, nullptr);
+  ServerProcess node;
+  ASSERT_TRUE(node.Start({"--storage=redis", "--redis-url=" + cluster->url(),
+                          "--namespace=migrate-cluster", "--test-clock"})
+                  .ok());
+  ASSERT_EQ(
+      ApiClient(node.endpoint())
+          .Queue("sendMsg", {{"topic", "t"}, {"msgId", "c1"}, {"msg", "x"}, {"delayMillis", "0"}})
+          .code(),
+      200);
+  const std::vector<std::string> args = {"redis-migrate", "--redis-url=" + cluster->url(),
+                                         "--namespace=migrate-cluster"};
+  ExitResult r = RunBinary(args, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 1) << Describe(r);
+  EXPECT_NE(r.err.find("1 running node(s) of namespace 'migrate-cluster'"), std::string::npos)
+      << Describe(r);
+  Result<testutil::RedisReply> lay = cluster->Command({"EXISTS", "cq:{migrate-cluster:t}:lay"});
+  ASSERT_TRUE(lay.has_value());
+  EXPECT_EQ(lay->integer, 0);
+  ASSERT_EQ(node.Stop(SIGTERM), 0);
+  r = RunBinary(args, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  lay = cluster->Command({"GET", "cq:{migrate-cluster:t}:lay"});
+  ASSERT_TRUE(lay.has_value());
+  EXPECT_EQ(lay->str, "4");
+}
+
 TEST_F(RedisMigrateCommandTest, BadOptionsAreRefusedWithWhatIsWrong) {
   struct Case {
     std::vector<std::string> args;
