@@ -13,7 +13,9 @@ namespace chronoq {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
+  // A value is copied or moved once into place (not into a parameter first, then into place).
+  Result(const T& value) : v_(value) {}            // NOLINT: implicit by design
+  Result(T&& value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     CQ_CHECK(!std::get<Status>(v_).ok(), "Result constructed from an OK status");
   }

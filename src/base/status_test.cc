@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "base/result.h"
 #include "base/unique_function.h"
@@ -166,6 +167,46 @@ TEST(UniqueFunctionTest, DestroysCaptureWithTheFunction) {
     EXPECT_EQ(shared.use_count(), 2);
   }
   EXPECT_EQ(shared.use_count(), 1);
+}
+
+// Counts its copies and moves.
+struct Counted {
+  Counted() = default;
+  Counted(const Counted& o) : copies(o.copies + 1), moves(o.moves) {}
+  Counted(Counted&& o) noexcept : copies(o.copies), moves(o.moves + 1) {}
+  Counted& operator=(const Counted&) = default;
+  Counted& operator=(Counted&&) = default;
+  int copies = 0;
+  int moves = 0;
+};
+
+// A callback's argument given as an rvalue is moved nowhere down a chain of callbacks that pass
+// it on (a send's answer goes through four); an lvalue is copied once, as a by-value call would.
+TEST(UniqueFunctionTest, PassesItsArgumentsOnByReference) {
+  Counted seen;
+  UniqueFunction<void(Counted)> last = [&seen](Counted c) { seen = std::move(c); };
+  UniqueFunction<void(Counted)> middle = [&last](Counted&& c) { last(std::move(c)); };
+  UniqueFunction<void(Counted)> first = [&middle](Counted&& c) { middle(std::move(c)); };
+  first(Counted{});
+  EXPECT_EQ(seen.copies, 0);
+  EXPECT_EQ(seen.moves, 1);  // into the last lambda's by-value parameter
+  Counted lvalue;
+  first(lvalue);
+  EXPECT_EQ(seen.copies, 1);
+  EXPECT_EQ(seen.moves, 1);
+  // Another type is converted once, where it binds.
+  UniqueFunction<size_t(std::string)> size = [](std::string&& s) { return s.size(); };
+  EXPECT_EQ(size("four"), 4u);
+}
+
+TEST(ResultTest, AValueIsMovedOnceIntoPlace) {
+  Result<Counted> moved = Counted{};
+  EXPECT_EQ(moved->copies, 0);
+  EXPECT_EQ(moved->moves, 1);
+  const Counted c;
+  Result<Counted> copied = c;
+  EXPECT_EQ(copied->copies, 1);
+  EXPECT_EQ(copied->moves, 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // extension fields (present only when not default), topic configuration, purge and redrive.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -430,6 +431,62 @@ TEST_F(ManageHandlersTest, ADeadLetterCarriesItsOriginOnlyWhenItIsOne) {
                       R"("endTime":1700000000123}})"),
             std::string::npos)
       << EncodeMessageAnswer(200, "success", &m);
+}
+
+// A plain message's answer is written straight into one buffer (codec.cc): the same bytes as the
+// general writer's, whatever the strings hold and whichever extension field is set.
+TEST_F(ManageHandlersTest, AMessageAnswerHasTheGeneralWritersBytes) {
+  core::Message m;
+  m.record.topic = "orders";
+  m.record.msg_id = "7f3a";
+  m.record.payload = "hello world";
+  m.record.produce_time = FromEpochMs(1'700'000'000'000);
+  m.record.trigger_time = FromEpochMs(1'700'000'005'000);
+  m.record.expire_time = FromEpochMs(1'700'259'205'000);
+  m.record.max_retry = 3;
+  m.status = core::MsgStatus::kWaiting;
+  EXPECT_EQ(EncodeMessageAnswer(200, "success", &m),
+            R"({"code":200,"msg":"success","delayMsg":{"topic":"orders","msgId":"7f3a",)"
+            R"("msg":"hello world","produceTime":1700000000000,"triggerTime":1700000005000,)"
+            R"("expireTime":1700259205000,"maxRetry":3,"retry":0,"status":1}})");
+  auto general = [](const core::Message& msg) {
+    return R"({"code":200,"msg":"success","delayMsg":)" + EncodeMessageObject(msg) + "}";
+  };
+  const std::vector<std::string> payloads = {"",
+                                             "a",
+                                             "exactly8",
+                                             "a \"quoted\" word",
+                                             "back\\slash",
+                                             "line\nbreak",
+                                             std::string("nul\0byte", 8),
+                                             "\x01\x1f",
+                                             "caf\xc3\xa9",
+                                             std::string(300, 'x') + "\t"};
+  for (const std::string& payload : payloads) {
+    core::Message v = m;
+    v.record.payload = payload;
+    EXPECT_EQ(EncodeMessageAnswer(200, "success", &v), general(v)) << payload;
+    v.record.msg_id = payload;
+    v.record.topic = "t\"" + payload;
+    EXPECT_EQ(EncodeMessageAnswer(200, "success", &v), general(v)) << payload;
+  }
+  std::vector<core::Message> extended(7, m);
+  extended[0].record.priority = 9;
+  extended[1].record.count_trigger = 5;
+  extended[2].record.count = 2;
+  extended[3].record.last_error = "boom";
+  extended[4].record.push = true;
+  extended[4].record.retry = 2;
+  extended[5].record.dead_letter =
+      core::DeadLetter{"t", core::MsgStatus::kRetryExhaust, 3, FromEpochMs(1'700'000'000'123)};
+  extended[6].record.max_retry = -1;
+  extended[6].record.retry = INT64_MAX;
+  extended[6].record.produce_time = FromEpochMs(-5);
+  for (const core::Message& v : extended) {
+    EXPECT_EQ(EncodeMessageAnswer(200, "success", &v), general(v));
+  }
+  EXPECT_EQ(EncodeMessageAnswer(400, "bad", &m),
+            R"({"code":400,"msg":"bad","delayMsg":)" + EncodeMessageObject(m) + "}");
 }
 
 // The callback parameter (API-EXTENSIONS.md section 5, docs/push.md): its JSON shape is checked
