@@ -20,27 +20,6 @@ using namespace h2;  // NOLINT(google-build-using-namespace): the frames' names
 constexpr const char* kLog = "cq.grpc";
 constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 
-// A frame's payload without its padding (PADDED: a length byte first, that many bytes last) and,
-// for HEADERS with PRIORITY, without the 5 bytes of priority; false when the padding does not fit.
-bool Unpad(const FrameHeader& h, const uint8_t*& p, size_t& n, size_t priority_bytes) {
-  n = h.length;
-  size_t pad = 0;
-  if ((h.flags & kFlagPadded) != 0) {
-    if (n < 1) return false;
-    pad = p[0];
-    ++p;
-    --n;
-  }
-  if (priority_bytes > 0) {
-    if (n < priority_bytes) return false;
-    p += priority_bytes;
-    n -= priority_bytes;
-  }
-  if (pad > n) return false;
-  n -= pad;
-  return true;
-}
-
 }  // namespace
 
 void H2OwnSession::Stream::Clear() {
