@@ -172,6 +172,9 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   int64_t conn_consumed_ = 0;      // of it, handled
   Stream* producing_ = nullptr;    // whose producer runs (its trailers wait for its DATA)
   std::string scratch_;            // a producer's DATA
+  // The request being dispatched (Dispatch: out of its stream, which may close inside).
+  std::string request_path_;
+  std::string request_body_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;
   Stream* last_found_ = nullptr;

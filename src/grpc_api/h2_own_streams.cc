@@ -67,16 +67,17 @@ H2OwnSession::Stream* H2OwnSession::Open(int32_t id) {
 }
 
 void H2OwnSession::CloseStream(Stream* s, int64_t reset) {
-  if (reset >= 0) AppendU32Frame(&out_, kRstStream, s->id, {static_cast<uint32_t>(reset)});
-  CancelParked(*s);
-  if (last_found_ == s) last_found_ = nullptr;
   auto it = std::find_if(streams_.begin(), streams_.end(),
                          [s](const std::unique_ptr<Stream>& x) { return x.get() == s; });
   if (it == streams_.end()) return;  // closed already
+  if (reset >= 0) AppendU32Frame(&out_, kRstStream, s->id, {static_cast<uint32_t>(reset)});
+  if (last_found_ == s) last_found_ = nullptr;
   std::unique_ptr<Stream> gone = std::move(*it);
   *it = std::move(streams_.back());
   streams_.pop_back();
-  // Told once out of the open streams (what they do then finds the stream closed).
+  // Told once out of the open streams: what they do then finds the stream closed (a parked Pull's
+  // cancelled poll answers at once, inside CancelParked; a Consume call may finish inside OnClose).
+  CancelParked(*gone);
   if (const std::shared_ptr<H2Consume> c = gone->consume) c->OnClose();
   if (const std::shared_ptr<H2StreamState> st = gone->streaming) st->OnClose();
   if (spare_.size() < kSpareStreams) {
@@ -267,9 +268,30 @@ void H2OwnSession::OnEndStream(Stream* s) {
 }
 
 void H2OwnSession::Dispatch(Stream* s) {
-  DispatchUnary(env_->api,
-                H2UnaryRequest{s->path, std::move(s->authorization), s->body, s->deadline},
-                H2Reply{this, link_->Hold(), s->id}, &s->gone, &s->ticket);
+  // The call may be answered inside (a Pull whose messages are there, a refusal), and its stream
+  // closed: freed, or cleared for the next call. So the request leaves the stream first (its
+  // buffers swapped with the session's, keeping both allocated), and a parked Pull's ticket is
+  // kept on the stream only if it is still open and unanswered after.
+  const int32_t id = s->id;
+  request_path_.swap(s->path);
+  request_body_.swap(s->body);
+  std::shared_ptr<std::atomic<bool>> gone;
+  service::LongPollTicket ticket;
+  DispatchUnary(
+      env_->api,
+      H2UnaryRequest{request_path_, std::move(s->authorization), request_body_, s->deadline},
+      H2Reply{this, link_->Hold(), id}, &gone, &ticket);
+  request_path_.clear();
+  if (request_body_.capacity() > kKeptBodyBytes) {
+    std::string().swap(request_body_);
+  } else {
+    request_body_.clear();
+  }
+  if (gone == nullptr) return;
+  Stream* open = Find(id);
+  if (open == nullptr || open->answered) return;  // answered inside: nothing parked
+  open->gone = std::move(gone);
+  open->ticket = std::move(ticket);
 }
 
 void H2OwnSession::Complete(int32_t id, H2Answer a) {
