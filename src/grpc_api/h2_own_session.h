@@ -112,7 +112,9 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   void OnEndStream(Stream* s);
   bool Admit(Stream* s);
 
+  // The open stream `id` (null: none): O(log n), O(1) for the stream found last.
   Stream* Find(int32_t id);
+  std::vector<std::unique_ptr<Stream>>::iterator Lookup(int32_t id);
   Stream* Open(int32_t id);
   // Closes `s` (its answer's END_STREAM queued, or reset): RST_STREAM(`reset`) unless -1.
   void CloseStream(Stream* s, int64_t reset);
@@ -175,6 +177,7 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   // The request being dispatched (Dispatch: out of its stream, which may close inside).
   std::string request_path_;
   std::string request_body_;
+  // The open streams, in the order of their ids (Find's binary search).
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;
   Stream* last_found_ = nullptr;

@@ -44,12 +44,18 @@ void H2OwnSession::Stream::Clear() {
   pending_pos = 0;
 }
 
+// The open streams are in the order of their ids (a new stream's id is above every other's): a
+// binary search, after the stream found last (one call at a time finds it there).
+std::vector<std::unique_ptr<H2OwnSession::Stream>>::iterator H2OwnSession::Lookup(int32_t id) {
+  return std::lower_bound(streams_.begin(), streams_.end(), id,
+                          [](const std::unique_ptr<Stream>& s, int32_t k) { return s->id < k; });
+}
+
 H2OwnSession::Stream* H2OwnSession::Find(int32_t id) {
   if (last_found_ != nullptr && last_found_->id == id) return last_found_;
-  for (auto& s : streams_) {
-    if (s->id == id) return last_found_ = s.get();
-  }
-  return nullptr;
+  const auto it = Lookup(id);
+  if (it == streams_.end() || (*it)->id != id) return nullptr;
+  return last_found_ = it->get();
 }
 
 H2OwnSession::Stream* H2OwnSession::Open(int32_t id) {
@@ -62,19 +68,18 @@ H2OwnSession::Stream* H2OwnSession::Open(int32_t id) {
   }
   s->id = id;
   s->send_window = peer_initial_window_;
+  // Ids only grow (OnHeaderBlock opens none at or below last_stream_): the order holds.
   streams_.push_back(std::move(s));
   return last_found_ = streams_.back().get();
 }
 
 void H2OwnSession::CloseStream(Stream* s, int64_t reset) {
-  auto it = std::find_if(streams_.begin(), streams_.end(),
-                         [s](const std::unique_ptr<Stream>& x) { return x.get() == s; });
-  if (it == streams_.end()) return;  // closed already
+  const auto it = Lookup(s->id);
+  if (it == streams_.end() || it->get() != s) return;  // closed already
   if (reset >= 0) AppendU32Frame(&out_, kRstStream, s->id, {static_cast<uint32_t>(reset)});
   if (last_found_ == s) last_found_ = nullptr;
   std::unique_ptr<Stream> gone = std::move(*it);
-  *it = std::move(streams_.back());
-  streams_.pop_back();
+  streams_.erase(it);  // the others keep their order
   // Told once out of the open streams: what they do then finds the stream closed (a parked Pull's
   // cancelled poll answers at once, inside CancelParked; a Consume call may finish inside OnClose).
   CancelParked(*gone);
