@@ -368,5 +368,23 @@ TEST_P(H2LimitsTest, BadHeaderNamesAndDataThatDisagreesWithContentLengthAreProto
   EXPECT_TRUE(Call().ok());
 }
 
+// RST_STREAM or WINDOW_UPDATE on a stream the client never opened (idle) is a connection error
+// (RFC 9113 sections 5.1 and 6.4), as nghttp2 has it: GOAWAY PROTOCOL_ERROR, closed. (The own
+// engine ignored both, then served the stream opened after the reset: found by its fuzz target.)
+TEST_P(H2LimitsTest, ResetOrWindowUpdateOfAStreamNeverOpenedIsAConnectionError) {
+  Start(GrpcOptions{});
+  constexpr uint8_t kWindowUpdate = 8;
+  for (const uint8_t type : {kRstStream, kWindowUpdate}) {
+    testutil::RawConnection c;
+    Open(&c);
+    c.Send(Frame(type, 0, 5, U32(type == kRstStream ? kCancel : 100))).IgnoreError();
+    EXPECT_TRUE(c.WaitClosed(seconds(5))) << int{type};
+    const Received r = Parse(c.received());
+    EXPECT_TRUE(Has(r, kGoaway)) << int{type};
+    EXPECT_EQ(r.goaway_error, kProtocolError) << int{type};
+  }
+  EXPECT_TRUE(Call().ok());
+}
+
 }  // namespace
 }  // namespace chronoq::grpc_api
