@@ -1,5 +1,5 @@
 // Fuzz target: one connection of the gRPC engine's own HTTP/2 framing (src/grpc_api/
-// h2_own_session.h, grpc-engine h2-experimental) fed arbitrary client bytes, against the real
+// h2_own_session.h, grpc-engine h2, the default) fed arbitrary client bytes, against the real
 // services (chronoq.v1.DelayQueue over the embedded engine on the in-memory store, manual clock;
 // health and reflection) as the server's connection drives it (h2_server.cc's Conn: Receive, then
 // Send until nothing is left, the work the session posted, its deadlines, GOAWAY at shutdown,

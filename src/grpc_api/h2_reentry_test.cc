@@ -67,13 +67,13 @@ class H2ReentryTest : public H2ServerTest {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Engines, H2ReentryTest, ::testing::Values("nghttp2", "h2-experimental"),
+INSTANTIATE_TEST_SUITE_P(Engines, H2ReentryTest, ::testing::Values("h2", "nghttp2"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param[0] == 'n' ? "nghttp2" : "h2experimental");
+                           return std::string(info.param);
                          });
 
 // The reset cancels the parked poll, whose empty answer comes at once, inside the reset: the
-// stream is closed by then, and nothing is written on it (the own engine once wrote the answer
+// stream is closed by then, and nothing is written on it (the h2 engine once wrote the answer
 // after the reset, and with its kept streams full freed the stream under its close).
 TEST_P(H2ReentryTest, AParkedPullResetByTheClientGetsNothingMoreAndTheConnectionServesOn) {
   Start(GrpcOptions{});
