@@ -15,6 +15,7 @@
 #include "base/scheduler.h"
 #include "engine/engine.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_world.h"
 #include "http/handlers.h"
 #include "http/in_process.h"
 #include "metrics/registry.h"
@@ -70,33 +71,16 @@ void CheckExchange(const http::InProcessExchange& x) {
 }
 
 // One server's worth of state, fresh for every input so that a crash reproduces from its input.
-struct World {
-  base::ManualClock clock{FromEpochMs(1'700'000'000'000)};
-  base::ManualScheduler scheduler{&clock};
+struct World : fuzz::ServiceWorld {
   metrics::Registry registry;  // empty: /metrics shows only the queue's families
-  storage::MemKv kv;
-  storage::MessageStore store{&kv, "fuzz"};
-  std::unique_ptr<engine::Engine> engine;
-  std::unique_ptr<service::QueueService> service;
   http::HandlerContext ctx;
   http::Router router;
 
   World() {
-    engine::EngineOptions eo;
-    eo.shards = 2;
-    engine = std::make_unique<engine::Engine>(eo, &store, &clock, &scheduler);
-    FUZZ_CHECK(engine->Recover().ok());
-    service::ServiceOptions so;
-    so.metrics_max_topics = 100;
-    service = std::make_unique<service::QueueService>(engine.get(), &clock, &scheduler, so);
     ctx.service = service.get();
     ctx.registry = &registry;
     http::RegisterRoutes(router, &ctx);
     http::RegisterTestRoutes(router, &scheduler, &clock, service.get());
-  }
-  ~World() {
-    service.reset();  // answers parked long polls, leaves the engine
-    engine.reset();
   }
 };
 

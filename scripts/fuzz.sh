@@ -13,7 +13,9 @@ cd "$ROOT"
 SECS="${1:-20}"
 shift || true
 TARGETS=("$@")
-if [ ${#TARGETS[@]} -eq 0 ]; then TARGETS=(http_request params record auth http_fast_path); fi
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  TARGETS=(http_request params record auth http_fast_path h2_frames h2_session)
+fi
 BUILD="${FUZZ_BUILD:-build-fuzz}"
 
 if ! command -v clang++-14 >/dev/null; then bash scripts/install-deps.sh; fi

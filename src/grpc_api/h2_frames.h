@@ -115,6 +115,29 @@ inline void AppendU32Frame(std::string* out, uint8_t type, int32_t stream,
   }
 }
 
+// The payload of the frame `h` at `p` without its padding (PADDED: a length byte first, that many
+// bytes last) and, for HEADERS with PRIORITY, without `priority_bytes` (5) of priority: `p` and
+// `n` are set to what is left. False when the padding does not fit (a malformed frame; `p` and
+// `n` then mean nothing).
+inline bool Unpad(const FrameHeader& h, const uint8_t*& p, size_t& n, size_t priority_bytes) {
+  n = h.length;
+  size_t pad = 0;
+  if ((h.flags & kFlagPadded) != 0) {
+    if (n < 1) return false;
+    pad = p[0];
+    ++p;
+    --n;
+  }
+  if (priority_bytes > 0) {
+    if (n < priority_bytes) return false;
+    p += priority_bytes;
+    n -= priority_bytes;
+  }
+  if (pad > n) return false;
+  n -= pad;
+  return true;
+}
+
 // One header field, for the encoder: `index`ed into the dynamic table or never.
 struct Field {
   std::string_view name;

@@ -104,7 +104,7 @@ void H2OwnSession::ConsumeConnection(size_t n) { Consumed(nullptr, n); }
 void H2OwnSession::ProduceData() {
   for (size_t i = 0; i < streams_.size();) {
     Stream* s = streams_[i].get();
-    // A stream closed is replaced at its index by the last one: the index again.
+    // A stream closed leaves the vector (the next one moves to its index): the index again.
     if (s->producer == nullptr || !s->ready || !ProduceStream(s)) ++i;
   }
 }

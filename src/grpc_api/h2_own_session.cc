@@ -172,7 +172,12 @@ bool H2OwnSession::OnFrame(const FrameHeader& h, const uint8_t* p) {
         Fail(kEnhanceYourCalm, "a client resets streams too fast");
         return false;
       }
-      if (Stream* s = Find(h.stream)) CloseStream(s, -1);
+      if (Stream* s = Find(h.stream)) {
+        CloseStream(s, -1);
+      } else if (h.stream > last_stream_) {  // RFC 9113 section 6.4
+        Fail(kProtocolError, "RST_STREAM on an idle stream");
+        return false;
+      }
       return true;
     }
     case kSettings:
@@ -280,7 +285,11 @@ void H2OwnSession::OnWindowUpdate(int32_t id, uint32_t increment) {
   }
   if (id != 0) {
     Stream* s = Find(id);
-    if (s == nullptr) return;
+    if (s == nullptr) {
+      // Idle: a connection error (RFC 9113 section 5.1); closed: ignored.
+      if (id > last_stream_) Fail(kProtocolError, "WINDOW_UPDATE on an idle stream");
+      return;
+    }
     s->send_window += increment;
     if (s->send_window > kMaxWindow) return ResetStream(s, kFlowControlError);
     if (!s->blocked) return;

@@ -112,7 +112,9 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   void OnEndStream(Stream* s);
   bool Admit(Stream* s);
 
+  // The open stream `id` (null: none): O(log n), O(1) for the stream found last.
   Stream* Find(int32_t id);
+  std::vector<std::unique_ptr<Stream>>::iterator Lookup(int32_t id);
   Stream* Open(int32_t id);
   // Closes `s` (its answer's END_STREAM queued, or reset): RST_STREAM(`reset`) unless -1.
   void CloseStream(Stream* s, int64_t reset);
@@ -172,6 +174,10 @@ class H2OwnSession final : public H2Framing, public H2Answers {
   int64_t conn_consumed_ = 0;      // of it, handled
   Stream* producing_ = nullptr;    // whose producer runs (its trailers wait for its DATA)
   std::string scratch_;            // a producer's DATA
+  // The request being dispatched (Dispatch: out of its stream, which may close inside).
+  std::string request_path_;
+  std::string request_body_;
+  // The open streams, in the order of their ids (Find's binary search).
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;
   Stream* last_found_ = nullptr;

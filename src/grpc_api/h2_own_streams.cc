@@ -20,27 +20,6 @@ using namespace h2;  // NOLINT(google-build-using-namespace): the frames' names
 constexpr const char* kLog = "cq.grpc";
 constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
 
-// A frame's payload without its padding (PADDED: a length byte first, that many bytes last) and,
-// for HEADERS with PRIORITY, without the 5 bytes of priority; false when the padding does not fit.
-bool Unpad(const FrameHeader& h, const uint8_t*& p, size_t& n, size_t priority_bytes) {
-  n = h.length;
-  size_t pad = 0;
-  if ((h.flags & kFlagPadded) != 0) {
-    if (n < 1) return false;
-    pad = p[0];
-    ++p;
-    --n;
-  }
-  if (priority_bytes > 0) {
-    if (n < priority_bytes) return false;
-    p += priority_bytes;
-    n -= priority_bytes;
-  }
-  if (pad > n) return false;
-  n -= pad;
-  return true;
-}
-
 }  // namespace
 
 void H2OwnSession::Stream::Clear() {
@@ -65,12 +44,18 @@ void H2OwnSession::Stream::Clear() {
   pending_pos = 0;
 }
 
+// The open streams are in the order of their ids (a new stream's id is above every other's): a
+// binary search, after the stream found last (one call at a time finds it there).
+std::vector<std::unique_ptr<H2OwnSession::Stream>>::iterator H2OwnSession::Lookup(int32_t id) {
+  return std::lower_bound(streams_.begin(), streams_.end(), id,
+                          [](const std::unique_ptr<Stream>& s, int32_t k) { return s->id < k; });
+}
+
 H2OwnSession::Stream* H2OwnSession::Find(int32_t id) {
   if (last_found_ != nullptr && last_found_->id == id) return last_found_;
-  for (auto& s : streams_) {
-    if (s->id == id) return last_found_ = s.get();
-  }
-  return nullptr;
+  const auto it = Lookup(id);
+  if (it == streams_.end() || (*it)->id != id) return nullptr;
+  return last_found_ = it->get();
 }
 
 H2OwnSession::Stream* H2OwnSession::Open(int32_t id) {
@@ -83,21 +68,21 @@ H2OwnSession::Stream* H2OwnSession::Open(int32_t id) {
   }
   s->id = id;
   s->send_window = peer_initial_window_;
+  // Ids only grow (OnHeaderBlock opens none at or below last_stream_): the order holds.
   streams_.push_back(std::move(s));
   return last_found_ = streams_.back().get();
 }
 
 void H2OwnSession::CloseStream(Stream* s, int64_t reset) {
+  const auto it = Lookup(s->id);
+  if (it == streams_.end() || it->get() != s) return;  // closed already
   if (reset >= 0) AppendU32Frame(&out_, kRstStream, s->id, {static_cast<uint32_t>(reset)});
-  CancelParked(*s);
   if (last_found_ == s) last_found_ = nullptr;
-  auto it = std::find_if(streams_.begin(), streams_.end(),
-                         [s](const std::unique_ptr<Stream>& x) { return x.get() == s; });
-  if (it == streams_.end()) return;  // closed already
   std::unique_ptr<Stream> gone = std::move(*it);
-  *it = std::move(streams_.back());
-  streams_.pop_back();
-  // Told once out of the open streams (what they do then finds the stream closed).
+  streams_.erase(it);  // the others keep their order
+  // Told once out of the open streams: what they do then finds the stream closed (a parked Pull's
+  // cancelled poll answers at once, inside CancelParked; a Consume call may finish inside OnClose).
+  CancelParked(*gone);
   if (const std::shared_ptr<H2Consume> c = gone->consume) c->OnClose();
   if (const std::shared_ptr<H2StreamState> st = gone->streaming) st->OnClose();
   if (spare_.size() < kSpareStreams) {
@@ -288,9 +273,30 @@ void H2OwnSession::OnEndStream(Stream* s) {
 }
 
 void H2OwnSession::Dispatch(Stream* s) {
-  DispatchUnary(env_->api,
-                H2UnaryRequest{s->path, std::move(s->authorization), s->body, s->deadline},
-                H2Reply{this, link_->Hold(), s->id}, &s->gone, &s->ticket);
+  // The call may be answered inside (a Pull whose messages are there, a refusal), and its stream
+  // closed: freed, or cleared for the next call. So the request leaves the stream first (its
+  // buffers swapped with the session's, keeping both allocated), and a parked Pull's ticket is
+  // kept on the stream only if it is still open and unanswered after.
+  const int32_t id = s->id;
+  request_path_.swap(s->path);
+  request_body_.swap(s->body);
+  std::shared_ptr<std::atomic<bool>> gone;
+  service::LongPollTicket ticket;
+  DispatchUnary(
+      env_->api,
+      H2UnaryRequest{request_path_, std::move(s->authorization), request_body_, s->deadline},
+      H2Reply{this, link_->Hold(), id}, &gone, &ticket);
+  request_path_.clear();
+  if (request_body_.capacity() > kKeptBodyBytes) {
+    std::string().swap(request_body_);
+  } else {
+    request_body_.clear();
+  }
+  if (gone == nullptr) return;
+  Stream* open = Find(id);
+  if (open == nullptr || open->answered) return;  // answered inside: nothing parked
+  open->gone = std::move(gone);
+  open->ticket = std::move(ticket);
 }
 
 void H2OwnSession::Complete(int32_t id, H2Answer a) {
