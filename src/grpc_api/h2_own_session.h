@@ -1,5 +1,5 @@
 // Internal to src/grpc_api: the HTTP/2 session of one connection framed by the engine itself
-// (grpc-engine=h2, EXPERIMENTAL; docs/grpc.md "HTTP/2 framing of our own"), without nghttp2's
+// (grpc-engine=h2, the default; docs/grpc.md "HTTP/2 framing of our own"), without nghttp2's
 // session: frames read and written here (h2_frames.h), HPACK through nghttp2's standalone coder.
 // Serves the unary methods as H2Session does (h2_routes.h DispatchUnary, the same GrpcRequestCheck,
 // deadlines, the RST_STREAM budget), and Consume, health and reflection through the same stream
