@@ -27,9 +27,11 @@ run: configure
 	@cmake --build $(BUILD) --target chronoq
 	./$(BUILD)/chronoq serve $(ARGS)
 
+# ctest runs with TMPDIR in $(BUILD)/test-tmp and fails when a passing run left anything there
+# (scripts/ctest-tmp.sh).
 test: build check
 	@date -u +'test: ctest from %T'
-	ctest --test-dir $(BUILD) --output-on-failure -j2
+	bash scripts/ctest-tmp.sh $(BUILD) ctest --test-dir $(BUILD) --output-on-failure -j2
 	@date -u +'test: fuzz from %T'
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 	@date -u +'test: sanitizers from %T'

@@ -7,6 +7,8 @@
 #         compat tests on the memory and embedded stores; their server is the sanitized binary).
 # Any report fails the run: in-process tests abort on the first one, and the test harness fails a
 # test whose server or command wrote a report to its stderr (tests/testutil/server_harness.h).
+# Each run has TMPDIR in its tree's test-tmp and fails when it passed but left anything there
+# (scripts/ctest-tmp.sh).
 #
 # Usage: scripts/sanitize.sh [asan|tsan ...]   (default: both)
 set -euo pipefail
@@ -24,10 +26,17 @@ JOBS="${CTEST_JOBS:-2}"
 # none free, reports every virtual call as invalid). It runs in the plain build.
 OUT_OF_FDS="OutOfFileDescriptorsTheAcceptLoopBacksOffAndRecovers"
 
+# Runs "$@" with TMPDIR in the tree $1's test-tmp (scripts/ctest-tmp.sh).
+in_tmp() {
+  local tree=$1
+  shift
+  bash scripts/ctest-tmp.sh "$tree" "$@"
+}
+
 run_asan() {
   cmake -S . -B build-asan "${FLAGS[@]}" -DCQ_SANITIZE=address,undefined >/dev/null
   cmake --build build-asan
-  ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L 'unit|contract|integration' \
+  in_tmp build-asan ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L 'unit|contract|integration' \
     -E "$OUT_OF_FDS"
 }
 
@@ -35,18 +44,18 @@ run_tsan() {
   cmake -S . -B build-tsan "${FLAGS[@]}" -DCQ_SANITIZE=thread >/dev/null
   cmake --build build-tsan --target chronoq engine_test service_test http_test integration_test \
     compat_test connection_test push_test
-  build-tsan/tests/unit/engine_test --gtest_brief=1
-  build-tsan/tests/unit/service_test --gtest_brief=1
-  build-tsan/tests/unit/http_test --gtest_brief=1
+  in_tmp build-tsan build-tsan/tests/unit/engine_test --gtest_brief=1
+  in_tmp build-tsan build-tsan/tests/unit/service_test --gtest_brief=1
+  in_tmp build-tsan build-tsan/tests/unit/http_test --gtest_brief=1
   # The Pusher and its HTTP transport. Not the gRPC and Kafka cases: Debian's gRPC, abseil and
   # librdkafka are not instrumented, and TSan reports their internals (epoll, absl's deadlock
   # graph) as races.
-  build-tsan/tests/unit/push_test --gtest_brief=1 --gtest_filter='HttpPushTest.*:PushCallTest.*'
-  build-tsan/tests/integration/connection_test --gtest_brief=1 --gtest_filter="-*$OUT_OF_FDS"
+  in_tmp build-tsan build-tsan/tests/unit/push_test --gtest_brief=1 --gtest_filter='HttpPushTest.*:PushCallTest.*'
+  in_tmp build-tsan build-tsan/tests/integration/connection_test --gtest_brief=1 --gtest_filter="-*$OUT_OF_FDS"
   # The camellia endpoints' bad-input table (BadInputTableTest, the largest) is left to ASan: one
   # thread, and its many 200,000-parameter rows take minutes at TSan's speed. The other bad-input
   # tables run here, each row's bound scaled for TSan (tests/integration/bad_input_table.h).
-  ctest --test-dir build-tsan --output-on-failure -j"$JOBS" -R '^(memory|embedded)\.' \
+  in_tmp build-tsan ctest --test-dir build-tsan --output-on-failure -j"$JOBS" -R '^(memory|embedded)\.' \
     -E 'BadInputTableTest'
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/h2_frame.h"
+
 namespace chronoq::bench {
 namespace {
 
@@ -26,17 +28,10 @@ constexpr int64_t kStreamWindow = int64_t{1} << 24;
 constexpr int64_t kConnWindow = int64_t{1} << 30;
 constexpr int64_t kDefaultWindow = 65535;
 
-uint32_t Read32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-
-void AppendFrameHeader(std::string* out, size_t len, uint8_t type, uint8_t flags, int32_t id) {
-  const char h[9] = {
-      static_cast<char>(len >> 16), static_cast<char>(len >> 8), static_cast<char>(len),
-      static_cast<char>(type),      static_cast<char>(flags),    static_cast<char>(id >> 24),
-      static_cast<char>(id >> 16),  static_cast<char>(id >> 8),  static_cast<char>(id)};
-  out->append(h, 9);
-}
+// The frame header and 32-bit fields, as the server's own framing writes and reads them.
+using base::h2::AppendFrameHeader;
+using base::h2::AppendU32Frame;
+using base::h2::ReadU32;
 void Append32(std::string* out, uint32_t v) {
   const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
                      static_cast<char>(v >> 8), static_cast<char>(v)};
@@ -223,12 +218,10 @@ struct GrpcH2Loop::Conn {
   }
 
   void WindowUpdate(int32_t id, int64_t n) {
-    AppendFrameHeader(&out, 4, kWindowUpdate, 0, id);
-    Append32(&out, static_cast<uint32_t>(n));
+    AppendU32Frame(&out, kWindowUpdate, id, {static_cast<uint32_t>(n)});
   }
   void RstStream(int32_t id, uint32_t code) {
-    AppendFrameHeader(&out, 4, kRstStream, 0, id);
-    Append32(&out, code);
+    AppendU32Frame(&out, kRstStream, id, {code});
     dirty = true;
   }
 
@@ -371,7 +364,7 @@ struct GrpcH2Loop::Conn {
 
   void OnSettings(const uint8_t* p, size_t len) {
     for (; len >= 6; p += 6, len -= 6) {
-      const uint32_t v = Read32(p + 2);
+      const uint32_t v = ReadU32(p + 2);
       switch ((p[0] << 8) | p[1]) {
         case 1:  // HEADER_TABLE_SIZE: the table shrinks to it (its oldest entries dropped)
           if (v < table_max) {
@@ -413,7 +406,7 @@ struct GrpcH2Loop::Conn {
       at += 9 + len;
       const uint8_t type = h[3];
       const uint8_t flags = h[4];
-      const auto id = static_cast<int32_t>(Read32(h + 5) & 0x7fffffff);
+      const auto id = static_cast<int32_t>(ReadU32(h + 5) & 0x7fffffff);
       const uint8_t* p = h + 9;
       size_t n = len;
       if (block_id != 0 && type != kContinuation) {
@@ -472,7 +465,7 @@ struct GrpcH2Loop::Conn {
           break;
         case kRstStream:
           if (auto s = Take(id); s != nullptr && n == 4) {
-            Close(std::move(s), std::string("stream reset: ") + nghttp2_http2_strerror(Read32(p)));
+            Close(std::move(s), std::string("stream reset: ") + nghttp2_http2_strerror(ReadU32(p)));
           }
           break;
         case kSettings:
@@ -486,10 +479,10 @@ struct GrpcH2Loop::Conn {
           }
           break;
         case kGoaway:
-          if (n >= 8) OnGoaway(static_cast<int32_t>(Read32(p) & 0x7fffffff));
+          if (n >= 8) OnGoaway(static_cast<int32_t>(ReadU32(p) & 0x7fffffff));
           break;
         case kWindowUpdate:
-          if (n == 4) OnWindowUpdate(id, Read32(p) & 0x7fffffff);
+          if (n == 4) OnWindowUpdate(id, ReadU32(p) & 0x7fffffff);
           break;
         case kPushPromise:
           *why = "HTTP/2: PUSH_PROMISE, push being off";

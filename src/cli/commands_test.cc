@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/input.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace chronoq::cli {
 namespace {
@@ -58,8 +59,8 @@ client::Json J(std::string_view text) {
 class TempInput {
  public:
   explicit TempInput(std::string_view text) {
-    char name[] = "/tmp/cli_input_XXXXXX";
-    int fd = ::mkstemp(name);
+    std::string name = testutil::TempTemplate("cli_input_");
+    int fd = ::mkstemp(name.data());
     EXPECT_GE(fd, 0);
     ::close(fd);
     path_ = name;

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/scope.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace chronoq::config {
 namespace {
@@ -276,7 +277,8 @@ TEST(ConfigFileTest, AnUnreadableFileIsAProblem) {
 }
 
 TEST(ConfigLoadTest, FileThenEnvironmentThenFlags) {
-  std::string path = ::testing::TempDir() + "/precedence.toml";
+  testutil::TempDir dir;
+  std::string path = dir.Sub("precedence.toml");
   std::ofstream(path) << "ttl-millis = 1111\nmax-retry = 1\nack-timeout-millis = 1111\n";
   Env env({"PATH=/bin", "CHRONOQ_MAX_RETRY=2", "CHRONOQ_ACK_TIMEOUT_MILLIS=2222"});
   LoadResult r = Load({"--config=" + path, "--ack-timeout-millis=3333"}, env.get());
@@ -292,7 +294,8 @@ TEST(ConfigLoadTest, FileThenEnvironmentThenFlags) {
 }
 
 TEST(ConfigLoadTest, EveryProblemOfEverySourceIsListed) {
-  std::string path = ::testing::TempDir() + "/bad.toml";
+  testutil::TempDir dir;
+  std::string path = dir.Sub("bad.toml");
   std::ofstream(path) << "bogus = 1\nttl-millis = 0\n";
   Env env({"CHRONOQ_MAX_RETRY=lots"});
   LoadResult r = Load({"--config=" + path, "--nope", "--http-threads=0"}, env.get());
@@ -385,7 +388,8 @@ TEST(ConfigLoadTest, GrpcEngineIsH2UnlessAnotherIsAskedAndTheOldNameStillWorks) 
   r = Load({}, Env({"CHRONOQ_GRPC_ENGINE=h2-experimental"}).get());
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.config.grpc_engine, "h2");
-  const std::string path = ::testing::TempDir() + "/grpc-engine.toml";
+  testutil::TempDir dir;
+  const std::string path = dir.Sub("grpc-engine.toml");
   std::ofstream(path) << "grpc-engine = \"h2-experimental\"\n";
   r = Load({"--config=" + path}, Env({}).get());
   EXPECT_TRUE(r.errors.empty());

@@ -18,17 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "base/clock.h"
 #include "base/mutex.h"
-#include "base/scheduler.h"
 #include "chronoq/v1/delay_queue.grpc.pb.h"
-#include "engine/engine.h"
 #include "grpc_api/grpc_server.h"
 #include "grpc_api/h2_wire.h"
 #include "metrics/exposition.h"
-#include "service/queue_service.h"
-#include "storage/memory/mem_kv.h"
-#include "storage/message_store.h"
+#include "tests/testutil/grpc_world.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -42,35 +37,26 @@ std::chrono::system_clock::time_point In(std::chrono::milliseconds d) {
   return std::chrono::system_clock::now() + d;
 }
 
-class GrpcApiTest : public ::testing::Test {
+// The service's size limit is kMaxMsgBytes; its push targets allowed are hooks.example's (no pusher
+// runs).
+service::ServiceOptions Options() {
+  service::ServiceOptions o;
+  o.limits.max_msg_bytes = kMaxMsgBytes;
+  o.push_allowed = core::TargetAllowlist::Parse("hooks.example").value();
+  return o;
+}
+
+class GrpcApiTest : public ::testing::Test, protected testutil::GrpcWorld {
  protected:
   // `engine`: grpc-engine.
-  explicit GrpcApiTest(const char* engine = "grpc++")
-      : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
-    engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
-    EXPECT_TRUE(engine_->Recover().ok());
-    service::ServiceOptions o;
-    o.limits.max_msg_bytes = kMaxMsgBytes;
-    o.push_allowed = core::TargetAllowlist::Parse("hooks.example").value();  // no pusher runs
-    service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_, o);
+  explicit GrpcApiTest(const char* engine = "grpc++") : GrpcWorld("grpc", Options()) {
     GrpcOptions g;
-    g.host = "127.0.0.1";
-    g.port = 0;
     g.max_msg_bytes = kMaxMsgBytes;
     g.engine = engine;
-    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
-    EXPECT_TRUE(started.has_value()) << started.error().message();
-    server_ = std::move(*started);
+    StartServer(g);
+    if (server_ == nullptr) return;
     stub_ = v1::DelayQueue::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
-  }
-  ~GrpcApiTest() override {
-    server_->EndStreams();
-    service_->Shutdown();
-    server_->Shutdown(milliseconds(500));
-    server_.reset();
-    service_.reset();
-    engine_.reset();
   }
 
   grpc::Status Send(const std::string& id, int64_t delay_ms, v1::SendResponse* out = nullptr,
@@ -149,14 +135,6 @@ class GrpcApiTest : public ::testing::Test {
     return w.Take();
   }
 
-  base::ManualClock clock_;
-  base::ManualScheduler sched_;
-  storage::MemKv kv_;
-  storage::MessageStore store_{&kv_, "grpc"};
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<service::QueueService> service_;
-  metrics::Registry registry_;
-  std::unique_ptr<GrpcServer> server_;
   std::unique_ptr<v1::DelayQueue::Stub> stub_;
 };
 

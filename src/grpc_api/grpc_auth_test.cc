@@ -13,14 +13,9 @@
 #include <string>
 
 #include "auth/authenticator.h"
-#include "base/clock.h"
-#include "base/scheduler.h"
 #include "chronoq/v1/delay_queue.grpc.pb.h"
-#include "engine/engine.h"
 #include "grpc_api/grpc_server.h"
-#include "service/queue_service.h"
-#include "storage/memory/mem_kv.h"
-#include "storage/message_store.h"
+#include "tests/testutil/grpc_world.h"
 
 namespace chronoq::grpc_api {
 namespace {
@@ -34,9 +29,11 @@ const std::string kLimited = "limt-0123456789abcdef";  // one call per 1,000 s
 
 // On every engine (grpc-engine; our own server, h2 or nghttp2, authenticates through the same
 // AuthenticateHeader, unary_methods.h and consume_stream.h).
-class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterface<const char*> {
+class GrpcAuthTest : public ::testing::Test,
+                     public ::testing::WithParamInterface<const char*>,
+                     protected testutil::GrpcWorld {
  protected:
-  GrpcAuthTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
+  GrpcAuthTest() : GrpcWorld("grpc") {
     // A file of this process's own: ctest runs each engine's case as a process of its own, in
     // parallel, and one writing the file while another loads it made the load fail.
     const std::string path = ::testing::TempDir() + "/grpc_auth_tokens." + std::to_string(getpid());
@@ -48,29 +45,15 @@ class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterfac
                                          << kLimited << " shop producer rate=0.001\n";
     EXPECT_TRUE(auth_.Load(path).ok());
     std::remove(path.c_str());
-    engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
-    EXPECT_TRUE(engine_->Recover().ok());
-    service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_,
-                                                       service::ServiceOptions{});
     GrpcOptions g;
-    g.host = "127.0.0.1";
-    g.port = 0;
     g.authenticator = &auth_;
     g.engine = GetParam();
-    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, nullptr);
-    EXPECT_TRUE(started.has_value()) << started.error().message();
-    server_ = std::move(*started);
+    StartServer(g);
+    if (server_ == nullptr) return;
     stub_ = v1::DelayQueue::NewStub(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
   }
-  ~GrpcAuthTest() override {
-    server_->EndStreams();
-    service_->Shutdown();
-    server_->Shutdown(std::chrono::milliseconds(500));
-    server_.reset();
-    service_.reset();
-    engine_.reset();
-  }
+  ~GrpcAuthTest() override { StopServer(); }  // before auth_, which the server uses, is deleted
 
   // A context carrying `token` ("": none), with a deadline.
   static std::unique_ptr<grpc::ClientContext> Ctx(const std::string& token) {
@@ -80,14 +63,7 @@ class GrpcAuthTest : public ::testing::Test, public ::testing::WithParamInterfac
     return ctx;
   }
 
-  base::ManualClock clock_;
-  base::ManualScheduler sched_;
   auth::Authenticator auth_;
-  storage::MemKv kv_;
-  storage::MessageStore store_{&kv_, "grpc"};
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<service::QueueService> service_;
-  std::unique_ptr<GrpcServer> server_;
   std::unique_ptr<v1::DelayQueue::Stub> stub_;
 };
 

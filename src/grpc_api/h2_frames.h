@@ -1,7 +1,7 @@
 // Internal to src/grpc_api: HTTP/2's frames (RFC 9113 section 4 and 6) for the engine that frames
-// HTTP/2 itself (grpc-engine=h2, h2_own_session.h): the frame header read and written, the
-// constants it uses, and HPACK (RFC 7541) through nghttp2's standalone coder (nghttp2_hd_*; its
-// types stay in h2_frames.cc).
+// HTTP/2 itself (grpc-engine=h2, h2_own_session.h): the frame header read and written
+// (base/h2_frame.h, shared with the bench's HTTP/2 client), the constants it uses, and HPACK
+// (RFC 7541) through nghttp2's standalone coder (nghttp2_hd_*; its types stay in h2_frames.cc).
 //
 // Thread-safety: none (one connection's thread).
 #pragma once
@@ -15,10 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/h2_frame.h"
+
 namespace chronoq::grpc_api::h2 {
 
 inline constexpr std::string_view kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-inline constexpr size_t kFrameHeaderBytes = 9;
 inline constexpr uint32_t kDefaultMaxFrame = 16384;
 inline constexpr int64_t kDefaultWindow = 65535;
 inline constexpr int64_t kMaxWindow = 0x7fffffff;
@@ -64,56 +65,13 @@ enum ErrorCode : uint32_t {
   kEnhanceYourCalm = 11,
 };
 
-struct FrameHeader {
-  uint32_t length = 0;
-  uint8_t type = 0;
-  uint8_t flags = 0;
-  int32_t stream = 0;
-};
-
-inline uint32_t ReadU32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
-// The header of the frame at `p` (kFrameHeaderBytes bytes).
-inline FrameHeader ReadFrameHeader(const uint8_t* p) {
-  return {(uint32_t{p[0]} << 16) | (uint32_t{p[1]} << 8) | uint32_t{p[2]}, p[3], p[4],
-          static_cast<int32_t>(ReadU32(p + 5) & 0x7fffffffu)};
-}
-
-// Writes a frame header (kFrameHeaderBytes bytes) at `p`.
-inline void WriteFrameHeader(uint8_t* p, size_t length, uint8_t type, uint8_t flags,
-                             int32_t stream) {
-  p[0] = static_cast<uint8_t>(length >> 16);
-  p[1] = static_cast<uint8_t>(length >> 8);
-  p[2] = static_cast<uint8_t>(length);
-  p[3] = type;
-  p[4] = flags;
-  const auto s = static_cast<uint32_t>(stream);
-  p[5] = static_cast<uint8_t>(s >> 24);
-  p[6] = static_cast<uint8_t>(s >> 16);
-  p[7] = static_cast<uint8_t>(s >> 8);
-  p[8] = static_cast<uint8_t>(s);
-}
-
-// Appends a frame header to `out`.
-inline void AppendFrameHeader(std::string* out, size_t length, uint8_t type, uint8_t flags,
-                              int32_t stream) {
-  const size_t at = out->size();
-  out->resize(at + kFrameHeaderBytes);
-  WriteFrameHeader(reinterpret_cast<uint8_t*>(out->data() + at), length, type, flags, stream);
-}
-
-// Appends a frame whose payload is `n` 32-bit values (RST_STREAM, WINDOW_UPDATE, GOAWAY).
-inline void AppendU32Frame(std::string* out, uint8_t type, int32_t stream,
-                           std::initializer_list<uint32_t> values) {
-  AppendFrameHeader(out, 4 * values.size(), type, 0, stream);
-  for (uint32_t v : values) {
-    const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
-                       static_cast<char>(v >> 8), static_cast<char>(v)};
-    out->append(b, 4);
-  }
-}
+using base::h2::AppendFrameHeader;
+using base::h2::AppendU32Frame;
+using base::h2::FrameHeader;
+using base::h2::kFrameHeaderBytes;
+using base::h2::ReadFrameHeader;
+using base::h2::ReadU32;
+using base::h2::WriteFrameHeader;
 
 // The payload of the frame `h` at `p` without its padding (PADDED: a length byte first, that many
 // bytes last) and, for HEADERS with PRIORITY, without `priority_bytes` (5) of priority: `p` and

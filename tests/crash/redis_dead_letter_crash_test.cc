@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/crash/two_redis_nodes.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/server_harness.h"
 
@@ -124,42 +125,15 @@ class NodeClient {
   uint16_t port_ = 0;
 };
 
-class RedisDeadLetterCrashTest : public ::testing::TestWithParam<bool> {  // param: on a cluster
+class RedisDeadLetterCrashTest : public TwoRedisNodesTest {
  protected:
-  void SetUp() override {
-    Status s = GetParam() ? cluster_.Start() : redis_.Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (int i = 0; i < 2; ++i) {
-      StartNode(i);
-      if (HasFatalFailure()) return;
-    }
-  }
-
-  std::vector<std::string> Flags() const {
-    return {"--storage=redis", "--redis-url=" + (GetParam() ? cluster_.url() : redis_.url()),
-            "--namespace=crash", "--test-clock",
+  std::vector<std::string> Flags() const override {
+    return {"--storage=redis", "--redis-url=" + RedisUrl(), "--namespace=crash", "--test-clock",
             // Ended messages stay readable for the checks at the end, after the clock jumped.
             "--end-life-msg-expire-millis=" + std::to_string(30 * kDay)};
   }
-
-  // Starts node i (again), sets its clock to the other node's, then lets the load use it.
-  void StartNode(int i) {
-    Status s = nodes_[i].Start(Flags(), 20s);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    const ServerProcess& other = nodes_[1 - i];
-    if (other.running()) {
-      ApiClient me(nodes_[i].endpoint());
-      ApiClient them(other.endpoint());
-      const int64_t mine = me.Now();
-      const int64_t theirs = them.Now();
-      if (mine < theirs) me.AdvanceClock(theirs - mine);
-    }
-    shared_.SetNode(i, nodes_[i].endpoint());
-  }
-
-  void KillNode(int i) {
-    shared_.SetNode(i, std::nullopt);
-    nodes_[i].Kill();
+  void NodeMoved(int i, std::optional<client::Endpoint> ep) override {
+    shared_.SetNode(i, std::move(ep));
   }
 
   // Moves both running nodes' clocks forward by `ms` (a node being killed just fails).
@@ -269,14 +243,10 @@ class RedisDeadLetterCrashTest : public ::testing::TestWithParam<bool> {  // par
   // Entries in the source's outbox (dead letters not yet moved), read from Redis.
   int64_t OutboxSize() {
     const std::vector<std::string> cmd = {"ZCARD", "cq:{crash:src}:ob"};
-    Result<RedisReply> r =
-        GetParam() ? cluster_.Command(cmd) : RedisCommandOnce(redis_.port(), cmd);
+    Result<RedisReply> r = Redis(cmd);
     return r.has_value() ? r->integer : -1;
   }
 
-  RedisStandalone redis_;
-  RedisCluster cluster_;
-  ServerProcess nodes_[2];
   Shared shared_;
   std::atomic<uint64_t> next_id_{0};
 };

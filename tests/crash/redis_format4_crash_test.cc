@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/crash/two_redis_nodes.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/server_harness.h"
 
@@ -41,40 +42,16 @@ constexpr const char* kTopic = "burst";
 constexpr int kMessages = 10'000;
 constexpr int64_t kRetention = 60'000;
 
-class Format4CrashTest : public ::testing::TestWithParam<bool> {  // param: on a cluster
+class Format4CrashTest : public TwoRedisNodesTest {
  protected:
-  void SetUp() override {
-    Status s = GetParam() ? cluster_.Start() : redis_.Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    for (int i = 0; i < 2; ++i) {
-      StartNode(i);
-      if (HasFatalFailure()) return;
-    }
+  std::vector<std::string> Flags() const override {
+    return {"--storage=redis",    "--redis-url=" + RedisUrl(),
+            "--namespace=crash4", "--redis-format=4",
+            "--test-clock",       "--end-life-msg-expire-millis=" + std::to_string(kRetention)};
   }
-
-  // Starts node i (again) with its clock set to the other node's, then lets the load use it.
-  void StartNode(int i) {
-    const std::string url = GetParam() ? cluster_.url() : redis_.url();
-    Status s = nodes_[i].Start(
-        {"--storage=redis", "--redis-url=" + url, "--namespace=crash4", "--redis-format=4",
-         "--test-clock", "--end-life-msg-expire-millis=" + std::to_string(kRetention)},
-        20s);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    if (nodes_[1 - i].running()) {
-      ApiClient me(nodes_[i].endpoint());
-      ApiClient them(nodes_[1 - i].endpoint());
-      const int64_t mine = me.Now(), theirs = them.Now();
-      if (mine < theirs) me.AdvanceClock(theirs - mine);
-    }
+  void NodeMoved(int i, std::optional<client::Endpoint> ep) override {
     std::lock_guard lock(mu_);
-    up_[i] = nodes_[i].endpoint();
-  }
-  void KillNode(int i) {
-    {
-      std::lock_guard lock(mu_);
-      up_[i].reset();
-    }
-    nodes_[i].Kill();
+    up_[i] = std::move(ep);
   }
   // A running node's endpoint (node `prefer`'s when it runs).
   std::optional<client::Endpoint> Up(int prefer) {
@@ -92,9 +69,6 @@ class Format4CrashTest : public ::testing::TestWithParam<bool> {  // param: on a
       if (ep)
         ApiClient(*ep).Request("POST", "/chronoq/test/advanceClock?millis=" + std::to_string(ms));
     }
-  }
-  Result<RedisReply> Redis(const std::vector<std::string>& cmd) {
-    return GetParam() ? cluster_.Command(cmd) : RedisCommandOnce(redis_.port(), cmd);
   }
   int64_t RedisInt(const std::vector<std::string>& cmd) {
     Result<RedisReply> r = Redis(cmd);
@@ -157,9 +131,6 @@ class Format4CrashTest : public ::testing::TestWithParam<bool> {  // param: on a
     return n;
   }
 
-  RedisStandalone redis_;
-  RedisCluster cluster_;
-  ServerProcess nodes_[2];
   std::mutex mu_;
   std::optional<client::Endpoint> up_[2];
   std::set<std::string> acked_;

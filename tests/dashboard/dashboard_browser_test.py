@@ -114,7 +114,9 @@ class Server:
         return logs
 
 
-def browser():
+def browser(tmp):
+    """Chromium through chromedriver, their temporary files (profile, singleton socket) in `tmp`:
+    Chromium leaves its org.chromium.Chromium.* directory behind even after quit()."""
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -123,7 +125,8 @@ def browser():
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # The Debian driver, named explicitly: Selenium never looks for (or downloads) another.
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    env = dict(os.environ, TMPDIR=tmp)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver", env=env), options=opts)
 
 
 def route(*parts):
@@ -499,11 +502,12 @@ def main():
     started = time.time()
     server = Server(args.binary)
     driver = None
+    browser_tmp = tempfile.mkdtemp(prefix="chronoq-chromium-")
     failed = None
     try:
         if args.demo:
             demo_traffic(server, args.demo)
-        driver = browser()
+        driver = browser(browser_tmp)
         test = Test(server, driver, args.screenshots)
         for scenario in (test.overview_then_trigger_now, test.hostile_values_show_as_text,
                          test.dead_letter_and_redrive, test.other_actions,
@@ -524,6 +528,7 @@ def main():
     finally:
         if driver is not None:
             driver.quit()
+        shutil.rmtree(browser_tmp, ignore_errors=True)
         logs = server.stop()
     for marker in SANITIZER_MARKERS:
         if marker in logs:

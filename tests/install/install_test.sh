@@ -2,7 +2,7 @@
 # Installs the build tree $1 into temporary prefixes and checks the result (ctest: install.*).
 set -euo pipefail
 build=$1
-tmp=$(mktemp -d /tmp/chronoq_install_XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/chronoq_install_XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

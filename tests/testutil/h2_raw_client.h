@@ -18,15 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/clock.h"
-#include "base/scheduler.h"
 #include "chronoq/v1/delay_queue.grpc.pb.h"
-#include "engine/engine.h"
 #include "grpc_api/grpc_server.h"
-#include "metrics/registry.h"
-#include "service/queue_service.h"
-#include "storage/memory/mem_kv.h"
-#include "storage/message_store.h"
+#include "tests/testutil/grpc_world.h"
 #include "tests/testutil/server_harness.h"
 
 namespace chronoq::grpc_api::h2test {
@@ -204,29 +198,13 @@ inline std::map<uint32_t, StreamEnd> AwaitEnds(testutil::RawConnection* c,
 }
 
 // On each engine that frames HTTP/2 itself or through nghttp2 (docs/grpc.md).
-class H2ServerTest : public ::testing::TestWithParam<const char*> {
+class H2ServerTest : public ::testing::TestWithParam<const char*>, protected testutil::GrpcWorld {
  protected:
-  H2ServerTest() : clock_(FromEpochMs(1'700'000'040'000)), sched_(&clock_) {
-    engine_ = std::make_unique<engine::Engine>(engine::EngineOptions{}, &store_, &clock_, &sched_);
-    EXPECT_TRUE(engine_->Recover().ok());
-    service_ = std::make_unique<service::QueueService>(engine_.get(), &clock_, &sched_,
-                                                       service::ServiceOptions{});
-  }
-  ~H2ServerTest() override {
-    service_->Shutdown();
-    if (server_ != nullptr) server_->Shutdown(milliseconds(200));
-    server_.reset();
-    service_.reset();
-    engine_.reset();
-  }
+  H2ServerTest() : GrpcWorld("h2") {}
 
   void Start(GrpcOptions g) {
-    g.host = "127.0.0.1";
-    g.port = 0;
     g.engine = GetParam();
-    auto started = StartGrpcServer(g, service_.get(), &clock_, &sched_, &registry_);
-    ASSERT_TRUE(started.has_value()) << started.error().message();
-    server_ = std::move(*started);
+    StartServer(std::move(g));
   }
   client::Endpoint Endpoint() const {
     client::Endpoint ep;
@@ -254,15 +232,6 @@ class H2ServerTest : public ::testing::TestWithParam<const char*> {
     v1::ListTopicsResponse resp;
     return stub->ListTopics(&ctx, req, &resp);
   }
-
-  base::ManualClock clock_;
-  base::ManualScheduler sched_;
-  storage::MemKv kv_;
-  storage::MessageStore store_{&kv_, "h2"};
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<service::QueueService> service_;
-  metrics::Registry registry_;
-  std::unique_ptr<GrpcServer> server_;
 };
 
 }  // namespace chronoq::grpc_api::h2test

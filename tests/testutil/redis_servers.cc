@@ -350,10 +350,10 @@ Result<RedisReply> RedisCommandOnce(uint16_t port, const std::vector<std::string
 Result<std::string> RunRedisCli(const std::vector<std::string>& args, milliseconds timeout) {
   std::string cli = RedisCliPath();
   if (cli.empty()) return Unavailable("redis-cli not found (set CQ_REDIS_CLI or PATH)");
-  char out_tmpl[] = "/tmp/chronoq_rcli_out_XXXXXX";
-  char err_tmpl[] = "/tmp/chronoq_rcli_err_XXXXXX";
-  int out_fd = ::mkstemp(out_tmpl);
-  int err_fd = ::mkstemp(err_tmpl);
+  std::string out_tmpl = TempTemplate("chronoq_rcli_out_");
+  std::string err_tmpl = TempTemplate("chronoq_rcli_err_");
+  int out_fd = ::mkstemp(out_tmpl.data());
+  int err_fd = ::mkstemp(err_tmpl.data());
   std::vector<std::string> argv = {cli};
   argv.insert(argv.end(), args.begin(), args.end());
   Argv a(argv);
@@ -368,8 +368,8 @@ Result<std::string> RunRedisCli(const std::vector<std::string>& args, millisecon
   }
   std::string out = ReadFile(out_tmpl);
   std::string err = ReadFile(err_tmpl);
-  ::unlink(out_tmpl);
-  ::unlink(err_tmpl);
+  ::unlink(out_tmpl.c_str());
+  ::unlink(err_tmpl.c_str());
   std::string cmdline = fmt::format("{}", fmt::join(argv, " "));
   if (pid <= 0) return Internal(fmt::format("could not run {}: {}", cmdline, std::strerror(errno)));
   if (!ended) {

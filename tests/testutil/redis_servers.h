@@ -27,6 +27,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -41,18 +42,25 @@
 
 namespace chronoq::testutil {
 
-// One deployment of each kind per test process, started when first needed and never deleted:
-// its processes die with the test process (PDEATHSIG). A start that fails fails the test that
-// asked first.
+// One deployment of each kind per test process, started when first needed and deleted when the
+// process exits (a static's destructor: the processes are killed, then their TempDir removed).
+// A forked child that exits through exit() leaves it alone: only the process that started it
+// deletes it. A start that fails fails the test that asked first.
 template <typename Deployment>
 Deployment* SharedDeployment() {
-  static Deployment* d = [] {
-    auto* started = new Deployment();
-    Status s = started->Start();
-    if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
-    return started;
-  }();
-  return d;
+  struct Owned {
+    pid_t owner = ::getpid();
+    std::unique_ptr<Deployment> d = std::make_unique<Deployment>();
+    Owned() {
+      Status s = d->Start();
+      if (!s.ok()) ADD_FAILURE() << "cannot start the redis deployment: " << s.ToString();
+    }
+    ~Owned() {
+      if (::getpid() != owner) (void)d.release();  // a forked child's exit()
+    }
+  };
+  static Owned owned;
+  return owned.d.get();
 }
 
 // Paths of the Redis binaries (see above); empty when not found.

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/temp_dir.h"
 
 extern char** environ;
 
@@ -52,7 +53,7 @@ std::string ReadFile(const std::string& path) {
 
 // A temporary file name (the file exists, empty).
 std::string TempFile(const char* tag) {
-  std::string tmpl = fmt::format("/tmp/chronoq_it_{}_XXXXXX", tag);
+  std::string tmpl = TempTemplate(fmt::format("chronoq_it_{}_", tag));
   int fd = ::mkstemp(tmpl.data());
   if (fd >= 0) ::close(fd);
   return tmpl;
@@ -296,7 +297,7 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
       has_flag("--storage=embedded") || (!has_flag("--storage") && storage == "embedded");
   if (embedded && !has_flag("--data-dir")) {
     if (data_dir_.empty()) {
-      std::string tmpl = (std::filesystem::temp_directory_path() / "chronoq-it-XXXXXX").string();
+      std::string tmpl = TempTemplate("chronoq-it-");
       if (::mkdtemp(tmpl.data()) == nullptr) {
         return Internal(fmt::format("mkdtemp failed: {}", std::strerror(errno)));
       }

@@ -1,4 +1,7 @@
-// TempDir: a fresh directory under /tmp (mkdtemp), removed with everything in it when destroyed.
+// TempDir: a fresh directory under TempRoot() (mkdtemp), removed with everything in it when
+// destroyed. TempRoot() is $TMPDIR when set, else /tmp: `make test` points TMPDIR into the build
+// tree and fails when a passing run left anything there, so every temporary file or directory of
+// a test goes under TempRoot(), never under a hard-coded /tmp.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,12 +12,23 @@
 
 namespace chronoq::testutil {
 
+// Where tests put their temporary files: $TMPDIR when set and not empty, else /tmp.
+inline std::string TempRoot() {
+  const char* env = std::getenv("TMPDIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("/tmp");
+}
+
+// A mkstemp/mkdtemp template under TempRoot(): "<root>/<prefix>XXXXXX".
+inline std::string TempTemplate(const std::string& prefix) {
+  return TempRoot() + "/" + prefix + "XXXXXX";
+}
+
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = "/tmp/chronoq-test-XXXXXX";
+    std::string tmpl = TempTemplate("chronoq-test-");
     char* made = ::mkdtemp(tmpl.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp failed";
+    EXPECT_NE(made, nullptr) << "mkdtemp failed for " << tmpl;
     if (made != nullptr) path_ = made;
   }
   ~TempDir() {

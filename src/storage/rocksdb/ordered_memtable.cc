@@ -123,34 +123,49 @@ int BytewiseOrder(const Slice& a, const Slice& b) {
 
 int Sign(int c) { return c < 0 ? -1 : c > 0 ? 1 : 0; }
 
-// Whether `cmp` orders entries as BytewiseOrder does and decodes them as EntryKey does, tried on
-// pairs of entries that differ in their user key's first byte, last byte, length and sign bit,
-// and in the sequence number (with either type). User keys are 16 bytes or more: a comparator
-// with timestamps (8 bytes at the end) reads them without failing, and orders them otherwise.
-bool SameOrderAs(const Cmp& cmp) {
-  std::vector<std::string> entries;
-  for (const char* user :
-       {"a0000000000000000", "a00000000000000001", "a0000000000000001", "b000000000000000",
-        "\x80"
-        "0000000000000000",
-        "a000000000000000\xff"}) {
-    for (uint64_t seq : {uint64_t{1}, uint64_t{2}, uint64_t{1} << 40}) {
-      for (uint64_t type : {uint64_t{0}, uint64_t{1}}) {
-        std::string key(user);
-        const uint64_t packed = seq << 8 | type;
-        for (int i = 0; i < 8; ++i) key.push_back(static_cast<char>((packed >> (8 * i)) & 0xff));
-        std::string entry(1, static_cast<char>(key.size()));  // under 128: a one-byte varint
-        entries.push_back(entry + key);
+// Entries whose user keys differ in their first byte, last byte, length and sign bit, and whose
+// sequence numbers differ (with either type), sorted by BytewiseOrder. User keys are 16 bytes or
+// more: a comparator with timestamps (8 bytes at the end) reads them without failing, and orders
+// them otherwise. Built once per process.
+const std::vector<std::string>& ProbeEntries() {
+  static const std::vector<std::string> entries = [] {
+    std::vector<std::string> out;
+    for (const char* user :
+         {"a0000000000000000", "a00000000000000001", "a0000000000000001", "b000000000000000",
+          "\x80"
+          "0000000000000000",
+          "a000000000000000\xff"}) {
+      for (uint64_t seq : {uint64_t{1}, uint64_t{2}, uint64_t{1} << 40}) {
+        for (uint64_t type : {uint64_t{0}, uint64_t{1}}) {
+          std::string key(user);
+          const uint64_t packed = seq << 8 | type;
+          for (int i = 0; i < 8; ++i) key.push_back(static_cast<char>((packed >> (8 * i)) & 0xff));
+          std::string entry(1, static_cast<char>(key.size()));  // under 128: a one-byte varint
+          out.push_back(entry + key);
+        }
       }
     }
-  }
-  for (const std::string& a : entries) {
-    const Slice ka = EntryKey(a.data());
-    if (cmp.decode_key(a.data()) != ka) return false;
-    for (const std::string& b : entries) {
-      const Slice kb = EntryKey(b.data());
-      if (Sign(cmp(a.data(), kb)) != Sign(BytewiseOrder(ka, kb))) return false;
-    }
+    std::stable_sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+      return BytewiseOrder(EntryKey(a.data()), EntryKey(b.data())) < 0;
+    });
+    return out;
+  }();
+  return entries;
+}
+
+// Whether `cmp` orders entries as BytewiseOrder does and decodes them as EntryKey does, tried on
+// ProbeEntries(). A comparator is a strict weak order, so agreeing with BytewiseOrder on each
+// pair of neighbours in BytewiseOrder's sorted list is agreeing on every pair: one comparison
+// per entry, each time a memtable is created (a factory serves every column family, whatever its
+// comparator, and the comparator a memtable gets does not say which user comparator it wraps).
+bool SameOrderAs(const Cmp& cmp) {
+  const std::vector<std::string>& entries = ProbeEntries();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Slice ka = EntryKey(entries[i].data());
+    if (cmp.decode_key(entries[i].data()) != ka) return false;
+    if (i == 0) continue;
+    const Slice kp = EntryKey(entries[i - 1].data());
+    if (Sign(cmp(entries[i - 1].data(), ka)) != Sign(BytewiseOrder(kp, ka))) return false;
   }
   return true;
 }

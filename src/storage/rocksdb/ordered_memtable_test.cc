@@ -263,18 +263,23 @@ TEST(OrderedMemTableTest, EntriesOfEverySizeKeepTheirBytesAndAreAccountedFor) {
   ExpectSame(db.get(), model, rng, "after the flush");
 }
 
-TEST(OrderedMemTableTest, KeepsTheOrderOfAComparatorOtherThanTheBytewiseOne) {
-  // chronoq's column families keep RocksDB's bytewise comparator, whose order the memtable
-  // computes itself; with any other it asks the comparator (here: the reverse order).
-  testutil::TempDir dir;
+// Opens a DB in `dir` whose column family orders keys by `comparator`, its memtables made by
+// `factory`.
+std::unique_ptr<rocksdb::DB> OpenWith(const std::string& dir, const rocksdb::Comparator* comparator,
+                                      std::shared_ptr<rocksdb::MemTableRepFactory> factory) {
   rocksdb::Options o;
   o.create_if_missing = true;
-  o.comparator = rocksdb::ReverseBytewiseComparator();
+  o.comparator = comparator;
   o.allow_concurrent_memtable_write = false;
-  o.memtable_factory = NewOrderedMemTableFactory(FirstByte);
+  o.memtable_factory = std::move(factory);
   rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(o, dir.path(), &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::Status s = rocksdb::DB::Open(o, dir, &raw);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+// Puts 2,000 keys of four prefixes; expects iteration in the reverse order and every key found.
+void ExpectReverseOrder(rocksdb::DB* db) {
   std::mt19937_64 rng(3);
   std::set<std::string> model;
   for (int i = 0; i < 2000; ++i) {
@@ -293,6 +298,35 @@ TEST(OrderedMemTableTest, KeepsTheOrderOfAComparatorOtherThanTheBytewiseOne) {
     std::string value;
     ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), key, &value).ok()) << key;
   }
+}
+
+TEST(OrderedMemTableTest, KeepsTheOrderOfAComparatorOtherThanTheBytewiseOne) {
+  // chronoq's column families keep RocksDB's bytewise comparator, whose order the memtable
+  // computes itself; with any other it asks the comparator (here: the reverse order).
+  testutil::TempDir dir;
+  std::unique_ptr<rocksdb::DB> db = OpenWith(dir.path(), rocksdb::ReverseBytewiseComparator(),
+                                             NewOrderedMemTableFactory(FirstByte));
+  ASSERT_NE(db, nullptr);
+  ExpectReverseOrder(db.get());
+}
+
+TEST(OrderedMemTableTest, AFactoryThatServedTheBytewiseOrderStillAsksAnotherComparator) {
+  // One factory serves every column family of every store (rocks_kv.cc's statics): after its
+  // memtables of the bytewise order (and one flush: a new memtable), a column family of the
+  // reverse order still gets the reverse order.
+  auto factory = NewOrderedMemTableFactory(FirstByte);
+  testutil::TempDir bytewise_dir;
+  std::unique_ptr<rocksdb::DB> bytewise =
+      OpenWith(bytewise_dir.path(), rocksdb::BytewiseComparator(), factory);
+  ASSERT_NE(bytewise, nullptr);
+  ASSERT_TRUE(bytewise->Put(rocksdb::WriteOptions(), Key(0, 1), "v").ok());
+  ASSERT_TRUE(bytewise->Flush(rocksdb::FlushOptions()).ok());
+  ASSERT_TRUE(bytewise->Put(rocksdb::WriteOptions(), Key(0, 2), "v").ok());
+  testutil::TempDir reverse_dir;
+  std::unique_ptr<rocksdb::DB> reverse =
+      OpenWith(reverse_dir.path(), rocksdb::ReverseBytewiseComparator(), factory);
+  ASSERT_NE(reverse, nullptr);
+  ExpectReverseOrder(reverse.get());
 }
 
 }  // namespace
