@@ -75,12 +75,6 @@ function(cq_test)
   target_compile_options(${A_NAME} PRIVATE ${CQ_WARNINGS})
   target_include_directories(${A_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
   target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
-  # Disk: a test binary's debug info (90% of its size with -g) is written compressed; gdb and the
-  # sanitizers' symbolizers read it so. Not the server or the benchmarks, which perf and
-  # callgrind read.
-  if(CQ_HAVE_COMPRESSED_DEBUG)
-    target_link_options(${A_NAME} PRIVATE -Wl,--compress-debug-sections=zlib)
-  endif()
   # gtest_discover_tests flattens PROPERTIES, so a list of labels ("unit;contract") would turn its
   # second label into a property name (and lose TIMEOUT). Pass the first label there and set the
   # whole list from a script ctest includes after the discovered tests (<target>_TESTS).
