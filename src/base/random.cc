@@ -1,7 +1,9 @@
 #include "base/random.h"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <random>
 
 namespace chronoq::base {
@@ -31,6 +33,22 @@ class Xoshiro {
   uint64_t s_[4];
 };
 
+// The two lowercase hex digits of each byte value.
+constexpr std::array<char, 512> kHexPairs = [] {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::array<char, 512> t{};
+  for (int b = 0; b < 256; ++b) {
+    t[2 * b] = kHex[b >> 4];
+    t[2 * b + 1] = kHex[b & 0xf];
+  }
+  return t;
+}();
+
+// v as 16 lowercase hex digits, most significant first, a byte (two digits) at a time.
+void PutHex(char* out, uint64_t v) {
+  for (int i = 7; i >= 0; --i, v >>= 8) std::memcpy(out + 2 * i, &kHexPairs[2 * (v & 0xff)], 2);
+}
+
 }  // namespace
 
 std::string NewMsgId() {
@@ -38,16 +56,15 @@ std::string NewMsgId() {
   // topic's key range (cheap inserts in the store) instead of at random places.
   thread_local Xoshiro rng;
   thread_local uint16_t counter = static_cast<uint16_t>(rng.Next());
-  static constexpr char kHex[] = "0123456789abcdef";
   uint64_t ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
-  uint64_t hi = (ms << 16) | ++counter;  // 48 bits of time, 16 of counter
-  uint64_t lo = rng.Next();              // 64 random bits
-  std::string id(32, '0');
-  for (int i = 15; i >= 0; --i, hi >>= 4) id[i] = kHex[hi & 0xf];
-  for (int i = 31; i >= 16; --i, lo >>= 4) id[i] = kHex[lo & 0xf];
-  return id;
+  const uint64_t hi = (ms << 16) | ++counter;  // 48 bits of time, 16 of counter
+  const uint64_t lo = rng.Next();              // 64 random bits
+  char id[32];
+  PutHex(id, hi);
+  PutHex(id + 16, lo);
+  return std::string(id, sizeof(id));
 }
 
 }  // namespace chronoq::base

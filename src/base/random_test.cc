@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <thread>
@@ -52,6 +54,20 @@ TEST(NewMsgIdTest, LaterIdsSortLater) {
     }
     prev = id;
   }
+}
+
+TEST(NewMsgIdTest, StartsWithTheMillisecondsOfItsCreationInHex) {
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t before = now_ms();
+  const std::string id = NewMsgId();
+  const int64_t after = now_ms();
+  const int64_t ms = std::stoll(id.substr(0, 12), nullptr, 16);  // the top 48 bits
+  EXPECT_GE(ms, before) << id;
+  EXPECT_LE(ms, after) << id;
 }
 
 TEST(NewMsgIdTest, ThreadsGetDistinctIds) {

@@ -54,8 +54,10 @@ Engine::Slot* Engine::Find(Shard& shard, const std::string& topic) {
   return it == shard.topics.end() ? nullptr : &it->second;
 }
 
-Engine::Slot& Engine::FindOrCreate(Shard& shard, const std::string& topic) {
+Engine::Slot& Engine::FindOrCreate(Shard& shard, const std::string& topic, bool* created) {
+  if (created != nullptr) *created = false;
   if (Slot* slot = Find(shard, topic)) return *slot;
+  if (created != nullptr) *created = true;
   Slot fresh;
   const TimePoint now = clock_->Now();
   fresh.topic = std::make_unique<Topic>(topic, now);

@@ -200,7 +200,9 @@ class Engine final : public backend::QueueBackend {
   // taken (LockAllShards, Redrive).
   size_t ShardIndex(std::string_view topic) const;
   Slot* Find(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
-  Slot& FindOrCreate(Shard& shard, const std::string& topic) CQ_REQUIRES(shard.mu);
+  // `created` (when given) tells whether the slot is new.
+  Slot& FindOrCreate(Shard& shard, const std::string& topic, bool* created = nullptr)
+      CQ_REQUIRES(shard.mu);
   // Commits `batch`. Returns true when the caller may apply its changes in memory (the write is
   // done, or queued for a group commit). `*outcome` is the result when known now (nullopt: the
   // store calls `on_durable` later). On a failure known now, the topic is rebuilt from the store

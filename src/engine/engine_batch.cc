@@ -159,9 +159,9 @@ void Engine::SendItems(std::span<core::NewMessage> msgs, Callback<typename Out::
   std::optional<Status> outcome;
   {
     base::MutexLock lock(shard.mu);
-    const bool created = Find(shard, topic) == nullptr;
+    bool created = false;
     bool refused = false;
-    Slot& slot = FindOrCreate(shard, topic);
+    Slot& slot = FindOrCreate(shard, topic, &created);  // one lookup of the topic
     const core::EffectiveTopicConfig& config = ConfigOf(slot);
     Topic& t = *slot.topic;
     Batch batch = store_->NewBatch();

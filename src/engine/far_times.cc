@@ -136,6 +136,12 @@ TimePoint FarTimes::First() const {
   return FromEpochMs(base + int64_t{v.front()});
 }
 
+TimePoint FarTimes::Last() const {
+  if (runs_.empty()) return kTimeMin;
+  const auto& [base, v] = *runs_.rbegin();
+  return FromEpochMs(base + int64_t{v.back()});
+}
+
 TimePoint FarTimes::FirstAfter(TimePoint t) const {
   const int64_t tm = ToEpochMs(t);
   auto it = RunOf(tm);

@@ -43,6 +43,8 @@ class FarTimes {
   bool empty() const { return size_ == 0; }
   // The earliest time, or kTimeMax.
   TimePoint First() const;
+  // The latest time, or kTimeMin.
+  TimePoint Last() const;
   // The earliest time strictly after t, or kTimeMax.
   TimePoint FirstAfter(TimePoint t) const;
   // How many messages trigger in [lo, hi).

@@ -42,6 +42,7 @@ class Model {
     ASSERT_EQ(far_.size(), total_);
     ASSERT_EQ(far_.empty(), total_ == 0);
     ASSERT_EQ(far_.First(), counts_.empty() ? kTimeMax : FromEpochMs(counts_.begin()->first));
+    ASSERT_EQ(far_.Last(), counts_.empty() ? kTimeMin : FromEpochMs(counts_.rbegin()->first));
     std::vector<int64_t> probes = {kT0, INT64_MIN + 1, INT64_MAX - 1};
     for (int i = 0; i < 4 && !counts_.empty(); ++i) {
       auto it = std::next(counts_.begin(), static_cast<std::ptrdiff_t>(rng() % counts_.size()));

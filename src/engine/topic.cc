@@ -201,10 +201,12 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
       buckets_[after] += count;
     }
   };
-  for (int i = 0; i < n; ++i) {
-    const auto& [lo, hi] = ranges[i];
-    for (const auto& vis : vis_) {
-      if (vis == nullptr) continue;
+  // The index tiers with entries, each walked over every range (a tier is looked at once, not
+  // once per range).
+  for (const auto& vis : vis_) {
+    if (vis == nullptr || vis->empty()) continue;
+    for (int i = 0; i < n; ++i) {
+      const auto& [lo, hi] = ranges[i];
       for (auto it = vis->LowerBound(IndexKey{lo, 0}); it != vis->end() && it.key().t < hi; ++it) {
         // Waiting at `from` and at `to`: pending, or in a retry interval that began by `from`
         // (one that began after `from` was counted anew as of `to` by AdvanceTo).
@@ -212,8 +214,16 @@ void Topic::ShiftBuckets(TimePoint from, TimePoint to) {
         if (e.pending || (e.waits && e.rec->ack_deadline() <= from)) shift(it.key().t, 1);
       }
     }
+  }
+  const TimePoint far_first = far_.First();  // kTimeMax when there are none
+  const TimePoint far_last = far_.Last();    // kTimeMin when there are none
+  for (int i = 0; i < n; ++i) {
+    const auto& [lo, hi] = ranges[i];
     // The far tier by pieces between the points where a bucket changes (at `from` or at `to`),
     // each counted at once: the cost grows with the bucket bounds crossed, not with messages.
+    // A range outside the far times holds none: not cut into pieces (a send's tick crosses
+    // eight bounds, most of them away from where its topic's far messages are).
+    if (hi <= far_first || lo > far_last) continue;
     std::array<TimePoint, 2 * core::kBucketCount + 2> cuts{};
     size_t m = 0;
     cuts[m++] = lo;

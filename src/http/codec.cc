@@ -1,6 +1,8 @@
 #include "http/codec.h"
 
+#include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "base/check.h"
@@ -11,6 +13,46 @@
 namespace chronoq::http {
 namespace {
 
+// The two decimal digits of each value below 100.
+constexpr std::array<char, 200> kDigitPairs = [] {
+  std::array<char, 200> t{};
+  for (int v = 0; v < 100; ++v) {
+    t[2 * v] = static_cast<char>('0' + v / 10);
+    t[2 * v + 1] = static_cast<char>('0' + v % 10);
+  }
+  return t;
+}();
+
+// Writes v < 10^8 as exactly eight digits (leading zeros kept), two at a time.
+void PutEightDigits(char* p, uint32_t v) {
+  const uint32_t hi = v / 10'000;
+  const uint32_t lo = v % 10'000;
+  std::memcpy(p, &kDigitPairs[2 * (hi / 100)], 2);
+  std::memcpy(p + 2, &kDigitPairs[2 * (hi % 100)], 2);
+  std::memcpy(p + 4, &kDigitPairs[2 * (lo / 100)], 2);
+  std::memcpy(p + 6, &kDigitPairs[2 * (lo % 100)], 2);
+}
+
+// v in decimal, as std::to_chars writes it, at `p` (room for 20 characters): the thirteen digits
+// of a time in epoch milliseconds (2001 to 2286) and a single digit without to_chars' length
+// loop, anything else through it.
+char* PutDecimal(char* p, int64_t v) {
+  if (v >= 1'000'000'000'000 && v < 10'000'000'000'000) {
+    const auto u = static_cast<uint64_t>(v);
+    const auto top = static_cast<uint32_t>(u / 100'000'000);  // five digits
+    p[0] = static_cast<char>('0' + top / 10'000);
+    std::memcpy(p + 1, &kDigitPairs[2 * (top % 10'000 / 100)], 2);
+    std::memcpy(p + 3, &kDigitPairs[2 * (top % 100)], 2);
+    PutEightDigits(p + 5, static_cast<uint32_t>(u % 100'000'000));
+    return p + 13;
+  }
+  if (v >= 0 && v < 10) {
+    *p = static_cast<char>('0' + v);
+    return p + 1;
+  }
+  return std::to_chars(p, p + 20, v).ptr;
+}
+
 // Number members (`,"key":value`) written into a buffer on the stack, appended at once.
 class NumberMembers {
  public:
@@ -20,7 +62,7 @@ class NumberMembers {
     CQ_DCHECK(used_ + kKeyMax + 20 <= sizeof(buf_), "NumberMembers: more members than room");
     std::memcpy(buf_ + used_, key_text, N - 1);
     used_ += N - 1;
-    used_ = static_cast<size_t>(std::to_chars(buf_ + used_, buf_ + sizeof(buf_), v).ptr - buf_);
+    used_ = static_cast<size_t>(PutDecimal(buf_ + used_, v) - buf_);
   }
   std::string_view text() const { return {buf_, used_}; }
 

@@ -489,6 +489,54 @@ TEST_F(ManageHandlersTest, AMessageAnswerHasTheGeneralWritersBytes) {
             R"({"code":400,"msg":"bad","delayMsg":)" + EncodeMessageObject(m) + "}");
 }
 
+// The numbers of a message's answer (codec.cc writes epoch milliseconds' thirteen digits and single
+// digits without std::to_chars): std::to_string's digits at and around every bound, in the direct
+// answer and the general writer's alike.
+TEST_F(ManageHandlersTest, AMessageAnswersNumbersHaveTheGeneralWritersBytes) {
+  auto general = [](const core::Message& msg) {
+    return R"({"code":200,"msg":"success","delayMsg":)" + EncodeMessageObject(msg) + "}";
+  };
+  const std::vector<int64_t> values = {INT64_MIN,
+                                       -1'000'000'000'000,
+                                       -10,
+                                       -1,
+                                       0,
+                                       1,
+                                       9,
+                                       10,
+                                       99,
+                                       100,
+                                       999'999'999'999,
+                                       1'000'000'000'000,
+                                       1'000'000'000'001,
+                                       1'234'567'890'123,
+                                       1'700'000'000'009,
+                                       1'700'000'090'000,
+                                       9'999'999'999'999,
+                                       10'000'000'000'000,
+                                       INT64_MAX};
+  core::Message m;
+  m.record.topic = "t";
+  m.record.msg_id = "a";
+  m.record.payload = "p";
+  for (int64_t v : values) {
+    core::Message x = m;
+    x.record.produce_time = FromEpochMs(v);
+    x.record.trigger_time = FromEpochMs(v);
+    x.record.expire_time = FromEpochMs(v);
+    x.record.retry = v;
+    if (v >= INT32_MIN && v <= INT32_MAX) x.record.max_retry = static_cast<int32_t>(v);
+    const std::string answer = EncodeMessageAnswer(200, "success", &x);
+    EXPECT_EQ(answer, general(x)) << v;
+    const std::string n = std::to_string(v);
+    const std::string numbers = ",\"produceTime\":" + n + ",\"triggerTime\":" + n +
+                                ",\"expireTime\":" + n +
+                                ",\"maxRetry\":" + std::to_string(x.record.max_retry) +
+                                ",\"retry\":" + n + ",\"status\":1}";
+    EXPECT_NE(answer.find(numbers), std::string::npos) << answer;
+  }
+}
+
 // The callback parameter (API-EXTENSIONS.md section 5, docs/push.md): its JSON shape is checked
 // in the JSON body, in a form field and in batch items alike, with sentences that name the member;
 // the allowlist then decides; nothing reaches the backend while push delivery has no storage lane.

@@ -80,6 +80,7 @@ char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A
 // REQUIRES: `lower` is lower case.
 bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
   if (s.size() != lower.size()) return false;
+  if (s == lower) return true;  // the usual header, already lower case: one memcmp
   for (size_t i = 0; i < s.size(); ++i) {
     if (AsciiLower(s[i]) != lower[i]) return false;
   }

@@ -1,6 +1,7 @@
 #include "metrics/queue_probe.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <vector>
 
@@ -29,16 +30,37 @@ constexpr std::array<EventFamily, kQueueEventCount> kEventFamilies = {{
      "Sends and sendMsgBatch items refused because the topic held capacity messages (code 429)"},
 }};
 
+std::atomic<uint64_t> next_probe_id{1};
+
 }  // namespace
 
 QueueProbe::QueueProbe(size_t max_topics)
-    : max_topics_(max_topics),
+    : id_(next_probe_id.fetch_add(1, std::memory_order_relaxed)),
+      max_topics_(max_topics),
       lateness_pull_(LatenessBuckets()),
       lateness_long_poll_(LatenessBuckets()) {
   other_.label = std::string(kOtherTopic);
 }
 
 QueueProbe::Cells& QueueProbe::CellsFor(std::string_view topic) {
+  // The last topic this thread counted on this probe: a thread's sends mostly repeat a topic
+  // (a connection's producer). Keyed by the probe's id, never reused, so that a memo of a probe
+  // that is gone matches no other.
+  struct Memo {
+    uint64_t probe = 0;
+    std::string topic;
+    Cells* cells = nullptr;
+  };
+  thread_local Memo memo;
+  if (memo.probe == id_ && memo.topic == topic) return *memo.cells;
+  Cells& cells = LookUp(topic);
+  memo.probe = id_;
+  memo.topic.assign(topic);
+  memo.cells = &cells;
+  return cells;
+}
+
+QueueProbe::Cells& QueueProbe::LookUp(std::string_view topic) {
   Shard& shard = shards_[std::hash<std::string_view>{}(topic) % kShards];
   base::MutexLock lock(shard.mu);
   auto it = shard.topics.find(topic);

@@ -9,7 +9,9 @@
 // not totals over the nodes sharing Redis; sum them over the nodes.
 //
 // Thread-safety: all methods are thread-safe. Add() takes one of 16 short per-shard locks (chosen
-// by topic hash) to find the topic's counters, then bumps an atomic.
+// by topic hash) to find the topic's counters, then bumps an atomic; a thread adding to the same
+// topic as its last Add on this probe skips the lookup and the lock (a per-thread memo: a label's
+// counters are never freed while the probe lives).
 #pragma once
 
 #include <array>
@@ -99,7 +101,9 @@ class QueueProbe {
   static constexpr size_t kShards = 16;
 
   Cells& CellsFor(std::string_view topic);
+  Cells& LookUp(std::string_view topic);
 
+  const uint64_t id_;  // this probe among all that ever lived (the per-thread memo's key)
   const size_t max_topics_;
   std::atomic<size_t> named_{0};
   std::array<Shard, kShards> shards_;

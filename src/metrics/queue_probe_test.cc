@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,25 @@ TEST(QueueProbeTest, CountsEventsPerTopic) {
   EXPECT_TRUE(Has(text, "cq_queue_deliveries_total{topic=\"b\"} 4")) << text;
   EXPECT_TRUE(Has(text, "cq_queue_sends_total{topic=\"_other\"} 0")) << text;
   EXPECT_TRUE(Has(text, "# TYPE cq_queue_retry_exhaustions_total counter")) << text;
+}
+
+// A thread's repeated topic skips the lookup (a per-thread memo of the last topic and probe):
+// counts still land on their own topic and probe, also for a probe made where a destroyed one was.
+TEST(QueueProbeTest, RepeatedAndAlternatingTopicsCountWhereTheyBelong) {
+  for (int round = 0; round < 3; ++round) {
+    auto p = std::make_unique<QueueProbe>(10);
+    p->Add("a", QueueEvent::kSend);
+    p->Add("a", QueueEvent::kSend);
+    p->Add("b", QueueEvent::kSend);
+    p->Add("a", QueueEvent::kSend);
+    QueueProbe other(10);
+    other.Add("a", QueueEvent::kSend);
+    p->Add("a", QueueEvent::kSend);
+    std::string text = Render(*p);
+    EXPECT_TRUE(Has(text, "cq_queue_sends_total{topic=\"a\"} 4")) << round << text;
+    EXPECT_TRUE(Has(text, "cq_queue_sends_total{topic=\"b\"} 1")) << round << text;
+    EXPECT_TRUE(Has(Render(other), "cq_queue_sends_total{topic=\"a\"} 1")) << round;
+  }
 }
 
 TEST(QueueProbeTest, FoldsTopicsBeyondTheCap) {

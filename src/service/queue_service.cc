@@ -59,14 +59,14 @@ void QueueService::Shutdown(Millis push_grace) {
   if (push_) push_->Shutdown(push_grace);
 }
 
-void QueueService::Send(SendRequest req, Callback<Result<backend::Sent>> done) {
+void QueueService::Send(SendRequest&& req, Callback<Result<backend::Sent>> done) {
   if (Status v = core::ValidateScopedTopic(req.topic, options_.limits); !v.ok())
     return done(std::move(v));
   std::string topic = std::move(req.topic);
-  Result<core::NewMessage> m = CheckSend(std::move(req), topic);
-  if (!m.has_value()) return done(m.error());
-  backend_->Send(std::move(*m), [this, topic = std::move(topic),
-                                 done = std::move(done)](Result<backend::Sent>&& res) mutable {
+  core::NewMessage m;
+  if (Status v = CheckSend(req, topic, &m); !v.ok()) return done(std::move(v));
+  backend_->Send(std::move(m), [this, topic = std::move(topic),
+                                done = std::move(done)](Result<backend::Sent>&& res) mutable {
     if (res.has_value()) {
       recorder_.Sent(res->message.record.topic);
       MaskCallbackHeaders(res->message);  // the answer's callback as clients see it
@@ -83,7 +83,8 @@ Status QueueService::CheckRef(const MessageRef& ref) const {
   return s;
 }
 
-Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::string& topic) const {
+Status QueueService::CheckSend(SendRequest& req, const std::string& topic,
+                               core::NewMessage* out) const {
   const core::Limits& limits = options_.limits;
   if (req.delay_millis.has_value() == req.trigger_time.has_value()) {
     return InvalidArgument(req.delay_millis.has_value()
@@ -105,7 +106,7 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
         "msg is not valid base64, which callback.format base64 needs (the gRPC request bytes)");
   }
   if (!v.ok()) return v;
-  core::NewMessage m;
+  core::NewMessage& m = *out;
   m.topic = topic;
   m.msg_id = std::move(req.msg_id);
   m.payload = std::move(req.msg);
@@ -117,7 +118,7 @@ Result<core::NewMessage> QueueService::CheckSend(SendRequest req, const std::str
   m.priority = static_cast<int32_t>(req.priority.value_or(0));
   m.count_trigger = req.count_trigger.value_or(0);
   m.callback = std::move(req.callback);
-  return m;
+  return Status::Ok();
 }
 
 // Delivered messages as a pull's or a long poll's answer shows them: counted, callback header

@@ -93,7 +93,8 @@ class QueueService {
   // Send, SendBatch, Pull and LongPoll answer callback header values masked
   // (MaskCallbackHeaders, service/masking.h): no caller needs the real ones there, and masking
   // where the answer is built spares Session a wrapper of its own per answer.
-  void Send(SendRequest req, Callback<Result<backend::Sent>> done);
+  // `req` by reference: taken apart, not moved from layer to layer.
+  void Send(SendRequest&& req, Callback<Result<backend::Sent>> done);
   // Delivers up to `batch` consumable messages now (an empty list when none is).
   void Pull(PullRequest req, Callback<Result<Messages>> done);
   // Waits up to the long-poll timeout for consumable messages; answers at once when some are,
@@ -189,7 +190,9 @@ class QueueService {
   // The first failing check of a message reference, or OK.
   Status CheckRef(const MessageRef& ref) const;
   // The checked message of a send (topic aside), or the first error.
-  Result<core::NewMessage> CheckSend(SendRequest req, const std::string& topic) const;
+  // The message's fields are moved out of `req` into `*out` (no copy of the request or the
+  // message on the way).
+  Status CheckSend(SendRequest& req, const std::string& topic, core::NewMessage* out) const;
   // Delivered messages as a pull's or a long poll's answer shows them (counted, masked).
   void Shown(Messages& delivered, bool long_poll);
 

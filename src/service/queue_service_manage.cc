@@ -61,13 +61,13 @@ void QueueService::SendBatch(SendBatchRequest req,
       results->emplace_back(std::move(req.unreadable[i]));
       continue;
     }
-    Result<core::NewMessage> m = CheckSend(std::move(req.msgs[i]), req.topic);
-    if (m.has_value()) {
+    core::NewMessage m;
+    if (Status v = CheckSend(req.msgs[i], req.topic, &m); v.ok()) {
       results->emplace_back(Internal("not answered"));
       where.push_back(i);
-      accepted.push_back(std::move(*m));
+      accepted.push_back(std::move(m));
     } else {
-      results->emplace_back(m.error());
+      results->emplace_back(std::move(v));
     }
   }
   if (accepted.empty()) return done(std::move(*results));

@@ -110,7 +110,7 @@ Callback<T> CleanedIn(const std::string& ns, Callback<T> done) {
 // Send, SendBatch, Pull and LongPoll: the service masks callback header values where it builds
 // these answers (QueueService::Send), so only names remain to map here, and in the unnamed
 // namespace `done` goes to the service as it is: no wrapper, no heap allocation per answer.
-void Session::Send(SendRequest req, Callback<Result<backend::Sent>> done) const {
+void Session::Send(SendRequest&& req, Callback<Result<backend::Sent>> done) const {
   CQ_SESSION_IN("topic", req.topic);
   service_->Send(std::move(req),
                  MappedIn(ns_, std::move(done), [s = *this](Result<backend::Sent>& r) {

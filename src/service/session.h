@@ -45,7 +45,7 @@ class Session {
 
   const std::string& ns() const { return ns_; }
 
-  void Send(SendRequest req, Callback<Result<backend::Sent>> done) const;
+  void Send(SendRequest&& req, Callback<Result<backend::Sent>> done) const;
   void Pull(PullRequest req, Callback<Result<Messages>> done) const;
   LongPollTicket LongPoll(LongPollRequest req, std::function<bool()> alive,
                           Callback<Result<Messages>> done) const;

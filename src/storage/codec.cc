@@ -411,6 +411,12 @@ std::string EncodeMeta(const core::MessageRecord& r) {
   return out;
 }
 
+std::string_view EncodeMetaInto(const core::MessageRecord& r, char* buf, size_t size) {
+  const std::string callback = CallbackBytes(r);
+  if (kMetaV5HeadBound + MetaTailBound(r, callback) > size) return {};
+  return {buf, static_cast<size_t>(PutMeta(buf, r, callback) - buf)};
+}
+
 namespace {
 
 // The fields before the version 2 extensions.

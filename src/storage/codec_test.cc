@@ -46,6 +46,23 @@ void ExpectSameScalars(const MessageRecord& a, const MessageRecord& b) {
   EXPECT_EQ(x, y);
 }
 
+// EncodeMetaInto writes EncodeMeta's bytes when they surely fit its buffer, and nothing otherwise
+// (the caller then takes EncodeMeta's string): a short or a long last error, with a callback.
+TEST(CodecTest, MetaIntoABufferHasEncodeMetasBytesOrNone) {
+  MessageRecord r = SampleRecord();
+  char buf[192];
+  EXPECT_EQ(EncodeMetaInto(r, buf, sizeof(buf)), EncodeMeta(r));
+  core::Callback cb;
+  cb.url = "http://example.com/hook";
+  r.callback = cb;
+  r.last_error = "boom";
+  EXPECT_EQ(EncodeMetaInto(r, buf, sizeof(buf)), EncodeMeta(r));
+  r.last_error = std::string(500, 'e');
+  EXPECT_EQ(EncodeMetaInto(r, buf, sizeof(buf)), "");
+  EXPECT_GT(EncodeMeta(r).size(), 500u);
+  EXPECT_EQ(EncodeMetaInto(r, buf, 0), "");
+}
+
 TEST(CodecTest, MetaRoundTrip) {
   MessageRecord r = SampleRecord();
   MessageRecord out;

@@ -28,7 +28,15 @@ void MessageStore::Batch::PutPayload(const core::MessageRecord& r) {
 }
 
 void MessageStore::Batch::PutNew(const core::MessageRecord& r) {
-  std::string meta = EncodeMeta(r);
+  // The metadata on the stack (a record without a long last error or callback), copied into
+  // both values from there: no string of its own.
+  char buf[192];
+  std::string long_meta;
+  std::string_view meta = EncodeMetaInto(r, buf, sizeof(buf));
+  if (meta.empty()) {
+    long_meta = EncodeMeta(r);
+    meta = long_meta;
+  }
   if (InLifePhase(r)) {
     kv_.Put(Cf::kVis, VisKey(s_->ns_, r.topic, KindOf(r), r.visible_at, r.seq),
             EncodeVisValue(r.msg_id, meta));
