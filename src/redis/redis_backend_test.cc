@@ -34,6 +34,7 @@ class OldKeyspaceTest : public ::testing::Test {
     ASSERT_TRUE(c.has_value()) << c.error().ToString();
     raw_ = std::make_unique<testutil::RedisConn>(std::move(*c));
     ConnectionOptions co;
+    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
     conn_ = std::make_unique<RedisConnection>(&loop_, co);
     sink_ = std::make_unique<SingleServer>(conn_.get());

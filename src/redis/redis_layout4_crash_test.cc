@@ -103,6 +103,7 @@ class Layout4CrashTest : public ::testing::TestWithParam<int> {
   std::unique_ptr<Node> StartNode() {
     auto n = std::make_unique<Node>();
     ConnectionOptions co;
+    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
     n->conn = std::make_unique<RedisConnection>(&loop_, co);
     n->sink = std::make_unique<SingleServer>(n->conn.get());
@@ -246,7 +247,7 @@ TEST_P(Layout4CrashTest, ANodeDyingInTheBurstMoveOrTheTrimLosesAndDoublesNothing
       std::vector<backend::AckItem> items;
       for (const core::Message& m : *got) items.push_back(AckOf(m));
       Result<std::vector<Status>> acks = b->sync->AckBatch("t", items);
-      ASSERT_TRUE(acks.has_value());
+      ASSERT_TRUE(acks.has_value()) << acks.error().ToString();
       for (size_t i = 0; i < items.size(); ++i) {
         EXPECT_TRUE((*acks)[i].ok()) << items[i].msg_id << ": " << (*acks)[i].ToString();
         if ((*acks)[i].ok()) ledger.AckAnswered(items[i].msg_id);

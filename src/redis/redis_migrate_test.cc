@@ -54,6 +54,7 @@ class RedisMigrateTest : public ::testing::TestWithParam<int> {
     ASSERT_TRUE(c.has_value()) << c.error().ToString();
     raw_ = std::make_unique<testutil::RedisConn>(std::move(*c));
     ConnectionOptions co;
+    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
     conn_ = std::make_unique<RedisConnection>(&loop_, co);
     sink_ = std::make_unique<SingleServer>(conn_.get());
@@ -492,6 +493,7 @@ TEST(RedisMigrateClusterTest, TopicsInOtherSlotsMigrateWithTheirOutboxMarkers) {
   std::vector<RedisEndpoint> seeds;
   for (uint16_t p : cluster->ports()) seeds.push_back({"127.0.0.1", p});
   ConnectionOptions co;
+  co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
   co.endpoint = seeds.front();
   Result<std::unique_ptr<RedisClusterClient>> sink = RedisClusterClient::Connect(&loop, co, seeds);
   ASSERT_TRUE(sink.has_value()) << sink.error().ToString();

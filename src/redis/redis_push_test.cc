@@ -87,6 +87,7 @@ class Heard final : public backend::ReadyListener {
 struct Node {
   Node(Kind kind, const std::string& ns, base::ManualClock* clock) : scheduler(clock) {
     ConnectionOptions co;
+    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     const std::vector<uint16_t> ports = Ports(kind);
     co.endpoint = RedisEndpoint{"127.0.0.1", ports.front()};
     if (kind == Kind::kCluster) {

@@ -36,6 +36,7 @@ struct Node {
   Node(Kind kind, const std::string& ns, base::ManualClock* clock, base::ManualScheduler* sched,
        const core::TopicDefaults* defaults) {
     ConnectionOptions co;
+    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     if (kind == Kind::kCluster) {
       std::vector<RedisEndpoint> seeds;
       for (uint16_t p : testutil::SharedDeployment<testutil::RedisCluster>()->ports())
