@@ -3,8 +3,8 @@
 # (`chronoq bench`, same connections, payloads and one message per request), interleaved rounds:
 # for each connection count, ROUNDS x (chronoq, beanstalkd), each run on a fresh server and a fresh
 # data dir, on free loopback ports. Prints each run's sends/s and the server's CPU-us per send
-# (utime + stime from /proc/PID/stat over the run), then per connection count the median sends/s
-# of each server and the ratio chronoq / beanstalkd.
+# (utime + stime from /proc/PID/stat over the run, and user and system apart), then per
+# connection count the median sends/s of each server and the ratio chronoq / beanstalkd.
 #
 # Installs nothing: needs beanstalkd on PATH (Debian: `apt-get install beanstalkd`; a bench-only
 # package, not in scripts/install-deps.sh). The package's systemd service is not used.
@@ -69,21 +69,24 @@ bench() {
   local server=$1 workload=$2
   shift 2
   start "$server"
-  local t0 t1 out
-  t0=$(cq_cpu_ticks "$SERVER_PID")
+  local t0 t1 u0 u1 s0 s1 out
+  read -r t0 u0 s0 < <(cq_cpu_ticks3 "$SERVER_PID")
   if [ "$server" = chronoq ]; then
     out=$("$BIN" bench "${TARGET[@]}" --no-progress --json "$workload" "$@" 2>/dev/null)
   else
     out=$("$BIN" bench --no-progress --json "$workload" "${TARGET[@]}" "$@" 2>/dev/null)
   fi
-  t1=$(cq_cpu_ticks "$SERVER_PID")
+  read -r t1 u1 s1 < <(cq_cpu_ticks3 "$SERVER_PID")
   stop_server
-  python3 - "$server" "$out" "$((t1 - t0))" "$(getconf CLK_TCK)" <<'EOF'
+  python3 - "$server" "$out" "$((t1 - t0))" "$(getconf CLK_TCK)" "$((u1 - u0))" "$((s1 - s0))" <<'EOF'
 import json, sys
 server, out, ticks, hz = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+user, system = int(sys.argv[5]), int(sys.argv[6])
 sent = out.get("sent_ok", 0)
 out["server"] = server
 out["server_cpu_us_per_send"] = ticks * 1e6 / hz / sent if sent else None
+out["server_user_us_per_send"] = user * 1e6 / hz / sent if sent else None
+out["server_system_us_per_send"] = system * 1e6 / hz / sent if sent else None
 print(json.dumps(out))
 EOF
 }
@@ -94,9 +97,11 @@ import json, sys
 d = json.loads(sys.argv[1])
 load = open("/proc/loadavg").read().split()[0]
 if d["workload"] == "produce":
-    print("produce c=%-3d round %s %-10s %9.0f sends/s  p99 %.2f ms  server %.1f CPU-us/send  load %s"
+    print("produce c=%-3d round %s %-10s %9.0f sends/s  p99 %.2f ms  server %.1f CPU-us/send "
+          "(user %.1f, sys %.1f)  load %s"
           % (d["connections"], sys.argv[2], d["server"], d["throughput"],
-             d["send_latency"]["p99_us"] / 1000, d["server_cpu_us_per_send"], load))
+             d["send_latency"]["p99_us"] / 1000, d["server_cpu_us_per_send"],
+             d["server_user_us_per_send"], d["server_system_us_per_send"], load))
 else:
     l = d["lateness"]
     print("e2e %.0f/s round %s %-10s delivered %d missing %d duplicates %d  lateness p50 %.2f "

@@ -6,9 +6,13 @@
 # switches per send (voluntary + involuntary, all threads), then the medians per binary. The load
 # average is printed with every run: on a shared machine CPU per send is the comparable figure.
 #
+# With SYSCALLS=1 (needs perf and the permission to trace: root), each run also prints the
+# server's system calls per send by kind, the failed reads among them (EAGAIN) and the wake-ups its
+# threads caused (sched:sched_wakeup, the client's included), counted by `perf stat` over the run.
+#
 # Usage: bench/cpu-per-send.sh BIN_A [BIN_B ...]
 # Environment: ROUNDS (3), CONNECTIONS ("16 64"), COUNT (200000), PAYLOAD (100), CQ_FLAGS (extra
-# `serve` flags, e.g. --storage=memory).
+# `serve` flags, e.g. --storage=memory), SYSCALLS (0).
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -20,9 +24,31 @@ CONNECTIONS=${CONNECTIONS:-16 64}
 COUNT=${COUNT:-200000}
 PAYLOAD=${PAYLOAD:-100}
 CQ_FLAGS=${CQ_FLAGS:-}
+SYSCALLS=${SYSCALLS:-0}
 WORK=$(mktemp -d /tmp/cq-cpu.XXXXXX)
 PID=
-trap '[ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+PERF_PID=
+trap '[ -n "$PERF_PID" ] && kill -INT "$PERF_PID" 2>/dev/null; [ -n "$PID" ] && kill -TERM "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+EVENTS=sched:sched_wakeup
+for call in sendto recvfrom epoll_wait epoll_ctl futex write writev read; do
+  EVENTS+=,syscalls:sys_enter_$call
+done
+# syscalls_per_send SENDS: the counts of the run's perf stat (CSV) divided by SENDS, one line.
+syscalls_per_send() {
+  python3 - "$WORK/perf" "$1" <<'PY'
+import sys
+n = int(sys.argv[2]); parts = []
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) < 3 or not f[0].replace(".", "").isdigit():
+        continue
+    name = f[2].replace("syscalls:sys_enter_", "").replace("sched:sched_", "")
+    if "sys_exit_recvfrom" in name:
+        name = "recvfrom-failed"
+    parts.append(f"{name} {float(f[0]) / n:.3f}")
+print("  per send: " + ", ".join(parts))
+PY
+}
 HZ=$(getconf CLK_TCK)
 for c in $CONNECTIONS; do
   for r in $(seq 1 "$ROUNDS"); do
@@ -37,10 +63,21 @@ for c in $CONNECTIONS; do
       port=$(cq_wait_listening "$WORK/out" "" "$WORK/err") || exit 1
       read -r u0 s0 < <(awk '{print $14, $15}' /proc/$PID/stat)
       x0=$(cq_switches $PID)
+      if [ "$SYSCALLS" = 1 ]; then
+        perf stat -x, -o "$WORK/perf" -e "$EVENTS" -e syscalls:sys_exit_recvfrom --filter 'ret < 0' \
+          -p "$PID" &
+        PERF_PID=$!
+        sleep 0.3 # perf attaches to every thread before the first send
+      fi
       out=$("${BINS[0]}" bench --server=http://127.0.0.1:"$port" --no-progress --json produce \
         --count="$COUNT" --connections="$c" --payload-bytes="$PAYLOAD" 2>/dev/null)
       read -r u1 s1 < <(awk '{print $14, $15}' /proc/$PID/stat)
       x1=$(cq_switches $PID)
+      if [ -n "$PERF_PID" ]; then
+        kill -INT "$PERF_PID"
+        wait "$PERF_PID" 2>/dev/null || true
+        PERF_PID=
+      fi
       kill -TERM "$PID"
       wait "$PID" 2>/dev/null || true
       PID=
@@ -53,6 +90,9 @@ load = open("/proc/loadavg").read().split()[0]
 print(f"c={c} round {r} {b}: {d['throughput']:.0f} sends/s  CPU-us/send {(u + s) * 1e6 / hz / n:.1f} "
       f"(user {u * 1e6 / hz / n:.1f}, sys {s * 1e6 / hz / n:.1f})  switches/send {x / n:.2f}  load {load}")
 PY
+      if [ "$SYSCALLS" = 1 ]; then
+        syscalls_per_send "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["sent_ok"])' "$out")"
+      fi
     done
   done
 done

@@ -97,7 +97,10 @@ struct RocksKv::Impl {
     const KvBatch::Op* op;  // a put (its value) or a delete
     uint64_t id;            // the batch that wrote it
   };
-  base::Mutex mu;
+  // Taken per send by both HTTP workers (Enqueue) and by whichever writes a group: short
+  // sections that, with the workers on two cores at once, met often enough to put one to sleep
+  // (a futex wait and wake-up each, docs/benchmarks.md "Ninth session"); adaptive, it spins first.
+  base::AdaptiveMutex mu;
   base::CondVar cv;
   std::deque<Queued> queue CQ_GUARDED_BY(mu);
   // Puts and deletes of batches not yet durable: what reads must see. A hash map (a write costs
