@@ -231,6 +231,14 @@ TEST(RequestParserTest, TheFastPathReadsEveryRequestAsBeastDoes) {
       value[at] = bad;
       inputs.push_back("GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n");
       inputs.push_back("GET /a HTTP/1.1\r\nHost: h\r\nContent-Type: " + value + "\r\n\r\n");
+      std::string name = "X-" + std::string(38, 'n');
+      name[at] = bad;
+      inputs.push_back("GET /a HTTP/1.1\r\nHost: h\r\n" + name + ": 1\r\n\r\n");
+    }
+    for (char bad : {'@', '[', '`', '{', '/', ':', '_', '.', '\xc1', '\xe1'}) {
+      std::string name = "X-" + std::string(38, 'N');
+      name[at] = bad;
+      inputs.push_back("GET /a HTTP/1.1\r\nHost: h\r\n" + name + ": 1\r\n\r\n");
     }
   }
   for (std::string name :
