@@ -95,29 +95,23 @@ bool IsIntegerSyntax(std::string_view s) {
 
 }  // namespace
 
-Params::Value& Params::Value::operator=(Value&& o) noexcept {
-  source = o.source;
-  owned_name = std::move(o.owned_name);
-  owned_text = std::move(o.owned_text);
-  name_owned = o.name_owned;
-  text_owned = o.text_owned;
-  non_scalar = o.non_scalar;
-  name = name_owned ? std::string_view(owned_name) : o.name;
-  text = text_owned ? std::string_view(owned_text) : o.text;
-  return *this;
+std::string Params::Value::TakeText() {
+  if (owned_text == nullptr) return std::string(text);
+  std::string out = std::move(*owned_text);
+  owned_text = nullptr;
+  text = std::string_view();
+  return out;
 }
 
-std::string Params::Value::TakeText() {
-  if (!text_owned) return std::string(text);
-  text_owned = false;
-  text = std::string_view();
-  return std::move(owned_text);
+std::string* Params::Own(std::string s) {
+  owned_.push_back(std::make_unique<std::string>(std::move(s)));
+  return owned_.back().get();
 }
 
 const Params::Value* Params::FindValue(std::string_view name) const {
-  if (!index_.empty()) {
-    auto it = index_.find(std::string(name));
-    return it == index_.end() ? nullptr : &values_[it->second];
+  if (index_ != nullptr) {
+    auto it = index_->find(std::string(name));
+    return it == index_->end() ? nullptr : &values_[it->second];
   }
   for (const Value& v : values_) {
     if (v.name == name) return &v;
@@ -125,9 +119,10 @@ const Params::Value* Params::FindValue(std::string_view name) const {
   return nullptr;
 }
 
-Status Params::Insert(Value&& v) {
-  if (index_.empty() && values_.size() >= kIndexFrom) {
-    for (size_t i = 0; i < values_.size(); ++i) index_.emplace(values_[i].name, i);
+Status Params::Insert(const Value& v) {
+  if (index_ == nullptr && values_.size() >= kIndexFrom) {
+    index_ = std::make_unique<std::unordered_map<std::string, size_t>>();
+    for (size_t i = 0; i < values_.size(); ++i) index_->emplace(values_[i].name, i);
   }
   if (Value* old = FindValue(v.name); old != nullptr) {
     if (old->source == v.source) {
@@ -135,44 +130,36 @@ Status Params::Insert(Value&& v) {
           fmt::format("parameter '{}' is given twice in the {}", Quote(v.name), v.source));
     }
     // The body wins over the query string.
-    old->owned_text = std::move(v.owned_text);
-    old->text_owned = v.text_owned;
-    old->text = old->text_owned ? std::string_view(old->owned_text) : v.text;
+    old->owned_text = v.owned_text;
+    old->text = v.text;
     old->non_scalar = v.non_scalar;
     old->source = v.source;
     return Status::Ok();
   }
-  if (!index_.empty()) index_.emplace(v.name, values_.size());
-  values_.push_back(std::move(v));
+  if (index_ != nullptr) index_->emplace(v.name, values_.size());
+  values_.push_back(v);
   return Status::Ok();
 }
 
 Status Params::Add(std::string_view source, std::string name, std::string value, bool non_scalar) {
   Value v;
   v.source = source;
-  v.owned_name = std::move(name);
-  v.owned_text = std::move(value);
-  v.name_owned = v.text_owned = true;
-  v.name = v.owned_name;
-  v.text = v.owned_text;
+  v.name = *Own(std::move(name));
+  v.owned_text = Own(std::move(value));
+  v.text = *v.owned_text;
   v.non_scalar = non_scalar;
-  return Insert(std::move(v));
+  return Insert(v);
 }
 
 Status Params::AddView(std::string_view source, std::string_view name, std::string_view value) {
-  Value v;
-  v.source = source;
-  v.name = name;
-  v.text = value;
-  return Insert(std::move(v));
+  return Insert(Value{name, value, source});
 }
 
 void Params::Replace(std::string_view name, std::string text) {
   Value* v = FindValue(name);
   if (v == nullptr) return;
-  v->owned_text = std::move(text);
-  v->text_owned = true;
-  v->text = v->owned_text;
+  v->owned_text = Own(std::move(text));
+  v->text = *v->owned_text;
 }
 
 const std::string_view* Params::Find(std::string_view name) const {
@@ -200,6 +187,9 @@ const std::string_view* Params::FirstUnknown(std::initializer_list<std::string_v
 }
 
 Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* out) {
+  // Searched once for the whole text: a pair is looked at again only when the text has a '%' or
+  // a '+' somewhere.
+  const bool plain = !NeedsDecoding(text);
   while (!text.empty()) {
     size_t amp = text.find('&');
     std::string_view pair = text.substr(0, amp);
@@ -210,7 +200,7 @@ Status ParseUrlEncoded(std::string_view text, std::string_view source, Params* o
     // A pair without '=' has an empty value (a view of static bytes, never a null one).
     std::string_view raw_value =
         eq == std::string_view::npos ? std::string_view("", 0) : pair.substr(eq + 1);
-    if (!NeedsDecoding(pair)) {
+    if (plain || !NeedsDecoding(pair)) {
       // The common case: views into the request, no copy.
       if (raw_key.empty()) continue;
       CQ_RETURN_IF_ERROR(out->AddView(source, raw_key, raw_value));

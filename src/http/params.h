@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,35 +50,36 @@ class Params {
 
  private:
   friend class ParamReader;
-  // A name and a value: views into the request's bytes, or into the strings the Value owns (a
-  // decoded one, or a JSON body's), which its moves keep the views pointing at.
+  // A name and a value: views into the request's bytes, or into strings of `owned_` (a decoded
+  // one, or a JSON body's), which stay where they are when the Params move. Small and trivially
+  // copied: a request's values are added, searched and moved without touching a string.
   struct Value {
     std::string_view name;
     std::string_view text;
-    std::string_view source;  // a string literal: "query string", "form body", "JSON body"
-    std::string owned_name;   // name's bytes when name_owned
-    std::string owned_text;   // text's bytes when text_owned
-    bool name_owned = false;
-    bool text_owned = false;
+    std::string_view source;            // a string literal: "query string", "form body", ...
+    std::string* owned_text = nullptr;  // text's bytes when the Params own them (in owned_)
     bool non_scalar = false;
 
-    Value() = default;
-    Value(Value&& o) noexcept { *this = std::move(o); }
-    Value& operator=(Value&& o) noexcept;
-    // The text as a string of its own: moved out when the Value owns it (read each value once).
+    // The text as a string of its own: moved out when the Params own it (read each value once).
     std::string TakeText();
   };
   const Value* FindValue(std::string_view name) const;
   Value* FindValue(std::string_view name) {
     return const_cast<Value*>(std::as_const(*this).FindValue(name));
   }
-  Status Insert(Value&& v);
+  Status Insert(const Value& v);
+  // Keeps `s` for the Params' life: its bytes do not move.
+  std::string* Own(std::string s);
   // A request has a handful of parameters: a vector searched linearly beats a hash map. A hostile
   // one may carry a million (an 8 MiB body of "a1=&a2=&..."): past kIndexFrom values, index_ maps
   // each name to its place in values_, so that checking for duplicates stays linear in all.
   static constexpr size_t kIndexFrom = 32;
   std::vector<Value> values_;
-  std::unordered_map<std::string, size_t> index_;
+  // The bytes of decoded names and values, each in a string of its own (which a move of the
+  // Params, or of this vector, leaves in place): empty for the common request.
+  std::vector<std::unique_ptr<std::string>> owned_;
+  // Made only past kIndexFrom values, so that the common request's Params move without it.
+  std::unique_ptr<std::unordered_map<std::string, size_t>> index_;
   std::string ignored_body_type_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -102,6 +103,25 @@ TEST(ParamsTest, DecodedAndPlainValuesKeepTheirTextAsParametersAccumulate) {
   Result<Params> twice = Params::Parse(query + "p%2B1=again", false, "", "");
   ASSERT_FALSE(twice.has_value());
   EXPECT_EQ(twice.error().message(), "parameter 'p+1' is given twice in the query string");
+}
+
+// A handler gets its Params moved out of Parse's result (Result, then optional): views into
+// decoded names and values, short ones too (kept inside a std::string object), survive the moves,
+// and a value taken out of one copy's reader is the whole text.
+TEST(ParamsTest, DecodedValuesSurviveMovesOfTheParams) {
+  Result<Params> p = Params::Parse("a%41=x%2By&b=plain", false, "", "c=%7Bj%7D&a%41=body+1");
+  ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  std::optional<Params> once(std::move(*p));
+  Params twice = std::move(*once);
+  ASSERT_NE(twice.Find("aA"), nullptr);
+  EXPECT_EQ(*twice.Find("aA"), "body 1");
+  EXPECT_EQ(*twice.Find("b"), "plain");
+  EXPECT_EQ(*twice.Find("c"), "{j}");
+  ParamReader r(twice);
+  EXPECT_EQ(r.String("aA", true), "body 1");
+  EXPECT_EQ(r.String("c", true), "{j}");
+  EXPECT_EQ(r.String("b", true), "plain");
+  EXPECT_TRUE(r.ok());
 }
 
 }  // namespace

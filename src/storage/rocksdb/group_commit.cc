@@ -31,6 +31,10 @@ constexpr int kLoopRounds = 4;
 constexpr int kTurnBatches = 8;
 thread_local int t_deferred = 0;  // deferrable batches this thread queued since its last flush
 
+// The overlay's largest bucket array that a write clears at once (clear() zeroes all of it): one
+// left large by a burst is emptied key by key instead.
+constexpr size_t kClearBuckets = 1024;
+
 // The stores (Impl::uid, never reused) for which this thread's loop has a flush posted and not yet
 // run; one left behind by a loop that stopped before its turn's end matches no later store.
 thread_local std::vector<uint64_t> t_flush_posted;
@@ -193,7 +197,12 @@ void RocksKv::Impl::WriteGroup(const rocksdb::WriteOptions& wo, std::deque<Queue
   std::deque<Queued> also_failed;
   {
     base::MutexLock lock(mu);
-    if (s.ok()) {
+    if (s.ok() && queue.empty() && overlay.bucket_count() <= kClearBuckets) {
+      // Nothing was queued meanwhile: every entry is this group's (the overlay holds the keys of
+      // the queue and of the group being written, and only one thread writes), and a clear frees
+      // them without hashing each key again.
+      overlay.clear();
+    } else if (s.ok()) {
       for (const Queued& q : group) {
         for (const KvBatch::Op& op : q.batch.ops()) {
           if (op.kind == KvBatch::Kind::kAdd) continue;
