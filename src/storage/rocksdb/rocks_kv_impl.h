@@ -121,8 +121,9 @@ struct RocksKv::Impl {
   };
   // Taken per send by both HTTP workers (Enqueue) and by whichever writes a group: short
   // sections that, with the workers on two cores at once, met often enough to put one to sleep
-  // (a futex wait and wake-up each, docs/benchmarks.md "Ninth session"); adaptive, it spins first.
-  base::AdaptiveMutex mu;
+  // (a futex wait and wake-up each, docs/benchmarks.md "Ninth session"). An adaptive mutex here
+  // (spin first) cost a 1M burst's drain 20 % more CPU per message: a plain one.
+  base::Mutex mu;
   base::CondVar cv;
   std::deque<Queued> queue CQ_GUARDED_BY(mu);
   // Puts and deletes of batches not yet durable: what reads must see. A hash map (a write costs
