@@ -289,6 +289,9 @@ class RedisBackend final : public backend::QueueBackend {
   void Sweep() CQ_EXCLUDES(mu_);
   void SweepTopic(const std::string& topic, TimePoint now) CQ_EXCLUDES(mu_);
   void SweepDone() CQ_EXCLUDES(mu_);  // the reading or a topic's sweep answered
+  // A write to the sweep set whose answer nobody reads, counted in inflight_ all the same: Flush
+  // returns only once it is done (a caller that flushed then reads the set sees it).
+  void SweepSetCommand(std::vector<std::string> cmd) CQ_EXCLUDES(mu_);
   static constexpr Millis kSweepEvery{1000};
   static constexpr int kSweepBatch = 100;
   // Takes the statistics every script puts first in its reply, and records them.

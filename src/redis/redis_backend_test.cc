@@ -18,6 +18,7 @@
 #include "redis/event_loop.h"
 #include "redis/key_id.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::redis {
@@ -33,9 +34,7 @@ class OldKeyspaceTest : public ::testing::Test {
     Result<testutil::RedisConn> c = testutil::RedisConn::Connect(redis_.port());
     ASSERT_TRUE(c.has_value()) << c.error().ToString();
     raw_ = std::make_unique<testutil::RedisConn>(std::move(*c));
-    ConnectionOptions co;
-    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
-    co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
+    ConnectionOptions co = testutil::TestConnectionOptions(redis_.port());
     conn_ = std::make_unique<RedisConnection>(&loop_, co);
     sink_ = std::make_unique<SingleServer>(conn_.get());
   }

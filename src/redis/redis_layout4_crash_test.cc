@@ -34,6 +34,7 @@
 #include "redis/key_id.h"
 #include "redis/redis_backend.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::redis {
@@ -102,9 +103,7 @@ class Layout4CrashTest : public ::testing::TestWithParam<int> {
   // A node creating topics in layout 4 (the test-only switch; the config refuses format 4).
   std::unique_ptr<Node> StartNode() {
     auto n = std::make_unique<Node>();
-    ConnectionOptions co;
-    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
-    co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
+    ConnectionOptions co = testutil::TestConnectionOptions(redis_.port());
     n->conn = std::make_unique<RedisConnection>(&loop_, co);
     n->sink = std::make_unique<SingleServer>(n->conn.get());
     RedisBackendOptions o;

@@ -19,6 +19,7 @@
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::redis {
@@ -53,9 +54,7 @@ class RedisMigrateTest : public ::testing::TestWithParam<int> {
     Result<testutil::RedisConn> c = testutil::RedisConn::Connect(redis_.port());
     ASSERT_TRUE(c.has_value()) << c.error().ToString();
     raw_ = std::make_unique<testutil::RedisConn>(std::move(*c));
-    ConnectionOptions co;
-    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
-    co.endpoint = RedisEndpoint{"127.0.0.1", redis_.port()};
+    ConnectionOptions co = testutil::TestConnectionOptions(redis_.port());
     conn_ = std::make_unique<RedisConnection>(&loop_, co);
     sink_ = std::make_unique<SingleServer>(conn_.get());
     StartNode(GetParam());
@@ -492,9 +491,7 @@ TEST(RedisMigrateClusterTest, TopicsInOtherSlotsMigrateWithTheirOutboxMarkers) {
   EventLoop loop;
   std::vector<RedisEndpoint> seeds;
   for (uint16_t p : cluster->ports()) seeds.push_back({"127.0.0.1", p});
-  ConnectionOptions co;
-  co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
-  co.endpoint = seeds.front();
+  ConnectionOptions co = testutil::TestConnectionOptions(seeds.front().port);
   Result<std::unique_ptr<RedisClusterClient>> sink = RedisClusterClient::Connect(&loop, co, seeds);
   ASSERT_TRUE(sink.has_value()) << sink.error().ToString();
   RedisBackendOptions o;

@@ -29,6 +29,7 @@
 #include "redis/redis_backend.h"
 #include "redis/subscriber.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::redis {
@@ -86,10 +87,8 @@ class Heard final : public backend::ReadyListener {
 // One node: its connection (or cluster client), subscriber, scheduler and backend.
 struct Node {
   Node(Kind kind, const std::string& ns, base::ManualClock* clock) : scheduler(clock) {
-    ConnectionOptions co;
-    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     const std::vector<uint16_t> ports = Ports(kind);
-    co.endpoint = RedisEndpoint{"127.0.0.1", ports.front()};
+    ConnectionOptions co = testutil::TestConnectionOptions(ports.front());
     if (kind == Kind::kCluster) {
       std::vector<RedisEndpoint> seeds;
       for (uint16_t p : ports) seeds.push_back({"127.0.0.1", p});

@@ -20,6 +20,7 @@
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
 
 namespace chronoq::redis {
@@ -35,20 +36,18 @@ enum class Kind { kStandalone, kCluster };
 struct Node {
   Node(Kind kind, const std::string& ns, base::ManualClock* clock, base::ManualScheduler* sched,
        const core::TopicDefaults* defaults) {
-    ConnectionOptions co;
-    co.command_timeout = std::chrono::seconds(10);  // a loaded CI host: docs/testing.md
     if (kind == Kind::kCluster) {
       std::vector<RedisEndpoint> seeds;
       for (uint16_t p : testutil::SharedDeployment<testutil::RedisCluster>()->ports())
         seeds.push_back({"127.0.0.1", p});
-      co.endpoint = seeds.front();
+      ConnectionOptions co = testutil::TestConnectionOptions(seeds.front().port);
       Result<std::unique_ptr<RedisClusterClient>> c = RedisClusterClient::Connect(&loop, co, seeds);
       EXPECT_TRUE(c.has_value());
       if (c.has_value()) sink = std::move(*c);
     } else {
-      co.endpoint = RedisEndpoint{"127.0.0.1",
-                                  testutil::SharedDeployment<testutil::RedisStandalone>()->port()};
-      conn = std::make_unique<RedisConnection>(&loop, co);
+      conn = std::make_unique<RedisConnection>(
+          &loop, testutil::TestConnectionOptions(
+                     testutil::SharedDeployment<testutil::RedisStandalone>()->port()));
       sink = std::make_unique<SingleServer>(conn.get());
     }
     RedisBackendOptions o;

@@ -17,6 +17,7 @@
 #include "redis/sentinel.h"
 #include "tests/contract/backend_contract.h"
 #include "tests/testutil/redis_servers.h"
+#include "tests/testutil/redis_test_options.h"
 
 namespace chronoq::contract {
 namespace {
@@ -27,11 +28,7 @@ class RedisHarness final : public BackendHarness {
   RedisHarness(const HarnessOptions& o, Deployment d, int format)
       : clock_(o.start), scheduler_(&clock_) {
     static std::atomic<int> next{0};
-    redis::ConnectionOptions co;
-    // The contract is about answers, not about the reply limit (connection_test holds that): a
-    // sanitizer build on a loaded 2-core CI host once waited more than the default second for
-    // redis-server's reply.
-    co.command_timeout = std::chrono::milliseconds(10'000);
+    redis::ConnectionOptions co = testutil::TestConnectionOptions(0);  // the endpoint: below
     if (d == Deployment::kCluster) {
       std::vector<redis::RedisEndpoint> seeds;
       for (uint16_t p : testutil::SharedDeployment<testutil::RedisCluster>()->ports())
