@@ -233,9 +233,12 @@ struct RequestParser::Impl {
   bool ShouldAttempt(std::string_view in);
   Step Head(std::string_view in);
   std::optional<Step> Fast(std::string_view in);
-  // The request is complete: fills `parsed` from `header` (the body is in place).
-  Step Done(bool keep_alive, size_t consumed);
+  // The request is complete: fills `parsed` from `header` (the body is in place); `fast`: read
+  // by the fast path.
+  Step Done(bool keep_alive, size_t consumed, bool fast);
   Step Body(std::string_view in);
+  // The rest of a body whose header the fast path read.
+  Step FastBody(std::string_view in);
   Step Fail(int status, std::string message, size_t consumed);
   std::string BodyLimitMessage() const {
     return fmt::format("request body is larger than {} bytes (max-body-bytes)",
@@ -248,6 +251,9 @@ struct RequestParser::Impl {
   Phase phase = Phase::kHeader;
   size_t tried = 0;    // bytes held at the last attempt at this request's header (0: none yet)
   size_t scanned = 0;  // bytes searched for the end of the header
+  bool fast_refused = false;  // the fast path gave this request to Beast
+  size_t fast_body_left = 0;  // body bytes still to come of a request the fast path reads
+  bool fast_keep_alive = true;
   Header header;
   std::string target_storage;  // OriginForm's, when it makes the target up
   std::optional<BeastParser> beast;
@@ -271,10 +277,10 @@ bool RequestParser::Impl::ShouldAttempt(std::string_view in) {
 
 RequestParser::Step RequestParser::Impl::Head(std::string_view in) {
   if (!ShouldAttempt(in)) return {Event::kNeedMore, 0};
-  const bool first_attempt = tried == 0;  // the fast path reads a request's bytes once at most
   tried = in.size();
-  if (first_attempt && limits.fast_path) {
+  if (limits.fast_path && !fast_refused) {
     if (std::optional<Step> step = Fast(in)) return *step;
+    fast_refused = true;  // Beast reads the request, from its first byte
   }
   // A fresh parser reads every byte held so far, as if they had come at once.
   header.Clear();
@@ -320,6 +326,7 @@ RequestParser::Step RequestParser::Impl::Head(std::string_view in) {
 }
 
 RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
+  if (fast_body_left != 0) return FastBody(in);
   size_t used = 0;
   if (!beast->is_done()) {
     if (in.empty()) return {Event::kNeedMore, 0};
@@ -331,10 +338,18 @@ RequestParser::Step RequestParser::Impl::Body(std::string_view in) {
     }
     if (!beast->is_done()) return {Event::kNeedMore, used};
   }
-  return Done(beast->keep_alive(), used);
+  return Done(beast->keep_alive(), used, false);
 }
 
-RequestParser::Step RequestParser::Impl::Done(bool keep_alive, size_t consumed) {
+RequestParser::Step RequestParser::Impl::FastBody(std::string_view in) {
+  const size_t used = std::min(in.size(), fast_body_left);
+  parsed.request.body.append(in.data(), used);
+  fast_body_left -= used;
+  if (fast_body_left != 0) return {Event::kNeedMore, used};
+  return Done(fast_keep_alive, used, true);
+}
+
+RequestParser::Step RequestParser::Impl::Done(bool keep_alive, size_t consumed, bool fast) {
   phase = Phase::kDone;
   HttpRequest& req = parsed.request;
   req.method = header.method;
@@ -347,6 +362,7 @@ RequestParser::Step RequestParser::Impl::Done(bool keep_alive, size_t consumed) 
   parsed.version = header.version;
   parsed.keep_alive = keep_alive;
   parsed.head = header.verb == bhttp::verb::head;
+  parsed.fast_path = fast;
   return {Event::kRequest, consumed};
 }
 
@@ -357,11 +373,24 @@ RequestParser::Step RequestParser::Impl::Done(bool keep_alive, size_t consumed) 
 // anything else (another method or version, absolute-form, obs-fold, obs-text, control bytes,
 // bare LF, Transfer-Encoding, Expect, Upgrade, Proxy-Connection, a Connection other than
 // `keep-alive` or `close`, a Content-Length other than plain digits or given twice, a Host
-// missing or repeated, a body not all there yet) returns nullopt for Beast to read it all:
-// what it refuses, it refuses with its own answer.
+// missing or repeated, a body over the limit) returns nullopt for Beast to read it all: what it
+// refuses, it refuses with its own answer.
+// Bytes that end before the empty line, all of them read so far, are a kNeedMore (no byte used)
+// until the next attempt, as Beast says while it has no CRLF CRLF (that is why such bytes hold
+// none); past half the header limit they go to Beast. A body not all there yet is taken as it
+// comes (FastBody), as Beast takes it.
 std::optional<RequestParser::Step> RequestParser::Impl::Fast(std::string_view in) {
   const size_t limit = limits.max_header_bytes / 2;
   const size_t n = in.size();
+  // The bytes end before the header does: wait for more, unless they are already too many.
+  auto more = [&]() -> std::optional<Step> {
+    if (n > limit) return std::nullopt;
+    return Step{Event::kNeedMore, 0};
+  };
+  // Whether the bytes from `from` to the end are the front of `text`, short of it.
+  auto front_of = [&](size_t from, std::string_view text) {
+    return n - from < text.size() && text.starts_with(in.substr(from));
+  };
   size_t i = 0;
   header.Clear();
   if (in.starts_with("POST ")) {
@@ -373,28 +402,35 @@ std::optional<RequestParser::Step> RequestParser::Impl::Fast(std::string_view in
     header.verb = bhttp::verb::get;
     i = 4;
   } else {
-    return std::nullopt;
+    return front_of(0, "POST ") || front_of(0, "GET ") ? more() : std::nullopt;
   }
   const size_t target_begin = i;
-  if (i >= n || in[i] != '/') return std::nullopt;
+  if (i >= n) return more();
+  if (in[i] != '/') return std::nullopt;
   i += PlainRun(in.substr(i), '!');
   const std::string_view target = in.substr(target_begin, i - target_begin);
-  if (in.substr(i, 11) != " HTTP/1.1\r\n") return std::nullopt;
-  i += 11;
+  constexpr std::string_view kVersion = " HTTP/1.1\r\n";
+  if (in.substr(i, kVersion.size()) != kVersion) {
+    return front_of(i, kVersion) ? more() : std::nullopt;
+  }
+  i += kVersion.size();
   auto space = [](char c) { return c == ' ' || c == '\t'; };
   bool keep_alive = true;
   bool has_length = false;
   uint64_t length = 0;
   for (;;) {
-    if (i > limit || i + 2 > n) return std::nullopt;
+    if (i > limit) return std::nullopt;
+    if (i >= n) return more();
     if (in[i] == '\r') {
+      if (i + 1 >= n) return more();
       if (in[i + 1] != '\n') return std::nullopt;
       i += 2;
       break;
     }
     const size_t name_begin = i;
     i += NameRun(in.substr(i));
-    if (i == name_begin || i >= n || in[i] != ':') return std::nullopt;
+    if (i >= n) return more();
+    if (i == name_begin || in[i] != ':') return std::nullopt;
     const std::string_view name = in.substr(name_begin, i - name_begin);
     ++i;
     while (i < n && space(in[i])) ++i;
@@ -402,7 +438,8 @@ std::optional<RequestParser::Step> RequestParser::Impl::Fast(std::string_view in
     for (i += PlainRun(in.substr(i), ' '); i < n && in[i] == '\t';) {
       i += 1 + PlainRun(in.substr(i + 1), ' ');
     }
-    if (i + 1 >= n || in[i] != '\r' || in[i + 1] != '\n') return std::nullopt;
+    if (i >= n || (in[i] == '\r' && i + 1 == n)) return more();
+    if (in[i] != '\r' || in[i + 1] != '\n') return std::nullopt;
     size_t value_end = i;
     while (value_end > value_begin && space(in[value_end - 1])) --value_end;
     const std::string_view value = in.substr(value_begin, value_end - value_begin);
@@ -442,14 +479,20 @@ std::optional<RequestParser::Step> RequestParser::Impl::Fast(std::string_view in
       return std::nullopt;
     }
   }
-  if (i > limit || header.hosts != 1 || length > limits.max_body_bytes || n - i < length) {
-    return std::nullopt;
-  }
+  if (i > limit || header.hosts != 1 || length > limits.max_body_bytes) return std::nullopt;
   header.target.assign(target);
   header.version = 11;
   header.request_line_read = true;
-  parsed.request.body.assign(in.substr(i, static_cast<size_t>(length)));
-  return Done(keep_alive, i + static_cast<size_t>(length));
+  const size_t here = std::min<size_t>(n - i, static_cast<size_t>(length));
+  parsed.request.body.assign(in.substr(i, here));
+  if (here < length) {  // the rest of the body comes in later calls
+    parsed.request.body.reserve(static_cast<size_t>(length));
+    phase = Phase::kBody;
+    fast_body_left = static_cast<size_t>(length) - here;
+    fast_keep_alive = keep_alive;
+    return Step{Event::kNeedMore, n};
+  }
+  return Done(keep_alive, i + here, true);
 }
 
 RequestParser::Step RequestParser::Impl::Fail(int status, std::string message, size_t consumed) {
@@ -490,6 +533,8 @@ void RequestParser::Reset() {
   Impl& m = *impl_;
   m.phase = Impl::Phase::kHeader;
   m.tried = m.scanned = 0;
+  m.fast_refused = false;
+  m.fast_body_left = 0;
   HttpRequest& req = m.parsed.request;  // no views into the last request's header
   req.method = req.target = req.content_type = req.if_none_match = req.authorization = {};
   req.has_content_type = req.has_authorization = false;

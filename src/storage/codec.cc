@@ -405,16 +405,19 @@ std::string EncodeMetaV4(const core::MessageRecord& r) {
 
 std::string EncodeMeta(const core::MessageRecord& r) {
   std::string out;
-  std::string callback = CallbackBytes(r);
-  AppendBounded(out, kMetaV5HeadBound + MetaTailBound(r, callback),
-                [&](char* p) { return PutMeta(p, r, callback); });
+  EncodeMetaInto(r, nullptr, 0, &out);
   return out;
 }
 
-std::string_view EncodeMetaInto(const core::MessageRecord& r, char* buf, size_t size) {
+std::string_view EncodeMetaInto(const core::MessageRecord& r, char* buf, size_t size,
+                                std::string* spill) {
   const std::string callback = CallbackBytes(r);
-  if (kMetaV5HeadBound + MetaTailBound(r, callback) > size) return {};
-  return {buf, static_cast<size_t>(PutMeta(buf, r, callback) - buf)};
+  const size_t bound = kMetaV5HeadBound + MetaTailBound(r, callback);
+  if (bound <= size) return {buf, static_cast<size_t>(PutMeta(buf, r, callback) - buf)};
+  if (spill == nullptr) return {};
+  spill->clear();
+  AppendBounded(*spill, bound, [&](char* p) { return PutMeta(p, r, callback); });
+  return *spill;
 }
 
 namespace {

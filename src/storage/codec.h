@@ -98,9 +98,11 @@ Result<EndedKeyParts> DecodeEndedKey(std::string_view prefix, std::string_view k
 
 // Record metadata: every field but topic, msgId and payload (version 5: varints).
 std::string EncodeMeta(const core::MessageRecord& r);
-// EncodeMeta's bytes written into `buf` (`size` bytes) when they surely fit, else an empty view
-// (the metadata is never empty): the caller then takes EncodeMeta's string.
-std::string_view EncodeMetaInto(const core::MessageRecord& r, char* buf, size_t size);
+// EncodeMeta's bytes written into `buf` (`size` bytes) when they surely fit, else into `*spill`
+// (a record with a long callback or last error), the callback encoded once either way; without
+// `spill`, an empty view then (the metadata is never empty).
+std::string_view EncodeMetaInto(const core::MessageRecord& r, char* buf, size_t size,
+                                std::string* spill = nullptr);
 // The same in version 4 (fixed-width fields), as format 5 stores hold it: for tests that build
 // older stores and records.
 std::string EncodeMetaV4(const core::MessageRecord& r);

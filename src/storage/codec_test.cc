@@ -63,6 +63,34 @@ TEST(CodecTest, MetaIntoABufferHasEncodeMetasBytesOrNone) {
   EXPECT_EQ(EncodeMetaInto(r, buf, 0), "");
 }
 
+// With a spill string, a record that does not fit the buffer is encoded there instead, once:
+// callbacks whose bytes end just under and just over the buffer's room.
+TEST(CodecTest, MetaIntoABufferSpillsWhatDoesNotFit) {
+  MessageRecord r = SampleRecord();
+  core::Callback cb;
+  char buf[192];
+  size_t over = 0;  // the shortest callback URL that does not fit
+  for (size_t n = 1; n < sizeof(buf) && over == 0; ++n) {
+    cb.url = "http://h/" + std::string(n, 'u');
+    r.callback = cb;
+    if (EncodeMetaInto(r, buf, sizeof(buf)).empty()) over = n;
+  }
+  ASSERT_GT(over, 1u);
+  for (size_t n : {over - 1, over}) {
+    cb.url = "http://h/" + std::string(n, 'u');
+    r.callback = cb;
+    std::string spill = "left from the last record";
+    std::string_view meta = EncodeMetaInto(r, buf, sizeof(buf), &spill);
+    EXPECT_EQ(meta, EncodeMeta(r)) << n;
+    // Under: in the buffer, the spill untouched; over: in the spill.
+    EXPECT_EQ(meta.data(), n < over ? buf : spill.data()) << n;
+    EXPECT_EQ(spill == "left from the last record", n < over) << n;
+    MessageRecord out;
+    ASSERT_TRUE(DecodeMeta(meta, &out).ok()) << n;
+    ExpectSameScalars(out, r);
+  }
+}
+
 TEST(CodecTest, MetaRoundTrip) {
   MessageRecord r = SampleRecord();
   MessageRecord out;

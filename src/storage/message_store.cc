@@ -29,14 +29,10 @@ void MessageStore::Batch::PutPayload(const core::MessageRecord& r) {
 
 void MessageStore::Batch::PutNew(const core::MessageRecord& r) {
   // The metadata on the stack (a record without a long last error or callback), copied into
-  // both values from there: no string of its own.
+  // both values from there: no string of its own (a longer one is written into long_meta).
   char buf[192];
   std::string long_meta;
-  std::string_view meta = EncodeMetaInto(r, buf, sizeof(buf));
-  if (meta.empty()) {
-    long_meta = EncodeMeta(r);
-    meta = long_meta;
-  }
+  const std::string_view meta = EncodeMetaInto(r, buf, sizeof(buf), &long_meta);
   if (InLifePhase(r)) {
     kv_.Put(Cf::kVis, VisKey(s_->ns_, r.topic, KindOf(r), r.visible_at, r.seq),
             EncodeVisValue(r.msg_id, meta));
