@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "tests/crash/two_redis_nodes.h"
+#include "tests/testutil/eventually.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/server_harness.h"
 
@@ -231,13 +232,16 @@ TEST_P(Format4CrashTest, EveryAnsweredSendIsAckedAndItsRecordTrimmedAcrossKills)
   KillNode(1);
   for (int s = 0; s < 2; ++s) AdvanceBoth(1'000);
   StartNode(1);
-  bool trimmed = false;
-  for (int s = 0; s < 60 && !trimmed; ++s) {
-    AdvanceBoth(1'000);
-    trimmed = RedisInt({"ZCARD", Key("X4")}) == 0 &&
-              Redis({"ZSCORE", "cq:{crash4}:sweep", kTopic})->is_nil();
-    if (!trimmed) std::this_thread::sleep_for(20ms);  // the rounds are I/O in flight
-  }
+  // A second of the clocks at a time until it is done: the rounds are I/O in flight, so how many
+  // seconds of the clocks that takes depends on real time. Bounded in real time
+  // (testutil::Eventually), not in seconds of the clocks (it was 60).
+  const bool trimmed = Eventually(
+      [&] {
+        AdvanceBoth(1'000);
+        return RedisInt({"ZCARD", Key("X4")}) == 0 &&
+               Redis({"ZSCORE", "cq:{crash4}:sweep", kTopic})->is_nil();
+      },
+      20ms);
   EXPECT_GT(left_at_kill, 0) << "the kill came after the trim";
   EXPECT_TRUE(trimmed) << RedisInt({"ZCARD", Key("X4")}) << " ended entries left";
   EXPECT_EQ(Records(), 0);
