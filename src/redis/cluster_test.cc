@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "redis/reply.h"
+#include "tests/testutil/eventually.h"
 #include "tests/testutil/redis_servers.h"
 
 namespace chronoq::redis {
@@ -139,12 +140,11 @@ TEST_F(ClusterMigrationTest, FollowsAskThenMovedThenReloadsTheMap) {
   for (int i = 0; i < testutil::RedisCluster::kNodes; ++i) reloads += Calls(i, "cluster|slots");
   EXPECT_EQ(Call(kept, {"GET", kept})->str, "v1");  // MOVED: followed, and the map reloaded
   EXPECT_EQ(Call(fresh, {"GET", fresh})->str, "v2");
-  for (int tries = 0; tries < 200; ++tries) {
+  EXPECT_TRUE(testutil::Eventually([&] {  // the reload is asynchronous I/O
     int64_t now = 0;
     for (int i = 0; i < testutil::RedisCluster::kNodes; ++i) now += Calls(i, "cluster|slots");
-    if (now > reloads) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+    return now > reloads;
+  })) << "the slot map was not reloaded";
   {  // a PING behind the CLUSTER SLOTS on every connection: its reply has been applied
     std::promise<void> flushed;
     client_->Flush([&flushed] { flushed.set_value(); });

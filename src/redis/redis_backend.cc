@@ -121,7 +121,8 @@ void RedisBackend::Eval(ScriptId id, const std::string& topic, std::vector<std::
     loaded_[id] = true;
   }
   // The first use sends the script ahead on the same connection, so the EVALSHA behind it finds
-  // it: a burst of first calls then costs one copy of the source, not one per call.
+  // it: a burst of first calls then costs one copy of the source, not one per call. (Not
+  // counted in inflight_: its answer comes before the EVALSHA's, which is.)
   if (load) {
     conn_->Command(Prefix(topic), {"SCRIPT", "LOAD", std::string(Source(id))},
                    [](Result<RedisReply>) {});
@@ -191,10 +192,29 @@ void RedisBackend::FlushRound(UniqueFunction<void()> done, int round) {
   });
 }
 
+void RedisBackend::CountedCommand(const std::string& key, std::vector<std::string> cmd) {
+  {
+    base::MutexLock lock(mu_);
+    ++inflight_;
+  }
+  conn_->Command(key, std::move(cmd), [this](Result<RedisReply>) {
+    base::MutexLock lock(mu_);
+    if (--inflight_ == 0) idle_.SignalAll();
+  });
+}
+
 void RedisBackend::RegisterTopic(const std::string& topic, TimePoint now,
                                  UniqueFunction<void()> then) {
+  {
+    base::MutexLock lock(mu_);
+    ++inflight_;
+  }
   conn_->Command(TopicsKey(), {"ZADD", TopicsKey(), Ms(now), topic},
-                 [then = std::move(then)](Result<RedisReply>) mutable { then(); });
+                 [this, then = std::move(then)](Result<RedisReply>) mutable {
+                   then();
+                   base::MutexLock lock(mu_);
+                   if (--inflight_ == 0) idle_.SignalAll();
+                 });
 }
 
 void RedisBackend::NotifyReady(const std::string& topic) {
@@ -368,8 +388,7 @@ std::string RedisBackend::ReadyChannel() const {
 // issue 16 the first field was "1" or "0", which reads the same).
 void RedisBackend::Publish(const std::string& topic, int flags, const std::string& next_ms) {
   if (!options_.publish) return;
-  conn_->Command("", {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", flags, next_ms, topic)},
-                 [](Result<RedisReply>) {});
+  CountedCommand("", {"PUBLISH", ReadyChannel(), fmt::format("{}\n{}\n{}", flags, next_ms, topic)});
 }
 
 void RedisBackend::OnPublished(std::string_view payload) {

@@ -177,9 +177,16 @@ class RedisBackend final : public backend::QueueBackend {
             RedisConnection::Done done) CQ_EXCLUDES(mu_);
   std::string Prefix(const std::string& topic) const;
   void FlushRound(UniqueFunction<void()> done, int round) CQ_EXCLUDES(mu_);
+  // A command whose answer nobody reads (a publication, a write to the sweep set, the release of
+  // markers), counted in inflight_ all the same: Flush and the destructor return only once it is
+  // answered, so whoever flushed and then reads Redis, over any connection, sees it. (Sent from
+  // an answer's callback, it is behind the PING of the round of Flush in progress.)
+  void CountedCommand(const std::string& key, std::vector<std::string> cmd) CQ_EXCLUDES(mu_);
   std::string TopicsKey() const;
   // Records the topic's activity in the topics key (getTopicInfoList); `then` once answered.
-  void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then);
+  // Counted in inflight_ until `then` has run.
+  void RegisterTopic(const std::string& topic, TimePoint now, UniqueFunction<void()> then)
+      CQ_EXCLUDES(mu_);
   // The same for sends, pulls and acks (`add`: a send, which lists a new topic; else only a
   // listed topic's activity is raised): skipped when this node listed the topic less than
   // kTopicListedFor ago (nothing takes a topic off the key), so a busy topic costs one ZADD
@@ -254,7 +261,7 @@ class RedisBackend final : public backend::QueueBackend {
   // it was sent (MarkIdle).
   uint64_t NewsSeen() CQ_EXCLUDES(mu_);
   void MarkIdle(const std::string& topic, uint64_t seen) CQ_EXCLUDES(mu_);
-  void Publish(const std::string& topic, int flags, const std::string& next_ms);
+  void Publish(const std::string& topic, int flags, const std::string& next_ms) CQ_EXCLUDES(mu_);
   // With wait_replicas: `done` gets the script's reply once WAIT says enough replicas have it
   // (or an error saying how many did).
   RedisConnection::Done AfterReplicas(const std::string& topic, RedisConnection::Done done);
@@ -289,9 +296,6 @@ class RedisBackend final : public backend::QueueBackend {
   void Sweep() CQ_EXCLUDES(mu_);
   void SweepTopic(const std::string& topic, TimePoint now) CQ_EXCLUDES(mu_);
   void SweepDone() CQ_EXCLUDES(mu_);  // the reading or a topic's sweep answered
-  // A write to the sweep set whose answer nobody reads, counted in inflight_ all the same: Flush
-  // returns only once it is done (a caller that flushed then reads the set sees it).
-  void SweepSetCommand(std::vector<std::string> cmd) CQ_EXCLUDES(mu_);
   static constexpr Millis kSweepEvery{1000};
   static constexpr int kSweepBatch = 100;
   // Takes the statistics every script puts first in its reply, and records them.
@@ -315,7 +319,7 @@ class RedisBackend final : public backend::QueueBackend {
   void RunFlush(const std::string& topic, bool fresh) CQ_EXCLUDES(mu_);
   // The outbox entries of `tokens` ("<from topic>\n<outbox member>") are gone: the markers
   // `topic` keeps of them (its inbox) may go a minute from now.
-  void ReleaseMarkers(const std::string& topic, std::vector<std::string> tokens);
+  void ReleaseMarkers(const std::string& topic, std::vector<std::string> tokens) CQ_EXCLUDES(mu_);
   // Step 2 of a redrive: the source topic takes the messages of `taken` (kRedriveOut's entries,
   // from `at` on), then the dead-letter topic drops or restores each. `done` gets the answers
   // of the source ({'NEW'}, {'DONE'}, {'EXISTS'}, {'FULL', n, capacity}) in order.

@@ -203,7 +203,7 @@ void RedisBackend::ReleaseMarkers(const std::string& topic, std::vector<std::str
     cmd.push_back(until);
     cmd.push_back(std::move(t));
   }
-  conn_->Command(Prefix(topic), std::move(cmd), [](Result<RedisReply>) {});
+  CountedCommand(Prefix(topic), std::move(cmd));
 }
 
 void RedisBackend::RedriveMove(const std::string& topic, std::vector<RedriveItem> items,

@@ -28,6 +28,7 @@
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
 #include "redis/subscriber.h"
+#include "tests/testutil/eventually.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
@@ -341,9 +342,7 @@ TEST_P(RedisPushTest, ATopicLeavesThePushSetOnceItsLaneIsEmptyAndNoNodeListedItF
   clock_.Advance(Millis(2 * 60'000));
   {
     Node c(GetParam(), ns_, &clock_);
-    for (int i = 0; i < 200 && !PushSet().empty(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    testutil::Eventually([&] { return PushSet().empty(); });  // its check is asynchronous I/O
   }
   EXPECT_TRUE(PushSet().empty());
 }

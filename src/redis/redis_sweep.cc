@@ -31,7 +31,7 @@ void RedisBackend::NoteSweep(const std::string& topic, int64_t at_ms) {
       n = SweepNoted{now, at_ms};
     }
   }
-  SweepSetCommand({"ZADD", SweepKey(), "LT", std::to_string(at_ms), topic});
+  CountedCommand(SweepKey(), {"ZADD", SweepKey(), "LT", std::to_string(at_ms), topic});
   ArmSweep();
 }
 
@@ -91,17 +91,6 @@ void RedisBackend::Sweep() {
                  });
 }
 
-void RedisBackend::SweepSetCommand(std::vector<std::string> cmd) {
-  {
-    base::MutexLock lock(mu_);
-    ++inflight_;
-  }
-  conn_->Command(SweepKey(), std::move(cmd), [this](Result<RedisReply>) {
-    base::MutexLock lock(mu_);
-    if (--inflight_ == 0) idle_.SignalAll();
-  });
-}
-
 void RedisBackend::SweepDone() {
   base::MutexLock lock(mu_);
   --sweeps_left_;
@@ -118,7 +107,7 @@ void RedisBackend::SweepTopic(const std::string& topic, TimePoint now) {
          // is noted again at its next end.)
          std::vector<std::string> cmd = {"ZADD", SweepKey(), "XX", next, topic};
          if (next.empty()) cmd = {"ZREM", SweepKey(), topic};
-         SweepSetCommand(std::move(cmd));
+         CountedCommand(SweepKey(), std::move(cmd));
          SweepDone();
        });
 }

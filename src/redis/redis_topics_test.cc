@@ -19,6 +19,7 @@
 #include "redis/connection.h"
 #include "redis/event_loop.h"
 #include "redis/redis_backend.h"
+#include "tests/testutil/eventually.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/redis_test_options.h"
 #include "tests/testutil/sync_backend.h"
@@ -101,12 +102,10 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
   // `id` is in `topic` with `status`, through node `n`.
   bool WaitFor(testutil::SyncBackend& n, const std::string& topic, const std::string& id,
                MsgStatus status) {
-    for (int i = 0; i < 200; ++i) {
+    return testutil::Eventually([&] {
       Result<core::Message> m = n.Get(topic, id);
-      if (m.has_value() && m->status == status) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+      return m.has_value() && m->status == status;
+    });
   }
 
   // A command straight to Redis (as a node that died left things); answers an integer reply.
@@ -159,23 +158,25 @@ class RedisTopicsTest : public ::testing::TestWithParam<Kind> {
   }
   // Waits (real time: moves are asynchronous I/O) until `key` is gone; false if it stays.
   bool WaitGone(const std::string& key) {
-    for (int i = 0; i < 200; ++i) {
-      if (Raw({"EXISTS", key}) == 0) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return testutil::Eventually([&] { return Raw({"EXISTS", key}) == 0; });
   }
-  // Waits (real time: the node releases markers asynchronously) until no marker of `inbox` is
-  // kept for longer than a day, i.e. the moves into it are finished.
-  void WaitMarkersReleased(const std::string& inbox) {
-    for (int i = 0; i < 200; ++i) {
-      if (Raw({"ZCOUNT", inbox, fmt::format("({}", ToEpochMs(clock_.Now()) + 86'400'000),
-               "+inf"}) == 0) {
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Both nodes flushed (RedisBackend::Flush): every command they sent is answered, those whose
+  // answer they do not read included (the release of markers, a publication).
+  void Settle() {
+    for (Node* n : {a_.get(), b_.get()}) {
+      std::promise<void> settled;
+      n->backend->Flush([&settled] { settled.set_value(); });
+      settled.get_future().wait();
     }
-    ADD_FAILURE() << "the markers of " << inbox << " were not released";
+  }
+  // The moves into `inbox` are finished: once both nodes are flushed, no marker of it is kept for
+  // longer than a day (each node shortens its markers with a ZADD XX whose answer it does not
+  // read; it counts that as in flight, so the flush waits for it).
+  void ExpectMarkersReleased(const std::string& inbox) {
+    Settle();
+    EXPECT_EQ(
+        Raw({"ZCOUNT", inbox, fmt::format("({}", ToEpochMs(clock_.Now()) + 86'400'000), "+inf"}), 0)
+        << "the markers of " << inbox << " were not released";
   }
 
   std::string ns_;
@@ -510,7 +511,7 @@ TEST_P(RedisTopicsTest, AMoveRepeatedAfterTheDeadLetterWasRedrivenStoresItNoMore
   scheduler_.Advance(Millis(3'000));
   ASSERT_TRUE(B().Info("src").has_value());
   ASSERT_TRUE(WaitFor(A(), "dlq", "m1", MsgStatus::kReady));
-  WaitMarkersReleased(dlq + "in");
+  ExpectMarkersReleased(dlq + "in");
   // The state the first node left when it died after storing the dead letter: the entry is
   // still there, and so is the marker, never released.
   write_entry();
@@ -543,7 +544,7 @@ TEST_P(RedisTopicsTest, ARedriveRepeatedAfterTheMessageWasReleasedStoresItNoMore
   // source's marker as never released.
   const std::string p = fmt::format("cq:{{{}:dlq}}:", ns_);
   const std::string src = fmt::format("cq:{{{}:src}}:", ns_);
-  WaitMarkersReleased(src + "in");
+  ExpectMarkersReleased(src + "in");
   Raw({"HSET", p + "ob:" + member, "k", "rd", "to", "src", "dy", "0", "id", "m1", "p", "body m1",
        "pr", "0"});
   Raw({"ZADD", p + "ob", std::to_string(ToEpochMs(clock_.Now())), member});
@@ -683,11 +684,8 @@ TEST_P(RedisTopicsTest, ARecheckFindsWhatALostPublicationWouldHaveAnnounced) {
   ASSERT_TRUE(A().Send(Msg("lp", "m1")).has_value());
   EXPECT_EQ(heard.ready.load(), 0);
   b_->backend->Recheck("lp");
-  bool told = false;
-  for (int i = 0; i < 200 && !told; ++i) {  // real time: the script's answer is asynchronous I/O
-    told = heard.ready.load() > 0;
-    if (!told) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  // Real time: the script's answer is asynchronous I/O.
+  const bool told = testutil::Eventually([&] { return heard.ready.load() > 0; });
   b_->backend->SetReadyListener(nullptr);
   EXPECT_TRUE(told);
 }

@@ -99,6 +99,16 @@ class PushCrashTest : public ::testing::TestWithParam<std::string> {  // param: 
     }
   }
 
+  // Which start failed (0: the first; n: the one after the n-th kill), and how long after the kill
+  // it began.
+  std::string StartFailed(int start, Clock::time_point last_kill) const {
+    if (start == 0) return "the first start failed: ";
+    const auto after =
+        std::chrono::duration_cast<std::chrono::milliseconds>(restarts_.back() - last_kill);
+    return "the start after kill " + std::to_string(start) + " (" + std::to_string(after.count()) +
+           " ms after it) failed: ";
+  }
+
   size_t Answered() {
     std::lock_guard lock(mu_);
     return answered_.size();
@@ -150,7 +160,7 @@ TEST_P(PushCrashTest, EveryMessageIsPushedAtLeastOnceAndAckedAcrossKills) {
   for (int round = 0; round < kKills && !HasFatalFailure(); ++round) {
     if (round > 0) restarts_.push_back(Clock::now());
     Status s = server_.Start(Flags(), 20s);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(s.ok()) << StartFailed(round, last_kill) << s.message();
     std::atomic<bool> stop{false};
     std::vector<std::thread> producers;
     for (int p = 0; p < 2; ++p) {
@@ -183,7 +193,7 @@ TEST_P(PushCrashTest, EveryMessageIsPushedAtLeastOnceAndAckedAcrossKills) {
   std::this_thread::sleep_until(last_kill + kLease + 1s);
   restarts_.push_back(Clock::now());
   Status s = server_.Start(Flags(), 20s);
-  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(s.ok()) << StartFailed(kKills, last_kill) << s.message();
   std::atomic<bool> done{false};
   std::thread ticker([&done, ep = server_.endpoint()] {
     ApiClient c(ep);

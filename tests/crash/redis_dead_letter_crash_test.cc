@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tests/crash/two_redis_nodes.h"
+#include "tests/testutil/eventually.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/server_harness.h"
 
@@ -296,17 +297,18 @@ TEST_P(RedisDeadLetterCrashTest, EachEndIsInTheDeadLetterTopicOnceAcrossKills) {
   if (tb < ta) b.AdvanceClock(ta - tb);
   a.AdvanceClock(3'600'000);
   b.AdvanceClock(3'600'000);
-  bool settled = false;
-  for (int i = 0; i < 500 && !settled; ++i) {
-    ApiResponse info = a.Monitor("getTopicInfo", {{"topic", kSource}});
-    const json::value& d = info.at("data");
-    const bool in_life = !d.is_object() || d.at("waitingQueueSize").as_int64() +
-                                                   d.at("readyQueueSize").as_int64() +
-                                                   d.at("ackQueueSize").as_int64() >
-                                               0;
-    settled = !in_life && OutboxSize() == 0;
-    if (!settled) std::this_thread::sleep_for(20ms);  // the moves are I/O in flight
-  }
+  // The moves are I/O in flight: polled in real time, up to testutil::Eventually's limit.
+  const bool settled = Eventually(
+      [&] {
+        ApiResponse info = a.Monitor("getTopicInfo", {{"topic", kSource}});
+        const json::value& d = info.at("data");
+        const bool in_life = !d.is_object() || d.at("waitingQueueSize").as_int64() +
+                                                       d.at("readyQueueSize").as_int64() +
+                                                       d.at("ackQueueSize").as_int64() >
+                                                   0;
+        return !in_life && OutboxSize() == 0;
+      },
+      20ms);
   ASSERT_TRUE(settled) << "the source did not end everything, or its outbox did not empty ("
                        << OutboxSize() << " entries)";
 

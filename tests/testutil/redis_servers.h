@@ -94,9 +94,10 @@ class RedisConn {
   RedisConn& operator=(RedisConn&&) noexcept;
 
   // Connects (and sends AUTH when `password` is not empty; a refused AUTH is an error).
-  // `timeout` bounds the connect and every command.
+  // `timeout` bounds the connect and every command: by default 10 s, the reply limit of the
+  // in-process nodes too (redis_test_options.h), not what a test is about.
   static Result<RedisConn> Connect(uint16_t port, std::string_view password = {},
-                                   std::chrono::milliseconds timeout = std::chrono::seconds(2));
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Runs one command. An error reply of Redis is a reply of type kError; the Result fails only
   // when the connection does (it is then unusable).
   Result<RedisReply> Command(const std::vector<std::string>& args);

@@ -28,6 +28,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/testutil/process_state.h"
 #include "tests/testutil/redis_servers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -373,7 +374,9 @@ Status ServerProcess::Start(const std::vector<std::string>& flags,
       }
     }
     if (SteadyClock::now() >= deadline) {
-      return fail(fmt::format("no 'chronoq listening on' line within {} ms", timeout.count()));
+      // Where it was (the store's open, a lock, the port?): its threads, before it is killed.
+      return fail(fmt::format("no 'chronoq listening on' line within {} ms; where it was:\n{}",
+                              timeout.count(), DescribeProcess(pid_)));
     }
   }
   grpc_port_ = 0;
